@@ -1,0 +1,5 @@
+"""``python -m lagadvisor``."""
+
+from .cli import main
+
+main()

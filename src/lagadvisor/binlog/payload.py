@@ -1,0 +1,85 @@
+"""Compressed payloads: MySQL TRANSACTION_PAYLOAD_EVENT (zstd) and MariaDB compressed events.
+
+MySQL (``Transaction_payload_event``, libs/mysql/binlog/event/control_events.cpp): the body is a
+list of fields ``type (packed) length (packed) value (packed)`` ending with type 0, then the
+compressed bytes. Field types: 1 payload_size, 2 compression_type (0 ZSTD, 255 NONE),
+3 uncompressed_size. The inner events are ordinary events without checksums.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+from ..errors import CorruptEventError, UnsupportedFormatError
+from .constants import LOG_EVENT_HEADER_LEN, EventType
+from .cursor import Cursor
+from .framing import RawEvent
+
+PAYLOAD_SIZE = 1
+COMPRESSION_TYPE = 2
+UNCOMPRESSED_SIZE = 3
+ZSTD = 0
+NONE = 255
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionPayload:
+    EVENT_TYPE = EventType.TRANSACTION_PAYLOAD_EVENT
+    compression_type: int
+    payload_size: int
+    uncompressed_size: int
+    payload: bytes
+
+    def open(self) -> io.RawIOBase | io.BufferedIOBase:
+        """A stream of the inner events' bytes, decompressed as it is read (bounded memory)."""
+        if self.compression_type == NONE:
+            return io.BytesIO(self.payload)
+        if self.compression_type != ZSTD:
+            raise UnsupportedFormatError(f"transaction payload compression type {self.compression_type}")
+        import zstandard
+
+        return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(self.payload), read_across_frames=True)
+
+
+def decode_transaction_payload(raw: RawEvent, fde) -> TransactionPayload:
+    c = Cursor(raw.data, LOG_EVENT_HEADER_LEN, raw.body_end)
+    fields = {PAYLOAD_SIZE: None, COMPRESSION_TYPE: None, UNCOMPRESSED_SIZE: None}
+    while True:
+        ftype = c.packed("payload field type")
+        if ftype == 0:
+            break
+        flen = c.packed("payload field length")
+        end = c.pos + flen
+        c.need(flen, "payload field")
+        if ftype in fields:
+            fields[ftype] = Cursor(c.data, c.pos, end).packed("payload field value")
+        c.pos = end
+    payload = c.rest()
+    size = fields[PAYLOAD_SIZE]
+    if size is not None and size != len(payload):
+        raise CorruptEventError(f"payload_size {size} but {len(payload)} payload bytes")
+    ctype = fields[COMPRESSION_TYPE]
+    return TransactionPayload(ZSTD if ctype is None else ctype, len(payload),
+                              fields[UNCOMPRESSED_SIZE] or 0, payload)
+
+
+def mariadb_uncompress(data: bytes) -> bytes:
+    """MariaDB ``binlog_buf_uncompress``: a header byte ``0x80 | n`` with ``n`` (1-4) big-endian
+    bytes of the uncompressed length, then a zlib stream."""
+    import zlib
+
+    if not data:
+        raise CorruptEventError("empty compressed MariaDB event body")
+    head = data[0]
+    n = head & 0x07
+    if not head & 0x80 or not 1 <= n <= 4 or len(data) < 1 + n:
+        raise CorruptEventError(f"bad MariaDB compression header 0x{head:02x}")
+    length = int.from_bytes(data[1:1 + n], "big")
+    try:
+        out = zlib.decompress(data[1 + n:])
+    except zlib.error as err:
+        raise CorruptEventError(f"MariaDB compressed event does not inflate: {err}") from err
+    if len(out) != length:
+        raise CorruptEventError(f"MariaDB compressed event inflates to {len(out)} bytes, header says {length}")
+    return out

@@ -1,0 +1,344 @@
+"""Events -> transactions, in binlog order, one file at a time.
+
+Boundaries follow mysql-server ``trx_boundary_parser.cpp``: a GTID (or ANONYMOUS/TAGGED GTID, or
+MariaDB GTID) event opens a transaction; XID, XA_PREPARE, a COMMIT/ROLLBACK/XA COMMIT query, or a
+DDL/standalone statement closes it. Binlogs without GTID events (MySQL < 5.7 with GTID_MODE=OFF)
+open at BEGIN or at a standalone statement.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from ..errors import BinlogError
+from . import events as ev
+from .constants import STMT_END_F, EventType, RowsKind, event_type_name
+from .decoder import Event, EventReader
+from .rows import RowsEvent, TableMap, iter_rows
+
+E = EventType
+
+#: ``select(table_map) -> columns`` : which columns' values a transaction keeps per row image
+#: (the key-relevant ones). ``frozenset()`` keeps none; rows are still counted.
+ColumnSelector = Callable[[TableMap], frozenset[int]]
+
+
+def primary_key_selector(tm: TableMap) -> frozenset[int]:
+    """Default: the primary key as the table map's optional metadata declares it (FULL metadata)."""
+    return frozenset(tm.primary_key or ())
+
+
+@dataclass(frozen=True, slots=True)
+class RowChange:
+    """One row image pair of a rows event: ``before``/``after`` map column index -> value for the
+    selected columns (None for SQL NULL); the missing image is ``None``."""
+
+    table: str
+    kind: RowsKind
+    before: dict[int, object] | None
+    after: dict[int, object] | None
+
+
+@dataclass(frozen=True, slots=True)
+class TableStats:
+    table: str
+    inserts: int = 0
+    updates: int = 0
+    deletes: int = 0
+
+    @property
+    def rows(self) -> int:
+        return self.inserts + self.updates + self.deletes
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """A QUERY event inside a transaction: ``kind`` is BEGIN/COMMIT/ROLLBACK/XA/SAVEPOINT/DDL/DML/OTHER."""
+
+    kind: str
+    db: str
+    query: str
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """One binlog transaction. Offsets are file offsets of its first event and one past its last.
+
+    ``last_committed``/``sequence_number`` are as recorded (``None`` when the file has no
+    logical clock); ``commit_id`` is MariaDB's group-commit id.
+    """
+
+    file: str
+    start_offset: int
+    end_offset: int
+    index: int
+    gtid: str | None
+    last_committed: int | None
+    sequence_number: int | None
+    immediate_commit_timestamp: int
+    original_commit_timestamp: int
+    transaction_length: int
+    server_id: int
+    thread_id: int | None
+    databases: tuple[str, ...]
+    tables: tuple[TableStats, ...]
+    rows: int
+    row_changes: tuple[RowChange, ...] = field(repr=False)
+    statements: tuple[Statement, ...] = field(repr=False)
+    event_count: int
+    timestamp: int = 0
+    compressed: bool = False
+    ddl: bool = False
+    statement_based: bool = False
+    xa: bool = False
+    incident: bool = False
+    incomplete: bool = False
+    commit_id: int | None = None
+    domain_id: int | None = None
+    mariadb_flags: int = 0
+    original_server_version: int = 0
+    immediate_server_version: int = 0
+
+    @property
+    def bytes(self) -> int:
+        return self.end_offset - self.start_offset
+
+    @property
+    def commit_ts_us(self) -> int:
+        return self.original_commit_timestamp or self.immediate_commit_timestamp
+
+
+_WORD = re.compile(r"\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.S)
+_DDL_WORDS = {"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "GRANT", "REVOKE", "ANALYZE",
+              "OPTIMIZE", "REPAIR", "INSTALL", "UNINSTALL", "FLUSH", "SET"}
+_DML_WORDS = {"INSERT", "UPDATE", "DELETE", "REPLACE", "LOAD", "CALL", "DO"}
+
+
+def classify_statement(query: str) -> str:
+    """BEGIN, COMMIT, ROLLBACK, XA, SAVEPOINT, DDL, DML or OTHER (``Query_log_event`` text)."""
+    m = _WORD.match(query)
+    if not m:
+        return "OTHER"
+    w = m.group(1).upper()
+    if w in ("BEGIN",) or (w == "START" and (m.group(2) or "").upper() == "TRANSACTION"):
+        return "BEGIN"
+    if w == "COMMIT":
+        return "COMMIT"
+    if w == "ROLLBACK":
+        return "SAVEPOINT" if (m.group(2) or "").upper() == "TO" else "ROLLBACK"
+    if w == "XA":
+        return "XA"
+    if w in ("SAVEPOINT", "RELEASE"):
+        return "SAVEPOINT"
+    if w in _DDL_WORDS:
+        return "DDL"
+    if w in _DML_WORDS:
+        return "DML"
+    return "OTHER"
+
+
+class _Open:
+    """A transaction being assembled."""
+
+    __slots__ = ("start", "timestamp", "gtid_ev", "mgtid", "thread_id", "dbs", "stats", "changes", "statements",
+                 "events", "compressed", "ddl", "sbr", "xa", "incident", "rows", "server_id",
+                 "in_begin")
+
+    def __init__(self, start: int, server_id: int, timestamp: int) -> None:
+        self.start = start
+        self.timestamp = timestamp
+        self.gtid_ev: ev.Gtid | None = None
+        self.mgtid: ev.MariadbGtid | None = None
+        self.thread_id: int | None = None
+        self.dbs: dict[str, None] = {}
+        self.stats: dict[str, list[int]] = {}
+        self.changes: list[RowChange] = []
+        self.statements: list[Statement] = []
+        self.events = 0
+        self.compressed = self.ddl = self.sbr = self.xa = self.incident = False
+        self.rows = 0
+        self.server_id = server_id
+        self.in_begin = False
+
+
+class TransactionAssembler:
+    """Groups a file's events into :class:`Transaction` s; also keeps what ``analyze`` reports
+    about the file (first FDE, whether compression, row metadata and tagged GTIDs were seen)."""
+
+    def __init__(self, reader: EventReader, file: str, selector: ColumnSelector | None = None) -> None:
+        self.reader = reader
+        self.file = file
+        self.selector = selector or primary_key_selector
+        self.index = 0
+        self.saw_compression = False
+        self.saw_tagged_gtid = False
+        self.saw_optional_metadata: set[int] = set()
+        self.saw_gtid = False
+        self.saw_logical_clock = False
+        self.rotate_to: str | None = None
+        self._selected: dict[int, frozenset[int]] = {}
+        self._selected_tm: dict[int, TableMap] = {}
+        self.reader_end = 0  # set by the caller to the offset where reading stopped
+
+    def transactions(self, events: Iterable[Event]) -> Iterator[Transaction]:
+        cur: _Open | None = None
+        for e in events:
+            code = e.type_code
+            body = e.body
+            if code in (E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT, E.GTID_TAGGED_LOG_EVENT,
+                        E.MARIADB_GTID_EVENT):
+                if cur is not None:
+                    # A GTID while a transaction is open: the previous one never ended (a crash
+                    # mid-write followed by a restart). Close it as incomplete.
+                    yield self._close(cur, e.offset, incomplete=True)
+                cur = _Open(e.offset, e.server_id, e.timestamp)
+                cur.events = 1
+                if isinstance(body, ev.Gtid):
+                    cur.gtid_ev = body
+                    self.saw_gtid = self.saw_gtid or not body.anonymous
+                    self.saw_logical_clock = self.saw_logical_clock or body.sequence_number is not None
+                    self.saw_tagged_gtid = self.saw_tagged_gtid or bool(body.tag)
+                elif isinstance(body, ev.MariadbGtid):
+                    cur.mgtid = body
+                    self.saw_gtid = True
+                continue
+            if code == E.ROTATE_EVENT:
+                self.rotate_to = body.next_file  # type: ignore[union-attr]
+            if code in (E.FORMAT_DESCRIPTION_EVENT, E.ROTATE_EVENT, E.PREVIOUS_GTIDS_LOG_EVENT,
+                        E.STOP_EVENT, E.GTID_LIST_EVENT, E.BINLOG_CHECKPOINT_EVENT,
+                        E.HEARTBEAT_LOG_EVENT, E.HEARTBEAT_LOG_EVENT_V2):
+                if cur is not None and code in (E.FORMAT_DESCRIPTION_EVENT, E.STOP_EVENT):
+                    yield self._close(cur, e.offset, incomplete=True)
+                    cur = None
+                continue
+            if cur is None:
+                # GTID-less binlogs (MySQL <= 5.6 without GTIDs): a transaction starts at BEGIN,
+                # at a statement, at its context events (INTVAR, USER_VAR, RAND, LOAD blocks) or,
+                # for 5.1-era non-transactional tables, at a bare TABLE_MAP.
+                cur = _Open(e.offset, e.server_id, e.timestamp)
+            cur.events += 1
+            if e.inner:
+                cur.compressed = True
+            if code == E.TRANSACTION_PAYLOAD_EVENT:
+                self.saw_compression = True
+                cur.compressed = True
+                continue
+            if isinstance(body, ev.Query):
+                if cur.thread_id is None:
+                    cur.thread_id = body.thread_id
+                kind = classify_statement(body.query)
+                cur.statements.append(Statement(kind, body.db, body.query))
+                if body.db:
+                    cur.dbs.setdefault(body.db, None)
+                if kind == "BEGIN":
+                    cur.in_begin = True
+                    continue
+                if kind in ("COMMIT", "ROLLBACK"):
+                    yield self._close(cur, e.offset + e.size)
+                    cur = None
+                    continue
+                if kind == "XA":
+                    cur.xa = True
+                    q = body.query.upper()
+                    if ("XA COMMIT" in q or "XA ROLLBACK" in q) and not cur.in_begin:
+                        yield self._close(cur, e.offset + e.size)
+                        cur = None
+                    continue
+                if kind == "DDL":
+                    cur.ddl = True
+                elif kind in ("DML", "OTHER"):
+                    cur.sbr = True
+                if not cur.in_begin:
+                    # A statement outside BEGIN..COMMIT is a transaction of its own.
+                    yield self._close(cur, e.offset + e.size)
+                    cur = None
+                continue
+            if isinstance(body, TableMap):
+                cur.dbs.setdefault(body.database_name, None)
+                self.saw_optional_metadata.update(body.optional_types)
+                continue
+            if isinstance(body, RowsEvent):
+                try:
+                    self._rows(cur, body)
+                except BinlogError as err:
+                    raise err.located(self.file, e.offset, event_type_name(code))
+                if (body.flags & STMT_END_F and not cur.in_begin and cur.gtid_ev is None
+                        and cur.mgtid is None):
+                    # Rows of a non-transactional table logged without BEGIN (5.1 era).
+                    yield self._close(cur, e.offset + e.size)
+                    cur = None
+                continue
+            if code == E.EXECUTE_LOAD_QUERY_EVENT:
+                cur.sbr = True
+                if not cur.in_begin:
+                    yield self._close(cur, e.offset + e.size)
+                    cur = None
+                continue
+            if isinstance(body, ev.Xid):
+                yield self._close(cur, e.offset + e.size)
+                cur = None
+                continue
+            if isinstance(body, ev.XaPrepare):
+                cur.xa = True
+                yield self._close(cur, e.offset + e.size)
+                cur = None
+                continue
+            if isinstance(body, ev.Incident):
+                cur.incident = True
+                if not cur.in_begin:
+                    yield self._close(cur, e.offset + e.size)
+                    cur = None
+                continue
+            # ROWS_QUERY, ANNOTATE_ROWS, INTVAR, USER_VAR, RAND, unknown: part of the transaction.
+        if cur is not None:
+            yield self._close(cur, self.reader_end, incomplete=True)
+
+    def _rows(self, cur: _Open, body: RowsEvent) -> None:
+        tm = self.reader.table_map(body.table_id)
+        name = tm.qualified_name
+        wanted = self._selected.get(body.table_id)
+        if wanted is None or self._selected_tm.get(body.table_id) is not tm:
+            wanted = self.selector(tm)
+            self._selected[body.table_id] = wanted
+            self._selected_tm[body.table_id] = tm
+        plans = self.reader.plans(tm)
+        n = 0
+        kind = body.kind
+        changes = cur.changes
+        keep = bool(wanted)
+        for before, after in iter_rows(body, tm, plans, wanted):
+            n += 1
+            if keep:
+                changes.append(RowChange(name, kind, before, after))
+        st = cur.stats.get(name)
+        if st is None:
+            st = cur.stats[name] = [0, 0, 0]
+        st[kind] += n
+        cur.rows += n
+
+    def _close(self, cur: _Open, end: int, incomplete: bool = False) -> Transaction:
+        self.index += 1
+        g = cur.gtid_ev
+        m = cur.mgtid
+        gtid = g.gtid if g is not None else (m.gtid if m is not None else None)
+        tables = tuple(TableStats(n, s[0], s[1], s[2]) for n, s in cur.stats.items())
+        return Transaction(
+            file=self.file, start_offset=cur.start, end_offset=end, index=self.index, gtid=gtid,
+            last_committed=g.last_committed if g else None,
+            sequence_number=g.sequence_number if g else None,
+            immediate_commit_timestamp=g.immediate_commit_timestamp if g else 0,
+            original_commit_timestamp=g.original_commit_timestamp if g else 0,
+            transaction_length=g.transaction_length if g else 0,
+            server_id=cur.server_id, thread_id=cur.thread_id, databases=tuple(cur.dbs),
+            tables=tables, rows=cur.rows, row_changes=tuple(cur.changes),
+            statements=tuple(cur.statements), event_count=cur.events, timestamp=cur.timestamp,
+            compressed=cur.compressed,
+            ddl=cur.ddl or bool(m and m.flags2 & ev.MariadbGtid.FL_DDL), statement_based=cur.sbr,
+            xa=cur.xa, incident=cur.incident, incomplete=incomplete,
+            commit_id=m.commit_id if m else None, domain_id=m.domain_id if m else None,
+            mariadb_flags=m.flags2 if m else 0,
+            original_server_version=g.original_server_version if g else 0,
+            immediate_server_version=g.immediate_server_version if g else 0,
+        )

@@ -1,0 +1,1 @@
+"""Reports: the analysis model (plain data) and its renderers (console, JSON, CSV)."""

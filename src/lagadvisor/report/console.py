@@ -1,0 +1,116 @@
+"""Rich console rendering of an :class:`~lagadvisor.report.analysis.Analysis`."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from rich.console import Console
+from rich.table import Table
+
+from .analysis import Analysis, FileAnalysis, Totals
+
+
+def _ts(us: int | None) -> str:
+    if not us:
+        return "-"
+    return _dt.datetime.fromtimestamp(us / 1e6, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+
+
+def _totals_table(title: str, t: Totals) -> Table:
+    tab = Table(title=title, show_header=False, title_justify="left")
+    tab.add_column("what", style="bold")
+    tab.add_column("value")
+    clock = t.recorded
+    tab.add_row("transactions", f"{t.transactions:,}")
+    tab.add_row("rows", f"{t.rows:,}")
+    tab.add_row("bytes", f"{t.bytes:,}")
+    tab.add_row("time span", f"{_ts(t.first_ts_us)} .. {_ts(t.last_ts_us)} ({t.span_seconds:,.3f} s)")
+    tab.add_row("transactions/s", f"{t.tps:,.1f}")
+    flags = [f"{n} {what}" for n, what in ((t.ddl, "DDL"), (t.statement_based, "statement-based"),
+                                           (t.xa, "XA"), (t.incidents, "incident"),
+                                           (t.incomplete, "incomplete")) if n]
+    tab.add_row("special transactions", ", ".join(flags) or "none")
+    if clock.transactions and clock.histogram:
+        tab.add_row("recorded clock", f"mean seq-lc {clock.mean_distance:,.2f}; "
+                    f"{clock.parallel_share:.1%} may start alongside their predecessor; "
+                    f"{clock.barriers:,} barriers (last_committed=0)")
+        tab.add_row("clock depth", f"{clock.depth:,} (ideal speedup with unlimited workers "
+                    f"{clock.ideal_speedup:,.2f}x)")
+    elif t.commit_ids:
+        tab.add_row("group commits", f"{len(t.commit_ids):,} distinct MariaDB commit ids")
+    else:
+        tab.add_row("recorded clock", "none (no logical clock in this binlog)")
+    return tab
+
+
+def _file_header(fa: FileAnalysis) -> Table:
+    s = fa.summary
+    tab = Table(title=s.path, show_header=False, title_justify="left", title_style="bold cyan")
+    tab.add_column("what", style="bold")
+    tab.add_column("value")
+    tab.add_row("server", (s.server_version or "?") + (" (MariaDB)" if s.mariadb else ""))
+    tab.add_row("file size", f"{s.size:,} bytes")
+    tab.add_row("checksums", s.checksum or "?")
+    tab.add_row("GTIDs", ("tagged " if s.tagged_gtids else "") + ("yes" if s.gtids else "no"))
+    tab.add_row("compressed transactions", "yes" if s.compression else "no")
+    tab.add_row("row metadata", s.row_metadata)
+    if s.next_file:
+        tab.add_row("rotates to", s.next_file)
+    return tab
+
+
+def _events_table(fa_list: list[FileAnalysis]) -> Table:
+    from collections import Counter
+
+    total: Counter = Counter()
+    for fa in fa_list:
+        total.update(fa.summary.events)
+    tab = Table(title="events by type", title_justify="left")
+    tab.add_column("type")
+    tab.add_column("count", justify="right")
+    for name, n in sorted(total.items(), key=lambda kv: (-kv[1], kv[0])):
+        tab.add_row(name, f"{n:,}")
+    return tab
+
+
+def _histogram(t: Totals) -> Table:
+    tab = Table(title="recorded sequence_number - last_committed", title_justify="left")
+    tab.add_column("distance")
+    tab.add_column("transactions", justify="right")
+    tab.add_column("share", justify="right")
+    n = max(1, sum(t.recorded.histogram.values()))
+    for label, count in t.recorded.histogram_rows():
+        tab.add_row(label, f"{count:,}", f"{count / n:.1%}")
+    return tab
+
+
+def _largest(t: Totals) -> Table:
+    tab = Table(title="largest transactions", title_justify="left")
+    tab.add_column("bytes", justify="right")
+    tab.add_column("rows", justify="right")
+    tab.add_column("gtid")
+    tab.add_column("where")
+    for b, r, g, where in t.largest_sorted():
+        tab.add_row(f"{b:,}", f"{r:,}", g, where)
+    return tab
+
+
+def render_analysis(a: Analysis, console: Console) -> None:
+    for fa in a.files:
+        console.print(_file_header(fa))
+        console.print(_totals_table("", fa.totals))
+    if len(a.files) > 1:
+        console.print(_totals_table(f"total over {len(a.files)} files", a.total))
+    if a.total.recorded.histogram:
+        console.print(_histogram(a.total))
+    console.print(_events_table(a.files))
+    if a.total.largest:
+        console.print(_largest(a.total))
+    warnings = a.warnings
+    unknown = sum(sum(fa.summary.unknown_events.values()) for fa in a.files)
+    if warnings or unknown:
+        console.print("[bold yellow]warnings[/]")
+        for w in warnings:
+            console.print(f"  [yellow]![/] {w}", highlight=False)
+    else:
+        console.print("[green]no warnings[/]")

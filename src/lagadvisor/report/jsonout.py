@@ -1,0 +1,40 @@
+"""JSON form of ``analyze`` results (sorted keys, plain types: deterministic bytes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .analysis import Analysis, Totals
+
+
+def _totals(t: Totals) -> dict[str, Any]:
+    c = t.recorded
+    return {
+        "transactions": t.transactions, "rows": t.rows, "bytes": t.bytes,
+        "ddl": t.ddl, "statement_based": t.statement_based, "xa": t.xa, "incidents": t.incidents,
+        "incomplete": t.incomplete, "first_commit_ts_us": t.first_ts_us, "last_commit_ts_us": t.last_ts_us,
+        "span_seconds": round(t.span_seconds, 6), "transactions_per_second": round(t.tps, 3),
+        "recorded_clock": {
+            "mean_distance": round(c.mean_distance, 4), "parallel_share": round(c.parallel_share, 6),
+            "barriers": c.barriers, "depth": c.depth, "ideal_speedup": round(c.ideal_speedup, 4),
+            "distance_histogram": dict(c.histogram_rows()),
+        },
+        "largest_transactions": [{"bytes": b, "rows": r, "gtid": g, "where": w}
+                                 for b, r, g, w in t.largest_sorted()],
+    }
+
+
+def analysis_json(a: Analysis) -> dict[str, Any]:
+    return {
+        "files": [{
+            "path": f.summary.path, "size": f.summary.size, "server_version": f.summary.server_version,
+            "mariadb": f.summary.mariadb, "checksum": f.summary.checksum,
+            "compression": f.summary.compression, "tagged_gtids": f.summary.tagged_gtids,
+            "row_metadata": f.summary.row_metadata, "events": dict(sorted(f.summary.events.items())),
+            "unknown_events": {str(k): v for k, v in sorted(f.summary.unknown_events.items())},
+            "truncated_at": f.summary.truncated_at, "warnings": f.summary.warnings,
+            **_totals(f.totals),
+        } for f in a.files],
+        "total": _totals(a.total),
+        "warnings": a.warnings,
+    }
