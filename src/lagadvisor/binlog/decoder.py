@@ -27,12 +27,14 @@ DECODERS: dict[int, Callable] = {
     E.STOP_EVENT: lambda raw, fde: ev.Stop(),
     E.GTID_LOG_EVENT: ev.decode_gtid,
     E.ANONYMOUS_GTID_LOG_EVENT: ev.decode_gtid,
+    E.GTID_TAGGED_LOG_EVENT: ev.decode_gtid_tagged,
     E.PREVIOUS_GTIDS_LOG_EVENT: ev.decode_previous_gtids,
     E.QUERY_EVENT: ev.decode_query,
     E.XID_EVENT: ev.decode_xid,
     E.XA_PREPARE_LOG_EVENT: ev.decode_xa_prepare,
     E.TABLE_MAP_EVENT: decode_table_map,
     E.INCIDENT_EVENT: ev.decode_incident,
+    E.EXECUTE_LOAD_QUERY_EVENT: ev.decode_execute_load_query,
     E.ROWS_QUERY_LOG_EVENT: ev.decode_rows_query,
     E.ANNOTATE_ROWS_EVENT: ev.decode_rows_query,
     E.HEARTBEAT_LOG_EVENT: ev.decode_heartbeat,
@@ -47,10 +49,9 @@ for _code in ROWS_EVENTS:
 #: Types we know and deliberately do not decode (their content does not affect dependencies).
 KNOWN_UNDECODED = frozenset({
     E.INTVAR_EVENT, E.RAND_EVENT, E.USER_VAR_EVENT, E.BEGIN_LOAD_QUERY_EVENT,
-    E.EXECUTE_LOAD_QUERY_EVENT, E.APPEND_BLOCK_EVENT, E.DELETE_FILE_EVENT, E.IGNORABLE_LOG_EVENT,
+    E.APPEND_BLOCK_EVENT, E.DELETE_FILE_EVENT, E.IGNORABLE_LOG_EVENT,
     E.TRANSACTION_CONTEXT_EVENT, E.VIEW_CHANGE_EVENT, E.HEARTBEAT_LOG_EVENT_V2, E.SLAVE_EVENT,
     E.CREATE_FILE_EVENT, E.EXEC_LOAD_EVENT, E.NEW_LOAD_EVENT, E.LOAD_EVENT,
-    E.PRE_GA_WRITE_ROWS_EVENT, E.PRE_GA_UPDATE_ROWS_EVENT, E.PRE_GA_DELETE_ROWS_EVENT,
 })
 
 
@@ -115,6 +116,8 @@ class EventReader:
                 body: object = fde
             elif code == E.START_EVENT_V3:
                 raise UnsupportedFormatError("binlog format v1/v3 (MySQL 3.23-4.x) is not supported")
+            elif code in (E.PRE_GA_WRITE_ROWS_EVENT, E.PRE_GA_UPDATE_ROWS_EVENT, E.PRE_GA_DELETE_ROWS_EVENT):
+                raise UnsupportedFormatError("pre-GA 5.1 rows event (MySQL 5.1.0-5.1.15) is not supported")
             elif code == E.START_ENCRYPTION_EVENT:
                 raise UnsupportedFormatError("encrypted MariaDB binlog (START_ENCRYPTION_EVENT): "
                                              "decrypt it with mariadb-binlog first")

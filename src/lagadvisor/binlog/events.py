@@ -318,6 +318,66 @@ def _varlen_uint(c: Cursor, what: str) -> int:
     return ((rest << 8) | first) >> (n + 1)
 
 
+def _varlen_int(c: Cursor, what: str) -> int:
+    """Signed variant: zig-zag over the unsigned encoding."""
+    z = _varlen_uint(c, what)
+    return (z >> 1) ^ -(z & 1)
+
+
+#: Gtid_event fields in the mysql::serialization message of GTID_TAGGED_LOG_EVENT
+#: (control_events.h ``Gtid_event::define_fields``): id -> (name, signed).
+_TAGGED_FIELDS = {
+    0: ("gtid_flags", False), 1: ("uuid", None), 2: ("gno", True), 3: ("tag", None),
+    4: ("last_committed", True), 5: ("sequence_number", True),
+    6: ("immediate_commit_timestamp", False), 7: ("original_commit_timestamp", False),
+    8: ("transaction_length", False), 9: ("immediate_server_version", False),
+    10: ("original_server_version", False), 11: ("commit_group_ticket", False),
+}
+
+
+def decode_gtid_tagged(raw: RawEvent, fde: FormatDescription) -> Gtid:
+    """GTID_TAGGED_LOG_EVENT (8.3+): one mysql::serialization message: format version, message
+    size (bytes, header included), last non-ignorable field id, then ``(field id, value)`` pairs
+    in id order; absent fields keep their defaults (the original timestamp and server version
+    default to the immediate ones). Integers are variable-length, signed ones zig-zag encoded;
+    the UUID is 16 encoded bytes; the tag a length-prefixed string."""
+    c = Cursor(raw.data, LOG_EVENT_HEADER_LEN, raw.body_end)
+    start = c.pos
+    _varlen_uint(c, "serialization format version")
+    size = _varlen_uint(c, "message size")
+    if size > raw.body_end - start:
+        raise CorruptEventError(f"tagged GTID message of {size} bytes in a {raw.body_end - start}-byte body")
+    c.end = start + size
+    _varlen_uint(c, "last non-ignorable field id")
+    values: dict[str, object] = {}
+    last_id = -1
+    while c.remaining:
+        fid = _varlen_uint(c, "field id")
+        if fid <= last_id or fid not in _TAGGED_FIELDS:
+            raise CorruptEventError(f"tagged GTID: unexpected field id {fid}")
+        last_id = fid
+        name, signed = _TAGGED_FIELDS[fid]
+        if name == "uuid":
+            values[name] = bytes(_varlen_uint(c, "uuid byte") & 0xFF for _ in range(16))
+        elif name == "tag":
+            n = _varlen_uint(c, "tag length")
+            if n > 32:
+                raise CorruptEventError(f"tagged GTID: tag of {n} bytes (at most 32)")
+            values[name] = _text(c.bytes(n, "tag"))
+        else:
+            values[name] = _varlen_int(c, name) if signed else _varlen_uint(c, name)
+    immediate = int(values.get("immediate_commit_timestamp", 0))
+    imm_ver = int(values.get("immediate_server_version", 0))
+    sid = values.get("uuid", bytes(16))
+    return Gtid(False, int(values.get("gtid_flags", 0)), str(_uuid.UUID(bytes=sid)),
+                int(values.get("gno", 0)), str(values.get("tag", "")),
+                int(values.get("last_committed", 0)), int(values.get("sequence_number", 0)),
+                immediate, int(values.get("original_commit_timestamp", immediate)),
+                int(values.get("transaction_length", 0)), imm_ver,
+                int(values.get("original_server_version", imm_ver)),
+                int(values.get("commit_group_ticket", 0)))
+
+
 def decode_query(raw: RawEvent, fde: FormatDescription, query_bytes: bytes | None = None) -> Query:
     """Query_event: thread_id(4) exec_time(4) db_len(1) error_code(2) status_vars_len(2)
     [post-header may be longer], status vars, db, NUL, query."""
@@ -359,11 +419,46 @@ def decode_xa_prepare(raw: RawEvent, fde: FormatDescription) -> XaPrepare:
 def decode_incident(raw: RawEvent, fde: FormatDescription) -> Incident:
     c = Cursor(raw.data, LOG_EVENT_HEADER_LEN, raw.body_end)
     incident = c.u16("incident")
+    if incident != INCIDENT_LOST_EVENTS:
+        # Incident_event: numbers outside (INCIDENT_NONE, INCIDENT_COUNT) make the event invalid.
+        raise CorruptEventError(f"unknown incident number {incident}")
     message = ""
     if c.remaining:
         n = c.u8("message length")
         message = _text(c.bytes(n, "message"))
     return Incident(incident, message)
+
+
+INCIDENT_LOST_EVENTS = 1
+
+
+def decode_execute_load_query(raw: RawEvent, fde: FormatDescription) -> Query:
+    """Execute_load_query_event: a Query event whose post-header adds file_id(4) fn_pos_start(4)
+    fn_pos_end(4) dup_handling(1); the file-name placeholder must lie inside the query."""
+    post = fde.post_header(EventType.EXECUTE_LOAD_QUERY_EVENT, 26)
+    if post < 26:
+        raise CorruptEventError(f"EXECUTE_LOAD_QUERY post-header of {post} bytes (needs 26)")
+    c = Cursor(raw.data, LOG_EVENT_HEADER_LEN, raw.body_end)
+    thread_id = c.u32("thread_id")
+    exec_time = c.u32("exec_time")
+    db_len = c.u8("db_len")
+    error_code = c.u16("error_code")
+    status_len = c.u16("status_vars_len")
+    c.u32("file_id")
+    start = c.u32("fn_pos_start")
+    end = c.u32("fn_pos_end")
+    dup = c.u8("dup_handling")
+    if dup > 2:
+        raise CorruptEventError(f"EXECUTE_LOAD_QUERY dup_handling {dup}")
+    c.skip(post - 26, "post-header")
+    status = c.bytes(status_len, "status_vars")
+    db = c.bytes(db_len, "db")
+    c.skip(1, "db terminator")
+    query = c.rest()
+    if not start <= end <= len(query):
+        raise CorruptEventError(f"EXECUTE_LOAD_QUERY file-name position {start}..{end} outside the "
+                                f"{len(query)}-byte query")
+    return Query(thread_id, exec_time, error_code, _text(db), _text(query), status)
 
 
 def decode_rows_query(raw: RawEvent, fde: FormatDescription) -> RowsQuery:

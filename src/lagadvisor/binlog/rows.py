@@ -354,6 +354,13 @@ def decode_time2(b: bytes, fsp: int) -> str:
     return f"{sign}{hour:02d}:{minute:02d}:{second:02d}{_fmt_frac(us, fsp)}"
 
 
+@dataclass(frozen=True, slots=True)
+class PartialJson:
+    """The binary JSON diff of a column in a PARTIAL_UPDATE_ROWS after image."""
+
+    diff: bytes
+
+
 class ColumnPlan:
     """How to walk one column of a row image: ``size`` bytes when fixed, else a length prefix of
     ``prefix`` bytes (``size`` = -1), plus the decoder for its value."""
@@ -505,13 +512,18 @@ def _read_image(data: bytes, pos: int, end: int, cols: list[int], plans: Sequenc
             continue
         p = plans[col]
         if col in partial_json:
-            # PARTIAL_UPDATE_ROWS: a partially updated JSON column is a packed length + diffs.
-            c = Cursor(data, pos, end)
-            n = c.packed("partial JSON length")
-            c.skip(n, "partial JSON diff")
+            # PARTIAL_UPDATE_ROWS: a partially updated JSON column holds a diff (a list of
+            # JSON_REPLACE/SET/REMOVE operations) with the column's usual length prefix; it is
+            # kept as raw bytes, never mistaken for a full JSON document.
+            pre = p.prefix
+            if pos + pre > end:
+                raise CorruptEventError(f"row image: column {col} length runs past the event")
+            size = int.from_bytes(data[pos:pos + pre], "little")
+            if pos + pre + size > end:
+                raise CorruptEventError(f"row image: column {col} JSON diff runs past the event")
             if wanted is None or col in wanted:
-                values[col] = data[pos:c.pos]
-            pos = c.pos
+                values[col] = PartialJson(bytes(data[pos + pre:pos + pre + size]))
+            pos += pre + size
             continue
         size = p.size
         if size < 0:

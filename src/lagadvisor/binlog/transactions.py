@@ -225,7 +225,7 @@ class TransactionAssembler:
                 self.saw_compression = True
                 cur.compressed = True
                 continue
-            if isinstance(body, ev.Query):
+            if isinstance(body, ev.Query) and code != E.EXECUTE_LOAD_QUERY_EVENT:
                 if cur.thread_id is None:
                     cur.thread_id = body.thread_id
                 kind = classify_statement(body.query)

@@ -1,0 +1,43 @@
+"""Shared test fixtures: paths of the bundled fixtures and the shared corpus, and the gate for
+tests that need the reference readers provisioned by ``scripts/realservers.py provision``.
+
+When ``LAGADVISOR_REQUIRE_SERVERS=1`` (set by the test command and CI), a missing reference
+reader or server fails the test instead of skipping it: a skipped oracle test proves nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+CORPUS = ROOT.parent / "shared" / "corpus"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+REQUIRE = os.environ.get("LAGADVISOR_REQUIRE_SERVERS") == "1"
+
+
+def need(available: bool, what: str) -> None:
+    """Skip (or, under the test command, fail) when ``what`` is not provisioned."""
+    if available:
+        return
+    msg = f"{what} is not provisioned: run `python3 scripts/realservers.py provision`"
+    if REQUIRE:
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+def corpus_files() -> list[Path]:
+    if not CORPUS.is_dir():
+        return []
+    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md")
+
+
+def fixture_dirs() -> list[Path]:
+    if not FIXTURES.is_dir():
+        return []
+    return sorted(p for p in FIXTURES.iterdir() if p.is_dir() and (p / "reference.tsv").exists())
