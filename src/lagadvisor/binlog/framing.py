@@ -114,6 +114,9 @@ class EventFramer:
         self._fixed = checksums
         self.checksum_alg = BINLOG_CHECKSUM_ALG_OFF if checksums is False else BINLOG_CHECKSUM_ALG_UNDEF
         self.verify = verify
+        # True while every event's log_pos equals its end offset, as in a binlog (not a relay
+        # log, nor a payload's inner events). Then a header that disagrees at EOF is corruption.
+        self.positioned = checksums is None
 
     def __iter__(self) -> Iterator[RawEvent]:
         read = self.stream.read
@@ -133,6 +136,12 @@ class EventFramer:
                 raise CorruptEventError(f"impossible event length {size}", file=self.file,
                                         offset=offset, event_type=name)
             rest = read(size - LOG_EVENT_HEADER_LEN)
+            if log_pos != offset + size:
+                if self.positioned and len(rest) < size - LOG_EVENT_HEADER_LEN:
+                    raise CorruptEventError(
+                        f"event length {size} runs past the end of the file and disagrees with the "
+                        f"event's end position {log_pos}", file=self.file, offset=offset, event_type=name)
+                self.positioned = False
             if len(rest) < size - LOG_EVENT_HEADER_LEN:
                 raise TruncatedEventError(
                     f"input ends inside the event ({LOG_EVENT_HEADER_LEN + len(rest)} of {size} bytes)",
