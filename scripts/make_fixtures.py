@@ -697,7 +697,7 @@ FIXTURES = (
                        int(SINGLE_STEPS * 0.75))),
     Fixture("mariadb_concurrent", "mariadb",
             ("--binlog-commit-wait-count=4", "--binlog-commit-wait-usec=2000"), "sysbench",
-            events=2500),
+            events=2000),
 )
 FIXTURE_NAMES = tuple(f.name for f in FIXTURES)
 

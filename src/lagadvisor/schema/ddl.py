@@ -1,0 +1,682 @@
+"""A tolerant reader of the DDL that changes table definitions: CREATE TABLE, ALTER TABLE,
+DROP/RENAME/TRUNCATE TABLE, CREATE/ALTER/DROP DATABASE — as written in binlog QUERY events and
+in ``mysqldump --no-data`` output.
+
+It extracts only what writesets need (columns, collations, PRIMARY/UNIQUE keys, foreign keys);
+anything it does not understand in a statement is skipped, and statements it cannot follow
+mark the table unknown rather than guessing (see :func:`apply_statement`).
+Naming rules follow the server: an unnamed UNIQUE index takes its first column's name with
+``_2``, ``_3``... on clashes (sql_table.cc ``make_unique_key_name``); an unnamed foreign key is
+``<table>_ibfk_<n>``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<vcomment>/\*!\d*)            # versioned comment opener: its content is SQL
+  | (?P<comment>/\*.*?\*/|--[^\n]*|\#[^\n]*)
+  | (?P<vend>\*/)
+  | (?P<bq>`(?:[^`]|``)*`)
+  | (?P<str>'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")
+  | (?P<num>\d+(?:\.\d+)?)
+  | (?P<word>[A-Za-z_$@][\w$@]*)
+  | (?P<op>[(),;.=])
+  | (?P<other>.)
+""", re.X | re.S)
+
+
+class Tok(str):
+    """A token; ``quoted`` when it was a backtick identifier (never a keyword)."""
+
+    quoted: bool = False
+    kind: str = "word"
+
+
+def tokenize(sql: str) -> list[Tok]:
+    out: list[Tok] = []
+    for m in _TOKEN.finditer(sql):
+        kind = m.lastgroup
+        text = m.group()
+        if kind in ("ws", "comment", "vcomment", "vend"):
+            continue
+        if kind == "bq":
+            t = Tok(text[1:-1].replace("``", "`"))
+            t.quoted = True
+            t.kind = "ident"
+        elif kind == "str":
+            t = Tok(text[1:-1])
+            t.kind = "str"
+        else:
+            t = Tok(text)
+            t.kind = kind or "other"
+        out.append(t)
+    return out
+
+
+class _P:
+    """Token cursor with keyword helpers."""
+
+    def __init__(self, toks: list[Tok]) -> None:
+        self.t = toks
+        self.i = 0
+
+    def peek(self, k: int = 0) -> Tok | None:
+        j = self.i + k
+        return self.t[j] if j < len(self.t) else None
+
+    def kw(self, *words: str) -> bool:
+        """Consume the keyword sequence if it is next."""
+        for k, w in enumerate(words):
+            t = self.peek(k)
+            if t is None or t.quoted or t.kind == "str" or t.upper() != w:
+                return False
+        self.i += len(words)
+        return True
+
+    def at(self, *words: str) -> bool:
+        for k, w in enumerate(words):
+            t = self.peek(k)
+            if t is None or t.quoted or t.kind == "str" or t.upper() != w:
+                return False
+        return True
+
+    def next(self) -> Tok | None:
+        t = self.peek()
+        if t is not None:
+            self.i += 1
+        return t
+
+    def ident(self) -> str | None:
+        t = self.next()
+        return None if t is None else str(t)
+
+    def qualified(self, default_db: str) -> tuple[str, str]:
+        a = self.ident() or ""
+        if self.peek() == "." and self.peek(1) is not None:
+            self.i += 1
+            b = self.ident() or ""
+            return a, b
+        return default_db, a
+
+    def skip_group(self) -> list[Tok]:
+        """Consume a balanced ``( ... )`` and return its inner tokens."""
+        assert self.peek() == "("
+        depth = 0
+        start = self.i
+        while self.i < len(self.t):
+            t = self.t[self.i]
+            self.i += 1
+            if t == "(" and t.kind == "op":
+                depth += 1
+            elif t == ")" and t.kind == "op":
+                depth -= 1
+                if depth == 0:
+                    return self.t[start + 1:self.i - 1]
+        return self.t[start + 1:]
+
+    def until_comma(self) -> list[Tok]:
+        """Tokens up to (not including) the next top-level comma or the end."""
+        out = []
+        while self.i < len(self.t):
+            t = self.t[self.i]
+            if t.kind == "op" and t in (",", ";"):
+                break
+            if t.kind == "op" and t == "(":
+                out.append(t)
+                out.extend(self.skip_group())
+                out.append(Tok(")"))
+                continue
+            out.append(t)
+            self.i += 1
+        return out
+
+
+def _split_top(toks: list[Tok]) -> list[list[Tok]]:
+    parts: list[list[Tok]] = [[]]
+    depth = 0
+    for t in toks:
+        if t.kind == "op" and t == "(":
+            depth += 1
+        elif t.kind == "op" and t == ")":
+            depth -= 1
+        if depth == 0 and t.kind == "op" and t == ",":
+            parts.append([])
+            continue
+        parts[-1].append(t)
+    return [p for p in parts if p]
+
+
+_STRING_TYPES = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set",
+                 "nchar", "nvarchar", "national"}
+_CHARSET_DEFAULT_COLLATION = {
+    "utf8mb4": "utf8mb4_0900_ai_ci", "utf8mb3": "utf8mb3_general_ci", "utf8": "utf8mb3_general_ci",
+    "latin1": "latin1_swedish_ci", "ascii": "ascii_general_ci", "binary": "binary",
+    "ucs2": "ucs2_general_ci", "utf16": "utf16_general_ci", "utf32": "utf32_general_ci",
+    "cp1251": "cp1251_general_ci", "gbk": "gbk_chinese_ci", "big5": "big5_chinese_ci",
+    "sjis": "sjis_japanese_ci", "euckr": "euckr_korean_ci", "latin2": "latin2_general_ci",
+}
+
+
+def default_collation(charset: str) -> str:
+    cs = charset.lower()
+    return _CHARSET_DEFAULT_COLLATION.get(cs, f"{cs}_general_ci")
+
+
+def charset_of(collation: str) -> str:
+    c = collation.lower()
+    if c == "binary":
+        return "binary"
+    if c.startswith("utf8_"):
+        return "utf8mb3"
+    return c.split("_", 1)[0]
+
+
+def _parse_column(name: str, toks: list[Tok], table_collation: str | None) -> tuple[Column, list[str]]:
+    """A column definition; returns the column and inline key kinds (PRIMARY, UNIQUE)."""
+    p = _P(toks)
+    typ = (p.ident() or "").lower()
+    if typ == "national":
+        typ = (p.ident() or "").lower()
+    if typ in ("character", "char") and p.at("VARYING"):
+        p.next()
+        typ = "varchar"
+    length = None
+    if p.peek() == "(":
+        inner = p.skip_group()
+        nums = [t for t in inner if t.kind == "num"]
+        if nums and typ not in ("enum", "set"):
+            length = int(float(nums[0]))
+    unsigned = False
+    nullable = True
+    charset = collation = None
+    generated = invisible = False
+    inline: list[str] = []
+    binary_attr = False
+    while p.peek() is not None:
+        if p.kw("UNSIGNED"):
+            unsigned = True
+        elif p.kw("NOT", "NULL"):
+            nullable = False
+        elif p.kw("NULL"):
+            nullable = True
+        elif p.kw("CHARACTER", "SET") or p.kw("CHARSET"):
+            charset = (p.ident() or "").lower()
+        elif p.kw("COLLATE"):
+            collation = (p.ident() or "").lower()
+        elif p.kw("PRIMARY", "KEY") or p.kw("PRIMARY"):
+            inline.append("PRIMARY")
+            nullable = False
+        elif p.kw("UNIQUE", "KEY") or p.kw("UNIQUE", "INDEX") or p.kw("UNIQUE"):
+            inline.append("UNIQUE")
+        elif p.kw("KEY"):
+            inline.append("PRIMARY")  # a bare KEY in a column definition means PRIMARY KEY
+            nullable = False
+        elif p.kw("GENERATED", "ALWAYS") or p.kw("AS"):
+            generated = True
+            if p.peek() == "(":
+                p.skip_group()
+            elif p.kw("AS") and p.peek() == "(":
+                p.skip_group()
+        elif p.kw("INVISIBLE"):
+            invisible = True
+        elif p.kw("BINARY"):
+            binary_attr = True
+        elif p.kw("DEFAULT") or p.kw("COMMENT") or p.kw("ON", "UPDATE"):
+            t = p.peek()
+            if t is not None and t.kind == "word" and p.peek(1) == "(":
+                p.next()
+                p.skip_group()
+            else:
+                p.next()
+                if p.peek() == "(":
+                    p.skip_group()
+        elif p.peek() == "(":
+            p.skip_group()
+        else:
+            p.next()
+    if typ in ("serial",):
+        typ, unsigned, nullable = "bigint", True, False
+        inline.append("UNIQUE")
+    if typ in ("bool", "boolean"):
+        typ = "tinyint"
+    if typ == "integer":
+        typ = "int"
+    if typ in ("dec", "numeric", "fixed"):
+        typ = "decimal"
+    is_string = typ in _STRING_TYPES
+    if is_string:
+        if collation is None:
+            if charset is not None:
+                collation = default_collation(charset)
+            else:
+                collation = table_collation
+        if binary_attr and collation:
+            collation = charset_of(collation) + "_bin"
+        if collation and charset is None:
+            charset = charset_of(collation)
+        if typ in ("char", "varchar") and length is None:
+            length = 1
+    else:
+        charset = collation = None
+    return Column(name, typ, length, unsigned, nullable, collation, charset, generated, invisible), inline
+
+
+def _key_parts(toks: list[Tok]) -> tuple[tuple[KeyPart, ...], bool]:
+    parts = []
+    functional = False
+    for part in _split_top(toks):
+        if part[0].kind == "op" and part[0] == "(":
+            functional = True
+            parts.append(KeyPart("", None))
+            continue
+        name = str(part[0])
+        prefix = None
+        if len(part) >= 3 and part[1] == "(" and part[2].kind == "num":
+            prefix = int(part[2])
+        parts.append(KeyPart(name, prefix))
+    return tuple(parts), functional
+
+
+def _unique_name(first_col: str, taken: set[str]) -> str:
+    if first_col.lower() not in taken and first_col.upper() != "PRIMARY":
+        return first_col
+    n = 2
+    while f"{first_col}_{n}".lower() in taken:
+        n += 1
+    return f"{first_col}_{n}"
+
+
+class _TableBuilder:
+    def __init__(self, t: TableSchema) -> None:
+        self.db = t.db
+        self.name = t.name
+        self.columns = list(t.columns)
+        self.keys = list(t.keys)
+        self.fks = list(t.foreign_keys)
+        self.collation = t.default_collation
+        self.engine = t.engine
+        self.fk_counter = max([int(m.group(1)) for fk in self.fks
+                               if (m := re.search(r"_ibfk_(\d+)$", fk.name))] or [0])
+
+    def build(self, source: str) -> TableSchema:
+        keys = sorted(self.keys, key=lambda k: not k.primary)
+        return TableSchema(self.db, self.name, tuple(self.columns), tuple(keys), tuple(self.fks),
+                           self.collation, source, True, self.engine)
+
+    def taken(self) -> set[str]:
+        return {k.name.lower() for k in self.keys}
+
+    def add_key(self, kind: str, name: str | None, parts: tuple[KeyPart, ...], functional: bool) -> None:
+        if kind == "PRIMARY":
+            self.keys = [k for k in self.keys if not k.primary]
+            self.keys.insert(0, Key("PRIMARY", parts, True, functional))
+            # PRIMARY KEY columns are NOT NULL.
+            names = {p.column.lower() for p in parts}
+            self.columns = [replace(c, nullable=False) if c.name.lower() in names else c for c in self.columns]
+            return
+        if name is None:
+            name = _unique_name(parts[0].column if parts and parts[0].column else "functional_index",
+                                self.taken())
+        self.keys.append(Key(name, parts, False, functional))
+
+    def add_fk(self, name: str | None, cols: list[str], ref_db: str, ref_table: str, ref_cols: list[str]) -> None:
+        if name is None:
+            self.fk_counter += 1
+            name = f"{self.name}_ibfk_{self.fk_counter}"
+        self.fks.append(ForeignKey(name, tuple(cols), ref_db, ref_table, tuple(ref_cols)))
+
+    def column_pos(self, name: str) -> int | None:
+        for i, c in enumerate(self.columns):
+            if c.name.lower() == name.lower():
+                return i
+        return None
+
+
+def _parse_constraint(p: _P, tb: _TableBuilder, db: str) -> bool:
+    """PRIMARY KEY / UNIQUE / FOREIGN KEY / KEY / INDEX / FULLTEXT / CHECK clauses."""
+    name = None
+    if p.kw("CONSTRAINT"):
+        t = p.peek()
+        if t is not None and not (not t.quoted and t.upper() in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK")):
+            name = p.ident()
+    if p.kw("PRIMARY", "KEY"):
+        while p.peek() is not None and p.peek() != "(":
+            p.next()  # USING BTREE
+        parts, fn = _key_parts(p.skip_group()) if p.peek() == "(" else ((), False)
+        tb.add_key("PRIMARY", None, parts, fn)
+        return True
+    if p.kw("UNIQUE"):
+        p.kw("KEY") or p.kw("INDEX")
+        iname = None
+        if p.peek() is not None and p.peek() != "(":
+            t = p.peek()
+            if not (not t.quoted and t.upper() == "USING"):
+                iname = p.ident()
+        while p.peek() is not None and p.peek() != "(":
+            p.next()
+        parts, fn = _key_parts(p.skip_group()) if p.peek() == "(" else ((), False)
+        tb.add_key("UNIQUE", iname or name, parts, fn)
+        return True
+    if p.kw("FOREIGN", "KEY"):
+        fk_index = None
+        if p.peek() != "(":
+            fk_index = p.ident()
+        cols = [str(x[0]) for x in _split_top(p.skip_group())] if p.peek() == "(" else []
+        if p.kw("REFERENCES"):
+            ref_db, ref_table = p.qualified(db)
+            ref_cols = [str(x[0]) for x in _split_top(p.skip_group())] if p.peek() == "(" else []
+            tb.add_fk(name or fk_index, cols, ref_db, ref_table, ref_cols)
+        return True
+    if name is not None and p.kw("CHECK"):
+        return True
+    if p.at("KEY") or p.at("INDEX") or p.at("FULLTEXT") or p.at("SPATIAL") or p.at("CHECK"):
+        return True
+    return False
+
+
+def _parse_create_body(body: list[Tok], tb: _TableBuilder, db: str) -> None:
+    for item in _split_top(body):
+        p = _P(item)
+        if _parse_constraint(p, tb, db):
+            continue
+        p = _P(item)
+        name = p.ident()
+        if name is None:
+            continue
+        col, inline = _parse_column(name, item[1:], tb.collation)
+        tb.columns.append(col)
+        for kind in inline:
+            tb.add_key(kind, None if kind == "PRIMARY" else None, (KeyPart(name),), False)
+
+
+def _table_options(p: _P, tb: _TableBuilder) -> None:
+    while p.peek() is not None:
+        if p.kw("DEFAULT"):
+            continue
+        if p.kw("CHARACTER", "SET") or p.kw("CHARSET"):
+            p.kw("=")
+            cs = (p.ident() or "").lower()
+            if tb.collation is None or charset_of(tb.collation) != cs:
+                tb.collation = default_collation(cs)
+        elif p.kw("COLLATE"):
+            p.kw("=")
+            tb.collation = (p.ident() or "").lower()
+        elif p.kw("ENGINE"):
+            p.kw("=")
+            tb.engine = (p.ident() or "").lower()
+        else:
+            p.next()
+
+
+class UnsupportedDDL(Exception):
+    """A statement that changes a table in a way this reader cannot follow."""
+
+
+def apply_statement(cat: Catalog, sql: str, default_db: str, source: str = "binlog-ddl") -> list[str]:
+    """Apply one DDL statement to ``cat``. Returns the ``db.table`` names whose definition became
+    unknown because the statement could not be followed (the caller reports them)."""
+    toks = tokenize(sql)
+    if not toks:
+        return []
+    p = _P(toks)
+    try:
+        if p.kw("CREATE"):
+            p.kw("OR", "REPLACE")
+            p.kw("TEMPORARY")  # temporary tables are never binlogged in row format
+            if p.kw("TABLE"):
+                return _create_table(cat, p, default_db, source)
+            if p.kw("DATABASE") or p.kw("SCHEMA"):
+                p.kw("IF", "NOT", "EXISTS")
+                db = p.ident() or ""
+                tb = _TableBuilder(TableSchema(db, "", ()))
+                _table_options(p, tb)
+                if tb.collation:
+                    cat.db_collation[db.lower()] = tb.collation
+                return []
+            return []
+        if p.kw("ALTER"):
+            p.kw("ONLINE") or p.kw("IGNORE")
+            if p.kw("TABLE"):
+                return _alter_table(cat, p, default_db, source)
+            if p.kw("DATABASE") or p.kw("SCHEMA"):
+                t = p.peek()
+                db = default_db
+                if t is not None and (t.quoted or t.upper() not in ("DEFAULT", "CHARACTER", "CHARSET", "COLLATE")):
+                    db = p.ident() or default_db
+                tb = _TableBuilder(TableSchema(db, "", ()))
+                _table_options(p, tb)
+                if tb.collation:
+                    cat.db_collation[db.lower()] = tb.collation
+            return []
+        if p.kw("DROP"):
+            p.kw("TEMPORARY")
+            if p.kw("TABLE") or p.kw("TABLES"):
+                p.kw("IF", "EXISTS")
+                for item in _split_top(p.t[p.i:]):
+                    q = _P(item)
+                    db, name = q.qualified(default_db)
+                    cat.drop(db, name)
+                return []
+            if p.kw("DATABASE") or p.kw("SCHEMA"):
+                p.kw("IF", "EXISTS")
+                cat.drop_database(p.ident() or "")
+            return []
+        if p.kw("RENAME", "TABLE"):
+            for item in _split_top(p.t[p.i:]):
+                q = _P(item)
+                db, name = q.qualified(default_db)
+                if q.kw("TO"):
+                    ndb, nname = q.qualified(default_db)
+                    _rename(cat, db, name, ndb, nname)
+            return []
+    except (IndexError, ValueError, AssertionError) as err:
+        raise UnsupportedDDL(str(err)) from err
+    return []
+
+
+def _rename(cat: Catalog, db: str, name: str, ndb: str, nname: str) -> None:
+    t = cat.get(db, name)
+    cat.drop(db, name)
+    if t is not None:
+        cat.put(replace(t, db=ndb, name=nname))
+        # Foreign keys of other tables follow the rename (the server updates them).
+        for other in list(cat.tables.values()):
+            if any(fk.ref_db.lower() == db.lower() and fk.ref_table.lower() == name.lower()
+                   for fk in other.foreign_keys):
+                fks = tuple(replace(fk, ref_db=ndb, ref_table=nname)
+                            if fk.ref_db.lower() == db.lower() and fk.ref_table.lower() == name.lower()
+                            else fk for fk in other.foreign_keys)
+                cat.put(replace(other, foreign_keys=fks))
+
+
+def _create_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
+    p.kw("IF", "NOT", "EXISTS")
+    db, name = p.qualified(default_db)
+    if p.kw("LIKE") or (p.peek() == "(" and p.peek(1) is not None and p.peek(1).upper() == "LIKE"):
+        if p.peek() == "(":
+            p.next()
+            p.kw("LIKE")
+        sdb, sname = p.qualified(default_db)
+        src = cat.get(sdb, sname)
+        if src is None:
+            return [f"{db}.{name}"]
+        # LIKE copies columns and indexes but not foreign keys.
+        cat.put(replace(src, db=db, name=name, foreign_keys=(), source=source))
+        return []
+    coll = cat.db_collation.get(db.lower(), cat.server_collation)
+    tb = _TableBuilder(TableSchema(db, name, (), default_collation=None))
+    body = p.skip_group() if p.peek() == "(" else []
+    # Table options come after the body but set the default collation the columns inherit.
+    _table_options(_P(p.t[p.i:]), tb)
+    if tb.collation is None:
+        tb.collation = coll
+    _parse_create_body(body, tb, db)
+    cat.put(tb.build(source))
+    return []
+
+
+def _alter_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
+    db, name = p.qualified(default_db)
+    t = cat.get(db, name)
+    if t is None:
+        return []  # nothing known to update; the table stays unknown
+    tb = _TableBuilder(t)
+    rename_to = None
+    rest = p.t[p.i:]
+    for spec in _split_top(rest):
+        q = _P(spec)
+        if q.kw("ADD"):
+            if _parse_constraint(q, tb, db):
+                continue
+            q.kw("COLUMN")
+            if q.peek() == "(":
+                for item in _split_top(q.skip_group()):
+                    iq = _P(item)
+                    if not _parse_constraint(iq, tb, db):
+                        col, inline = _parse_column(str(item[0]), item[1:], tb.collation)
+                        tb.columns.append(col)
+                        for kind in inline:
+                            tb.add_key(kind, None, (KeyPart(col.name),), False)
+                continue
+            cname = q.ident()
+            if cname is None:
+                continue
+            coltoks = spec[q.i:]
+            pos = None
+            for k, tok in enumerate(coltoks):
+                if not tok.quoted and tok.upper() == "FIRST":
+                    pos = 0
+                    coltoks = coltoks[:k]
+                    break
+                if not tok.quoted and tok.upper() == "AFTER" and k + 1 < len(coltoks):
+                    after = tb.column_pos(str(coltoks[k + 1]))
+                    pos = None if after is None else after + 1
+                    coltoks = coltoks[:k]
+                    break
+            col, inline = _parse_column(cname, coltoks, tb.collation)
+            if pos is None:
+                tb.columns.append(col)
+            else:
+                tb.columns.insert(pos, col)
+            for kind in inline:
+                tb.add_key(kind, None, (KeyPart(cname),), False)
+        elif q.kw("DROP"):
+            if q.kw("PRIMARY", "KEY"):
+                tb.keys = [k for k in tb.keys if not k.primary]
+            elif q.kw("FOREIGN", "KEY"):
+                fname = (q.ident() or "").lower()
+                tb.fks = [fk for fk in tb.fks if fk.name.lower() != fname]
+            elif q.kw("INDEX") or q.kw("KEY"):
+                iname = (q.ident() or "").lower()
+                tb.keys = [k for k in tb.keys if k.name.lower() != iname]
+            elif q.kw("CONSTRAINT") or q.kw("CHECK"):
+                cname = (q.ident() or "").lower()
+                tb.fks = [fk for fk in tb.fks if fk.name.lower() != cname]
+                tb.keys = [k for k in tb.keys if k.name.lower() != cname or k.primary]
+            else:
+                q.kw("COLUMN")
+                cname = (q.ident() or "").lower()
+                tb.columns = [c for c in tb.columns if c.name.lower() != cname]
+                # Dropping a column drops it from every index; an index left empty disappears.
+                keys = []
+                for k in tb.keys:
+                    parts = tuple(pt for pt in k.parts if pt.column.lower() != cname)
+                    if parts:
+                        keys.append(replace(k, parts=parts))
+                tb.keys = keys
+        elif q.kw("MODIFY") or q.at("CHANGE"):
+            changing = q.kw("CHANGE")
+            q.kw("COLUMN")
+            old = q.ident() or ""
+            new = q.ident() if changing else old
+            if new is None:
+                continue
+            i = tb.column_pos(old)
+            coltoks = [tok for tok in spec[q.i:]]
+            for k, tok in enumerate(coltoks):
+                if not tok.quoted and tok.upper() in ("FIRST", "AFTER"):
+                    coltoks = coltoks[:k]
+                    break
+            col, inline = _parse_column(new, coltoks, tb.collation)
+            if i is None:
+                tb.columns.append(col)
+            else:
+                tb.columns[i] = col
+            if changing and old.lower() != new.lower():
+                tb.keys = [replace(k, parts=tuple(replace(pt, column=new) if pt.column.lower() == old.lower()
+                                                 else pt for pt in k.parts)) for k in tb.keys]
+            for kind in inline:
+                tb.add_key(kind, None, (KeyPart(new),), False)
+        elif q.kw("RENAME", "COLUMN"):
+            old = q.ident() or ""
+            q.kw("TO")
+            new = q.ident() or ""
+            i = tb.column_pos(old)
+            if i is not None:
+                tb.columns[i] = replace(tb.columns[i], name=new)
+            tb.keys = [replace(k, parts=tuple(replace(pt, column=new) if pt.column.lower() == old.lower()
+                                             else pt for pt in k.parts)) for k in tb.keys]
+        elif q.kw("RENAME", "INDEX") or q.kw("RENAME", "KEY"):
+            old = (q.ident() or "").lower()
+            q.kw("TO")
+            new = q.ident() or ""
+            tb.keys = [replace(k, name=new) if k.name.lower() == old else k for k in tb.keys]
+        elif q.kw("RENAME"):
+            q.kw("TO") or q.kw("AS")
+            rename_to = q.qualified(db)
+        elif q.kw("CONVERT", "TO"):
+            q.kw("CHARACTER", "SET") or q.kw("CHARSET")
+            cs = (q.ident() or "").lower()
+            coll = default_collation(cs)
+            if q.kw("COLLATE"):
+                coll = (q.ident() or "").lower()
+            tb.collation = coll
+            tb.columns = [replace(c, collation=coll, charset=charset_of(coll)) if c.collation else c
+                          for c in tb.columns]
+        else:
+            _table_options(q, tb)
+    cat.put(tb.build(source if t.source != "schema-file" or source == "schema-file" else t.source))
+    if rename_to is not None:
+        _rename(cat, db, name, rename_to[0], rename_to[1])
+    return []
+
+
+def load_schema_file(text: str, cat: Catalog | None = None, default_db: str = "") -> Catalog:
+    """Read ``mysqldump --no-data`` output (or any file of DDL statements) into a catalog.
+    ``USE db`` switches the default database, as in the dump."""
+    cat = cat if cat is not None else Catalog()
+    db = default_db
+    for stmt in split_statements(text):
+        toks = tokenize(stmt)
+        if not toks:
+            continue
+        if toks[0].upper() == "USE" and len(toks) > 1:
+            db = str(toks[1])
+            continue
+        try:
+            apply_statement(cat, stmt, db, source="schema-file")
+        except UnsupportedDDL:
+            continue
+    return cat
+
+
+def split_statements(text: str) -> list[str]:
+    """Split on top-level ``;`` outside strings and comments (``DELIMITER`` blocks skipped)."""
+    out = []
+    buf = []
+    for m in _TOKEN.finditer(text):
+        s = m.group()
+        if m.lastgroup == "op" and s == ";":
+            out.append("".join(buf))
+            buf = []
+        else:
+            buf.append(s)
+    if "".join(buf).strip():
+        out.append("".join(buf))
+    return out

@@ -1,0 +1,159 @@
+"""Table definitions as the writeset code needs them: columns with types and collations,
+PRIMARY/UNIQUE keys with their parts (prefix lengths), foreign keys, and which tables are
+referenced by a foreign key (``TABLE_SHARE::foreign_key_parents`` in the server)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """``type`` is the lower-case base type (``int``, ``varchar``...); ``length`` in characters
+    for strings, display/bytes otherwise; ``collation`` None for non-string columns."""
+
+    name: str
+    type: str
+    length: int | None = None
+    unsigned: bool = False
+    nullable: bool = True
+    collation: str | None = None
+    charset: str | None = None
+    generated: bool = False
+    invisible: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPart:
+    column: str
+    prefix: int | None = None  # characters (strings) or bytes (binary); None = whole column
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """A PRIMARY or UNIQUE index (the only ones that produce writeset hashes)."""
+
+    name: str
+    parts: tuple[KeyPart, ...]
+    primary: bool = False
+    functional: bool = False  # a part is an expression: not reproducible from row images
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignKey:
+    name: str
+    columns: tuple[str, ...]
+    ref_db: str
+    ref_table: str
+    ref_columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TableSchema:
+    db: str
+    name: str
+    columns: tuple[Column, ...]
+    keys: tuple[Key, ...] = ()
+    foreign_keys: tuple[ForeignKey, ...] = ()
+    default_collation: str | None = None
+    source: str = "unknown"   # server | schema-file | binlog-ddl | row-metadata
+    complete: bool = True     # False when only part of the keys is known (row metadata: PK only)
+    engine: str | None = None
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.db}.{self.name}"
+
+    def column_index(self, name: str) -> int | None:
+        low = name.lower()
+        for i, c in enumerate(self.columns):
+            if c.name.lower() == low:
+                return i
+        return None
+
+    @property
+    def primary_key(self) -> Key | None:
+        for k in self.keys:
+            if k.primary:
+                return k
+        return None
+
+    def effective_primary_key(self) -> Key | None:
+        """The server's ``TABLE_SHARE::primary_key``: the explicit PRIMARY KEY, else the first
+        UNIQUE index whose parts are all NOT NULL whole columns (InnoDB promotes it)."""
+        pk = self.primary_key
+        if pk is not None:
+            return pk
+        for k in self.keys:
+            if k.functional:
+                continue
+            ok = True
+            for p in k.parts:
+                i = self.column_index(p.column)
+                if i is None or self.columns[i].nullable or p.prefix is not None:
+                    ok = False
+                    break
+            if ok:
+                return k
+        return None
+
+    def with_(self, **kw) -> "TableSchema":
+        return replace(self, **kw)
+
+
+def _key(db: str, table: str) -> tuple[str, str]:
+    return (db.lower(), table.lower())
+
+
+@dataclass
+class Catalog:
+    """All known tables, updated as DDL streams by; ``default_collation`` per database."""
+
+    tables: dict[tuple[str, str], TableSchema] = field(default_factory=dict)
+    db_collation: dict[str, str] = field(default_factory=dict)
+    server_collation: str = "utf8mb4_0900_ai_ci"
+    version: int = 0  # bumps on every change, so callers can cache per version
+
+    def get(self, db: str, table: str) -> TableSchema | None:
+        return self.tables.get(_key(db, table))
+
+    def put(self, t: TableSchema) -> None:
+        self.tables[_key(t.db, t.name)] = t
+        self.version += 1
+
+    def drop(self, db: str, table: str) -> None:
+        if self.tables.pop(_key(db, table), None) is not None:
+            self.version += 1
+
+    def drop_database(self, db: str) -> None:
+        low = db.lower()
+        for k in [k for k in self.tables if k[0] == low]:
+            del self.tables[k]
+        self.db_collation.pop(low, None)
+        self.version += 1
+
+    def is_fk_parent(self, db: str, table: str) -> bool:
+        """Whether any known table has a foreign key referencing ``db.table``."""
+        k = _key(db, table)
+        return k in self._parents()
+
+    def _parents(self) -> set[tuple[str, str]]:
+        cached = getattr(self, "_parents_cache", None)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        parents = {_key(fk.ref_db, fk.ref_table) for t in self.tables.values() for fk in t.foreign_keys}
+        self._parents_cache = (self.version, parents)
+        return parents
+
+    def referenced_key(self, fk: ForeignKey) -> Key | None:
+        """The parent's unique index an FK refers to (``unique_constraint_name``): the PRIMARY KEY
+        or a UNIQUE key with exactly the referenced columns; None (no hash) otherwise."""
+        parent = self.get(fk.ref_db, fk.ref_table)
+        if parent is None:
+            return None
+        want = [c.lower() for c in fk.ref_columns]
+        ordered = sorted(parent.keys, key=lambda k: not k.primary)
+        for k in ordered:
+            if [p.column.lower() for p in k.parts] == want and all(p.prefix is None for p in k.parts):
+                return k
+        return None
