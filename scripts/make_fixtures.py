@@ -121,7 +121,7 @@ class _KeyTable:
     """A table whose single-column primary key the workload chooses (model: norm(key) -> key)."""
 
     def __init__(self, table: str, column: str, norm: Callable[[str], str], pool: Sequence[str],
-                 make_key: Callable[[random.Random, str], str], quote: bool = True):
+                 make_key: Callable[[random.Random, str], str]):
         self.table, self.column, self.norm = table, column, norm
         self.pool, self.make_key = list(pool), make_key
         self.rows: dict[str, str] = {}          # insertion-ordered: deterministic choices
@@ -767,7 +767,7 @@ def make_fixture(fx: Fixture, seed: int, out: Path, port: int, *, keep_datadir: 
             records += [(f.name, g, lc, seq) for g, lc, seq in reference.mysqlbinlog_transactions(text)]
     (dest / "reference.tsv").write_text(reference.format_tsv(records))
     if not keep_datadir:
-        shutil.rmtree(srv.host_datadir, ignore_errors=True)
+        srv.remove()
 
     result = FixtureResult(fx.name, manifest_entry(fx, seed, version), [f.name for f in files],
                            len(records), stats=stats)

@@ -462,6 +462,12 @@ class _Server:
                 self._wait_exit(pid, 10)
         self._reap()
 
+    def remove(self) -> None:
+        """Stop the server if it runs, then delete its data directory, logs and state file."""
+        if self.is_running() or (self._proc is not None and self._proc.poll() is None):
+            self.stop()
+        self._wipe()
+
     def _alive(self, pid: int) -> bool:
         if self._proc is not None and self._proc.pid == pid:
             return self._proc.poll() is None
@@ -648,7 +654,11 @@ def chroot_mysqlbinlog(host_path: str | os.PathLike, *args: str, root: Path | No
         except OSError:
             shutil.copyfile(src, dst)
         inside = "/" + str(dst.relative_to(root))
-        proc = _run(["chroot", str(root), "mysqlbinlog", *args, inside], check=False)
+        extra = []
+        if not any(a.startswith("--local-load") for a in args):
+            # LOAD DATA events make mysqlbinlog write SQL_LOAD_MB-* files: keep them in tmp
+            extra = [f"--local-load={inside.rsplit('/', 1)[0]}"]
+        proc = _run(["chroot", str(root), "mysqlbinlog", *extra, *args, inside], check=False)
         if proc.returncode != 0 or "ERROR:" in proc.stderr:
             raise RealServerError(f"mysqlbinlog {' '.join(args)} {src}: exit {proc.returncode}:"
                                   f" {proc.stderr.strip()[-500:]}")

@@ -63,6 +63,7 @@ class EventType(IntEnum):
     TRANSACTION_PAYLOAD_EVENT = 40
     HEARTBEAT_LOG_EVENT_V2 = 41
     GTID_TAGGED_LOG_EVENT = 42
+    LARGE_TRANSACTION_HEADER_EVENT = 43  # trunk 2026: spilled large transaction promoted to its own file
     # MariaDB (sql/log_event.h)
     ANNOTATE_ROWS_EVENT = 160
     BINLOG_CHECKPOINT_EVENT = 161
@@ -76,6 +77,7 @@ class EventType(IntEnum):
     WRITE_ROWS_COMPRESSED_EVENT = 169
     UPDATE_ROWS_COMPRESSED_EVENT = 170
     DELETE_ROWS_COMPRESSED_EVENT = 171
+    PARTIAL_ROW_DATA_EVENT = 172  # MariaDB 12: fragments of a huge row event
 
 
 def event_type_name(code: int) -> str:

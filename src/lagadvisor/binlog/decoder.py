@@ -52,6 +52,7 @@ KNOWN_UNDECODED = frozenset({
     E.APPEND_BLOCK_EVENT, E.DELETE_FILE_EVENT, E.IGNORABLE_LOG_EVENT,
     E.TRANSACTION_CONTEXT_EVENT, E.VIEW_CHANGE_EVENT, E.HEARTBEAT_LOG_EVENT_V2, E.SLAVE_EVENT,
     E.CREATE_FILE_EVENT, E.EXEC_LOAD_EVENT, E.NEW_LOAD_EVENT, E.LOAD_EVENT,
+    E.LARGE_TRANSACTION_HEADER_EVENT,
 })
 
 
@@ -118,6 +119,8 @@ class EventReader:
                 raise UnsupportedFormatError("binlog format v1/v3 (MySQL 3.23-4.x) is not supported")
             elif code in (E.PRE_GA_WRITE_ROWS_EVENT, E.PRE_GA_UPDATE_ROWS_EVENT, E.PRE_GA_DELETE_ROWS_EVENT):
                 raise UnsupportedFormatError("pre-GA 5.1 rows event (MySQL 5.1.0-5.1.15) is not supported")
+            elif code == E.PARTIAL_ROW_DATA_EVENT:
+                raise UnsupportedFormatError("MariaDB fragmented row events (PARTIAL_ROW_DATA) are not supported")
             elif code == E.START_ENCRYPTION_EVENT:
                 raise UnsupportedFormatError("encrypted MariaDB binlog (START_ENCRYPTION_EVENT): "
                                              "decrypt it with mariadb-binlog first")

@@ -555,7 +555,8 @@ def iter_rows(ev: RowsEvent, tm: TableMap, plans: Sequence[ColumnPlan],
     cols_b = _present(ev.columns_before, ev.column_count)
     if ev.kind == RowsKind.UPDATE:
         cols_a = _present(ev.columns_after, ev.column_count)
-        json_after = [col for col in cols_a if tm.column_types[col] == T.JSON]
+        # The partial-update bitmap has one bit per JSON column of the table (present or not).
+        json_after = [col for col in range(tm.column_count) if tm.column_types[col] == T.JSON]
         while pos < end:
             b, pos = _read_image(data, pos, end, cols_b, plans, wanted)
             partial: frozenset[int] = frozenset()

@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..errors import BinlogError
 from . import events as ev
-from .constants import STMT_END_F, EventType, RowsKind, event_type_name
+from .constants import NO_FOREIGN_KEY_CHECKS_F, STMT_END_F, EventType, RowsKind, event_type_name
 from .decoder import Event, EventReader
 from .rows import RowsEvent, TableMap, iter_rows
 
@@ -39,6 +39,7 @@ class RowChange:
     kind: RowsKind
     before: dict[int, object] | None
     after: dict[int, object] | None
+    no_fk_checks: bool = False  # rows event flag NO_FOREIGN_KEY_CHECKS_F (foreign_key_checks=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,10 +309,11 @@ class TransactionAssembler:
         kind = body.kind
         changes = cur.changes
         keep = bool(wanted)
+        no_fk = bool(body.flags & NO_FOREIGN_KEY_CHECKS_F)
         for before, after in iter_rows(body, tm, plans, wanted):
             n += 1
             if keep:
-                changes.append(RowChange(name, kind, before, after))
+                changes.append(RowChange(name, kind, before, after, no_fk))
         st = cur.stats.get(name)
         if st is None:
             st = cur.stats[name] = [0, 0, 0]

@@ -1,0 +1,107 @@
+"""Key-value equality under MySQL collations, without porting the collations.
+
+The server hashes ``Field::make_sort_key`` bytes, so two values conflict exactly when they are
+equal under the column's collation. Only that equality matters for dependencies, so each value
+is mapped to a canonical Python value with the same equality classes:
+
+* PAD SPACE collations (``utf8mb4_bin``, ``*_general_ci``, ``*_unicode_ci``, latin1...) ignore
+  trailing spaces; NO PAD ones (``utf8mb4_0900_*``) do not.
+* ``_ai`` collations ignore accents (Unicode canonical decomposition, combining marks dropped),
+  ``_ci`` ones ignore case (Unicode case folding: 'ß' folds to 'ss' as UCA does at level 1).
+* ``binary`` / ``*_bin`` on bytes compare bytes.
+
+This approximates the UCA tables (contractions and ignorable characters of a few scripts are not
+modelled); the fixtures exercise the common cases (case, accents, trailing spaces).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+
+#: TABLE_MAP optional-metadata collation ids -> names (information_schema.COLLATIONS, 8.0+).
+COLLATION_NAMES = {
+    8: "latin1_swedish_ci", 5: "latin1_german1_ci", 15: "latin1_danish_ci", 31: "latin1_german2_ci",
+    47: "latin1_bin", 48: "latin1_general_ci", 49: "latin1_general_cs", 94: "latin1_spanish_ci",
+    11: "ascii_general_ci", 65: "ascii_bin", 63: "binary",
+    33: "utf8mb3_general_ci", 83: "utf8mb3_bin", 192: "utf8mb3_unicode_ci", 76: "utf8mb3_tolower_ci",
+    45: "utf8mb4_general_ci", 46: "utf8mb4_bin", 224: "utf8mb4_unicode_ci", 246: "utf8mb4_unicode_520_ci",
+    255: "utf8mb4_0900_ai_ci", 278: "utf8mb4_0900_as_ci", 305: "utf8mb4_0900_as_cs",
+    309: "utf8mb4_0900_bin", 28: "gbk_chinese_ci", 87: "gbk_bin", 51: "cp1251_general_ci",
+    35: "ucs2_general_ci", 54: "utf16_general_ci", 60: "utf32_general_ci",
+    # A few language-specific 0900 collations (accent/case insensitive at level 1).
+    256: "utf8mb4_de_pb_0900_ai_ci", 257: "utf8mb4_is_0900_ai_ci", 258: "utf8mb4_lv_0900_ai_ci",
+    266: "utf8mb4_pl_0900_ai_ci", 270: "utf8mb4_es_0900_ai_ci", 271: "utf8mb4_sv_0900_ai_ci",
+    277: "utf8mb4_vi_0900_ai_ci", 303: "utf8mb4_ja_0900_as_cs", 306: "utf8mb4_ru_0900_ai_ci",
+}
+
+_PYTHON_CODEC = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "latin1": "cp1252",
+                 "ascii": "ascii", "cp1251": "cp1251", "gbk": "gbk", "ucs2": "utf-16-be",
+                 "utf16": "utf-16-be", "utf32": "utf-32-be", "latin2": "iso8859-2"}
+
+#: Bytes per character at most (``CHARSET_INFO::mbmaxlen``).
+MBMAXLEN = {"utf8mb4": 4, "utf8mb3": 3, "utf8": 3, "latin1": 1, "ascii": 1, "binary": 1, "cp1251": 1,
+            "gbk": 2, "ucs2": 2, "utf16": 4, "utf32": 4, "latin2": 1}
+
+
+def charset_of(collation: str) -> str:
+    c = collation.lower()
+    if c == "binary":
+        return "binary"
+    if c.startswith("utf8_"):
+        return "utf8mb3"
+    return c.split("_", 1)[0]
+
+
+def is_pad_space(collation: str) -> bool:
+    c = collation.lower()
+    return not ("_0900_" in c or c.endswith("_nopad_ci") or c.endswith("_nopad_bin") or c == "binary")
+
+
+def _strip_accents(s: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFD", s) if not unicodedata.combining(ch))
+
+
+_NORDIC = str.maketrans({"æ": "ä", "ø": "ö", "ü": "y"})
+
+
+@lru_cache(maxsize=256)
+def canonicalizer(collation: str | None):
+    """A function ``bytes -> canonical value`` for string values of ``collation``
+    (None: binary comparison)."""
+    if collation is None or collation == "binary":
+        return lambda b: b
+    c = collation.lower()
+    codec = _PYTHON_CODEC.get(charset_of(c), "utf-8")
+    pad = is_pad_space(c)
+    binary = c.endswith("_bin")
+    ai = c.endswith("_ai_ci") or (c.endswith("_ci") and "_as_" not in c)
+    ci = c.endswith("_ci")
+    nordic = c.startswith(("latin1_swedish", "utf8mb4_sv_", "latin1_danish", "utf8mb4_da_"))
+
+    def canon(b: bytes):
+        if binary:
+            return b.rstrip(b" ") if pad else b
+        s = b.decode(codec, "surrogateescape")
+        if pad:
+            s = s.rstrip(" ")
+        if ci:
+            s = s.casefold()
+        if nordic:
+            # Swedish/Danish collations keep å, ä, ö as letters of their own (æ sorts as ä,
+            # ø as ö, ü as y) and fold the other accents.
+            s = s.translate(_NORDIC)
+            s = "".join(ch if ch in "åäö" else _strip_accents(ch) for ch in s)
+        elif ai:
+            s = _strip_accents(s)
+        return s
+
+    return canon
+
+
+def prefix_chars(value: bytes, n: int, collation: str | None) -> bytes:
+    """The first ``n`` characters (bytes for binary) of a string value, as a prefix key keeps."""
+    if collation is None or collation == "binary":
+        return value[:n]
+    codec = _PYTHON_CODEC.get(charset_of(collation), "utf-8")
+    return value.decode(codec, "surrogateescape")[:n].encode(codec, "surrogateescape")

@@ -1,0 +1,244 @@
+"""Transaction -> writeset, as ``add_pke`` (sql/rpl_write_set_handler.cc) computes it.
+
+Per row image (UPDATE: after image, then before image; INSERT: after; DELETE: before), for each
+PRIMARY/UNIQUE key of the table: skip the key if a part is NULL; otherwise one hash of
+(index name, db, table, the parts' sort keys), plus a second "full column" hash when a part's
+key length and column pack length give different ``strnxfrmlen`` (prefix keys, VARCHAR and
+VARBINARY parts, whose pack length includes the length bytes). Then one hash per foreign key of
+the row (child side). A table without a usable primary key marks the transaction
+``has_missing_keys``; a change to a table referenced by a foreign key marks it
+``has_related_foreign_keys`` (the parent side).
+
+The hashes here are Python hashes of canonical values (see :mod:`.collation`): equal exactly
+when the server's are, and as many per row as the server's, which is what the policies need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..binlog.constants import NO_FOREIGN_KEY_CHECKS_F, RowsKind
+from ..binlog.rows import TableMap
+from ..binlog.transactions import RowChange, Transaction
+from ..schema.model import Catalog, TableSchema
+from .collation import canonicalizer, prefix_chars
+
+_VARLEN = frozenset({"varchar", "varbinary", "tinytext", "text", "mediumtext", "longtext", "tinyblob",
+                     "blob", "mediumblob", "longblob", "json", "geometry"})
+_BINARY_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPlan:
+    """How to hash one unique key: ``parts`` = (column index, prefix chars or None, canonicalizer,
+    collation); ``hashes`` = 1 or 2 per image (see module doc)."""
+
+    name: str
+    parts: tuple
+    hashes: int
+    primary: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FkPlan:
+    ref_key: str
+    ref_db: str
+    ref_table: str
+    variant: int  # which of the parent key's hashes the FK string equals (0 standard, 1 full)
+    parts: tuple  # (child column index, canonicalizer)
+
+
+@dataclass(frozen=True, slots=True)
+class TablePlan:
+    """Everything needed to hash rows of one table; ``missing_keys`` when the table has no
+    usable primary key; ``columns`` = the row-image columns the plan reads."""
+
+    db: str
+    table: str
+    keys: tuple[KeyPlan, ...]
+    fks: tuple[FkPlan, ...]
+    fk_parent: bool
+    missing_keys: bool
+    columns: frozenset[int]
+    partial: str | None = None  # why the plan may miss hashes (unique keys unknown, ...)
+
+
+def _part_needs_full_hash(col_type: str, prefix: int | None) -> bool:
+    return prefix is not None or col_type in _VARLEN
+
+
+def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None) -> TablePlan:
+    cols = schema.columns
+    collations = list(c.collation for c in cols)
+    if tm is not None and tm.column_charsets is not None:
+        from .collation import COLLATION_NAMES
+
+        strings = [i for i, c in enumerate(cols) if c.collation is not None]
+        if len(strings) == len(tm.column_charsets):
+            for i, cid in zip(strings, tm.column_charsets):
+                collations[i] = COLLATION_NAMES.get(cid, collations[i])
+    pk = schema.effective_primary_key()
+    keys = []
+    used: set[int] = set()
+    partial = None if schema.complete else f"unique keys of {schema.qualified_name} unknown"
+    ordered = ([pk] if pk else []) + [k for k in schema.keys if k is not pk]
+    for k in ordered:
+        if k.functional:
+            partial = f"functional unique index {k.name} of {schema.qualified_name} cannot be hashed"
+            continue
+        parts = []
+        full = False
+        ok = True
+        for p in k.parts:
+            i = schema.column_index(p.column)
+            if i is None:
+                ok = False
+                break
+            col = cols[i]
+            coll = collations[i] if col.type not in _BINARY_TYPES else None
+            if col.type == "binary":
+                canon = lambda b: b.rstrip(b"\0")  # noqa: E731  BINARY(n) pads with 0x00
+            elif isinstance(coll, str) or col.type in _BINARY_TYPES:
+                canon = canonicalizer(coll)
+            else:
+                canon = None
+            parts.append((i, p.prefix, canon, coll))
+            used.add(i)
+            full = full or _part_needs_full_hash(col.type, p.prefix)
+        if ok:
+            keys.append(KeyPlan(k.name if not (k is pk and k.primary) else "PRIMARY", tuple(parts),
+                                2 if full else 1, k is pk))
+    fks = []
+    for fk in schema.foreign_keys:
+        ref = catalog.referenced_key(fk)
+        if ref is None:
+            continue
+        parts = []
+        for c in fk.columns:
+            i = schema.column_index(c)
+            if i is None:
+                break
+            coll = collations[i]
+            parts.append((i, canonicalizer(coll) if coll or cols[i].type in _BINARY_TYPES else None))
+            used.add(i)
+        else:
+            parent = catalog.get(fk.ref_db, fk.ref_table)
+            full = parent is not None and any(
+                _part_needs_full_hash(parent.columns[j].type, p.prefix)
+                for p in ref.parts if (j := parent.column_index(p.column)) is not None)
+            fks.append(FkPlan(ref.name, parent.db if parent else fk.ref_db,
+                              parent.name if parent else fk.ref_table, 1 if full else 0, tuple(parts)))
+    return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks),
+                     catalog.is_fk_parent(schema.db, schema.name), pk is None, frozenset(used), partial)
+
+
+def _value(v, canon):
+    if v is None:
+        return None
+    if canon is not None and isinstance(v, (bytes, bytearray)):
+        return canon(bytes(v))
+    return v
+
+
+def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_checks: bool) -> bool:
+    """Append the hashes of one row image; False if a key column is absent from the image
+    (MINIMAL row image), i.e. the server's hashes cannot be rebuilt."""
+    complete = True
+    for k in plan.keys:
+        vals = []
+        full_vals = []
+        skip = False
+        for i, prefix, canon, coll in k.parts:
+            if i not in image:
+                complete = False
+                skip = True
+                break
+            v = image[i]
+            if v is None:
+                skip = True  # "NULL cannot conflict with any value": this key is skipped
+                break
+            if prefix is not None and isinstance(v, (bytes, bytearray)):
+                vals.append(_value(prefix_chars(bytes(v), prefix, coll), canon))
+            else:
+                vals.append(_value(v, canon))
+            if k.hashes == 2:
+                full_vals.append(_value(v, canon))
+        if skip:
+            continue
+        out.append(hash((k.name, plan.db, plan.table, 0, tuple(vals))))
+        if k.hashes == 2:
+            out.append(hash((k.name, plan.db, plan.table, 1, tuple(full_vals))))
+    if fk_checks:
+        for fk in plan.fks:
+            vals = []
+            for i, canon in fk.parts:
+                if i not in image:
+                    complete = False
+                    vals = None
+                    break
+                v = image[i]
+                if v is not None:  # a NULL column is left out, but the hash is still made
+                    vals.append(_value(v, canon))
+            if vals is None:
+                continue
+            # The FK string is the parent's key string built from the child's values (sort keys
+            # over the child column's pack length), so it equals the parent row's key hash:
+            # the standard one for fixed-size parts, the full-column one for VARCHAR parts.
+            out.append(hash((fk.ref_key, fk.ref_db, fk.ref_table, fk.variant, tuple(vals))))
+    return complete
+
+
+@dataclass
+class Writeset:
+    """What ``Rpl_transaction_write_set_ctx`` holds when the transaction reaches the tracker."""
+
+    hashes: list[int] = field(default_factory=list)
+    has_missing_keys: bool = False
+    has_related_foreign_keys: bool = False
+    missing_tables: list[str] = field(default_factory=list)
+    fk_parent_tables: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)   # tables whose keys cannot be known at all
+    caveats: list[str] = field(default_factory=list)   # hashes that may be missing (overstates parallelism)
+
+
+def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str]) -> Writeset:
+    """``plans`` maps ``db.table`` to its plan, or to a reason string when the table is unknown."""
+    ws = Writeset()
+    for st in t.tables:
+        if not st.rows:
+            continue
+        plan = plans.get(st.table)
+        if plan is None or isinstance(plan, str):
+            ws.unknown.append(plan or f"schema of {st.table} unknown")
+            continue
+        if plan.missing_keys:
+            ws.has_missing_keys = True
+            ws.missing_tables.append(st.table)
+        if plan.fk_parent:
+            ws.has_related_foreign_keys = True
+            ws.fk_parent_tables.append(st.table)
+        if plan.partial:
+            ws.caveats.append(plan.partial)
+    hashes = ws.hashes
+    incomplete: set[str] = set()
+    for ch in t.row_changes:
+        plan = plans.get(ch.table)
+        if not isinstance(plan, TablePlan):
+            continue
+        fk_checks = not ch.no_fk_checks
+        if ch.kind == RowsKind.UPDATE:
+            after = ch.after
+            if ch.before is not None and after is not None and len(after) < len(plan.columns):
+                after = {**ch.before, **after}  # MINIMAL image: unchanged columns keep their value
+            ok = row_hashes(plan, after or {}, hashes, fk_checks)
+            ok = row_hashes(plan, ch.before or {}, hashes, fk_checks) and ok
+        elif ch.kind == RowsKind.WRITE:
+            ok = row_hashes(plan, ch.after or {}, hashes, fk_checks)
+        else:
+            ok = row_hashes(plan, ch.before or {}, hashes, fk_checks)
+        if not ok:
+            incomplete.add(ch.table)
+    for name in sorted(incomplete):
+        ws.caveats.append(f"key columns of {name} are missing from the row images "
+                          "(binlog_row_image=MINIMAL?)")
+    return ws
