@@ -866,6 +866,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f" lc < seq-1 in {100 * res.share_lc_below_prev:.1f}%")
         if res.group_commits is not None:
             line += f"; {res.group_commits} distinct commit ids"
+            if res.group_commits == 0:
+                line += " (WARNING: no group commits recorded)"
+        if fx.single_connection and (res.share_lc_below_prev or 0) < 0.2:
+            line += " (WARNING: little writeset parallelism recorded)"
         if res.stats is not None:
             s = res.stats
             line += (f"; workload: {s.commits} commits, {s.rollbacks} rollbacks, {s.ddl} DDL,"

@@ -44,7 +44,9 @@ def mysqlbinlog(path: str | os.PathLike, *args: str) -> subprocess.CompletedProc
         else:
             shutil.copyfile(src, dst)
         inside = "/" + str(dst.relative_to(root))
-        return subprocess.run(["chroot", str(root), "mysqlbinlog", *args, inside],
+        # --local-load keeps LOAD DATA temp files of old binlogs inside our own temp dir.
+        local = "/" + str(tmp.relative_to(root))
+        return subprocess.run(["chroot", str(root), "mysqlbinlog", f"--local-load={local}", *args, inside],
                               capture_output=True, timeout=TIMEOUT_S, text=True, errors="replace")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
