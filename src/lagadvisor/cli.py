@@ -90,22 +90,64 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
+class CommitOrder(str, Enum):
+    auto = "auto"
+    recorded = "recorded"
+    serial = "serial"
+    flush_groups = "flush-groups"
+
+
+HistoryOpt = Annotated[Optional[int], typer.Option(
+    "--history-size", min=1,
+    help="binlog_transaction_dependency_history_size of the source (default: the server "
+         "version's default: 25,000 for 5.7/8.0, 10,000,000 for 8.4+).")]
+CommitOrderOpt = Annotated[CommitOrder, typer.Option(
+    "--commit-order",
+    help="Commit-order parent fed to WRITESET: 'recorded' (binlog written under COMMIT_ORDER), "
+         "'serial' (the previous transaction: the writeset-only answer), 'flush-groups' (estimate "
+         "for binlogs written under WRITESET), or 'auto' (chosen from the detected policy).")]
+SchemaOpt = Annotated[Optional[str], typer.Option(
+    "--schema", help="Table definitions: a `mysqldump --no-data` file (or any file of CREATE TABLE "
+                     "statements). Needed for tables created before the first binlog.")]
+
+
+def _clock_options(history_size, commit_order, schema):
+    from .depgraph.pipeline import ClockOptions
+    from .errors import SchemaError
+    from .schema.ddl import load_schema_file
+
+    catalog = None
+    if schema:
+        try:
+            with open(schema, encoding="utf-8", errors="surrogateescape") as f:
+                catalog = load_schema_file(f.read())
+        except OSError as err:
+            raise SchemaError(f"{schema}: cannot read schema file: {err.strerror}") from err
+        if not catalog.tables:
+            raise SchemaError(f"{schema}: no CREATE TABLE statement found")
+    return ClockOptions(history_size=history_size, commit_order=commit_order.value, catalog=catalog)
+
+
 @app.command()
 def analyze(
     files: Annotated[list[str], typer.Argument(help="Binlog or relay-log files, in order.")],
     *,
     output_format: Annotated[OutputFormat, typer.Option("--format", help="text or json.")] = OutputFormat.text,
+    history_size: HistoryOpt = None,
+    commit_order: CommitOrderOpt = CommitOrder.auto,
+    schema: SchemaOpt = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")] = True,
 ) -> None:
-    """Summarise binlog files: server, transactions, events, time span, and the parallelism the
-    recorded logical clock allows."""
+    """Summarise binlog files: server, transactions, events, time span, the parallelism the
+    recorded clock allows, and what COMMIT_ORDER, WRITESET and WRITESET_SESSION would allow."""
     from .report.analysis import analyze as run
     from .report.console import render_analysis
     from .report.jsonout import analysis_json
 
     try:
+        opts = _clock_options(history_size, commit_order, schema)
         with _Progress(files, progress) as bar:
-            result = run(files, on_transaction=bar.update)
+            result = run(files, opts, on_transaction=lambda s, t, c: bar.update(s, t))
     except LagAdvisorError as err:
         raise _fail(err) from None
     if output_format == OutputFormat.json:
@@ -127,26 +169,29 @@ def export(
     *,
     output_format: Annotated[ExportFormat, typer.Option("--format", help="jsonl or csv.")] = ExportFormat.jsonl,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
-    keys: Annotated[bool, typer.Option("--keys", help="Include primary-key values of every row image "
+    keys: Annotated[bool, typer.Option("--keys", help="Include the key values of every row image "
                                                       "(JSONL only).")] = False,
+    history_size: HistoryOpt = None,
+    commit_order: CommitOrderOpt = CommitOrder.auto,
+    schema: SchemaOpt = None,
 ) -> None:
-    """Write one record per transaction, in binlog order."""
-    from .binlog import FileSummary, read_transactions
+    """Write one record per transaction, in binlog order, with the recorded clock and every
+    policy's re-derived last_committed ("computed") and WRITESET's fallback reason."""
+    from .depgraph.pipeline import prepare, run_clocks
     from .report.records import CsvWriter, jsonl_line, transaction_record
 
     out = open(output, "w", encoding="utf-8") if output else sys.stdout
-    warnings: list[str] = []
     try:
+        run = prepare(files, _clock_options(history_size, commit_order, schema))
         writer = CsvWriter(out) if output_format == ExportFormat.csv else None
-        for path in files:
-            summary = FileSummary(path)
-            for t in read_transactions(path, summary):
-                rec = transaction_record(t, keys=keys and writer is None)
-                if writer is not None:
-                    writer.write(rec)
-                else:
-                    out.write(jsonl_line(rec) + "\n")
-            warnings.extend(summary.warnings)
+        for t, ws, c in run_clocks(files, run):
+            rec = transaction_record(t, keys=keys and writer is None)
+            rec["computed"] = c.as_dict()
+            rec["fallback"] = c.fallback.value if c.fallback else None
+            if writer is not None:
+                writer.write(rec)
+            else:
+                out.write(jsonl_line(rec) + "\n")
     except LagAdvisorError as err:
         out.flush()
         raise _fail(err) from None
@@ -156,7 +201,14 @@ def export(
     finally:
         if output:
             out.close()
-    for w in warnings:
+    notes = [w for s in run.summaries for w in s.warnings]
+    notes += [f"{what} ({n} transactions fell back)" for what, n in sorted(run.tracker.unknown.items())]
+    notes += [f"{what}: WRITESET may overstate parallelism ({n} transactions)"
+              for what, n in sorted(run.tracker.caveats.items())]
+    err_console.print(f"lagadvisor: clock written by {run.written.name} ({run.written.evidence}); "
+                      f"history size {run.history_size:,}; commit-order input {run.commit_order}",
+                      soft_wrap=True)
+    for w in notes:
         err_console.print(f"lagadvisor: warning: {w}", soft_wrap=True)
 
 

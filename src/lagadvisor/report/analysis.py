@@ -7,9 +7,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from ..binlog import FileSummary, Transaction, read_transactions
-from ..binlog.transactions import ColumnSelector
+from ..binlog import FileSummary, Transaction
 from ..depgraph.clock import ClockStats
+from ..depgraph.pipeline import ClockOptions, ClockRun, WrittenPolicy, prepare, run_clocks
+from ..depgraph.policies import POLICIES, Computed
 
 TOP_N = 5
 
@@ -84,27 +85,69 @@ class FileAnalysis:
 
 
 @dataclass
+class PolicyResults:
+    """The re-derived clocks: one :class:`ClockStats` per policy, fallbacks and what stayed unknown."""
+
+    written: WrittenPolicy
+    history_size: int
+    commit_order: str
+    clocks: dict[str, ClockStats]
+    fallbacks: dict[str, int]
+    fallback_tables: list[tuple[str, str, int]]   # (reason, table, transactions)
+    unknown: list[tuple[str, int]]                # (what is unknown, transactions affected)
+    caveats: list[tuple[str, int]]
+    resets: int
+
+
+@dataclass
 class Analysis:
     files: list[FileAnalysis]
     total: Totals
+    policies: PolicyResults | None = None
 
     @property
     def warnings(self) -> list[str]:
-        return [w for f in self.files for w in f.summary.warnings]
+        out = [w for f in self.files for w in f.summary.warnings]
+        if self.policies is not None:
+            out += [f"{what} ({n} transactions fell back)" for what, n in self.policies.unknown]
+            out += [f"{what}: WRITESET may overstate parallelism ({n} transactions)"
+                    for what, n in self.policies.caveats]
+        return out
 
 
-def analyze(paths: Iterable[str], selector: ColumnSelector | None = None,
-            on_transaction: Callable[[FileSummary, Transaction], None] | None = None) -> Analysis:
-    """Read every file in order; ``on_transaction`` sees each transaction (progress, export)."""
+def analyze(paths: Iterable[str], options: ClockOptions | None = None,
+            on_transaction: Callable[[FileSummary, Transaction, Computed], None] | None = None) -> Analysis:
+    """Read every file in order and re-derive every policy's clock; ``on_transaction`` sees each
+    transaction with its computed clocks (progress bars, export)."""
+    paths = list(paths)
+    run: ClockRun = prepare(paths, options or ClockOptions())
     files: list[FileAnalysis] = []
+    by_path: dict[str, FileAnalysis] = {}
     total = Totals()
-    for path in paths:
-        summary = FileSummary(path)
-        totals = Totals()
-        for t in read_transactions(path, summary, selector):
-            totals.add(t)
-            total.add(t)
-            if on_transaction is not None:
-                on_transaction(summary, t)
-        files.append(FileAnalysis(summary, totals))
-    return Analysis(files, total)
+    clocks = {p: ClockStats() for p in POLICIES}
+    for t, ws, c in run_clocks(paths, run):
+        fa = by_path.get(t.file)
+        if fa is None:
+            fa = by_path[t.file] = FileAnalysis(run.summaries[-1], Totals())
+            files.append(fa)
+        fa.totals.add(t)
+        total.add(t)
+        for name, lc in c.as_dict().items():
+            clocks[name].add(t.file, lc, c.sequence_number)
+        if on_transaction is not None:
+            on_transaction(fa.summary, t, c)
+    for s in run.summaries:  # files without transactions still get their summary
+        if s.path not in by_path:
+            files.append(FileAnalysis(s, Totals()))
+    order = {p: i for i, p in enumerate(paths)}
+    files.sort(key=lambda f: order.get(f.summary.path, 0))
+    comp = run.computer
+    policies = PolicyResults(
+        run.written, run.history_size, run.commit_order, clocks,
+        {k.value: v for k, v in sorted(comp.fallbacks.items(), key=lambda kv: (-kv[1], kv[0].value))},
+        sorted(((r, t, n) for (r, t), n in comp.fallback_tables.items()), key=lambda x: (-x[2], x[0], x[1])),
+        sorted(run.tracker.unknown.items(), key=lambda kv: (-kv[1], kv[0])),
+        sorted(run.tracker.caveats.items(), key=lambda kv: (-kv[1], kv[0])),
+        comp.ws.resets,
+    )
+    return Analysis(files, total, policies)

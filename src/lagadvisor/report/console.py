@@ -95,6 +95,35 @@ def _largest(t: Totals) -> Table:
     return tab
 
 
+def _policies(a: Analysis) -> list[Table]:
+    p = a.policies
+    if p is None:
+        return []
+    tab = Table(title=f"dependency policies re-derived (written by {p.written.name}: {p.written.evidence}; "
+                f"history size {p.history_size:,}; commit-order input: {p.commit_order})",
+                title_justify="left")
+    for col in ("policy", "mean seq-lc", "may overlap predecessor", "barriers", "depth", "ideal speedup"):
+        tab.add_column(col, justify="left" if col == "policy" else "right")
+    rec = a.total.recorded
+    if rec.histogram:
+        tab.add_row("recorded", f"{rec.mean_distance:,.2f}", f"{rec.parallel_share:.1%}", f"{rec.barriers:,}",
+                    f"{rec.depth:,}", f"{rec.ideal_speedup:,.2f}x")
+    for name, c in p.clocks.items():
+        tab.add_row(name, f"{c.mean_distance:,.2f}", f"{c.parallel_share:.1%}", f"{c.barriers:,}",
+                    f"{c.depth:,}", f"{c.ideal_speedup:,.2f}x")
+    out = [tab]
+    if p.fallback_tables:
+        fb = Table(title=f"WRITESET fallbacks ({sum(p.fallbacks.values()):,} transactions; "
+                   f"{p.resets:,} history resets)", title_justify="left")
+        fb.add_column("reason")
+        fb.add_column("table")
+        fb.add_column("transactions", justify="right")
+        for reason, table, n in p.fallback_tables[:15]:
+            fb.add_row(reason, table, f"{n:,}")
+        out.append(fb)
+    return out
+
+
 def render_analysis(a: Analysis, console: Console) -> None:
     for fa in a.files:
         console.print(_file_header(fa))
@@ -103,6 +132,8 @@ def render_analysis(a: Analysis, console: Console) -> None:
         console.print(_totals_table(f"total over {len(a.files)} files", a.total))
     if a.total.recorded.histogram:
         console.print(_histogram(a.total))
+    for tab in _policies(a):
+        console.print(tab)
     console.print(_events_table(a.files))
     if a.total.largest:
         console.print(_largest(a.total))

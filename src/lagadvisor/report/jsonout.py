@@ -24,8 +24,26 @@ def _totals(t: Totals) -> dict[str, Any]:
     }
 
 
+def _clock(c) -> dict[str, Any]:
+    return {"mean_distance": round(c.mean_distance, 4), "parallel_share": round(c.parallel_share, 6),
+            "barriers": c.barriers, "depth": c.depth, "ideal_speedup": round(c.ideal_speedup, 4),
+            "distance_histogram": dict(c.histogram_rows())}
+
+
 def analysis_json(a: Analysis) -> dict[str, Any]:
+    p = a.policies
+    policies = None if p is None else {
+        "written_by": p.written.name, "evidence": p.written.evidence, "history_size": p.history_size,
+        "commit_order_input": p.commit_order,
+        "clocks": {name: _clock(c) for name, c in p.clocks.items()},
+        "fallbacks": p.fallbacks,
+        "fallback_tables": [{"reason": r, "table": t, "transactions": n} for r, t, n in p.fallback_tables],
+        "unknown": [{"what": w, "transactions": n} for w, n in p.unknown],
+        "caveats": [{"what": w, "transactions": n} for w, n in p.caveats],
+        "history_resets": p.resets,
+    }
     return {
+        "policies": policies,
         "files": [{
             "path": f.summary.path, "size": f.summary.size, "server_version": f.summary.server_version,
             "mariadb": f.summary.mariadb, "checksum": f.summary.checksum,

@@ -11,7 +11,8 @@ from ..binlog import Transaction
 
 CSV_FIELDS = ("file", "start_offset", "end_offset", "gtid", "sequence_number", "last_committed",
               "thread_id", "commit_ts_us", "immediate_commit_ts_us", "rows", "bytes", "tables",
-              "ddl", "statement_based", "xa", "incident", "incomplete", "compressed", "commit_id")
+              "ddl", "statement_based", "xa", "incident", "incomplete", "compressed", "commit_id",
+              "computed_commit_order", "computed_writeset", "computed_writeset_session", "fallback")
 
 
 def _plain(v: Any) -> Any:
@@ -68,4 +69,8 @@ class CsvWriter:
     def write(self, rec: dict[str, Any]) -> None:
         row = dict(rec)
         row["tables"] = ";".join(rec["tables"])
+        computed = rec.get("computed") or {}
+        row["computed_commit_order"] = computed.get("COMMIT_ORDER")
+        row["computed_writeset"] = computed.get("WRITESET")
+        row["computed_writeset_session"] = computed.get("WRITESET_SESSION")
         self._w.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_FIELDS})

@@ -21,7 +21,7 @@ from ..binlog.constants import NO_FOREIGN_KEY_CHECKS_F, RowsKind
 from ..binlog.rows import TableMap
 from ..binlog.transactions import RowChange, Transaction
 from ..schema.model import Catalog, TableSchema
-from .collation import canonicalizer, prefix_chars
+from .collation import canonicalizer, is_pad_space, prefix_chars
 
 _VARLEN = frozenset({"varchar", "varbinary", "tinytext", "text", "mediumtext", "longtext", "tinyblob",
                      "blob", "mediumblob", "longblob", "json", "geometry"})
@@ -44,8 +44,7 @@ class FkPlan:
     ref_key: str
     ref_db: str
     ref_table: str
-    variant: int  # which of the parent key's hashes the FK string equals (0 standard, 1 full)
-    parts: tuple  # (child column index, canonicalizer)
+    parts: tuple  # (child column index, canonicalizer, padded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +62,36 @@ class TablePlan:
     partial: str | None = None  # why the plan may miss hashes (unique keys unknown, ...)
 
 
+_BLOBS = frozenset({"tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob",
+                    "longblob", "json", "geometry"})
+_BLOB_PACKLENGTH = {"tinytext": 1, "tinyblob": 1, "text": 2, "blob": 2, "mediumtext": 3, "mediumblob": 3,
+                    "longtext": 4, "longblob": 4, "json": 4, "geometry": 4}
+
+
 def _part_needs_full_hash(col_type: str, prefix: int | None) -> bool:
+    """``strnxfrmlen(key_part.length) != strnxfrmlen(pack_length)``: true for every VARCHAR,
+    VARBINARY, BLOB/TEXT and prefix part (pack_length counts the length bytes), false for fixed
+    types and whole CHAR/BINARY columns (9.7 add_pke; one extra hash per key)."""
     return prefix is not None or col_type in _VARLEN
+
+
+def _blob_full_chars(col_type: str, coll: str | None) -> int | None:
+    """For BLOB/TEXT parts the NO_PARTIAL pass sorts into ``strnxfrmlen(pack_length)`` bytes,
+    with pack_length = length bytes + 8: only the first few characters of the value
+    (e.g. 24 under utf8mb4_0900_ai_ci, 3 under utf8mb4_bin, 10 bytes for binary/latin1)."""
+    if col_type not in _BLOBS:
+        return None
+    pack = _BLOB_PACKLENGTH.get(col_type, 2) + 8
+    c = (coll or "binary").lower()
+    if "_0900_" in c:
+        return ((pack + 3) // 4) * 8          # 2-byte weights: one primary weight per character
+    if c.startswith("utf8mb4_") and c.endswith("_bin"):
+        return (pack + 3) // 4
+    if c.startswith("utf8mb4_"):
+        return (pack + 3) // 4
+    if c.startswith(("utf8mb3_", "utf8_")):
+        return (pack + 2) // 3
+    return pack
 
 
 def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None) -> TablePlan:
@@ -102,7 +129,12 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
                 canon = canonicalizer(coll)
             else:
                 canon = None
-            parts.append((i, p.prefix, canon, coll))
+            # Field_varstring/Field_blob::make_sort_key pad to the target length only under PAD
+            # SPACE collations: then the two passes give different bytes; under NO PAD ones
+            # (0900, binary) they are identical unless the prefix cut the value.
+            varlen = col.type in _VARLEN
+            pad = varlen and isinstance(coll, str) and is_pad_space(coll)
+            parts.append((i, p.prefix, canon, coll, pad, _blob_full_chars(col.type, coll)))
             used.add(i)
             full = full or _part_needs_full_hash(col.type, p.prefix)
         if ok:
@@ -119,17 +151,17 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
             if i is None:
                 break
             coll = collations[i]
-            parts.append((i, canonicalizer(coll) if coll or cols[i].type in _BINARY_TYPES else None))
+            pad = cols[i].type in _VARLEN and isinstance(coll, str) and is_pad_space(coll)
+            parts.append((i, canonicalizer(coll) if coll or cols[i].type in _BINARY_TYPES else None, pad))
             used.add(i)
         else:
             parent = catalog.get(fk.ref_db, fk.ref_table)
-            full = parent is not None and any(
-                _part_needs_full_hash(parent.columns[j].type, p.prefix)
-                for p in ref.parts if (j := parent.column_index(p.column)) is not None)
             fks.append(FkPlan(ref.name, parent.db if parent else fk.ref_db,
-                              parent.name if parent else fk.ref_table, 1 if full else 0, tuple(parts)))
-    return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks),
-                     catalog.is_fk_parent(schema.db, schema.name), pk is None, frozenset(used), partial)
+                              parent.name if parent else fk.ref_table, tuple(parts)))
+    # The parent-side check sits inside add_pke's "table has a primary key" block.
+    fk_parent = pk is not None and catalog.is_fk_parent(schema.db, schema.name)
+    return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks), fk_parent, pk is None,
+                     frozenset(used), partial)
 
 
 def _value(v, canon):
@@ -148,7 +180,7 @@ def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_che
         vals = []
         full_vals = []
         skip = False
-        for i, prefix, canon, coll in k.parts:
+        for i, prefix, canon, coll, pad, full_chars in k.parts:
             if i not in image:
                 complete = False
                 skip = True
@@ -158,33 +190,35 @@ def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_che
                 skip = True  # "NULL cannot conflict with any value": this key is skipped
                 break
             if prefix is not None and isinstance(v, (bytes, bytearray)):
-                vals.append(_value(prefix_chars(bytes(v), prefix, coll), canon))
+                vals.append((_value(prefix_chars(bytes(v), prefix, coll), canon), "key" if pad else None))
             else:
-                vals.append(_value(v, canon))
+                vals.append((_value(v, canon), "key" if pad else None))
             if k.hashes == 2:
-                full_vals.append(_value(v, canon))
+                fv = prefix_chars(bytes(v), full_chars, coll) if full_chars is not None else v
+                full_vals.append((_value(fv, canon), "pack" if pad else None))
         if skip:
             continue
-        out.append(hash((k.name, plan.db, plan.table, 0, tuple(vals))))
+        out.append(hash((k.name, plan.db, plan.table, tuple(vals))))
         if k.hashes == 2:
-            out.append(hash((k.name, plan.db, plan.table, 1, tuple(full_vals))))
+            # Equal to the first hash when no part was padded or cut (NO PAD collations): one
+            # history entry, counted twice, as in the server.
+            out.append(hash((k.name, plan.db, plan.table, tuple(full_vals))))
     if fk_checks:
         for fk in plan.fks:
-            vals = []
-            for i, canon in fk.parts:
+            fvals: list | None = []
+            for i, canon, pad in fk.parts:
                 if i not in image:
                     complete = False
-                    vals = None
+                    fvals = None
                     break
                 v = image[i]
                 if v is not None:  # a NULL column is left out, but the hash is still made
-                    vals.append(_value(v, canon))
-            if vals is None:
+                    fvals.append((_value(v, canon), "pack" if pad else None))
+            if fvals is None:
                 continue
-            # The FK string is the parent's key string built from the child's values (sort keys
-            # over the child column's pack length), so it equals the parent row's key hash:
-            # the standard one for fixed-size parts, the full-column one for VARCHAR parts.
-            out.append(hash((fk.ref_key, fk.ref_db, fk.ref_table, fk.variant, tuple(vals))))
+            # The FK string is the parent key's string built from the child's values, sorted over
+            # the child column's pack length: it equals the parent row's NO_PARTIAL key hash.
+            out.append(hash((fk.ref_key, fk.ref_db, fk.ref_table, tuple(fvals))))
     return complete
 
 

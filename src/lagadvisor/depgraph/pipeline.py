@@ -1,0 +1,137 @@
+"""One streaming pass over binlog files: read, build writesets, re-derive every policy's clock.
+
+Also detects which policy wrote the files, from what the recorded clock looks like.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from ..binlog import FileSummary, Transaction, read_transactions
+from ..binlog.framing import version_tuple
+from ..schema.model import Catalog
+from ..writeset.extract import Writeset
+from ..writeset.tracker import KeyTracker
+from .policies import COMMIT_ORDER_SOURCES, ClockComputer, Computed, history_size_default
+
+DETECT_SAMPLE = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenPolicy:
+    """What wrote the files' clock: COMMIT_ORDER, WRITESET, WRITESET_SESSION, MariaDB, or none."""
+
+    name: str
+    evidence: str
+    server_version: str = ""
+    mariadb: bool = False
+
+
+def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> WrittenPolicy:
+    """Read up to ``sample`` transactions (no row decoding) and judge the recorded clock.
+
+    8.4+ servers only have WRITESET. Otherwise COMMIT_ORDER's ``last_committed`` is the
+    committed prefix at prepare time, so it hardly ever goes down from one transaction to the
+    next, and with one session it is always ``sequence_number - 1``; WRITESET's goes down
+    whenever a transaction conflicts with nothing recent. WRITESET_SESSION additionally never
+    lets a transaction start before its session's previous one.
+    """
+    n = decreases = below_serial = session_violations = session_pairs = 0
+    prev_lc = None
+    file = None
+    last_by_session: dict[int, int] = {}
+    summary = FileSummary(paths[0]) if paths else None
+    for path in paths:
+        s = FileSummary(path)
+        for t in read_transactions(path, s, selector=lambda tm: frozenset()):
+            if summary is not None and not summary.server_version:
+                summary = s
+            if t.sequence_number is None or t.last_committed is None:
+                continue
+            if t.file != file:
+                file, prev_lc = t.file, None
+                last_by_session = {}
+            n += 1
+            if prev_lc is not None and t.last_committed < prev_lc:
+                decreases += 1
+            if t.sequence_number > 1 and t.last_committed < t.sequence_number - 1:
+                below_serial += 1
+            if t.thread_id is not None:
+                prev = last_by_session.get(t.thread_id)
+                if prev is not None:
+                    session_pairs += 1
+                    if t.last_committed < prev:
+                        session_violations += 1
+                last_by_session[t.thread_id] = t.sequence_number
+            prev_lc = t.last_committed
+            if n >= sample:
+                break
+        if n >= sample:
+            break
+    version = summary.server_version if summary else ""
+    mariadb = bool(summary and summary.mariadb)
+    if mariadb:
+        return WrittenPolicy("MariaDB", "MariaDB binlog: group commit ids, no logical clock", version, True)
+    if n == 0:
+        return WrittenPolicy("none", "no logical clock in these files (MySQL < 5.7 or no GTID events)", version)
+    v = version_tuple(version)
+    share = decreases / n
+    if v >= (8, 4, 0):
+        return WrittenPolicy("WRITESET", f"server {version}: 8.4+ tracks dependencies with WRITESET only", version)
+    if share > 0.01 or (below_serial and len(last_by_session) <= 1 and session_pairs):
+        if session_pairs >= 10 and session_violations == 0:
+            return WrittenPolicy("WRITESET_SESSION", f"last_committed goes down in {share:.1%} of "
+                                 f"transactions, never before the session's previous one", version)
+        return WrittenPolicy("WRITESET", f"last_committed goes down in {share:.1%} of transactions "
+                             "(COMMIT_ORDER's hardly ever does)", version)
+    return WrittenPolicy("COMMIT_ORDER", f"last_committed goes down in {share:.2%} of transactions: "
+                         "a commit-order clock", version)
+
+
+@dataclass
+class ClockOptions:
+    history_size: int | None = None          # None: the server version's default
+    commit_order: str = "auto"               # auto | recorded | serial | flush-groups
+    catalog: Catalog | None = None
+    use_binlog_ddl: bool = True
+
+
+@dataclass
+class ClockRun:
+    """State and results of one pass (filled while iterating)."""
+
+    written: WrittenPolicy
+    history_size: int
+    commit_order: str
+    tracker: KeyTracker
+    computer: ClockComputer
+    summaries: list[FileSummary] = field(default_factory=list)
+
+
+def commit_order_for(written: WrittenPolicy, requested: str) -> str:
+    if requested != "auto":
+        return requested
+    return "flush-groups" if written.name in ("WRITESET", "WRITESET_SESSION") else "recorded"
+
+
+def prepare(paths: list[str], opts: ClockOptions) -> ClockRun:
+    written = detect_written_policy(paths)
+    hs = opts.history_size
+    if hs is None:
+        hs = history_size_default(version_tuple(written.server_version), written.mariadb)
+    co = commit_order_for(written, opts.commit_order)
+    tracker = KeyTracker(opts.catalog, use_binlog_ddl=opts.use_binlog_ddl)
+    return ClockRun(written, hs, co, tracker, ClockComputer(hs, COMMIT_ORDER_SOURCES[co]()))
+
+
+def run_clocks(paths: Iterable[str], run: ClockRun) -> Iterator[tuple[Transaction, Writeset, Computed]]:
+    """Transactions with their writesets and every policy's computed ``last_committed``."""
+    for path in paths:
+        s = FileSummary(path)
+        run.summaries.append(s)
+        for t in read_transactions(path, s, selector=run.tracker.select):
+            ws = run.tracker.writeset(t)
+            c = run.computer.step(t, ws)
+            run.tracker.observe(t)
+            yield t, ws, c
