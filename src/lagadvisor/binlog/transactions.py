@@ -91,6 +91,7 @@ class Transaction:
     event_count: int
     timestamp: int = 0
     compressed: bool = False
+    row_changes_truncated: bool = False  # more row images than the assembler keeps (memory bound)
     ddl: bool = False
     statement_based: bool = False
     xa: bool = False
@@ -143,13 +144,14 @@ def classify_statement(query: str) -> str:
 class _Open:
     """A transaction being assembled."""
 
-    __slots__ = ("start", "timestamp", "gtid_ev", "mgtid", "thread_id", "dbs", "stats", "changes", "statements",
+    __slots__ = ("start", "timestamp", "truncated", "gtid_ev", "mgtid", "thread_id", "dbs", "stats", "changes", "statements",
                  "events", "compressed", "ddl", "sbr", "xa", "incident", "rows", "server_id",
                  "in_begin")
 
     def __init__(self, start: int, server_id: int, timestamp: int) -> None:
         self.start = start
         self.timestamp = timestamp
+        self.truncated = False
         self.gtid_ev: ev.Gtid | None = None
         self.mgtid: ev.MariadbGtid | None = None
         self.thread_id: int | None = None
@@ -167,6 +169,10 @@ class _Open:
 class TransactionAssembler:
     """Groups a file's events into :class:`Transaction` s; also keeps what ``analyze`` reports
     about the file (first FDE, whether compression, row metadata and tagged GTIDs were seen)."""
+
+    #: Row images kept per transaction, so one huge transaction cannot exhaust memory; beyond it
+    #: rows are still counted and the transaction is flagged ``row_changes_truncated``.
+    MAX_ROW_CHANGES = 500_000
 
     def __init__(self, reader: EventReader, file: str, selector: ColumnSelector | None = None) -> None:
         self.reader = reader
@@ -308,12 +314,15 @@ class TransactionAssembler:
         n = 0
         kind = body.kind
         changes = cur.changes
-        keep = bool(wanted)
+        keep = bool(wanted) and not cur.truncated
         no_fk = bool(body.flags & NO_FOREIGN_KEY_CHECKS_F)
         for before, after in iter_rows(body, tm, plans, wanted):
             n += 1
             if keep:
                 changes.append(RowChange(name, kind, before, after, no_fk))
+        if len(changes) > self.MAX_ROW_CHANGES:
+            del changes[self.MAX_ROW_CHANGES:]
+            cur.truncated = True
         st = cur.stats.get(name)
         if st is None:
             st = cur.stats[name] = [0, 0, 0]
@@ -336,7 +345,7 @@ class TransactionAssembler:
             server_id=cur.server_id, thread_id=cur.thread_id, databases=tuple(cur.dbs),
             tables=tables, rows=cur.rows, row_changes=tuple(cur.changes),
             statements=tuple(cur.statements), event_count=cur.events, timestamp=cur.timestamp,
-            compressed=cur.compressed,
+            compressed=cur.compressed, row_changes_truncated=cur.truncated,
             ddl=cur.ddl or bool(m and m.flags2 & ev.MariadbGtid.FL_DDL), statement_based=cur.sbr,
             xa=cur.xa, incident=cur.incident, incomplete=incomplete,
             commit_id=m.commit_id if m else None, domain_id=m.domain_id if m else None,

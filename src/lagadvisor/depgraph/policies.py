@@ -34,19 +34,22 @@ class Fallback(str, Enum):
     CTAS = "ctas"                            # CREATE TABLE ... SELECT (9.x): reset
     UNKNOWN_SCHEMA = "unknown_schema"        # keys not knowable here: conservative reset
     INCOMPLETE = "incomplete"                # half-written last transaction
+    TOO_LARGE = "too_large"                  # more row images than the reader keeps: conservative reset
 
-
-RESETS = frozenset({Fallback.DDL, Fallback.STATEMENT, Fallback.FK_PARENT, Fallback.WRITESET_LIMIT,
-                    Fallback.CTAS, Fallback.UNKNOWN_SCHEMA, Fallback.HISTORY_FULL, Fallback.INCOMPLETE})
 
 
 def history_size_default(version: tuple[int, int, int], mariadb: bool = False) -> int:
-    """``binlog_transaction_dependency_history_size`` default by server version: 25,000 in
-    5.7 and 8.0 (sys_vars.cc); 10,000,000 read off a real 9.7.4 server (and 8.4, where the
-    default was raised together with the removal of binlog_transaction_dependency_tracking)."""
+    """``binlog_transaction_dependency_history_size`` default by server version: 25,000 up to
+    9.4 (sys_vars.cc, and 8.4's manual); 1,000,000 from 9.5.0 (release notes: "increased from
+    25000 to 1000000", Bug #38178087); 10,000,000 read off a real 9.7.4 server. 9.6 is assumed
+    to be 1,000,000 (not verified): pass ``--history-size`` when it matters."""
     if mariadb:
         return 25_000
-    return 10_000_000 if version >= (8, 4, 0) else 25_000
+    if version >= (9, 7, 0):
+        return 10_000_000
+    if version >= (9, 5, 0):
+        return 1_000_000
+    return 25_000
 
 
 # ----------------------------------------------------------------------------- commit order
@@ -202,6 +205,8 @@ _ADMIN = ("ANALYZE", "REPAIR", "OPTIMIZE")
 def _kind_fallback(t: Transaction, ws: Writeset) -> Fallback | None:
     if t.incomplete:
         return Fallback.INCOMPLETE
+    if t.row_changes_truncated:
+        return Fallback.TOO_LARGE
     if ws.unknown:
         return Fallback.UNKNOWN_SCHEMA
     if t.ddl and t.rows:
