@@ -109,15 +109,39 @@ CommitOrderOpt = Annotated[CommitOrder, typer.Option(
 SchemaOpt = Annotated[Optional[str], typer.Option(
     "--schema", help="Table definitions: a `mysqldump --no-data` file (or any file of CREATE TABLE "
                      "statements). Needed for tables created before the first binlog.")]
+HostOpt = Annotated[Optional[str], typer.Option(
+    "--host", help="Read table definitions from this server's information_schema (read-only; "
+                   "needs SELECT). The password comes from LAGADVISOR_PASSWORD or MYSQL_PWD, "
+                   "--ask-password, or --defaults-file.")]
+PortOpt = Annotated[int, typer.Option("--port", help="Server port.")]
+UserOpt = Annotated[Optional[str], typer.Option("--user", help="Server user.")]
+AskPasswordOpt = Annotated[bool, typer.Option("--ask-password", help="Prompt for the password.")]
+DefaultsFileOpt = Annotated[Optional[str], typer.Option(
+    "--defaults-file", help="A MySQL option file with [client] user/password/ssl settings.")]
+SslCaOpt = Annotated[Optional[str], typer.Option("--ssl-ca", help="CA certificate for TLS.")]
 
 
-def _clock_options(history_size, commit_order, schema):
+def _server_options(host, port, user, ask_password, defaults_file, ssl_ca):
+    from .schema.live import ServerOptions, password_from_env, prompt_password
+
+    if not host:
+        return None
+    password = password_from_env()
+    if ask_password:
+        password = prompt_password(user, host)
+    return ServerOptions(host, port, user, password, defaults_file, ssl_ca)
+
+
+def _clock_options(history_size, commit_order, schema, server=None):
     from .depgraph.pipeline import ClockOptions
     from .errors import SchemaError
     from .schema.ddl import load_schema_file
+    from .schema.live import catalog_from_server
 
     catalog = None
-    if schema:
+    if server is not None:
+        catalog = catalog_from_server(server)
+    elif schema:
         try:
             with open(schema, encoding="utf-8", errors="surrogateescape") as f:
                 catalog = load_schema_file(f.read())
@@ -136,6 +160,12 @@ def analyze(
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
+    host: HostOpt = None,
+    port: PortOpt = 3306,
+    user: UserOpt = None,
+    ask_password: AskPasswordOpt = False,
+    defaults_file: DefaultsFileOpt = None,
+    ssl_ca: SslCaOpt = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")] = True,
 ) -> None:
     """Summarise binlog files: server, transactions, events, time span, the parallelism the
@@ -145,7 +175,8 @@ def analyze(
     from .report.jsonout import analysis_json
 
     try:
-        opts = _clock_options(history_size, commit_order, schema)
+        opts = _clock_options(history_size, commit_order, schema,
+                              _server_options(host, port, user, ask_password, defaults_file, ssl_ca))
         with _Progress(files, progress) as bar:
             result = run(files, opts, on_transaction=lambda s, t, c: bar.update(s, t))
     except LagAdvisorError as err:
@@ -174,6 +205,12 @@ def export(
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
+    host: HostOpt = None,
+    port: PortOpt = 3306,
+    user: UserOpt = None,
+    ask_password: AskPasswordOpt = False,
+    defaults_file: DefaultsFileOpt = None,
+    ssl_ca: SslCaOpt = None,
 ) -> None:
     """Write one record per transaction, in binlog order, with the recorded clock and every
     policy's re-derived last_committed ("computed") and WRITESET's fallback reason."""
@@ -182,7 +219,8 @@ def export(
 
     out = open(output, "w", encoding="utf-8") if output else sys.stdout
     try:
-        run = prepare(files, _clock_options(history_size, commit_order, schema))
+        run = prepare(files, _clock_options(history_size, commit_order, schema, _server_options(
+            host, port, user, ask_password, defaults_file, ssl_ca)))
         writer = CsvWriter(out) if output_format == ExportFormat.csv else None
         for t, ws, c in run_clocks(files, run):
             rec = transaction_record(t, keys=keys and writer is None)

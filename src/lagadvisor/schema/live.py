@@ -1,0 +1,147 @@
+"""Table definitions read from a live server's information_schema (read-only, SELECT only).
+
+Uses mysql-connector-python. The definitions are the server's own (collations resolved, index
+names as stored, foreign keys with their referenced columns), so they are preferred over the
+schema file and the binlog's DDL.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from dataclasses import dataclass
+
+from ..errors import SchemaError
+from .model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
+
+SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    """How to reach a server. The password comes from ``password`` (set by the CLI from a
+    prompt or the environment), or an option file; never from the command line."""
+
+    host: str
+    port: int = 3306
+    user: str | None = None
+    password: str | None = None
+    option_file: str | None = None
+    ssl_ca: str | None = None
+    ssl_cert: str | None = None
+    ssl_key: str | None = None
+    ssl_disabled: bool = False
+    connect_timeout: int = 10
+
+
+def password_from_env() -> str | None:
+    return os.environ.get("LAGADVISOR_PASSWORD", os.environ.get("MYSQL_PWD"))
+
+
+def prompt_password(user: str | None, host: str) -> str:
+    return getpass.getpass(f"Password for {user or 'current user'}@{host}: ")
+
+
+def connect(opts: ServerOptions):
+    """A mysql-connector connection, or :class:`SchemaError` with the server's message."""
+    import mysql.connector
+
+    kw: dict = {"host": opts.host, "port": opts.port, "connection_timeout": opts.connect_timeout,
+                "autocommit": True}
+    if opts.user:
+        kw["user"] = opts.user
+    if opts.password is not None:
+        kw["password"] = opts.password
+    if opts.option_file:
+        kw["option_files"] = opts.option_file
+        kw["option_groups"] = ["client", "lagadvisor"]
+    if opts.ssl_ca:
+        kw["ssl_ca"] = opts.ssl_ca
+    if opts.ssl_cert:
+        kw["ssl_cert"] = opts.ssl_cert
+    if opts.ssl_key:
+        kw["ssl_key"] = opts.ssl_key
+    if opts.ssl_disabled:
+        kw["ssl_disabled"] = True
+    try:
+        return mysql.connector.connect(**kw)
+    except mysql.connector.Error as err:
+        raise SchemaError(f"cannot connect to {opts.host}:{opts.port}: {err.msg if hasattr(err, 'msg') else err}") from err
+
+
+def _rows(cur, sql: str, args=()):
+    cur.execute(sql, args)
+    return cur.fetchall()
+
+
+def load_catalog(conn, databases: list[str] | None = None) -> Catalog:
+    """Read tables, columns, PRIMARY/UNIQUE indexes and foreign keys of user schemas."""
+    import mysql.connector
+
+    where = "TABLE_SCHEMA NOT IN (%s)" % ",".join(["%s"] * len(SYSTEM_SCHEMAS))
+    args: list = list(SYSTEM_SCHEMAS)
+    if databases:
+        where += " AND TABLE_SCHEMA IN (%s)" % ",".join(["%s"] * len(databases))
+        args += databases
+    cat = Catalog()
+    try:
+        cur = conn.cursor()
+        server_coll = _rows(cur, "SELECT @@collation_server")[0][0]
+        cat.server_collation = server_coll
+        tables = {(r[0], r[1]): (r[2], r[3]) for r in _rows(
+            cur, f"SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION, ENGINE FROM information_schema.TABLES "
+                 f"WHERE TABLE_TYPE = 'BASE TABLE' AND {where}", args)}
+        cols: dict[tuple[str, str], list[Column]] = {k: [] for k in tables}
+        for schema, table, name, dtype, clen, nullable, coll, cset, ctype, extra in _rows(
+                cur, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, "
+                     "IS_NULLABLE, COLLATION_NAME, CHARACTER_SET_NAME, COLUMN_TYPE, EXTRA "
+                     f"FROM information_schema.COLUMNS WHERE {where} "
+                     "ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION", args):
+            if (schema, table) not in cols:
+                continue
+            ctype = (ctype.decode() if isinstance(ctype, bytes) else ctype or "").lower()
+            extra = (extra.decode() if isinstance(extra, bytes) else extra or "").upper()
+            cols[(schema, table)].append(Column(
+                name, str(dtype).lower(), int(clen) if clen is not None else None, "unsigned" in ctype,
+                nullable == "YES", coll.lower() if coll else None, cset.lower() if cset else None,
+                "GENERATED" in extra, "INVISIBLE" in extra))
+        keys: dict[tuple[str, str], dict[str, list]] = {}
+        functional: set[tuple[str, str, str]] = set()
+        for schema, table, index, seq, col, sub, expr in _rows(
+                cur, "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, SUB_PART, "
+                     f"EXPRESSION FROM information_schema.STATISTICS WHERE NON_UNIQUE = 0 AND {where} "
+                     "ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX", args):
+            parts = keys.setdefault((schema, table), {}).setdefault(index, [])
+            if col is None or expr is not None:
+                functional.add((schema, table, index))
+            parts.append(KeyPart(col or "", int(sub) if sub is not None else None))
+        fks: dict[tuple[str, str], dict[str, list]] = {}
+        for schema, table, name, col, rschema, rtable, rcol in _rows(
+                cur, "SELECT TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_SCHEMA, "
+                     "REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "
+                     f"WHERE REFERENCED_TABLE_NAME IS NOT NULL AND {where} "
+                     "ORDER BY TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION", args):
+            fks.setdefault((schema, table), {}).setdefault(name, []).append((col, rschema, rtable, rcol))
+        cur.close()
+    except mysql.connector.Error as err:
+        raise SchemaError(f"cannot read information_schema: {err}") from err
+    for (schema, table), (coll, engine) in sorted(tables.items()):
+        kl = []
+        for index, parts in keys.get((schema, table), {}).items():
+            kl.append(Key(index, tuple(parts), index == "PRIMARY", (schema, table, index) in functional))
+        # TABLE_SHARE order: PRIMARY first, then unique keys in definition order is not exposed;
+        # the order does not change writesets (the tracker's capacity test is per transaction).
+        kl.sort(key=lambda k: (not k.primary, k.name))
+        fl = [ForeignKey(name, tuple(p[0] for p in ps), ps[0][1], ps[0][2], tuple(p[3] for p in ps))
+              for name, ps in sorted(fks.get((schema, table), {}).items())]
+        cat.put(TableSchema(schema, table, tuple(cols[(schema, table)]), tuple(kl), tuple(fl),
+                            coll.lower() if coll else None, "server", True, (engine or "").lower() or None))
+    return cat
+
+
+def catalog_from_server(opts: ServerOptions, databases: list[str] | None = None) -> Catalog:
+    conn = connect(opts)
+    try:
+        return load_catalog(conn, databases)
+    finally:
+        conn.close()
