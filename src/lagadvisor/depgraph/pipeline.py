@@ -28,6 +28,26 @@ class WrittenPolicy:
     mariadb: bool = False
 
 
+def peek_server(path: str) -> tuple[str, bool]:
+    """Server version and MariaDB-ness from the file's FORMAT_DESCRIPTION event (no full read)."""
+    from ..binlog.decoder import EventReader
+    from ..binlog.framing import check_magic
+    from ..binlog.scan import open_binlog
+    from ..errors import BinlogError
+
+    reader = EventReader(path)
+    try:
+        with open_binlog(path) as f:
+            check_magic(f, path)
+            for _ in reader.read(f, base_offset=4):
+                if reader.first_fde is not None:
+                    break
+    except (BinlogError, OSError):
+        return "", False  # the full read reports the problem with file and offset
+    fde = reader.first_fde
+    return (fde.server_version, fde.is_mariadb) if fde else ("", False)
+
+
 def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> WrittenPolicy:
     """Read up to ``sample`` transactions (no row decoding) and judge the recorded clock.
 
@@ -37,6 +57,13 @@ def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> Writ
     whenever a transaction conflicts with nothing recent. WRITESET_SESSION additionally never
     lets a transaction start before its session's previous one.
     """
+    if paths:
+        version, mariadb = peek_server(paths[0])
+        if mariadb:
+            return WrittenPolicy("MariaDB", "MariaDB binlog: group commit ids, no logical clock", version, True)
+        if version_tuple(version) >= (8, 4, 0):
+            return WrittenPolicy("WRITESET", f"server {version}: 8.4+ tracks dependencies with WRITESET only",
+                                 version)
     n = decreases = below_serial = session_violations = session_pairs = 0
     prev_lc = None
     file = None
