@@ -250,6 +250,101 @@ def export(
         err_console.print(f"lagadvisor: warning: {w}", soft_wrap=True)
 
 
+class Mode(str, Enum):
+    logical_clock = "logical_clock"
+    database = "database"
+    mariadb_conservative = "mariadb_conservative"
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    from .errors import ConfigError
+
+    try:
+        vals = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"{what}: expected a comma-separated list of integers, got {text!r}") from None
+    if not vals or any(v < 0 or v > 1024 for v in vals):
+        raise ConfigError(f"{what}: values must be between 0 and 1024")
+    return vals
+
+
+@app.command()
+def simulate(
+    files: Annotated[list[str], typer.Argument(help="Binlog files of the source, in order.")],
+    *,
+    workers: Annotated[str, typer.Option(help="replica_parallel_workers values to simulate "
+                                              "(0 = single-threaded applier).")] = "1,2,4,8,16",
+    policy: Annotated[Optional[list[str]], typer.Option(
+        help="Clocks to simulate: COMMIT_ORDER, WRITESET, WRITESET_SESSION (re-derived) or 'recorded'. "
+             "Repeat the option for several. Default: the three policies.")] = None,
+    preserve_commit_order: Annotated[str, typer.Option(help="replica_preserve_commit_order: on or off.")] = "on",
+    durable: Annotated[bool, typer.Option("--durable/--relaxed",
+        help="Replica durability: --durable = sync_binlog=1 and innodb_flush_log_at_trx_commit=1 "
+             "(every commit group pays a flush); --relaxed = 0 and 2.")] = True,
+    cost_model: Annotated[Optional[str], typer.Option("--cost-model",
+        help="JSON file of apply cost coefficients (see `lagadvisor calibrate`).")] = None,
+    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replica (default: the cost "
+                                                     "model's).", min=1)] = None,
+    catch_up: Annotated[bool, typer.Option("--catch-up",
+        help="All transactions are already in the relay log (a stopped replica catching up); "
+             "default: they arrive at the source's commit timestamps.")] = False,
+    lag_threshold: Annotated[float, typer.Option(help="Seconds; report time spent above it.")] = 1.0,
+    mode: Annotated[Mode, typer.Option(help="Applier: logical_clock (MySQL), database (5.6 "
+                                            "DATABASE mode) or mariadb_conservative.")] = Mode.logical_clock,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="text or json.")] = OutputFormat.text,
+    history_size: HistoryOpt = None,
+    commit_order: CommitOrderOpt = CommitOrder.auto,
+    schema: SchemaOpt = None,
+) -> None:
+    """Simulate the replica's multi-threaded applier for each policy and worker count: apply
+    time, speedup, lag against the source's commit timeline, worker utilisation."""
+    from dataclasses import replace as dc_replace
+
+    from .depgraph.pipeline import prepare, run_clocks
+    from .depgraph.policies import POLICIES
+    from .errors import ConfigError
+    from .sim.model import CostModel, ReplicaConfig
+    from .sim.run import facts_of, sweep
+
+    try:
+        wl = _int_list(workers, "--workers")
+        pols = policy or list(POLICIES)
+        for p in pols:
+            if p not in ("recorded", *POLICIES):
+                raise ConfigError(f"--policy {p}: expected one of recorded, {', '.join(POLICIES)}")
+        if preserve_commit_order not in ("on", "off"):
+            raise ConfigError("--preserve-commit-order: expected on or off")
+        cost = CostModel.from_file(cost_model) if cost_model else CostModel()
+        if cores:
+            cost = dc_replace(cost, cores=cores)
+        run = prepare(files, _clock_options(history_size, commit_order, schema))
+        index = {f: i for i, f in enumerate(files)}
+        facts = [facts_of(t, c, index.get(t.file, 0)) for t, ws, c in run_clocks(files, run)]
+        cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value)
+        rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold)
+    except LagAdvisorError as err:
+        raise _fail(err) from None
+    if output_format == OutputFormat.json:
+        print(json.dumps({"transactions": len(facts), "catch_up": catch_up, "durable": durable,
+                          "mode": mode.value, "cost_model": json.loads(cost.to_json()),
+                          "written_by": run.written.name,
+                          "results": [r.as_json() for r in rows]}, indent=2, sort_keys=True))
+        return
+    from rich.table import Table
+
+    tab = Table(title=f"{len(facts):,} transactions; replica {'durable' if durable else 'relaxed'}, "
+                f"preserve_commit_order={preserve_commit_order}, {cost.cores} cores"
+                + ("; catch-up" if catch_up else "; arrivals at source commit times"), title_justify="left")
+    for col in ("policy", "workers", "apply s", "speedup", "lag p99 s", "lag max s", "utilisation",
+                "dependency wait s"):
+        tab.add_column(col, justify="left" if col == "policy" else "right")
+    for r in rows:
+        tab.add_row(r.policy, str(r.workers), f"{r.apply_seconds:,.3f}", f"{r.speedup:.2f}x",
+                    f"{r.lag_p99_seconds:,.3f}", f"{r.lag_max_seconds:,.3f}", f"{r.utilisation:.0%}",
+                    f"{r.dependency_wait_seconds:,.3f}")
+    Console(highlight=False).print(tab)
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,1 @@
+"""Replica applier simulation: cost model, scheduling rules and a deterministic event engine."""

@@ -1,0 +1,91 @@
+"""Sweeps: every clock x every worker count, with lag statistics against the source timeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..binlog import Transaction
+from ..depgraph.policies import Computed
+from .build import TrxFacts, database_partitioned, logical_clock, mariadb_conservative
+from .engine import SimResult, simulate
+from .model import CostModel, ReplicaConfig
+
+
+def facts_of(t: Transaction, c: Computed, file_idx: int) -> TrxFacts:
+    ins = sum(s.inserts for s in t.tables)
+    upd = sum(s.updates for s in t.tables)
+    dele = sum(s.deletes for s in t.tables)
+    recorded = t.last_committed if t.last_committed is not None else c.commit_order
+    return TrxFacts(file_idx, c.sequence_number, (recorded, c.commit_order, c.writeset, c.writeset_session),
+                    t.commit_ts_us or t.timestamp * 1_000_000, ins, upd, dele, t.bytes,
+                    tuple(sorted(t.databases)), t.commit_id)
+
+
+def percentile(sorted_vals: list[float], p: float) -> float:
+    if not sorted_vals:
+        return 0.0
+    k = min(len(sorted_vals) - 1, max(0, int(round(p / 100.0 * (len(sorted_vals) - 1)))))
+    return sorted_vals[k]
+
+
+@dataclass
+class Row:
+    """One cell of the policy x workers table."""
+
+    policy: str
+    workers: int
+    preserve_commit_order: bool
+    apply_seconds: float
+    speedup: float
+    lag_p50_seconds: float
+    lag_p99_seconds: float
+    lag_max_seconds: float
+    seconds_above_threshold: float
+    utilisation: float
+    dependency_wait_seconds: float
+    flushes: int
+    lag_series: list[tuple[float, float]] = field(default_factory=list, repr=False)
+
+    def as_json(self) -> dict:
+        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()
+                if k != "lag_series"}
+
+
+def _lag_stats(res: SimResult, threshold_s: float) -> tuple[float, float, float, float, list]:
+    lags = res.lags_us()
+    s = sorted(lags)
+    above = 0.0
+    # time above threshold: between consecutive commits, lag is at least the current one's
+    order = sorted(range(len(lags)), key=lambda i: res.commit_us[i])
+    series = []
+    step = max(1, len(order) // 200)
+    for k, i in enumerate(order):
+        if k % step == 0:
+            series.append((round(res.commit_us[i] / 1e6, 6), round(lags[i] / 1e6, 6)))
+        if lags[i] > threshold_s * 1e6 and k + 1 < len(order):
+            above += res.commit_us[order[k + 1]] - res.commit_us[i]
+    return (percentile(s, 50) / 1e6, percentile(s, 99) / 1e6, (s[-1] if s else 0.0) / 1e6, above / 1e6, series)
+
+
+def sweep(facts: list[TrxFacts], policies: list[str], workers: list[int], cfg: ReplicaConfig,
+          cost: CostModel, *, catch_up: bool = False, threshold_s: float = 1.0) -> list[Row]:
+    rows = []
+    for policy in policies:
+        if cfg.mode == "database":
+            trxs = database_partitioned(facts, cost, catch_up=catch_up)
+        elif cfg.mode == "mariadb_conservative":
+            trxs = mariadb_conservative(facts, cost, catch_up=catch_up)
+        else:
+            trxs = logical_clock(facts, policy, cost, catch_up=catch_up)
+        base = None
+        for w in workers:
+            res = simulate(trxs, ReplicaConfig(w, cfg.preserve_commit_order, cfg.durable,
+                                               cfg.pending_jobs_size_max, cfg.mode), cost)
+            if base is None:
+                base = simulate(trxs, ReplicaConfig(1, cfg.preserve_commit_order, cfg.durable,
+                                                    cfg.pending_jobs_size_max, cfg.mode), cost) if w != 1 else res
+            p50, p99, mx, above, series = _lag_stats(res, threshold_s)
+            rows.append(Row(policy, w, cfg.preserve_commit_order, res.apply_us / 1e6,
+                            base.apply_us / res.apply_us if res.apply_us else 0.0, p50, p99, mx, above,
+                            res.utilisation, res.dependency_wait_us / 1e6, res.flushes, series))
+    return rows
