@@ -345,6 +345,42 @@ def simulate(
     Console(highlight=False).print(tab)
 
 
+@app.command()
+def calibrate(
+    files: Annotated[list[str], typer.Argument(help="The replica's own binlog files "
+                                                    "(log_replica_updates=ON), written while it "
+                                                    "applied a backlog with one worker.")],
+    *,
+    durable: Annotated[bool, typer.Option("--durable/--relaxed",
+        help="The replica's durability during that run (sync_binlog=1 and "
+             "innodb_flush_log_at_trx_commit=1, or relaxed).")] = True,
+    base: Annotated[Optional[str], typer.Option(help="For --durable: a cost model fitted on a relaxed "
+                                                     "run, to split CPU from flush time.")] = None,
+    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replica.", min=1)] = None,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the model here.")] = None,
+) -> None:
+    """Fit the apply cost model (per transaction, per row by kind, per byte, flush) from a
+    replica's commit timestamps; use it with `simulate --cost-model`."""
+    import os
+
+    from .sim.calibrate import calibrate as fit
+    from .sim.model import CostModel
+
+    try:
+        result = fit(files, durable=durable, base=CostModel.from_file(base) if base else None,
+                     cores=cores or os.cpu_count() or 1)
+    except LagAdvisorError as err:
+        raise _fail(err) from None
+    text = result.model.to_json()
+    if output:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
+                      f"R^2 {result.r2:.3f})")
+
+
 def main() -> None:
     try:
         app()

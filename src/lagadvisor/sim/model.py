@@ -1,11 +1,14 @@
 """Inputs of the applier simulation: the replica's settings and the apply cost model.
 
-The cost of a transaction on the replica is CPU work (per transaction, per row by kind, per
-byte) plus its commit, which with full durability (``sync_binlog=1`` and
-``innodb_flush_log_at_trx_commit=1`` on the replica) waits for a flush shared by every
-transaction that reaches the commit stage while the previous flush is in progress (the
-replica's own group commit). CPU work runs on at most ``cores`` threads at a time; the
-coordinator's dispatch is serial.
+A transaction costs the coordinator ``dispatch_us`` (serial), then a worker applies it
+(``trx_us`` + per row by kind + per byte: CPU that runs in parallel, on at most ``cores``
+threads), then it commits through the replica's binlog group commit (MYSQL_BIN_LOG::
+ordered_commit): a serial flush stage where the group's leader does ``commit_us`` of CPU per
+member (binlog write, InnoDB commit, replication info and GTID bookkeeping), then a serial sync
+stage of ``flush_us`` per group (the fsyncs of sync_binlog=1 and innodb_flush_log_at_trx_commit=1;
+~0 when relaxed). Transactions that reach the flush stage while it is busy form the next group,
+so concurrent workers share both stages. Measured on this machine, the commit part dominates
+small transactions and is what limits a relaxed replica's speedup.
 """
 
 from __future__ import annotations
@@ -21,19 +24,20 @@ class CostModel:
     """Microseconds. Defaults are measured on a real MySQL 9.7 replica on this kind of machine
     (2 cores); see ``bench/replica_catchup.py`` and the README for the method and the numbers."""
 
-    trx_us: float = 150.0          # per transaction: begin, GTID, table maps, commit bookkeeping
-    insert_us: float = 25.0        # per row written
-    update_us: float = 30.0        # per row updated
-    delete_us: float = 25.0        # per row deleted
-    byte_us: float = 0.02          # per byte of the transaction's events
-    dispatch_us: float = 15.0      # coordinator work per transaction (read, schedule, hand over)
-    commit_us: float = 40.0        # CPU of the commit itself (no flush)
-    flush_us: float = 1500.0       # one durable flush (binlog fsync + redo fsync) of a commit group
+    trx_us: float = 60.0           # worker, per transaction: begin, GTID, table maps (parallel)
+    insert_us: float = 40.0        # worker, per row written
+    update_us: float = 60.0        # worker, per row updated
+    delete_us: float = 46.0        # worker, per row deleted
+    byte_us: float = 0.0           # worker, per byte of the transaction's events
+    dispatch_us: float = 60.0      # coordinator, per transaction (read, schedule, hand over)
+    commit_us: float = 240.0       # flush stage, per transaction (serial)
+    flush_us: float = 0.0          # sync stage, per group (serial): fsyncs when durable
     cores: int = 2
 
     def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int) -> float:
+        """Worker CPU before the commit."""
         return (self.trx_us + self.insert_us * inserts + self.update_us * updates
-                + self.delete_us * deletes + self.byte_us * nbytes + self.commit_us)
+                + self.delete_us * deletes + self.byte_us * nbytes)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
@@ -65,5 +69,6 @@ class ReplicaConfig:
     workers: int = 4                     # replica_parallel_workers; 0 = single-threaded applier
     preserve_commit_order: bool = True   # replica_preserve_commit_order
     durable: bool = True                 # sync_binlog=1 and innodb_flush_log_at_trx_commit=1
+                                         # (the cost model's flush_us applies; else no sync cost)
     pending_jobs_size_max: int = 128 * 1024 * 1024   # replica_parallel_pending_jobs_size_max... bytes
     mode: str = "logical_clock"          # logical_clock | database | mariadb_conservative | mariadb_optimistic

@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""Checked against reality: a real MySQL 9.x source and replica on this machine.
+
+For each replica configuration (relaxed: innodb_flush_log_at_trx_commit=2, sync_binlog=0;
+durable: 1 and 1) and each workload (sysbench oltp_write_only with 8 clients; a conflict-heavy
+variant on a 10-row table where writesets allow little parallelism):
+
+1. start a source and a replica (GTID auto-positioning, replica_preserve_commit_order=ON),
+   prepare the tables, let the replica catch up;
+2. stop the replica's SQL thread, run the workload on the source, wait until the replica's IO
+   thread has received all of it, stop the replica and snapshot its data directory;
+3. for each worker count (1, 2, 4, 8): restore the snapshot, start the replica with that many
+   workers, START REPLICA SQL_THREAD and time WAIT_FOR_EXECUTED_GTID_SET (the catch-up time);
+4. simulate the source's workload binlog with the same replica settings
+   (``lagadvisor simulate --catch-up --policy recorded``);
+
+and prints measured vs predicted speedup and catch-up time with the error. With
+``--calibrate`` it first runs a calibration workload (varied transaction shapes, one client)
+replicated with one worker, and fits the cost model from the replica's own binlog
+(``lagadvisor calibrate``), for each durability setting.
+
+Usage: python3 bench/replica_catchup.py [--events 12000] [--workers 1,2,4,8] [--calibrate]
+                                        [--out bench/results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import realservers  # noqa: E402
+
+SRC_PORT, REP_PORT = 13510, 13511
+BASE = ["--gtid-mode=ON", "--enforce-gtid-consistency=ON", "--binlog-format=ROW", "--log-bin=binlog",
+        "--max-binlog-size=1073741824", "--innodb-buffer-pool-size=256M"]
+CONFIGS = {
+    "relaxed": ["--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"],
+    "durable": ["--innodb-flush-log-at-trx-commit=1", "--sync-binlog=1"],
+}
+WORKLOADS = {
+    "oltp_write_only_8": ["oltp_write_only", "--tables=4", "--table-size=10000", "--threads=8"],
+    "conflict_heavy_8": ["oltp_write_only", "--tables=1", "--table-size=10", "--threads=8"],
+}
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def connect(port: int):
+    import mysql.connector
+
+    return mysql.connector.connect(host="127.0.0.1", port=port, user="root", password="", autocommit=True)
+
+
+def q(conn, sql: str):
+    cur = conn.cursor()
+    cur.execute(sql)
+    rows = cur.fetchall() if cur.with_rows else []
+    cur.close()
+    return rows
+
+
+def gtid_executed(conn) -> str:
+    return q(conn, "SELECT @@GLOBAL.gtid_executed")[0][0].replace("\n", "")
+
+
+def replica(workers: int, config: str) -> realservers.MySQLServer:
+    return realservers.MySQLServer("bench-replica", REP_PORT, [
+        "--server-id=2", *BASE, *CONFIGS[config], "--relay-log=relay", "--skip-replica-start",
+        f"--replica-parallel-workers={workers}", "--replica-preserve-commit-order=ON",
+        "--log-replica-updates=ON", "--relay-log-recovery=OFF"])
+
+
+def wait_received(rep, target: str, timeout: float = 600) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        row = q(rep, "SELECT RECEIVED_TRANSACTION_SET FROM performance_schema.replication_connection_status")
+        received = row[0][0].replace("\n", "") if row else ""
+        if q(rep, f"SELECT GTID_SUBSET('{target}', '{received}')")[0][0] == 1:
+            return
+        time.sleep(0.2)
+    raise RuntimeError("replica IO thread did not receive the workload in time")
+
+
+def flush_and_list(conn, server: realservers.MySQLServer) -> list[Path]:
+    q(conn, "FLUSH BINARY LOGS")
+    return server.binlog_files()
+
+
+def prepare_pair(config: str, setup, workload) -> tuple[list[Path], str, Path]:
+    """Source + replica; ``setup(src_conn)`` before, ``workload()`` while the SQL thread is
+    stopped. Returns the source's workload binlog files, the target GTID set and the snapshot."""
+    src = realservers.MySQLServer("bench-source", SRC_PORT, ["--server-id=1", *BASE, *CONFIGS["relaxed"]],
+                                  fresh=True)
+    rep = replica(1, config)
+    rep.fresh = True
+    src.start()
+    rep.start()
+    rep.fresh = False
+    try:
+        s, r = connect(SRC_PORT), connect(REP_PORT)
+        q(r, f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={SRC_PORT}, "
+             "SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1")
+        q(r, "START REPLICA")
+        setup(s)
+        q(r, f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{gtid_executed(s)}', 600)")
+        q(r, "STOP REPLICA SQL_THREAD")
+        before = set(flush_and_list(s, src))
+        workload()
+        after = flush_and_list(s, src)
+        files = [p for p in after[:-1] if p not in before or p == sorted(before)[-1]]
+        target = gtid_executed(s)
+        wait_received(r, target)
+        s.close()
+        r.close()
+    finally:
+        rep.stop()
+    snap = realservers.cache_dir() / "bench-snapshot"
+    shutil.rmtree(snap, ignore_errors=True)
+    subprocess.run(["cp", "-a", str(rep.host_datadir), str(snap)], check=True)
+    keep = Path(realservers.cache_dir() / "bench-binlogs")
+    shutil.rmtree(keep, ignore_errors=True)
+    keep.mkdir(parents=True)
+    copies = []
+    for f in files:
+        shutil.copy(f, keep / f.name)
+        copies.append(keep / f.name)
+    src.stop()
+    return copies, target, snap
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds per thread name of a process (/proc/PID/task/*/stat utime+stime)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        cpu = (int(fields[11]) + int(fields[12])) / tick
+        key = name.rstrip("0123456789-")
+        out[key] = out.get(key, 0.0) + cpu
+    return out
+
+
+LAST_CPU: dict[str, float] = {}
+
+
+def catch_up(config: str, workers: int, target: str, snap: Path, keep_binlog: Path | None = None) -> float:
+    rep = replica(workers, config)
+    shutil.rmtree(rep.host_datadir, ignore_errors=True)
+    subprocess.run(["cp", "-a", str(snap), str(rep.host_datadir)], check=True)
+    rep.start()
+    try:
+        r = connect(REP_PORT)
+        before = set(rep.binlog_files())
+        q(r, "FLUSH BINARY LOGS")  # the applied transactions go to files not in `before`
+        pid = int(rep.host_pid_file.read_text().split()[0])
+        cpu0 = thread_cpu(pid)
+        t0 = time.perf_counter()
+        q(r, "START REPLICA SQL_THREAD")
+        res = q(r, f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{target}', 900)")
+        elapsed = time.perf_counter() - t0
+        cpu1 = thread_cpu(pid)
+        LAST_CPU.clear()
+        LAST_CPU.update({k: round(v - cpu0.get(k, 0.0), 3) for k, v in cpu1.items() if v - cpu0.get(k, 0.0) > 0.005})
+        if res[0][0] != 0:
+            raise RuntimeError(f"replica did not catch up (workers={workers})")
+        if keep_binlog is not None:
+            q(r, "FLUSH BINARY LOGS")
+            keep_binlog.mkdir(parents=True, exist_ok=True)
+            for f in rep.binlog_files()[:-1]:
+                if f not in before:
+                    shutil.copy(f, keep_binlog / f.name)
+        r.close()
+    finally:
+        rep.stop()
+    return elapsed
+
+
+def lagadvisor(*args: str) -> str:
+    r = subprocess.run([sys.executable, "-m", "lagadvisor", *args], capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr)
+    return r.stdout
+
+
+def sysbench_setup(spec: list[str]):
+    def setup(conn):
+        q(conn, "CREATE DATABASE sbtest")
+        realservers.sysbench(SRC_PORT, *spec, "--mysql-db=sbtest", "prepare")
+    return setup
+
+
+def sysbench_run(spec: list[str], events: int):
+    def run():
+        realservers.sysbench(SRC_PORT, *spec, "--mysql-db=sbtest", f"--events={events}", "--time=0",
+                             "--rand-seed=7", "run")
+    return run
+
+
+def calibration_workload(seed: int, n: int):
+    """One client, transactions of varied shapes (1-30 inserts/updates/deletes), so per-row
+    costs by kind can be told apart."""
+    def setup(conn):
+        q(conn, "CREATE DATABASE cal")
+        q(conn, "CREATE TABLE cal.t (id INT PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL, "
+                "pad CHAR(60) NOT NULL, KEY (k))")
+        rnd = random.Random(seed)
+        cur = conn.cursor()
+        for base in range(0, 20000, 500):
+            cur.execute("INSERT INTO cal.t VALUES " + ",".join(
+                f"({i},{rnd.randint(1, 10000)},'{'c' * 120}','{'p' * 60}')" for i in range(base, base + 500)))
+        cur.close()
+
+    def run():
+        rnd = random.Random(seed + 1)
+        conn = connect(SRC_PORT)
+        cur = conn.cursor()
+        next_id = 20000
+        live = list(range(20000))
+        for _ in range(n):
+            cur.execute("BEGIN")
+            for _ in range(rnd.choice((0, 0, 1, 3, 10, 30))):
+                cur.execute(f"INSERT INTO cal.t VALUES ({next_id},{rnd.randint(1, 10000)},'{'x' * 120}','{'y' * 60}')")
+                live.append(next_id)
+                next_id += 1
+            for _ in range(rnd.choice((0, 1, 3, 10, 30))):
+                cur.execute(f"UPDATE cal.t SET k = k + 1 WHERE id = {rnd.choice(live)}")
+            for _ in range(rnd.choice((0, 0, 1, 3, 10))):
+                if len(live) > 1000:
+                    victim = live.pop(rnd.randrange(len(live)))
+                    cur.execute(f"DELETE FROM cal.t WHERE id = {victim}")
+            cur.execute("COMMIT")
+        cur.close()
+        conn.close()
+    return setup, run
+
+
+def simulate_catch_up(files: list[Path], workers: int, durable: bool, cost) -> float:
+    """Predicted catch-up seconds (the replica schedules by the source's recorded clock)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from lagadvisor.depgraph.pipeline import ClockOptions, prepare, run_clocks
+    from lagadvisor.sim.model import ReplicaConfig
+    from lagadvisor.sim.run import facts_of, sweep
+
+    names = [str(f) for f in files]
+    run = prepare(names, ClockOptions(commit_order="recorded"))
+    index = {f: i for i, f in enumerate(names)}
+    facts = [facts_of(t, c, index[t.file]) for t, _, c in run_clocks(names, run)]
+    rows = sweep(facts, ["recorded"], [workers], ReplicaConfig(0, True, durable), cost, catch_up=True)
+    return rows[0].apply_seconds
+
+
+def calibrate_models(k: int = 4) -> "object":
+    """Fit the cost model on the calibration workload (not on the validation workloads)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from dataclasses import replace
+
+    from lagadvisor.sim.calibrate import fit_gaps
+    from lagadvisor.sim.model import CostModel
+
+    setup, run = calibration_workload(11, 4000)
+    files, target, snap = prepare_pair("relaxed", setup, run)
+    out = realservers.cache_dir() / "bench-replica-binlog"
+    shutil.rmtree(out, ignore_errors=True)
+    t1 = catch_up("relaxed", 1, target, snap, keep_binlog=out)
+    fit = fit_gaps(sorted(str(p) for p in out.iterdir()))
+    tk = sorted(catch_up("relaxed", k, target, snap) for _ in range(3))[1]
+    log(f"  relaxed calibration: 1 worker {t1:.2f} s, {k} workers {tk:.2f} s; gap fit {fit}; "
+        "")
+    base = CostModel(cores=os.cpu_count() or 2, insert_us=fit.insert_us, update_us=fit.update_us,
+                     delete_us=fit.delete_us, byte_us=fit.byte_us, flush_us=0.0)
+    sys.path.insert(0, str(ROOT / "src"))
+    # The coordinator's own work cannot be read off its CPU time (it busy-waits for free workers);
+    # the built-in estimate is kept and the rest of the per-transaction intercept is split between
+    # the parallel worker part and the serial commit part by matching the k-worker run.
+    dispatch = min(CostModel().dispatch_us, fit.intercept * 0.5)
+    lo, hi = 0.0, max(0.0, fit.intercept - dispatch)
+    model = base
+    for _ in range(25):  # bisection: the commit share that reproduces the k-worker run
+        c = (lo + hi) / 2
+        model = replace(base, dispatch_us=dispatch, commit_us=c, trx_us=max(0.0, fit.intercept - dispatch - c))
+        if simulate_catch_up(files, k, False, model) < tk:
+            lo = c
+        else:
+            hi = c
+    log(f"  relaxed model: {model}")
+    files_d, target_d, snap_d = prepare_pair("durable", setup, run)
+    out_d = realservers.cache_dir() / "bench-replica-binlog-durable"
+    shutil.rmtree(out_d, ignore_errors=True)
+    catch_up("durable", 1, target_d, snap_d, keep_binlog=out_d)
+    fit_d = fit_gaps(sorted(str(p) for p in out_d.iterdir()))
+    model = replace(model, flush_us=max(0.0, fit_d.intercept - fit.intercept))
+    log(f"  durable gap fit {fit_d}; model: {model}")
+    return model
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=12000)
+    ap.add_argument("--workers", default="1,2,4,8")
+    ap.add_argument("--calibrate", action="store_true", help="fit bench/cost.json first")
+    ap.add_argument("--repeat", type=int, default=3, help="catch-up runs per worker count (median)")
+    ap.add_argument("--configs", default="relaxed,durable")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
+    ap.add_argument("--cost", default=str(ROOT / "bench" / "cost.json"))
+    args = ap.parse_args()
+    failures = realservers.provision(log=lambda m: None)
+    if failures:
+        print("\n".join(failures))
+        return 1
+    workers = [int(x) for x in args.workers.split(",")]
+    cost_file = Path(args.cost)
+    if args.calibrate:
+        log("calibration")
+        model = calibrate_models()
+        cost_file.write_text(model.to_json() + "\n")
+    results = []
+    for config in args.configs.split(","):
+        for name in args.workloads.split(","):
+            spec = WORKLOADS[name]
+            log(f"{name} / {config}: preparing")
+            files, target, snap = prepare_pair(config, sysbench_setup(spec), sysbench_run(spec, args.events))
+            measured = {}
+            for w in workers:
+                runs = sorted(catch_up(config, w, target, snap) for _ in range(args.repeat))
+                measured[w] = runs[len(runs) // 2]
+                log(f"  {w} workers: caught up in {measured[w]:.2f} s (runs {[round(x, 2) for x in runs]}); "
+                    f"CPU s by thread {LAST_CPU}")
+            sim_args = ["simulate", "--catch-up", "--policy", "recorded", "--workers",
+                        ",".join(map(str, workers)), "--format", "json",
+                        "--durable" if config == "durable" else "--relaxed"]
+            if cost_file.exists():
+                sim_args += ["--cost-model", str(cost_file)]
+            sim = json.loads(lagadvisor(*sim_args, *map(str, files)))
+            predicted = {r["workers"]: r for r in sim["results"]}
+            for w in workers:
+                ms, ps = measured[1] / measured[w], predicted[w]["speedup"]
+                row = {"workload": name, "config": config, "workers": w, "transactions": sim["transactions"],
+                       "measured_seconds": round(measured[w], 3),
+                       "predicted_seconds": round(predicted[w]["apply_seconds"], 3),
+                       "measured_speedup": round(ms, 3), "predicted_speedup": round(ps, 3),
+                       "speedup_error": round((ps - ms) / ms, 4),
+                       "time_error": round((predicted[w]["apply_seconds"] - measured[w]) / measured[w], 4)}
+                results.append(row)
+                log(f"  {w}: measured {ms:.2f}x ({measured[w]:.2f} s), predicted {ps:.2f}x "
+                    f"({predicted[w]['apply_seconds']:.2f} s), speedup error {row['speedup_error']:+.1%}")
+    Path(args.out).write_text(json.dumps({"machine": {"cores": os.cpu_count()}, "results": results}, indent=2))
+    print("| workload | replica | workers | measured s | predicted s | time error | measured speedup | predicted speedup | speedup error |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['measured_seconds']:.2f} | "
+              f"{r['predicted_seconds']:.2f} | {r['time_error']:+.1%} | {r['measured_speedup']:.2f}x | "
+              f"{r['predicted_speedup']:.2f}x | {r['speedup_error']:+.1%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
