@@ -346,6 +346,75 @@ def simulate(
 
 
 @app.command()
+def graph(
+    files: Annotated[list[str], typer.Argument(help="Binlog files, in order.")],
+    *,
+    policy: Annotated[str, typer.Option(help="Clock: recorded, COMMIT_ORDER, WRITESET or WRITESET_SESSION.")] = "WRITESET",
+    top: Annotated[int, typer.Option(help="How many hot rows and tables to list.", min=1)] = 10,
+    range_: Annotated[str, typer.Option("--range", help="Transactions (0-based, in binlog order) kept for "
+                                                        "export, as START:END.")] = "0:2000",
+    graphml: Annotated[Optional[str], typer.Option(help="Write the kept range as GraphML.")] = None,
+    dot: Annotated[Optional[str], typer.Option(help="Write the kept range as Graphviz DOT.")] = None,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="text or json.")] = OutputFormat.text,
+    history_size: HistoryOpt = None,
+    commit_order: CommitOrderOpt = CommitOrder.auto,
+    schema: SchemaOpt = None,
+) -> None:
+    """The dependency graph: critical path (transactions and estimated apply time), width, the
+    rows and tables that create the most dependencies, export to GraphML/DOT."""
+    from .depgraph.graph import GraphBuilder, write_graph
+    from .depgraph.pipeline import prepare, run_clocks
+    from .errors import ConfigError
+    from .sim.model import CostModel
+
+    try:
+        if policy not in ("recorded", "COMMIT_ORDER", "WRITESET", "WRITESET_SESSION"):
+            raise ConfigError(f"--policy {policy}: expected recorded, COMMIT_ORDER, WRITESET or WRITESET_SESSION")
+        try:
+            a, b = (int(x) for x in range_.split(":"))
+        except ValueError:
+            raise ConfigError(f"--range {range_}: expected START:END") from None
+        opts = _clock_options(history_size, commit_order, schema)
+        opts.labels = True
+        run = prepare(files, opts)
+        gb = GraphBuilder(policy, CostModel(), range(a, b))
+        for t, ws, c in run_clocks(files, run):
+            gb.add(t, ws, c)
+        s = gb.s
+        if graphml:
+            write_graph(s.graph, graphml)
+        if dot:
+            write_graph(s.graph, dot if dot.endswith((".dot", ".gv")) else dot + ".dot")
+    except OSError as err:
+        raise _fail(LagAdvisorError(f"cannot write the graph: {err}")) from None
+    except LagAdvisorError as err:
+        raise _fail(err) from None
+    doc = {"policy": policy, "transactions": s.transactions, "depth": s.depth, "width": s.width,
+           "critical_path_seconds": round(s.critical_path_us / 1e6, 6),
+           "serial_seconds": round(s.serial_us / 1e6, 6), "parallelism": round(s.parallelism, 4),
+           "conflicts": s.conflicts,
+           "hot_rows": [{"key": k, "dependencies": n} for k, n in sorted(s.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))[:top]],
+           "hot_tables": [{"table": k, "dependencies": n} for k, n in sorted(s.hot_tables.items(), key=lambda kv: (-kv[1], kv[0]))[:top]],
+           "kept": {"nodes": s.graph.number_of_nodes(), "edges": s.graph.number_of_edges()}}
+    if output_format == OutputFormat.json:
+        print(json.dumps(doc, indent=2, sort_keys=True))
+        return
+    from rich.table import Table
+
+    con = Console(highlight=False)
+    con.print(f"{policy}: {s.transactions:,} transactions, critical path {s.depth:,} transactions / "
+              f"{s.critical_path_us / 1e6:,.3f} s of {s.serial_us / 1e6:,.3f} s serial apply "
+              f"(parallelism {s.parallelism:,.2f}x), widest level {s.width:,}, {s.conflicts:,} row conflicts")
+    for title, items, col in (("hot rows", doc["hot_rows"], "key"), ("hot tables", doc["hot_tables"], "table")):
+        tab = Table(title=title, title_justify="left")
+        tab.add_column(col)
+        tab.add_column("dependencies", justify="right")
+        for it in items:
+            tab.add_row(it[col], f"{it['dependencies']:,}")
+        con.print(tab)
+
+
+@app.command()
 def calibrate(
     files: Annotated[list[str], typer.Argument(help="The replica's own binlog files "
                                                     "(log_replica_updates=ON), written while it "

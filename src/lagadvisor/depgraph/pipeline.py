@@ -122,6 +122,7 @@ class ClockOptions:
     commit_order: str = "auto"               # auto | recorded | serial | flush-groups
     catalog: Catalog | None = None
     use_binlog_ddl: bool = True
+    labels: bool = False                     # readable row keys per hash (hot-row reports)
 
 
 @dataclass
@@ -148,7 +149,7 @@ def prepare(paths: list[str], opts: ClockOptions) -> ClockRun:
     if hs is None:
         hs = history_size_default(version_tuple(written.server_version), written.mariadb)
     co = commit_order_for(written, opts.commit_order)
-    tracker = KeyTracker(opts.catalog, use_binlog_ddl=opts.use_binlog_ddl)
+    tracker = KeyTracker(opts.catalog, use_binlog_ddl=opts.use_binlog_ddl, labels=opts.labels)
     return ClockRun(written, hs, co, tracker, ClockComputer(hs, COMMIT_ORDER_SOURCES[co]()))
 
 

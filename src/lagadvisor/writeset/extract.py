@@ -172,9 +172,16 @@ def _value(v, canon):
     return v
 
 
-def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_checks: bool) -> bool:
-    """Append the hashes of one row image; False if a key column is absent from the image
-    (MINIMAL row image), i.e. the server's hashes cannot be rebuilt."""
+def _label(name: str, db: str, table: str, vals) -> str:
+    shown = ", ".join(repr(v[0].decode("utf-8", "replace") if isinstance(v[0], bytes) else v[0]) for v in vals)
+    return f"{db}.{table} {name}=({shown})"
+
+
+def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_checks: bool,
+               labels: list[str] | None = None) -> bool:
+    """Append the hashes of one row image (and, with ``labels``, a readable key per hash);
+    False if a key column is absent from the image (MINIMAL row image), i.e. the server's
+    hashes cannot be rebuilt."""
     complete = True
     for k in plan.keys:
         vals = []
@@ -199,10 +206,14 @@ def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_che
         if skip:
             continue
         out.append(hash((k.name, plan.db, plan.table, tuple(vals))))
+        if labels is not None:
+            labels.append(_label(k.name, plan.db, plan.table, vals))
         if k.hashes == 2:
             # Equal to the first hash when no part was padded or cut (NO PAD collations): one
             # history entry, counted twice, as in the server.
             out.append(hash((k.name, plan.db, plan.table, tuple(full_vals))))
+            if labels is not None:
+                labels.append(_label(k.name, plan.db, plan.table, full_vals))
     if fk_checks:
         for fk in plan.fks:
             fvals: list | None = []
@@ -219,6 +230,9 @@ def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_che
             # The FK string is the parent key's string built from the child's values, sorted over
             # the child column's pack length: it equals the parent row's NO_PARTIAL key hash.
             out.append(hash((fk.ref_key, fk.ref_db, fk.ref_table, tuple(fvals))))
+            if labels is not None:
+                labels.append(_label(fk.ref_key, fk.ref_db, fk.ref_table, fvals)
+                              + f" (foreign key of {plan.db}.{plan.table})")
     return complete
 
 
@@ -233,11 +247,14 @@ class Writeset:
     fk_parent_tables: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)   # tables whose keys cannot be known at all
     caveats: list[str] = field(default_factory=list)   # hashes that may be missing (overstates parallelism)
+    labels: list[str] = field(default_factory=list)    # readable key per hash, when asked for
 
 
-def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str]) -> Writeset:
-    """``plans`` maps ``db.table`` to its plan, or to a reason string when the table is unknown."""
+def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str], *, labels: bool = False) -> Writeset:
+    """``plans`` maps ``db.table`` to its plan, or to a reason string when the table is unknown.
+    With ``labels``, ``Writeset.labels`` names each hash's row key (for hot-row reports)."""
     ws = Writeset()
+    lab = ws.labels if labels else None
     for st in t.tables:
         if not st.rows:
             continue
@@ -264,12 +281,12 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str]) -> W
             after = ch.after
             if ch.before is not None and after is not None and len(after) < len(plan.columns):
                 after = {**ch.before, **after}  # MINIMAL image: unchanged columns keep their value
-            ok = row_hashes(plan, after or {}, hashes, fk_checks)
-            ok = row_hashes(plan, ch.before or {}, hashes, fk_checks) and ok
+            ok = row_hashes(plan, after or {}, hashes, fk_checks, lab)
+            ok = row_hashes(plan, ch.before or {}, hashes, fk_checks, lab) and ok
         elif ch.kind == RowsKind.WRITE:
-            ok = row_hashes(plan, ch.after or {}, hashes, fk_checks)
+            ok = row_hashes(plan, ch.after or {}, hashes, fk_checks, lab)
         else:
-            ok = row_hashes(plan, ch.before or {}, hashes, fk_checks)
+            ok = row_hashes(plan, ch.before or {}, hashes, fk_checks, lab)
         if not ok:
             incomplete.add(ch.table)
     for name in sorted(incomplete):

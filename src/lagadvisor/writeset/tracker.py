@@ -69,7 +69,9 @@ def schema_from_table_map(tm: TableMap) -> TableSchema | None:
 class KeyTracker:
     """Column selector for the reader and writeset builder for the policies."""
 
-    def __init__(self, catalog: Catalog | None = None, *, use_binlog_ddl: bool = True) -> None:
+    def __init__(self, catalog: Catalog | None = None, *, use_binlog_ddl: bool = True,
+                 labels: bool = False) -> None:
+        self.labels = labels
         self.catalog = catalog if catalog is not None else Catalog()
         self.use_binlog_ddl = use_binlog_ddl
         self._plans: dict[tuple[str, str], tuple[int, int, TablePlan | str]] = {}
@@ -108,8 +110,8 @@ class KeyTracker:
         self._current[tm.qualified_name] = plan
         return plan.columns if isinstance(plan, TablePlan) else frozenset()
 
-    def writeset(self, t: Transaction) -> Writeset:
-        ws = transaction_writeset(t, self._current)
+    def writeset(self, t: Transaction, *, labels: bool = False) -> Writeset:
+        ws = transaction_writeset(t, self._current, labels=labels or self.labels)
         for u in ws.unknown:
             self.unknown[u] += 1
         for c in ws.caveats:

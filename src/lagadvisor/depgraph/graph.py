@@ -1,0 +1,134 @@
+"""The transaction dependency graph: critical path, width, hot rows and tables, export.
+
+Two kinds of edges: the clock's (a transaction may start only after the transaction its
+``last_committed`` names, and everything before it) and the writeset conflicts behind them
+(the previous writer of each row key the transaction writes). The whole stream is summarised in
+one pass with bounded state; a chosen range is kept as a networkx DiGraph for GraphML/DOT.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from ..binlog import Transaction
+from ..sim.model import CostModel
+from ..writeset.extract import Writeset
+from .policies import Computed
+
+_POLICY_FIELD = {"COMMIT_ORDER": "commit_order", "WRITESET": "writeset", "WRITESET_SESSION": "writeset_session"}
+
+
+@dataclass
+class GraphSummary:
+    policy: str
+    transactions: int = 0
+    depth: int = 0                       # longest chain, in transactions
+    critical_path_us: float = 0.0        # longest chain, in estimated apply time
+    serial_us: float = 0.0               # everything one after the other
+    width: int = 0                       # most transactions on one level
+    conflicts: int = 0
+    hot_rows: Counter = field(default_factory=Counter)
+    hot_tables: Counter = field(default_factory=Counter)
+    graph: nx.DiGraph = field(default_factory=nx.DiGraph, repr=False)
+
+    @property
+    def parallelism(self) -> float:
+        return self.serial_us / self.critical_path_us if self.critical_path_us else 0.0
+
+
+class GraphBuilder:
+    """Feed transactions (with labelled writesets) in binlog order."""
+
+    def __init__(self, policy: str, cost: CostModel, keep: range | None = None) -> None:
+        self.s = GraphSummary(policy)
+        self.field = _POLICY_FIELD.get(policy)
+        self.cost = cost
+        self.keep = keep
+        self._file: str | None = None
+        self._levels = array("q", [0])
+        self._finish = array("d", [0.0])
+        self._base_level = 0
+        self._base_finish = 0.0
+        self._level_count: Counter = Counter()
+        self._last_writer: dict[int, tuple[int, str]] = {}
+        self._index = -1
+
+    def add(self, t: Transaction, ws: Writeset, c: Computed) -> None:
+        s = self.s
+        self._index += 1
+        idx = self._index
+        if t.file != self._file:
+            self._file = t.file
+            self._base_level, self._base_finish = s.depth, s.critical_path_us
+            self._levels = array("q", [self._base_level])
+            self._finish = array("d", [self._base_finish])
+            self._last_writer = {}
+        lc = t.last_committed if self.field is None else getattr(c, self.field)
+        seq = c.sequence_number
+        ins = sum(x.inserts for x in t.tables)
+        upd = sum(x.updates for x in t.tables)
+        dele = sum(x.deletes for x in t.tables)
+        cost = self.cost.apply_us(ins, upd, dele, t.bytes) + self.cost.commit_us
+        if lc is None or lc <= 0 or seq - 1 >= len(self._levels) + 1:
+            level, start = s.depth + 1, s.critical_path_us
+        else:
+            k = min(lc, len(self._levels) - 1)
+            level, start = self._levels[k] + 1, self._finish[k]
+        finish = start + cost
+        while len(self._levels) < seq:
+            self._levels.append(self._levels[-1])
+            self._finish.append(self._finish[-1])
+        self._levels.append(max(level, self._levels[-1]))
+        self._finish.append(max(finish, self._finish[-1]))
+        s.depth = max(s.depth, level)
+        s.critical_path_us = max(s.critical_path_us, finish)
+        s.serial_us += cost
+        s.transactions += 1
+        self._level_count[level] += 1
+        s.width = max(s.width, self._level_count[level])
+        keep = self.keep is not None and idx in self.keep
+        g = s.graph
+        if keep:
+            g.add_node(idx, gtid=t.gtid or "", seq=seq, last_committed=lc, rows=t.rows,
+                       file=t.file.rsplit("/", 1)[-1], cost_us=round(cost, 1))
+        parents: dict[int, str] = {}
+        counted: set[tuple[int, str]] = set()  # a key's two hashes are one dependency
+        for h, label in zip(ws.hashes, ws.labels or [""] * len(ws.hashes)):
+            prev = self._last_writer.get(h)
+            if prev is not None and prev[0] != idx and (prev[0], label) not in counted:
+                counted.add((prev[0], label))
+                s.conflicts += 1
+                s.hot_rows[label or f"hash {h:#x}"] += 1
+                s.hot_tables[(label or "?").split(" ", 1)[0]] += 1
+                parents.setdefault(prev[0], label)
+            self._last_writer[h] = (idx, label)
+        if len(self._last_writer) > 2_000_000:  # bound memory: forget the oldest half
+            items = sorted(self._last_writer.items(), key=lambda kv: kv[1][0])
+            self._last_writer = dict(items[len(items) // 2:])
+        if keep:
+            if lc and lc > 0 and seq - lc >= 1:
+                src = idx - (seq - lc)
+                if src in g:
+                    g.add_edge(src, idx, kind="clock")
+            for p, label in sorted(parents.items()):
+                if p in g:
+                    g.add_edge(p, idx, kind="conflict", key=label)
+
+
+def write_graph(g: nx.DiGraph, path: str) -> None:
+    if path.endswith(".dot") or path.endswith(".gv"):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("digraph dependencies {\n  rankdir=LR;\n")
+            for n, d in sorted(g.nodes(data=True)):
+                f.write(f'  {n} [label="{d["seq"]}\\n{d["rows"]} rows"];\n')
+            for a, b, d in sorted(g.edges(data=True)):
+                style = "solid" if d.get("kind") == "conflict" else "dashed"
+                key = d.get("key", "").replace('"', "'")
+                f.write(f'  {a} -> {b} [style={style}, tooltip="{key}"];\n')
+            f.write("}\n")
+    else:
+        nx.write_graphml(g, path)
