@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -33,6 +34,8 @@ class Totals:
     largest: list[tuple[int, int, str, str]] = field(default_factory=list)  # (bytes, rows, gtid, file@offset)
     tables: Counter = field(default_factory=Counter)          # rows per table
     sessions: set = field(default_factory=set)
+    # Replica binlogs (log_replica_updates): original (source) vs immediate (this server) commit.
+    lags_us: array = field(default_factory=lambda: array("q"))
     commit_ids: set = field(default_factory=set)
 
     def add(self, t: Transaction) -> None:
@@ -58,6 +61,9 @@ class Totals:
             heapq.heapreplace(self.largest, item)
         for st in t.tables:
             self.tables[st.table] += st.rows
+        if (t.original_commit_timestamp and t.immediate_commit_timestamp
+                and t.original_commit_timestamp != t.immediate_commit_timestamp):
+            self.lags_us.append(t.immediate_commit_timestamp - t.original_commit_timestamp)
         if t.thread_id is not None:
             self.sessions.add(t.thread_id)
         if t.commit_id is not None:
@@ -73,6 +79,15 @@ class Totals:
     def tps(self) -> float:
         span = self.span_seconds
         return self.transactions / span if span > 0 else 0.0
+
+    def observed_lag(self) -> dict[str, float] | None:
+        """Lag seen by this server when the file is a replica's own binlog (p50/p99/max s)."""
+        if not self.lags_us:
+            return None
+        v = sorted(self.lags_us)
+        pick = lambda p: v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))] / 1e6  # noqa: E731
+        return {"transactions": len(v), "p50_seconds": pick(50), "p99_seconds": pick(99),
+                "max_seconds": v[-1] / 1e6}
 
     def largest_sorted(self) -> list[tuple[int, int, str, str]]:
         return sorted(self.largest, reverse=True)

@@ -30,6 +30,11 @@ def _totals_table(title: str, t: Totals) -> Table:
                                            (t.xa, "XA"), (t.incidents, "incident"),
                                            (t.incomplete, "incomplete")) if n]
     tab.add_row("special transactions", ", ".join(flags) or "none")
+    lag = t.observed_lag()
+    if lag:
+        tab.add_row("observed replica lag", f"p50 {lag['p50_seconds']:,.3f} s, p99 {lag['p99_seconds']:,.3f} s, "
+                    f"max {lag['max_seconds']:,.3f} s over {lag['transactions']:,} replicated transactions "
+                    "(immediate vs original commit timestamps)")
     if clock.transactions and clock.histogram:
         tab.add_row("recorded clock", f"mean seq-lc {clock.mean_distance:,.2f}; "
                     f"{clock.parallel_share:.1%} may start alongside their predecessor; "

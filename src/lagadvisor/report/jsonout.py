@@ -19,6 +19,7 @@ def _totals(t: Totals) -> dict[str, Any]:
             "barriers": c.barriers, "depth": c.depth, "ideal_speedup": round(c.ideal_speedup, 4),
             "distance_histogram": dict(c.histogram_rows()),
         },
+        "observed_replica_lag": t.observed_lag(),
         "largest_transactions": [{"bytes": b, "rows": r, "gtid": g, "where": w}
                                  for b, r, g, w in t.largest_sorted()],
     }

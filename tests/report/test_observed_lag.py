@@ -1,0 +1,54 @@
+"""A real source and replica (MySQL 9.x, loopback): the replica's own binlog carries the
+source's commit times, and `analyze` reports the lag the replica really had."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import oracle
+from conftest import need
+
+realservers = oracle.realservers
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_replica_binlog_observed_lag():
+    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+    common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON"]
+    src = realservers.MySQLServer("lagadvisor-test-src", _port(), ["--server-id=11", *common], fresh=True)
+    rep = realservers.MySQLServer("lagadvisor-test-rep", _port(), ["--server-id=12", *common,
+                                  "--skip-replica-start", "--log-replica-updates=ON"], fresh=True)
+    src.start()
+    rep.start()
+    try:
+        rep.sql(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={src.port}, "
+                "SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1; "
+                "START REPLICA IO_THREAD")
+        src.sql("CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, v INT); " +
+                " ".join(f"INSERT INTO d.t VALUES ({i}, {i});" for i in range(50)))
+        time.sleep(1.5)  # the SQL thread is stopped: the backlog ages
+        gtids = src.sql("SELECT @@GLOBAL.gtid_executed").strip().replace("\n", "")
+        rep.sql("START REPLICA SQL_THREAD")
+        rep.sql(f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{gtids}', 120)")
+        rep.sql("FLUSH BINARY LOGS")
+        files = [str(p) for p in rep.binlog_files()][:-1]
+        r = subprocess.run([sys.executable, "-m", "lagadvisor", "analyze", "--format", "json", *files],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        lag = json.loads(r.stdout)["total"]["observed_replica_lag"]
+        assert lag["transactions"] >= 50
+        assert 1.0 < lag["max_seconds"] < 60 and lag["p50_seconds"] > 0.5
+    finally:
+        rep.stop()
+        src.stop()
+        rep.remove()
+        src.remove()
