@@ -10,6 +10,14 @@ from .model import CostModel
 CLOCKS = ("recorded", "COMMIT_ORDER", "WRITESET", "WRITESET_SESSION")
 
 
+def _arrivals(facts: list["TrxFacts"], catch_up: bool) -> list[float]:
+    """Arrival on the replica = the source's commit time (relative); 0 for all in catch-up."""
+    if catch_up:
+        return [0.0] * len(facts)
+    first = min((f.commit_ts_us for f in facts if f.commit_ts_us), default=0)
+    return [float(f.commit_ts_us - first) if f.commit_ts_us else 0.0 for f in facts]
+
+
 @dataclass(frozen=True, slots=True)
 class TrxFacts:
     """What the simulation needs of one transaction (kept for every transaction: small)."""
@@ -30,7 +38,7 @@ def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_u
     """LOGICAL_CLOCK scheduling input for one clock (``recorded`` or a policy name)."""
     k = CLOCKS.index(clock)
     out = []
-    first_ts = min((f.commit_ts_us for f in facts if f.commit_ts_us), default=0)
+    arrivals = _arrivals(facts, catch_up)
     prev_file = -1
     prev_seq = 0
     seg_start = 0
@@ -46,8 +54,7 @@ def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_u
             need = i - 1
         else:
             need = max(seg_start - 1, i - (f.seq - lc))
-        arrival = 0.0 if catch_up or not f.commit_ts_us else float(f.commit_ts_us - first_ts)
-        out.append(SimTrx(arrival, cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes), f.nbytes,
+        out.append(SimTrx(arrivals[i], cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes), f.nbytes,
                           need, PREFIX))
     return out
 
@@ -58,9 +65,9 @@ def database_partitioned(facts: list[TrxFacts], cost: CostModel, *, catch_up: bo
     barrier (``OVER_MAX_DBS_IN_EVENT_MTS``)."""
     out = []
     last: dict[str, int] = {}
-    first_ts = min((f.commit_ts_us for f in facts if f.commit_ts_us), default=0)
+    arrivals = _arrivals(facts, catch_up)
     for i, f in enumerate(facts):
-        arrival = 0.0 if catch_up or not f.commit_ts_us else float(f.commit_ts_us - first_ts)
+        arrival = arrivals[i]
         work = cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes)
         if not f.dbs or len(f.dbs) > 16:
             out.append(SimTrx(arrival, work, f.nbytes, i - 1, PREFIX))
@@ -80,14 +87,13 @@ def mariadb_conservative(facts: list[TrxFacts], cost: CostModel, *, catch_up: bo
     parallel; the next group starts once the previous one has started to commit
     (rpl_parallel.cc ``rpl_parallel::do_event``)."""
     out = []
-    first_ts = min((f.commit_ts_us for f in facts if f.commit_ts_us), default=0)
+    arrivals = _arrivals(facts, catch_up)
     prev_group_last = -1
     prev_cid: object = object()
     for i, f in enumerate(facts):
         if f.commit_id is None or f.commit_id != prev_cid:
             prev_group_last = i - 1
         prev_cid = f.commit_id
-        arrival = 0.0 if catch_up or not f.commit_ts_us else float(f.commit_ts_us - first_ts)
-        out.append(SimTrx(arrival, cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes), f.nbytes,
+        out.append(SimTrx(arrivals[i], cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes), f.nbytes,
                           prev_group_last, ENTERED))
     return out

@@ -19,6 +19,8 @@ from __future__ import annotations
 import unicodedata
 from functools import lru_cache
 
+from ..schema.ddl import charset_of
+
 #: TABLE_MAP optional-metadata collation ids -> names (information_schema.COLLATIONS, 8.0+).
 COLLATION_NAMES = {
     8: "latin1_swedish_ci", 5: "latin1_german1_ci", 15: "latin1_danish_ci", 31: "latin1_german2_ci",
@@ -38,19 +40,6 @@ COLLATION_NAMES = {
 _PYTHON_CODEC = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "latin1": "cp1252",
                  "ascii": "ascii", "cp1251": "cp1251", "gbk": "gbk", "ucs2": "utf-16-be",
                  "utf16": "utf-16-be", "utf32": "utf-32-be", "latin2": "iso8859-2"}
-
-#: Bytes per character at most (``CHARSET_INFO::mbmaxlen``).
-MBMAXLEN = {"utf8mb4": 4, "utf8mb3": 3, "utf8": 3, "latin1": 1, "ascii": 1, "binary": 1, "cp1251": 1,
-            "gbk": 2, "ucs2": 2, "utf16": 4, "utf32": 4, "latin2": 1}
-
-
-def charset_of(collation: str) -> str:
-    c = collation.lower()
-    if c == "binary":
-        return "binary"
-    if c.startswith("utf8_"):
-        return "utf8mb3"
-    return c.split("_", 1)[0]
 
 
 def is_pad_space(collation: str) -> bool:
