@@ -119,3 +119,35 @@ def test_database_mode_partitions_by_schema():
     trxs = database_partitioned(facts, COST, catch_up=True)
     assert [t.need for t in trxs] == [-1, -1, 0, 1]
     assert simulate(trxs, ReplicaConfig(2, durable=False), COST).apply_us == 200
+
+
+def test_long_timelines_do_not_stall():
+    """Arrivals hours apart (float precision at 1e10 us) must still finish: a regression test
+    for a virtual-time rounding stall."""
+    trxs = [SimTrx(i * 3.6e9 + 0.3, 22.4 + i % 3, 300, i - 1) for i in range(50)]
+    for w in (1, 2, 8):
+        res = simulate(trxs, ReplicaConfig(w, durable=True), CostModel())
+        assert all(c >= a for c, a in zip(res.commit_us, res.arrival_us))
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=120, deadline=5000)
+@given(st.lists(st.tuples(st.floats(0, 1e10), st.floats(0, 5000), st.integers(0, 10**6), st.integers(0, 20),
+                          st.sampled_from([PREFIX, 1, 2])), min_size=1, max_size=40),
+       st.integers(0, 9), st.booleans(), st.booleans(), st.integers(1, 4))
+def test_any_input_finishes_and_respects_dependencies(rows, workers, durable, preserve, cores):
+    arrivals = sorted(r[0] for r in rows)
+    trxs = [SimTrx(arrivals[i], w, b, (i - 1 - back) if back <= i - 1 else -1, kind)
+            for i, (_, w, b, back, kind) in enumerate(rows)]
+    cost = CostModel(cores=cores)
+    res = simulate(trxs, ReplicaConfig(workers, preserve, durable), cost)
+    assert len(res.commit_us) == len(trxs)
+    for i, x in enumerate(trxs):
+        assert res.commit_us[i] >= x.arrival_us
+        if workers and x.need >= 0 and x.need_kind == PREFIX:
+            assert res.commit_us[i] >= max(res.commit_us[: x.need + 1])
+    if workers and preserve:
+        assert all(a <= b for a, b in zip(res.commit_us, res.commit_us[1:]))

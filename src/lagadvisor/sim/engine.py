@@ -81,6 +81,8 @@ def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResu
         nonlocal vnow, vlast_t
         if ps_heap or spinning:
             vnow += (now - vlast_t) * rate()
+        else:
+            vnow = 0.0  # idle: restart virtual work from 0 (keeps precision over long timelines)
         vlast_t = now
 
     def reschedule(now: float) -> None:
@@ -237,9 +239,12 @@ def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResu
         if kind == CPU_DONE:
             if i != ps_version:
                 continue  # stale: the rate changed since it was armed
-            # Complete every CPU job that has finished by now (ties finish together).
+            # The event was armed for the head job: it is done (vnow may lag it by rounding at
+            # large times); complete it and every job finishing at the same point.
+            if ps_heap:
+                vnow = max(vnow, ps_heap[0][0])
             done = []
-            while ps_heap and ps_heap[0][0] <= vnow + 1e-9:
+            while ps_heap and ps_heap[0][0] <= vnow + 1e-9 * max(1.0, abs(vnow)):
                 _, _, k2, i2, d2 = heapq.heappop(ps_heap)
                 done.append((k2, i2, d2))
             for k2, i2, d2 in done:
