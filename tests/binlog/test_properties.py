@@ -113,3 +113,35 @@ def test_not_a_binlog(tmp_path: Path):
         assert "not a binlog" in str(err) and err.offset == 0
     else:
         raise AssertionError("a text file was read as a binlog")
+
+
+@settings(max_examples=40, deadline=20000, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_whole_pipeline_on_damaged_binlogs(data):
+    """Truncated or bit-flipped binlogs through everything after the reader too: writesets,
+    the three policies, the graph and the simulation give a result or the domain error."""
+    from lagadvisor.depgraph.graph import GraphBuilder
+    from lagadvisor.depgraph.pipeline import ClockOptions, prepare, run_clocks
+    from lagadvisor.errors import LagAdvisorError
+    from lagadvisor.sim.model import CostModel, ReplicaConfig
+    from lagadvisor.sim.run import facts_of, sweep
+
+    seed = bytearray(data.draw(st.sampled_from(SEEDS)))
+    if data.draw(st.booleans()):
+        seed = seed[: data.draw(st.integers(0, len(seed)))]
+    for _ in range(data.draw(st.integers(0, 3))):
+        if seed:
+            seed[data.draw(st.integers(0, len(seed) - 1))] ^= 1 << data.draw(st.integers(0, 7))
+    with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+        f.write(bytes(seed))
+        f.flush()
+        try:
+            run = prepare([f.name], ClockOptions(labels=True))
+            gb = GraphBuilder("WRITESET", CostModel())
+            facts = []
+            for t, ws, c in run_clocks([f.name], run):
+                gb.add(t, ws, c)
+                facts.append(facts_of(t, c, 0))
+            sweep(facts, ["WRITESET"], [1, 4], ReplicaConfig(), CostModel(), catch_up=True)
+        except LagAdvisorError:
+            pass

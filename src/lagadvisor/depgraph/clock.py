@@ -37,6 +37,7 @@ class ClockStats:
     depth: int = 0
     _levels: array = field(default_factory=lambda: array("q", [0]), repr=False)
     _file: str | None = field(default=None, repr=False)
+    _offset: int = field(default=0, repr=False)
 
     def add(self, file: str, last_committed: int | None, sequence_number: int | None) -> None:
         self.transactions += 1
@@ -44,7 +45,14 @@ class ClockStats:
             # New file: numbering restarts and the replica treats the boundary as a barrier.
             self._file = file
             self._levels = array("q", [self.depth])
+            self._offset = 0
         levels = self._levels
+        if sequence_number is not None and sequence_number - self._offset != len(levels):
+            # A gap or a step back in sequence numbers: the coordinator treats it as a barrier
+            # (gap_successor); index the new run from here.
+            self._offset = sequence_number - 1
+            self._levels = levels = array("q", [self.depth])
+            last_committed = 0 if last_committed is not None else None
         if last_committed is None or sequence_number is None:
             self.barriers += 1
             level = self.depth + 1
@@ -55,15 +63,13 @@ class ClockStats:
             self.histogram[self._bucket(distance)] += 1
             if distance > 1:
                 self.parallel += 1
-            if last_committed == 0:
+            k = last_committed - self._offset
+            if last_committed == 0 or k <= 0:
                 self.barriers += 1
                 level = self.depth + 1
             else:
-                k = min(last_committed, len(levels) - 1)
-                level = levels[k] + 1
-            # levels[i] = highest level among sequence numbers <= i (a prefix maximum).
-            while len(levels) < sequence_number:
-                levels.append(levels[-1])
+                level = levels[min(k, len(levels) - 1)] + 1
+            # levels[i] = highest level among sequence numbers <= i + offset (a prefix maximum).
             levels.append(max(level, levels[-1]))
         if level > self.depth:
             self.depth = level

@@ -56,6 +56,7 @@ class GraphBuilder:
         self._level_count: Counter = Counter()
         self._last_writer: dict[int, tuple[int, str]] = {}
         self._index = -1
+        self._offset = 0
 
     def add(self, t: Transaction, ws: Writeset, c: Computed) -> None:
         s = self.s
@@ -66,6 +67,7 @@ class GraphBuilder:
             self._base_level, self._base_finish = s.depth, s.critical_path_us
             self._levels = array("q", [self._base_level])
             self._finish = array("d", [self._base_finish])
+            self._offset = 0
             self._last_writer = {}
         lc = t.last_committed if self.field is None else getattr(c, self.field)
         seq = c.sequence_number
@@ -73,15 +75,19 @@ class GraphBuilder:
         upd = sum(x.updates for x in t.tables)
         dele = sum(x.deletes for x in t.tables)
         cost = self.cost.apply_us(ins, upd, dele, t.bytes) + self.cost.commit_us
-        if lc is None or lc <= 0 or seq - 1 >= len(self._levels) + 1:
+        if seq - self._offset != len(self._levels):
+            # Gap or step back in sequence numbers: a barrier; index the new run from here.
+            self._offset = seq - 1
+            self._levels = array("q", [s.depth])
+            self._finish = array("d", [s.critical_path_us])
+            lc = 0
+        k = (lc or 0) - self._offset
+        if lc is None or lc <= 0 or k <= 0:
             level, start = s.depth + 1, s.critical_path_us
         else:
-            k = min(lc, len(self._levels) - 1)
+            k = min(k, len(self._levels) - 1)
             level, start = self._levels[k] + 1, self._finish[k]
         finish = start + cost
-        while len(self._levels) < seq:
-            self._levels.append(self._levels[-1])
-            self._finish.append(self._finish[-1])
         self._levels.append(max(level, self._levels[-1]))
         self._finish.append(max(finish, self._finish[-1]))
         s.depth = max(s.depth, level)
