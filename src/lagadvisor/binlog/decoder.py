@@ -79,15 +79,18 @@ class EventReader:
         self.fde: ev.FormatDescription = ev.DEFAULT_FDE
         self.first_fde: ev.FormatDescription | None = None
         self.table_maps: dict[int, TableMap] = {}
-        self._plans: dict[int, tuple[ColumnPlan, ...]] = {}
+        self._plans: dict[int, tuple[TableMap, tuple[ColumnPlan, ...]]] = {}
+        # TABLE_MAP events repeat in every transaction with the same bytes: decode each distinct
+        # body once (bounded; cleared with the FDE state).
+        self._tm_cache: dict[bytes, TableMap] = {}
         self.counts: Counter[str] = Counter()
         self.unknown: Counter[int] = Counter()
 
     def plans(self, tm: TableMap) -> tuple[ColumnPlan, ...]:
-        p = self._plans.get(tm.table_id)
-        if p is None:
-            p = self._plans[tm.table_id] = table_plan(tm)
-        return p
+        cached = self._plans.get(tm.table_id)
+        if cached is None or cached[0] is not tm:
+            cached = self._plans[tm.table_id] = (tm, table_plan(tm))
+        return cached[1]
 
     def table_map(self, table_id: int) -> TableMap:
         tm = self.table_maps.get(table_id)
@@ -114,6 +117,7 @@ class EventReader:
                 # A new FDE starts a new stream (server restart or relay-log source change).
                 self.table_maps.clear()
                 self._plans.clear()
+                self._tm_cache.clear()
                 body: object = fde
             elif code == E.START_EVENT_V3:
                 raise UnsupportedFormatError("binlog format v1/v3 (MySQL 3.23-4.x) is not supported")
@@ -128,6 +132,13 @@ class EventReader:
                 q = ev.decode_query(raw, self.fde)
                 body = ev.decode_query(raw, self.fde, mariadb_uncompress(
                     q.query.encode("utf-8", "surrogateescape")))
+            elif code == E.TABLE_MAP_EVENT:
+                key = raw.data[19:raw.body_end]
+                body = self._tm_cache.get(key)
+                if body is None:
+                    if len(self._tm_cache) > 4096:
+                        self._tm_cache.clear()
+                    body = self._tm_cache[key] = decode_table_map(raw, self.fde)
             elif code in ROWS_EVENTS:
                 body = decode_rows(raw, self.fde, mariadb_uncompress)
             else:
@@ -141,7 +152,6 @@ class EventReader:
                     body = dec(raw, self.fde)
             if code == E.TABLE_MAP_EVENT:
                 self.table_maps[body.table_id] = body  # type: ignore[union-attr]
-                self._plans.pop(body.table_id, None)  # type: ignore[union-attr]
         except BinlogError as err:
             raise err.located(self.file, raw.offset, name)
         except (ValueError, IndexError, OverflowError, UnicodeError) as err:

@@ -185,8 +185,9 @@ class TransactionAssembler:
         self.saw_gtid = False
         self.saw_logical_clock = False
         self.rotate_to: str | None = None
+        # Columns to keep per table id, asked of the selector once per transaction (the
+        # selector's answer may change with DDL even when the table map bytes do not).
         self._selected: dict[int, frozenset[int]] = {}
-        self._selected_tm: dict[int, TableMap] = {}
         self.reader_end = 0  # set by the caller to the offset where reading stopped
 
     def transactions(self, events: Iterable[Event]) -> Iterator[Transaction]:
@@ -201,6 +202,7 @@ class TransactionAssembler:
                     # mid-write followed by a restart). Close it as incomplete.
                     yield self._close(cur, e.offset, incomplete=True)
                 cur = _Open(e.offset, e.server_id, e.timestamp)
+                self._selected.clear()
                 cur.events = 1
                 if isinstance(body, ev.Gtid):
                     cur.gtid_ev = body
@@ -225,6 +227,7 @@ class TransactionAssembler:
                 # at a statement, at its context events (INTVAR, USER_VAR, RAND, LOAD blocks) or,
                 # for 5.1-era non-transactional tables, at a bare TABLE_MAP.
                 cur = _Open(e.offset, e.server_id, e.timestamp)
+                self._selected.clear()
             cur.events += 1
             if e.inner:
                 cur.compressed = True
@@ -306,10 +309,8 @@ class TransactionAssembler:
         tm = self.reader.table_map(body.table_id)
         name = tm.qualified_name
         wanted = self._selected.get(body.table_id)
-        if wanted is None or self._selected_tm.get(body.table_id) is not tm:
-            wanted = self.selector(tm)
-            self._selected[body.table_id] = wanted
-            self._selected_tm[body.table_id] = tm
+        if wanted is None:
+            wanted = self._selected[body.table_id] = self.selector(tm)
         plans = self.reader.plans(tm)
         n = 0
         kind = body.kind
