@@ -80,12 +80,13 @@ class EventType(IntEnum):
     PARTIAL_ROW_DATA_EVENT = 172  # MariaDB 12: fragments of a huge row event
 
 
+_NAMES = {int(e): e.name for e in EventType}
+
+
 def event_type_name(code: int) -> str:
     """Name of a type code; unknown codes read ``UNKNOWN_<code>``."""
-    try:
-        return EventType(code).name
-    except ValueError:
-        return f"UNKNOWN_{code}"
+    name = _NAMES.get(code)
+    return name if name is not None else f"UNKNOWN_{code}"
 
 
 class RowsKind(IntEnum):
