@@ -107,14 +107,12 @@ class FlushGroupCommitOrder(CommitOrderSource):
     def reset_file(self) -> None:
         self._group_ts = None
         self._group_first = 1
-        self._last = 0
 
     def parent(self, t: Transaction, seq: int) -> int:
         ts = t.immediate_commit_timestamp
         if self._group_ts is None or ts - self._group_ts > self.gap_us or ts < self._group_ts:
             self._group_first = seq
         self._group_ts = ts
-        self._last = seq
         recorded = t.last_committed if t.last_committed is not None else 0
         return max(recorded, self._group_first - 1)
 
