@@ -250,19 +250,25 @@ def calibration_workload(seed: int, n: int):
     return setup, run
 
 
+_FACTS: dict[tuple, list] = {}
+
+
 def simulate_catch_up(files: list[Path], workers: int, durable: bool, cost) -> float:
     """Predicted catch-up seconds (the replica schedules by the source's recorded clock)."""
     sys.path.insert(0, str(ROOT / "src"))
     from lagadvisor.depgraph.pipeline import ClockOptions, prepare, run_clocks
+    from lagadvisor.sim.build import logical_clock
+    from lagadvisor.sim.engine import simulate
     from lagadvisor.sim.model import ReplicaConfig
-    from lagadvisor.sim.run import facts_of, sweep
+    from lagadvisor.sim.run import facts_of
 
-    names = [str(f) for f in files]
-    run = prepare(names, ClockOptions(commit_order="recorded"))
-    index = {f: i for i, f in enumerate(names)}
-    facts = [facts_of(t, c, index[t.file]) for t, _, c in run_clocks(names, run)]
-    rows = sweep(facts, ["recorded"], [workers], ReplicaConfig(0, True, durable), cost, catch_up=True)
-    return rows[0].apply_seconds
+    names = tuple(str(f) for f in files)
+    if names not in _FACTS:
+        run = prepare(list(names), ClockOptions(commit_order="recorded"))
+        index = {f: i for i, f in enumerate(names)}
+        _FACTS[names] = [facts_of(t, c, index[t.file]) for t, _, c in run_clocks(list(names), run)]
+    trxs = logical_clock(_FACTS[names], "recorded", cost, catch_up=True)
+    return simulate(trxs, ReplicaConfig(workers, True, durable), cost).apply_us / 1e6
 
 
 def calibrate_models(k: int = 4) -> "object":
@@ -279,25 +285,25 @@ def calibrate_models(k: int = 4) -> "object":
     shutil.rmtree(out, ignore_errors=True)
     t1 = catch_up("relaxed", 1, target, snap, keep_binlog=out)
     fit = fit_gaps(sorted(str(p) for p in out.iterdir()))
-    tk = sorted(catch_up("relaxed", k, target, snap) for _ in range(3))[1]
-    log(f"  relaxed calibration: 1 worker {t1:.2f} s, {k} workers {tk:.2f} s; gap fit {fit}; "
-        "")
+    measured_k = {w: sorted(catch_up("relaxed", w, target, snap) for _ in range(3))[1] for w in (2, k)}
+    log(f"  relaxed calibration: 1 worker {t1:.2f} s, multi-worker {measured_k}; gap fit {fit}")
     base = CostModel(cores=os.cpu_count() or 2, insert_us=fit.insert_us, update_us=fit.update_us,
                      delete_us=fit.delete_us, byte_us=fit.byte_us, flush_us=0.0)
-    sys.path.insert(0, str(ROOT / "src"))
     # The coordinator's own work cannot be read off its CPU time (it busy-waits for free workers);
-    # the built-in estimate is kept and the rest of the per-transaction intercept is split between
-    # the parallel worker part and the serial commit part by matching the k-worker run.
+    # the built-in estimate is kept. The rest of the per-transaction intercept is split between
+    # the parallel worker part and the serial commit part, and the commit-order wake-up is
+    # fitted, by matching the 2- and k-worker runs of the calibration workload (grid search).
     dispatch = min(CostModel().dispatch_us, fit.intercept * 0.5)
-    lo, hi = 0.0, max(0.0, fit.intercept - dispatch)
-    model = base
-    for _ in range(25):  # bisection: the commit share that reproduces the k-worker run
-        c = (lo + hi) / 2
-        model = replace(base, dispatch_us=dispatch, commit_us=c, trx_us=max(0.0, fit.intercept - dispatch - c))
-        if simulate_catch_up(files, k, False, model) < tk:
-            lo = c
-        else:
-            hi = c
+    span = max(0.0, fit.intercept - dispatch)
+    best = None
+    for c_share in [x / 10 for x in range(11)]:
+        for handoff in (0, 25, 50, 75, 100, 150, 200, 300):
+            m = replace(base, dispatch_us=dispatch, commit_us=span * c_share, trx_us=span * (1 - c_share),
+                        handoff_us=float(handoff))
+            err = sum(((simulate_catch_up(files, w, False, m) - t) / t) ** 2 for w, t in measured_k.items())
+            if best is None or err < best[0]:
+                best = (err, m)
+    model = best[1]
     log(f"  relaxed model: {model}")
     files_d, target_d, snap_d = prepare_pair("durable", setup, run)
     out_d = realservers.cache_dir() / "bench-replica-binlog-durable"

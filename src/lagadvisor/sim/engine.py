@@ -98,7 +98,7 @@ def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResu
         counter += 1
         heapq.heappush(ps_heap, (vnow + work, counter, kind, i, data))
 
-    DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE = 0, 1, 2, 3, 4, 5
+    DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF = 0, 1, 2, 3, 4, 5, 6
     sync_us = cost.flush_us if cfg.durable else 0.0
     committed = bytearray(n)
     entered = bytearray(n)
@@ -202,6 +202,20 @@ def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResu
         while lwm + 1 < n and committed[lwm + 1]:
             lwm += 1
 
+    def enter_in_order(now: float) -> None:
+        """replica_preserve_commit_order: the next transaction enters the commit stage; a
+        successor that already finished applying sleeps on the commit-order queue and enters
+        ``handoff_us`` later (it must be woken and scheduled: Commit_order_manager)."""
+        nonlocal next_entry
+        while True:
+            enter_commit(next_entry, now)
+            next_entry += 1
+            if next_entry >= n or not applied[next_entry]:
+                return
+            if cost.handoff_us > 0:
+                push(now + cost.handoff_us, HANDOFF)
+                return
+
     def handle(kind: int, i: int, data, now: float) -> None:
         nonlocal coord_busy, pending, coord_next, flush_busy, sync_busy, next_entry
         if kind == DISPATCH_DONE:
@@ -214,11 +228,12 @@ def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResu
             pending -= trxs[i].nbytes
             applied[i] = 1
             if cfg.preserve_commit_order:
-                while next_entry < n and applied[next_entry]:
-                    enter_commit(next_entry, now)
-                    next_entry += 1
+                if i == next_entry:
+                    enter_in_order(now)
             else:
                 enter_commit(i, now)
+        elif kind == HANDOFF:
+            enter_in_order(now)
         elif kind == FLUSH_DONE:
             flush_busy = False
             sync_queue.append(data)
@@ -249,7 +264,7 @@ def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResu
                 done.append((k2, i2, d2))
             for k2, i2, d2 in done:
                 handle(k2, i2, d2, t)
-        elif kind == SYNC_DONE:
+        elif kind in (SYNC_DONE, HANDOFF):
             handle(kind, i, data, t)
         try_coordinator(t)
         reschedule(t)

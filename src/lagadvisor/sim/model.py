@@ -37,6 +37,7 @@ class CostModel:
     dispatch_us: float = 60.0      # coordinator, per transaction (read, schedule, hand over)
     commit_us: float = 154.3       # flush stage, per transaction (serial)
     flush_us: float = 438.5        # sync stage, per group (serial), when durable
+    handoff_us: float = 0.0        # commit-order wake-up of a worker that waited for its turn
     cores: int = 2
 
     def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int) -> float:
