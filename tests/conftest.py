@@ -31,6 +31,15 @@ def need(available: bool, what: str) -> None:
     pytest.skip(msg)
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on now, for a server a test starts."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def corpus_files() -> list[Path]:
     if not CORPUS.is_dir():
         return []

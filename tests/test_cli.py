@@ -8,9 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from conftest import CORPUS, fixture_dirs
+from conftest import CORPUS
 
 GOOD = CORPUS / "connector_java/mysql-bin.checksum-crc32"
 CORRUPT = CORPUS / "mysql_common/corrupt-relay-bin.000624"

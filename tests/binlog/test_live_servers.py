@@ -5,23 +5,17 @@ the clocks against the reference readers and MySQL's own last_committed."""
 from __future__ import annotations
 
 import random
-import socket
 
 import pytest
 
 import oracle
 import reference
-from conftest import need
+from conftest import free_port, need
 from lagadvisor.binlog import read_transactions
 from lagadvisor.depgraph.pipeline import ClockOptions, prepare, run_clocks
 
 realservers = oracle.realservers
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _workload(seed: int, ai_collation: str = "utf8mb4_0900_ai_ci") -> str:
@@ -51,7 +45,7 @@ def _workload(seed: int, ai_collation: str = "utf8mb4_0900_ai_ci") -> str:
                          ids=["plain", "compressed"])
 def test_fresh_mysql_binlog(options, tmp_path):
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
-    srv = realservers.MySQLServer("lagadvisor-test-fresh", _free_port(),
+    srv = realservers.MySQLServer("lagadvisor-test-fresh", free_port(),
                                   ["--server-id=3", "--log-bin=binlog", "--binlog-row-metadata=FULL",
                                    *options], fresh=True)
     srv.start()
@@ -74,7 +68,7 @@ def test_fresh_mysql_binlog(options, tmp_path):
 
 def test_fresh_mariadb_binlog():
     need(oracle.have_mariadb_binlog(), "MariaDB 10.11")
-    srv = realservers.MariaDBServer("lagadvisor-test-maria", _free_port(),
+    srv = realservers.MariaDBServer("lagadvisor-test-maria", free_port(),
                                     ["--server-id=4", "--log-bin=mariadb-bin", "--binlog-format=ROW"],
                                     fresh=True)
     srv.start()

@@ -4,28 +4,22 @@ source's commit times, and `analyze` reports the lag the replica really had."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
 
 import oracle
-from conftest import need
+from conftest import free_port, need
 
 realservers = oracle.realservers
 
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_replica_binlog_observed_lag():
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
     common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON"]
-    src = realservers.MySQLServer("lagadvisor-test-src", _port(), ["--server-id=11", *common], fresh=True)
-    rep = realservers.MySQLServer("lagadvisor-test-rep", _port(), ["--server-id=12", *common,
+    src = realservers.MySQLServer("lagadvisor-test-src", free_port(), ["--server-id=11", *common], fresh=True)
+    rep = realservers.MySQLServer("lagadvisor-test-rep", free_port(), ["--server-id=12", *common,
                                   "--skip-replica-start", "--log-replica-updates=ON"], fresh=True)
     src.start()
     rep.start()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import oracle
-from conftest import FIXTURES, need
+from conftest import free_port, FIXTURES, need
 from lagadvisor.schema.ddl import load_schema_file
 from lagadvisor.schema.live import ServerOptions, catalog_from_server
 
@@ -23,16 +22,11 @@ SCHEMA = FIXTURES / "single_full" / "schema.sql"
 USER, PASSWORD = "la_reader", "la-reader-pw-1"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def server():
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
-    srv = realservers.MySQLServer("lagadvisor-test-live", _free_port(),
+    srv = realservers.MySQLServer("lagadvisor-test-live", free_port(),
                                   ["--server-id=7", "--log-bin=binlog"], fresh=True)
     srv.start()
     try:

@@ -17,7 +17,7 @@ from . import events as ev
 from .constants import ROWS_EVENTS, EventType
 from .framing import EventFramer, RawEvent
 from .payload import TransactionPayload, decode_transaction_payload, mariadb_uncompress
-from .rows import ColumnPlan, RowsEvent, TableMap, decode_rows, decode_table_map, table_plan
+from .rows import ColumnPlan, TableMap, decode_rows, decode_table_map, table_plan
 
 E = EventType
 

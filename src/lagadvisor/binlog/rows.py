@@ -8,7 +8,7 @@ column type is laid out in a row image), ``sql/rpl_utility.cc`` (``calc_field_si
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from ..errors import CorruptEventError

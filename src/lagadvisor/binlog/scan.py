@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..errors import BinlogError, TruncatedEventError
-from .constants import BINLOG_CHECKSUM_ALG_CRC32
 from .decoder import EventReader
 from .events import FormatDescription
 from .framing import check_magic

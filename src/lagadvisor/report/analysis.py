@@ -12,6 +12,7 @@ from ..binlog import FileSummary, Transaction
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, ClockRun, WrittenPolicy, prepare, run_clocks
 from ..depgraph.policies import POLICIES, Computed
+from ..sim.run import percentile
 
 TOP_N = 5
 
@@ -85,9 +86,8 @@ class Totals:
         if not self.lags_us:
             return None
         v = sorted(self.lags_us)
-        pick = lambda p: v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))] / 1e6  # noqa: E731
-        return {"transactions": len(v), "p50_seconds": pick(50), "p99_seconds": pick(99),
-                "max_seconds": v[-1] / 1e6}
+        return {"transactions": len(v), "p50_seconds": percentile(v, 50) / 1e6,
+                "p99_seconds": percentile(v, 99) / 1e6, "max_seconds": v[-1] / 1e6}
 
     def largest_sorted(self) -> list[tuple[int, int, str, str]]:
         return sorted(self.largest, reverse=True)

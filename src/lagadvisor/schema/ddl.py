@@ -331,6 +331,11 @@ class _TableBuilder:
             name = f"{self.name}_ibfk_{self.fk_counter}"
         self.fks.append(ForeignKey(name, tuple(cols), ref_db, ref_table, tuple(ref_cols)))
 
+    def rename_in_keys(self, old: str, new: str) -> None:
+        low = old.lower()
+        self.keys = [replace(k, parts=tuple(replace(pt, column=new) if pt.column.lower() == low else pt
+                                            for pt in k.parts)) for k in self.keys]
+
     def column_pos(self, name: str) -> int | None:
         for i, c in enumerate(self.columns):
             if c.name.lower() == name.lower():
@@ -521,6 +526,20 @@ def _create_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str
     return []
 
 
+def _split_position(coltoks: list[Tok], tb: _TableBuilder) -> tuple[list[Tok], int | None]:
+    """Cut a trailing ``FIRST`` / ``AFTER col`` off a column definition; returns the
+    definition and the index the column goes to (None: where it is, or at the end)."""
+    for k, tok in enumerate(coltoks):
+        if tok.quoted:
+            continue
+        if tok.upper() == "FIRST":
+            return coltoks[:k], 0
+        if tok.upper() == "AFTER" and k + 1 < len(coltoks):
+            after = tb.column_pos(str(coltoks[k + 1]))
+            return coltoks[:k], None if after is None else after + 1
+    return coltoks, None
+
+
 def _alter_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
     db, name = p.qualified(default_db)
     t = cat.get(db, name)
@@ -547,18 +566,7 @@ def _alter_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]
             cname = q.ident()
             if cname is None:
                 continue
-            coltoks = spec[q.i:]
-            pos = None
-            for k, tok in enumerate(coltoks):
-                if not tok.quoted and tok.upper() == "FIRST":
-                    pos = 0
-                    coltoks = coltoks[:k]
-                    break
-                if not tok.quoted and tok.upper() == "AFTER" and k + 1 < len(coltoks):
-                    after = tb.column_pos(str(coltoks[k + 1]))
-                    pos = None if after is None else after + 1
-                    coltoks = coltoks[:k]
-                    break
+            coltoks, pos = _split_position(spec[q.i:], tb)
             col, inline = _parse_column(cname, coltoks, tb.collation)
             if pos is None:
                 tb.columns.append(col)
@@ -598,19 +606,14 @@ def _alter_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]
             if new is None:
                 continue
             i = tb.column_pos(old)
-            coltoks = [tok for tok in spec[q.i:]]
-            for k, tok in enumerate(coltoks):
-                if not tok.quoted and tok.upper() in ("FIRST", "AFTER"):
-                    coltoks = coltoks[:k]
-                    break
+            coltoks, _ = _split_position(spec[q.i:], tb)
             col, inline = _parse_column(new, coltoks, tb.collation)
             if i is None:
                 tb.columns.append(col)
             else:
                 tb.columns[i] = col
             if changing and old.lower() != new.lower():
-                tb.keys = [replace(k, parts=tuple(replace(pt, column=new) if pt.column.lower() == old.lower()
-                                                 else pt for pt in k.parts)) for k in tb.keys]
+                tb.rename_in_keys(old, new)
             for kind in inline:
                 tb.add_key(kind, None, (KeyPart(new),), False)
         elif q.kw("RENAME", "COLUMN"):
@@ -620,8 +623,7 @@ def _alter_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]
             i = tb.column_pos(old)
             if i is not None:
                 tb.columns[i] = replace(tb.columns[i], name=new)
-            tb.keys = [replace(k, parts=tuple(replace(pt, column=new) if pt.column.lower() == old.lower()
-                                             else pt for pt in k.parts)) for k in tb.keys]
+            tb.rename_in_keys(old, new)
         elif q.kw("RENAME", "INDEX") or q.kw("RENAME", "KEY"):
             old = (q.ident() or "").lower()
             q.kw("TO")

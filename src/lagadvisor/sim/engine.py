@@ -217,7 +217,7 @@ def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResu
                 return
 
     def handle(kind: int, i: int, data, now: float) -> None:
-        nonlocal coord_busy, pending, coord_next, flush_busy, sync_busy, next_entry
+        nonlocal coord_busy, pending, coord_next, flush_busy, sync_busy
         if kind == DISPATCH_DONE:
             coord_busy = False
             pending += trxs[i].nbytes

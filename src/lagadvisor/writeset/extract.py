@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..binlog.constants import NO_FOREIGN_KEY_CHECKS_F, RowsKind
+from ..binlog.constants import RowsKind
 from ..binlog.rows import TableMap
-from ..binlog.transactions import RowChange, Transaction
+from ..binlog.transactions import Transaction
 from ..schema.model import Catalog, TableSchema
 from .collation import canonicalizer, is_pad_space, prefix_chars
 
