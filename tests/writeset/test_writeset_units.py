@@ -126,3 +126,14 @@ def test_huge_transaction_keeps_bounded_row_images(monkeypatch):
     big = [(t, c) for t, ws, c in run_clocks(files, run) if t.rows > 1000]
     assert big and all(t.row_changes_truncated and len(t.row_changes) <= 100 + 200 for t, c in big)
     assert all(c.fallback == Fallback.TOO_LARGE and c.writeset == c.commit_order for t, c in big)
+
+
+def test_alter_modify_and_change_move_columns():
+    """MODIFY/CHANGE ... FIRST | AFTER reorder the columns the row images follow."""
+    cat = _catalog("CREATE TABLE m (a INT PRIMARY KEY, b INT, c INT)",
+                   "ALTER TABLE m MODIFY c INT FIRST",
+                   "ALTER TABLE m CHANGE b bb BIGINT AFTER a, MODIFY a INT")
+    t = cat.get("db", "m")
+    assert [c.name for c in t.columns] == ["c", "a", "bb"]
+    assert t.primary_key.parts[0].column == "a"
+    assert plan_table(t, cat).keys[0].parts[0][0] == 1  # PK read from the second row-image column

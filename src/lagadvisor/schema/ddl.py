@@ -610,6 +610,12 @@ def _alter_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]
             col, inline = _parse_column(new, coltoks, tb.collation)
             if i is None:
                 tb.columns.append(col)
+            elif len(coltoks) < len(spec) - q.i:
+                # MODIFY/CHANGE ... FIRST | AFTER x moves the column (the row images follow the
+                # new order); the target is found once the column is out of the list.
+                del tb.columns[i]
+                _, pos = _split_position(spec[q.i:], tb)
+                tb.columns.insert(len(tb.columns) if pos is None else pos, col)
             else:
                 tb.columns[i] = col
             if changing and old.lower() != new.lower():
