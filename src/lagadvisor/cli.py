@@ -56,7 +56,8 @@ class _Progress:
         import os
 
         self.enabled = enabled and err_console.is_terminal
-        self.sizes = {p: (os.path.getsize(p) if os.path.exists(p) else 0) for p in paths}
+        self.sizes = {p: getattr(p, "size", None) or (os.path.getsize(p) if os.path.exists(p) else 0)
+                      for p in paths}
         self.done_before: dict[str, int] = {}
         acc = 0
         for p in paths:
@@ -152,10 +153,39 @@ def _clock_options(history_size, commit_order, schema, server=None):
     return ClockOptions(history_size=history_size, commit_order=commit_order.value, catalog=catalog)
 
 
+FromOpt = Annotated[Optional[str], typer.Option(
+    "--from", help="With --host: stream the server's binlogs from this file (e.g. binlog.000042) to the "
+                   "newest, over the replication protocol (needs REPLICATION SLAVE and REPLICATION CLIENT).")]
+ToOpt = Annotated[Optional[str], typer.Option("--to", help="With --from: the last file to stream.")]
+
+
+def _inputs(files, from_file, to_file, server):
+    """Local files, or the server's binlogs streamed from --from (live mode)."""
+    from .errors import ConfigError
+
+    if from_file is None:
+        if to_file is not None:
+            raise ConfigError("--to needs --from")
+        if not files:
+            raise ConfigError("give binlog files, or --host with --from FILE to stream from a server")
+        return list(files)
+    if server is None:
+        raise ConfigError("--from needs --host (the server to stream binlogs from)")
+    if files:
+        raise ConfigError("give either binlog files or --from, not both")
+    from .binlog.stream import list_files, pymysql_settings
+
+    settings = pymysql_settings(server.host, server.port, server.user, server.password,
+                                option_file=server.option_file, ssl_ca=server.ssl_ca)
+    return list_files(settings, from_file, to_file)
+
+
 @app.command()
 def analyze(
-    files: Annotated[list[str], typer.Argument(help="Binlog or relay-log files, in order.")],
+    files: Annotated[Optional[list[str]], typer.Argument(help="Binlog or relay-log files, in order.")] = None,
     *,
+    from_file: FromOpt = None,
+    to_file: ToOpt = None,
     output_format: Annotated[OutputFormat, typer.Option("--format", help="text or json.")] = OutputFormat.text,
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
@@ -175,8 +205,9 @@ def analyze(
     from .report.jsonout import analysis_json
 
     try:
-        opts = _clock_options(history_size, commit_order, schema,
-                              _server_options(host, port, user, ask_password, defaults_file, ssl_ca))
+        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca)
+        files = _inputs(files, from_file, to_file, server)
+        opts = _clock_options(history_size, commit_order, schema, server)
         with _Progress(files, progress) as bar:
             result = run(files, opts, on_transaction=lambda s, t, c: bar.update(s, t))
     except LagAdvisorError as err:
@@ -412,6 +443,87 @@ def graph(
         for it in items:
             tab.add_row(it[col], f"{it['dependencies']:,}")
         con.print(tab)
+
+
+class FailOn(str, Enum):
+    never = "never"
+    warning = "warning"
+    critical = "critical"
+
+
+EXIT_FINDINGS = 1
+
+
+@app.command()
+def advise(
+    files: Annotated[Optional[list[str]], typer.Argument(help="Binlog files of the source, in order.")] = None,
+    *,
+    from_file: FromOpt = None,
+    to_file: ToOpt = None,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="text or json (schema: "
+                                                        "docs/advise-schema.json).")] = OutputFormat.text,
+    html: Annotated[Optional[str], typer.Option("--html", help="Also write a self-contained HTML report "
+                                                               "with charts to this file.")] = None,
+    mycnf: Annotated[bool, typer.Option("--mycnf", help="Print the suggested settings as my.cnf "
+                                                        "snippets (source and replica) instead of the report.")] = False,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit with 1 when a finding of this "
+                                            "severity or worse is found (pre-upgrade gates).")] = FailOn.never,
+    cost_model: Annotated[Optional[str], typer.Option("--cost-model",
+        help="JSON file of apply cost coefficients (see `lagadvisor calibrate`).")] = None,
+    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replica (default: the cost "
+                                                     "model's).", min=1)] = None,
+    history_size: HistoryOpt = None,
+    commit_order: CommitOrderOpt = CommitOrder.auto,
+    schema: SchemaOpt = None,
+    host: HostOpt = None,
+    port: PortOpt = 3306,
+    user: UserOpt = None,
+    ask_password: AskPasswordOpt = False,
+    defaults_file: DefaultsFileOpt = None,
+    ssl_ca: SslCaOpt = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")] = True,
+) -> None:
+    """What to change: findings ordered by expected gain, each with the setting, its current and
+    suggested value, the evidence from the binlog and the simulated effect. With --host, current
+    values are read from that server (read-only: SELECT, REPLICATION CLIENT)."""
+    from dataclasses import replace as dc_replace
+
+    from .advise import Severity
+    from .advise import advise as run
+    from .advise.html import render_html
+    from .advise.output import advice_json, mycnf as render_mycnf, render
+    from .schema.live import settings_from_server
+    from .sim.model import CostModel
+
+    try:
+        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca)
+        inputs = _inputs(files, from_file, to_file, server)
+        settings = settings_from_server(server) if server is not None else None
+        opts = _clock_options(history_size, commit_order, schema, server)
+        cost = CostModel.from_file(cost_model) if cost_model else CostModel()
+        if cores:
+            cost = dc_replace(cost, cores=cores)
+        with _Progress(inputs, progress) as bar:
+            advice = run(inputs, opts, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t))
+        if html:
+            try:
+                with open(html, "w", encoding="utf-8") as f:
+                    f.write(render_html(advice))
+            except OSError as err:
+                raise LagAdvisorError(f"{html}: cannot write the HTML report: {err.strerror}") from None
+    except LagAdvisorError as err:
+        raise _fail(err) from None
+    if mycnf:
+        print(render_mycnf(advice), end="")
+    elif output_format == OutputFormat.json:
+        print(json.dumps(advice_json(advice), indent=2, sort_keys=True))
+    else:
+        render(advice, Console(highlight=False))
+    for w in advice.context.analysis.warnings:
+        err_console.print(f"lagadvisor: warning: {w}", soft_wrap=True)
+    worst = advice.worst()
+    if fail_on != FailOn.never and worst is not None and worst.rank >= Severity(fail_on.value).rank:
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 @app.command()

@@ -12,7 +12,7 @@ from ..binlog import FileSummary, Transaction, read_transactions
 from ..binlog.framing import version_tuple
 from ..schema.model import Catalog
 from ..writeset.extract import Writeset
-from ..writeset.tracker import KeyTracker
+from ..writeset.tracker import KeyTracker, WhatIf
 from .policies import COMMIT_ORDER_SOURCES, ClockComputer, Computed, history_size_default
 
 DETECT_SAMPLE = 20_000
@@ -35,6 +35,8 @@ def peek_server(path: str) -> tuple[str, bool]:
     from ..binlog.scan import open_binlog
     from ..errors import BinlogError
 
+    if hasattr(path, "server_version"):  # streamed from a server: it said what it is
+        return path.server_version, bool(getattr(path, "mariadb", False))  # type: ignore[attr-defined]
     reader = EventReader(path)
     try:
         with open_binlog(path) as f:
@@ -123,6 +125,8 @@ class ClockOptions:
     catalog: Catalog | None = None
     use_binlog_ddl: bool = True
     labels: bool = False                     # readable row keys per hash (hot-row reports)
+    what_if: WhatIf | None = None            # schema changes to evaluate (advisor)
+    written: WrittenPolicy | None = None     # known from the server's variables (live mode)
 
 
 @dataclass
@@ -144,12 +148,13 @@ def commit_order_for(written: WrittenPolicy, requested: str) -> str:
 
 
 def prepare(paths: list[str], opts: ClockOptions) -> ClockRun:
-    written = detect_written_policy(paths)
+    written = opts.written or detect_written_policy(paths)
     hs = opts.history_size
     if hs is None:
         hs = history_size_default(version_tuple(written.server_version), written.mariadb)
     co = commit_order_for(written, opts.commit_order)
-    tracker = KeyTracker(opts.catalog, use_binlog_ddl=opts.use_binlog_ddl, labels=opts.labels)
+    tracker = KeyTracker(opts.catalog, use_binlog_ddl=opts.use_binlog_ddl, labels=opts.labels,
+                         what_if=opts.what_if)
     return ClockRun(written, hs, co, tracker, ClockComputer(hs, COMMIT_ORDER_SOURCES[co]()))
 
 

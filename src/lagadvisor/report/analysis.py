@@ -13,6 +13,7 @@ from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, ClockRun, WrittenPolicy, prepare, run_clocks
 from ..depgraph.policies import POLICIES, Computed
 from ..sim.run import percentile
+from ..writeset.extract import Writeset
 
 TOP_N = 5
 
@@ -131,9 +132,11 @@ class Analysis:
 
 
 def analyze(paths: Iterable[str], options: ClockOptions | None = None,
-            on_transaction: Callable[[FileSummary, Transaction, Computed], None] | None = None) -> Analysis:
+            on_transaction: Callable[[FileSummary, Transaction, Computed], None] | None = None,
+            observe: Callable[[Transaction, Writeset, Computed], None] | None = None) -> Analysis:
     """Read every file in order and re-derive every policy's clock; ``on_transaction`` sees each
-    transaction with its computed clocks (progress bars, export)."""
+    transaction with its computed clocks (progress bars, export), ``observe`` also its writeset
+    (graph, simulation facts)."""
     paths = list(paths)
     run: ClockRun = prepare(paths, options or ClockOptions())
     files: list[FileAnalysis] = []
@@ -151,6 +154,8 @@ def analyze(paths: Iterable[str], options: ClockOptions | None = None,
             clocks[name].add(t.file, lc, c.sequence_number)
         if on_transaction is not None:
             on_transaction(fa.summary, t, c)
+        if observe is not None:
+            observe(t, ws, c)
     for s in run.summaries:  # files without transactions still get their summary
         if s.path not in by_path:
             files.append(FileAnalysis(s, Totals()))

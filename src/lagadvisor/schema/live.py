@@ -145,3 +145,89 @@ def catalog_from_server(opts: ServerOptions, databases: list[str] | None = None)
         return load_catalog(conn, databases)
     finally:
         conn.close()
+
+
+# Variables the advisor reads (old and new names; a server answers with the names it has).
+SETTINGS = (
+    "version", "version_comment", "server_id", "log_bin", "gtid_mode", "binlog_format", "binlog_row_image",
+    "binlog_row_metadata", "binlog_transaction_compression", "binlog_transaction_dependency_tracking",
+    "binlog_transaction_dependency_history_size", "transaction_write_set_extraction",
+    "binlog_group_commit_sync_delay", "binlog_group_commit_sync_no_delay_count", "sync_binlog",
+    "innodb_flush_log_at_trx_commit", "replica_parallel_workers", "slave_parallel_workers",
+    "replica_parallel_type", "slave_parallel_type", "replica_preserve_commit_order",
+    "slave_preserve_commit_order", "replica_pending_jobs_size_max", "slave_pending_jobs_size_max",
+    "relay_log_recovery", "log_replica_updates", "log_slave_updates", "sql_generate_invisible_primary_key",
+    "slave_parallel_mode", "slave_parallel_threads",
+)
+# Old name -> the name the advisor uses.
+_ALIASES = {"slave_parallel_workers": "replica_parallel_workers", "slave_parallel_type": "replica_parallel_type",
+            "slave_preserve_commit_order": "replica_preserve_commit_order",
+            "slave_pending_jobs_size_max": "replica_pending_jobs_size_max",
+            "log_slave_updates": "log_replica_updates", "slave_parallel_threads": "replica_parallel_workers"}
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What a live server says about itself: variables (by their current names), and its
+    replication status when it is a replica. Read with SELECT-level access plus REPLICATION
+    CLIENT (for the replica status; without it the status is simply absent)."""
+
+    host: str
+    variables: dict
+    replica: dict | None = None
+    notes: tuple[str, ...] = ()
+
+    def get(self, name: str) -> str | None:
+        v = self.variables.get(name)
+        return None if v is None else str(v)
+
+    @property
+    def version(self) -> str:
+        return self.get("version") or ""
+
+    @property
+    def mariadb(self) -> bool:
+        return "mariadb" in (self.version + " " + (self.get("version_comment") or "")).lower()
+
+
+def _text(v):
+    return v.decode("utf-8", "replace") if isinstance(v, (bytes, bytearray)) else v
+
+
+def load_settings(conn, host: str) -> ServerSettings:
+    import mysql.connector
+
+    notes = []
+    variables: dict = {}
+    try:
+        cur = conn.cursor()
+        names = ",".join(["%s"] * len(SETTINGS))
+        for name, value in _rows(cur, f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({names})", SETTINGS):
+            name, value = _text(name).lower(), _text(value)
+            variables.setdefault(_ALIASES.get(name, name), value)
+        replica = None
+        for stmt in ("SHOW REPLICA STATUS", "SHOW SLAVE STATUS"):
+            try:
+                cur.execute(stmt)
+                row = cur.fetchone()
+                cols = [d[0] for d in cur.description or ()]
+                cur.fetchall()
+                replica = {c: _text(v) for c, v in zip(cols, row)} if row else None
+                break
+            except mysql.connector.Error as err:
+                if getattr(err, "errno", None) in (1227, 1142):  # ER_SPECIFIC_ACCESS_DENIED_ERROR
+                    notes.append("no REPLICATION CLIENT privilege: replica status not read")
+                    break
+                continue
+        cur.close()
+    except mysql.connector.Error as err:
+        raise SchemaError(f"cannot read server variables: {err}") from err
+    return ServerSettings(host, variables, replica, tuple(notes))
+
+
+def settings_from_server(opts: ServerOptions) -> ServerSettings:
+    conn = connect(opts)
+    try:
+        return load_settings(conn, f"{opts.host}:{opts.port}")
+    finally:
+        conn.close()

@@ -9,6 +9,7 @@ itself (applied as their transactions go by), and ``binlog_row_metadata=FULL`` t
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, replace
 
 from ..binlog.constants import FieldType as T
 from ..binlog.rows import TableMap
@@ -66,12 +67,58 @@ def schema_from_table_map(tm: TableMap) -> TableSchema | None:
                        complete=False)
 
 
+@dataclass(frozen=True)
+class WhatIf:
+    """Schema changes to evaluate (the advisor's "simulated effect"), by lower-case ``db.table``.
+
+    ``add_primary_key``: a table without a primary key gets one, estimated as its NOT NULL
+    non-BLOB columns together (a generated invisible primary key is a new column the row
+    images do not have; rows equal in all those columns would collide, so this errs towards
+    fewer parallel transactions). ``drop_foreign_keys_to``: the foreign keys referencing these
+    parent tables are dropped (no child-side hashes, no parent fallback). ``ignore_rows``: row
+    keys (hot-row labels, as the graph reports them) that no longer conflict, e.g. a counter
+    row moved out of the transactions.
+    """
+
+    add_primary_key: frozenset[str] = frozenset()
+    drop_foreign_keys_to: frozenset[str] = frozenset()
+    ignore_rows: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.add_primary_key or self.drop_foreign_keys_to or self.ignore_rows)
+
+    def schema(self, schema: TableSchema) -> TableSchema:
+        if (schema.qualified_name.lower() not in self.add_primary_key
+                or schema.effective_primary_key() is not None):
+            return schema
+        parts = tuple(KeyPart(c.name) for c in schema.columns
+                      if not c.nullable and c.type not in _NOT_KEYABLE)
+        if not parts:
+            return schema
+        return replace(schema, keys=(Key("PRIMARY", parts, primary=True),) + tuple(schema.keys))
+
+    def plan(self, plan: TablePlan) -> TablePlan:
+        if not self.drop_foreign_keys_to:
+            return plan
+        name = f"{plan.db}.{plan.table}".lower()
+        fks = tuple(f for f in plan.fks if f"{f.ref_db}.{f.ref_table}".lower() not in self.drop_foreign_keys_to)
+        parent = plan.fk_parent and name not in self.drop_foreign_keys_to
+        if fks == plan.fks and parent == plan.fk_parent:
+            return plan
+        return replace(plan, fks=fks, fk_parent=parent)
+
+
+_NOT_KEYABLE = frozenset({"tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob",
+                          "longblob", "json", "geometry", "vector"})
+
+
 class KeyTracker:
     """Column selector for the reader and writeset builder for the policies."""
 
     def __init__(self, catalog: Catalog | None = None, *, use_binlog_ddl: bool = True,
-                 labels: bool = False) -> None:
+                 labels: bool = False, what_if: WhatIf | None = None) -> None:
         self.labels = labels
+        self.what_if = what_if or WhatIf()
         self.catalog = catalog if catalog is not None else Catalog()
         self.use_binlog_ddl = use_binlog_ddl
         self._plans: dict[tuple[str, str], tuple[int, int, TablePlan | str]] = {}
@@ -99,7 +146,9 @@ class KeyTracker:
                 plan = (f"schema of {name} unknown (created before this binlog, row metadata MINIMAL): "
                         "pass --schema FILE or --host")
         if schema is not None:
-            plan = plan_table(schema, self.catalog, tm)
+            if self.what_if:
+                schema = self.what_if.schema(schema)
+            plan = self.what_if.plan(plan_table(schema, self.catalog, tm))
             self.sources[name] = schema.source
         self._plans[key] = (self.catalog.version, tm.column_count, plan)
         return plan
@@ -111,7 +160,12 @@ class KeyTracker:
         return plan.columns if isinstance(plan, TablePlan) else frozenset()
 
     def writeset(self, t: Transaction, *, labels: bool = False) -> Writeset:
-        ws = transaction_writeset(t, self._current, labels=labels or self.labels)
+        ignore = self.what_if.ignore_rows
+        ws = transaction_writeset(t, self._current, labels=labels or self.labels or bool(ignore))
+        if ignore and ws.hashes:
+            kept = [(h, lab) for h, lab in zip(ws.hashes, ws.labels) if lab not in ignore]
+            ws.hashes = [h for h, _ in kept]
+            ws.labels = [lab for _, lab in kept] if (labels or self.labels) else []
         for u in ws.unknown:
             self.unknown[u] += 1
         for c in ws.caveats:

@@ -1,0 +1,163 @@
+"""Everything the rules look at: one analysis pass, the dependency graph, the simulation facts,
+the server's settings when known, and a cached simulator for what-ifs.
+
+All simulated effects are catch-up times (a stopped replica applying the whole input) from
+``sim.engine`` with the same cost model, plus p99 lag against the source's commit timeline for
+the baseline and the suggested configuration.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, replace
+
+from ..depgraph.graph import GraphBuilder, GraphSummary
+from ..depgraph.pipeline import ClockOptions, prepare, run_clocks
+from ..depgraph.policies import POLICIES
+from ..binlog.framing import version_tuple
+from ..report.analysis import Analysis, analyze
+from ..schema.live import ServerSettings
+from ..sim.build import TrxFacts, logical_clock, mariadb_conservative
+from ..sim.engine import SimResult, simulate
+from ..sim.model import CostModel, ReplicaConfig
+from ..sim.run import facts_of, percentile
+from ..writeset.tracker import WhatIf
+
+WORKERS = (1, 2, 4, 8, 16, 32)
+DEFAULT_WORKERS = 4          # replica_parallel_workers default since 8.0.27
+KNEE_SHARE = 0.9             # the knee: fewest workers reaching 90% of the best simulated speedup
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The replica as it is (read from --host, else MySQL's defaults)."""
+
+    clock: str                 # "recorded" (what the source wrote) or a policy name
+    workers: int
+    preserve_commit_order: bool
+    durable: bool
+    assumed: tuple[str, ...]   # settings not read from a server
+
+
+@dataclass
+class Context:
+    paths: list[str]
+    analysis: Analysis
+    graph: GraphSummary
+    facts: list[TrxFacts]
+    cost: CostModel
+    settings: ServerSettings | None
+    options: ClockOptions
+    baseline: Baseline
+    version: tuple[int, int, int]
+    mariadb: bool
+    _trx_cache: dict = field(default_factory=dict, repr=False)
+    _sim_cache: dict = field(default_factory=dict, repr=False)
+    _what_if_cache: dict = field(default_factory=dict, repr=False)
+
+    # -- simulation -------------------------------------------------------------------------
+    def trxs(self, clock: str, facts: list[TrxFacts] | None = None, key: str = "", catch_up: bool = True):
+        k = (clock, key, catch_up)
+        if k not in self._trx_cache:
+            f = self.facts if facts is None else facts
+            if self.mariadb:
+                self._trx_cache[k] = mariadb_conservative(f, self.cost, catch_up=catch_up)
+            else:
+                self._trx_cache[k] = logical_clock(f, clock, self.cost, catch_up=catch_up)
+        return self._trx_cache[k]
+
+    def run(self, clock: str, workers: int, *, preserve: bool | None = None, durable: bool | None = None,
+            facts: list[TrxFacts] | None = None, key: str = "", catch_up: bool = True) -> SimResult:
+        b = self.baseline
+        preserve = b.preserve_commit_order if preserve is None else preserve
+        durable = b.durable if durable is None else durable
+        k = (clock, workers, preserve, durable, key, catch_up)
+        if k not in self._sim_cache:
+            mode = "mariadb_conservative" if self.mariadb else "logical_clock"
+            self._sim_cache[k] = simulate(self.trxs(clock, facts, key, catch_up),
+                                          ReplicaConfig(workers, preserve, durable, mode=mode), self.cost)
+        return self._sim_cache[k]
+
+    def seconds(self, clock: str, workers: int, **kw) -> float:
+        return self.run(clock, workers, **kw).apply_us / 1e6
+
+    def lag_p99(self, clock: str, workers: int, **kw) -> float:
+        res = self.run(clock, workers, catch_up=False, **kw)
+        lags = sorted(res.lags_us())
+        return percentile(lags, 99) / 1e6
+
+    def curve(self, clock: str, **kw) -> dict[int, float]:
+        """Simulated catch-up seconds by worker count."""
+        return {w: self.seconds(clock, w, **kw) for w in WORKERS}
+
+    def knee(self, clock: str, **kw) -> int:
+        c = self.curve(clock, **kw)
+        one, best = c[1], min(c.values())
+        if best <= 0 or one <= best:
+            return 1
+        target = KNEE_SHARE * (one / best)
+        for w in WORKERS:
+            if one / c[w] >= target:
+                return w
+        return WORKERS[-1]
+
+    @property
+    def policies(self) -> tuple[str, ...]:
+        """Policies the source can use: 8.4+ has WRITESET only; MariaDB none of them."""
+        if self.mariadb:
+            return ()
+        if self.version >= (8, 4, 0):
+            return ("WRITESET",)
+        return POLICIES
+
+    # -- what-ifs over the schema (one more pass over the files each) ----------------------
+    def what_if_facts(self, what_if: WhatIf, history_size: int | None = None) -> list[TrxFacts]:
+        k = (what_if, history_size)
+        if k not in self._what_if_cache:
+            opts = replace(self.options, what_if=what_if, labels=bool(what_if.ignore_rows),
+                           catalog=copy.deepcopy(self.options.catalog),
+                           history_size=history_size or self.options.history_size)
+            run = prepare(self.paths, opts)
+            index = {p: i for i, p in enumerate(self.paths)}
+            self._what_if_cache[k] = [facts_of(t, c, index.get(t.file, 0)) for t, ws, c in run_clocks(self.paths, run)]
+        return self._what_if_cache[k]
+
+
+def baseline_from(settings: ServerSettings | None) -> Baseline:
+    assumed = []
+
+    def var(name: str, default: str) -> str:
+        v = settings.get(name) if settings else None
+        if v is None:
+            assumed.append(name)
+            return default
+        return v
+
+    workers = int(var("replica_parallel_workers", str(DEFAULT_WORKERS)) or 0)
+    preserve = var("replica_preserve_commit_order", "ON").upper() in ("ON", "1")
+    sync = var("sync_binlog", "1")
+    flush = var("innodb_flush_log_at_trx_commit", "1")
+    durable = sync != "0" and flush == "1"
+    return Baseline("recorded", workers, preserve, durable, tuple(assumed))
+
+
+def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: ServerSettings | None,
+           on_transaction=None) -> Context:
+    """One pass: the analysis, the WRITESET dependency graph with labelled hot rows, the facts."""
+    opts = replace(options, labels=True, catalog=copy.deepcopy(options.catalog))
+    index = {p: i for i, p in enumerate(paths)}
+    facts: list[TrxFacts] = []
+    gb = GraphBuilder("WRITESET", cost, None)
+
+    def observe(t, ws, c):
+        facts.append(facts_of(t, c, index.get(t.file, 0)))
+        gb.add(t, ws, c)
+
+    result = analyze(paths, opts, on_transaction=on_transaction, observe=observe)
+    written = result.policies.written if result.policies else None
+    version = version_tuple(written.server_version if written else "")
+    mariadb = bool(written and written.mariadb)
+    if settings is not None and settings.version:
+        version = version_tuple(settings.version) if not written or not written.server_version else version
+    return Context(list(paths), result, gb.s, facts, cost, settings, options, baseline_from(settings),
+                   version, mariadb)

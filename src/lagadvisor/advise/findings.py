@@ -1,0 +1,94 @@
+"""What the advisor says: findings with their evidence and simulated effect.
+
+The JSON form is versioned (``SCHEMA_VERSION``) and described by ``docs/advise-schema.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+SCHEMA_VERSION = "1.0"
+
+
+class Severity(str, Enum):
+    info = "info"
+    warning = "warning"
+    critical = "critical"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 0, "warning": 1, "critical": 2}[self.value]
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A simulated before/after of one change, on the same binlog and cost model.
+
+    ``metric`` is what the numbers measure: ``catch_up_seconds`` (time to apply the whole
+    binlog from a stopped replica) unless stated otherwise."""
+
+    description: str
+    metric: str = "catch_up_seconds"
+    before: float | None = None
+    after: float | None = None
+    lag_p99_before: float | None = None
+    lag_p99_after: float | None = None
+
+    @property
+    def gain(self) -> float:
+        """Fraction of ``before`` saved (0 when not simulated or no better)."""
+        if self.before is None or self.after is None or self.before <= 0:
+            return 0.0
+        return max(0.0, (self.before - self.after) / self.before)
+
+    def as_json(self) -> dict:
+        return {"description": self.description, "metric": self.metric,
+                "before": _r(self.before), "after": _r(self.after), "gain": round(self.gain, 4),
+                "lag_p99_before_seconds": _r(self.lag_p99_before),
+                "lag_p99_after_seconds": _r(self.lag_p99_after)}
+
+
+def _r(v: float | None) -> float | None:
+    return None if v is None else round(v, 6)
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: Severity
+    title: str
+    setting: str                      # the setting or schema change, e.g. "replica_parallel_workers"
+    current: str | None               # None when unknown (no --host)
+    suggested: str
+    evidence: str                     # the numbers from the binlog, in words
+    simulated_effect: Effect | None   # None when the change cannot be simulated (said in evidence)
+    where: str = "replica"            # source | replica | schema | application
+    statements: tuple[str, ...] = ()  # SQL to apply, when there is one
+    mycnf: tuple[tuple[str, str], ...] = ()   # (variable, value) for --mycnf
+    tables: tuple[str, ...] = ()
+    metrics: dict = field(default_factory=dict)
+    current_assumed: bool = False     # current is the server default, not read from a server
+
+    @property
+    def gain(self) -> float:
+        return self.simulated_effect.gain if self.simulated_effect else 0.0
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "severity": self.severity.value, "title": self.title,
+                "setting": self.setting, "current": self.current, "current_assumed": self.current_assumed,
+                "suggested": self.suggested, "where": self.where, "evidence": self.evidence,
+                "simulated_effect": self.simulated_effect.as_json() if self.simulated_effect else None,
+                "statements": list(self.statements), "tables": list(self.tables),
+                "metrics": self.metrics}
+
+
+def severity_for(gain: float, floor: Severity = Severity.info) -> Severity:
+    """Expected gain -> severity: >= 50% of catch-up time critical, >= 15% warning."""
+    s = Severity.critical if gain >= 0.5 else Severity.warning if gain >= 0.15 else Severity.info
+    return s if s.rank >= floor.rank else floor
+
+
+def ordered(findings: list[Finding]) -> list[Finding]:
+    """By expected gain, then severity, then id (deterministic)."""
+    return sorted(findings, key=lambda f: (-round(f.gain, 6), -f.severity.rank, f.id))

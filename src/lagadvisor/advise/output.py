@@ -1,0 +1,140 @@
+"""The advice as JSON (versioned, ``docs/advise-schema.json``), on the console, and as my.cnf."""
+
+from __future__ import annotations
+
+import json
+
+from .. import __version__
+from . import Advice
+from .context import WORKERS
+from .findings import SCHEMA_VERSION
+
+
+def charts(advice: Advice) -> dict:
+    """The numbers behind the HTML charts (also in the JSON, so they can be re-plotted)."""
+    ctx = advice.context
+    curves = {}
+    for clock in ("recorded",) + tuple(ctx.policies):
+        c = ctx.curve(clock)
+        one = c[1]
+        curves[clock] = [{"workers": w, "catch_up_seconds": round(s, 6),
+                          "speedup": round(one / s, 4) if s else 0.0} for w, s in c.items()]
+    b = ctx.baseline
+    lag = {}
+    if ctx.facts:
+        w = max(b.workers, 1)
+        lag["current"] = _series(ctx.run("recorded", w, catch_up=False))
+        sug = {f.id: f for f in advice.findings}
+        pw = sug.get("replica_parallel_workers")
+        if pw is not None and pw.suggested.isdigit() and (int(pw.suggested) != w
+                                                          or pw.metrics.get("clock", "recorded") != "recorded"):
+            clock = pw.metrics.get("clock", "recorded")
+            lag[f"{clock}, {pw.suggested} workers"] = _series(ctx.run(clock, int(pw.suggested), catch_up=False))
+    hist = {}
+    if ctx.analysis.policies:
+        stats = {"recorded": ctx.analysis.total.recorded, **ctx.analysis.policies.clocks}
+        for name, s in stats.items():
+            hist[name] = [{"distance": label, "transactions": n} for label, n in s.histogram_rows()]
+    buckets = sorted({r["distance"] for rows in hist.values() for r in rows}, key=_bucket_order)
+    hot = [{"table": t, "dependencies": n}
+           for t, n in sorted(ctx.graph.hot_tables.items(), key=lambda kv: (-kv[1], kv[0]))[:10]]
+    return {"speedup": curves, "lag": lag, "distance_histogram": hist, "distance_buckets": buckets,
+            "hot_tables": hot}
+
+
+def _bucket_order(label: str) -> float:
+    """"1" < "2" < "3-4" < ... < ">1024"."""
+    if label.startswith(">"):
+        return float("inf")
+    return float(label.split("-", 1)[0])
+
+
+def _series(res, points: int = 200) -> list[list[float]]:
+    pairs = sorted(zip(res.commit_us, res.lags_us()))
+    step = max(1, len(pairs) // points)
+    return [[round(c / 1e6, 6), round(lag / 1e6, 6)] for c, lag in pairs[::step]]
+
+
+def advice_json(advice: Advice) -> dict:
+    ctx = advice.context
+    p = ctx.analysis.policies
+    b = ctx.baseline
+    s = ctx.settings
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generator": f"lagadvisor {__version__}",
+        "input": {"files": ctx.paths, "transactions": ctx.analysis.total.transactions,
+                  "server_version": p.written.server_version if p else "",
+                  "written_policy": p.written.name if p else "none",
+                  "settings_from": s.host if s else None,
+                  "settings_notes": list(s.notes) if s else []},
+        "baseline": {"clock": b.clock, "workers": b.workers, "preserve_commit_order": b.preserve_commit_order,
+                     "durable": b.durable, "assumed_defaults": list(b.assumed)},
+        "cost_model": json.loads(ctx.cost.to_json()),
+        "findings": [f.as_json() for f in advice.findings],
+        "charts": charts(advice),
+    }
+
+
+def mycnf(advice: Advice) -> str:
+    """The suggested settings as my.cnf snippets, source and replica apart."""
+    out = ["# lagadvisor advise: suggested settings (review each against its finding)"]
+    for where, title in (("source", "on the source"), ("replica", "on the replica")):
+        lines = []
+        seen = set()
+        for f in advice.findings:
+            if f.where != where or not f.mycnf or f.current == f.suggested:
+                continue
+            for name, value in f.mycnf:
+                if name in seen:
+                    continue
+                seen.add(name)
+                lines.append(f"{name} = {value}    # {f.id} ({f.severity.value})")
+        if lines:
+            out += ["", f"# {title}", "[mysqld]"] + lines
+    return "\n".join(out) + "\n"
+
+
+def render(advice: Advice, console) -> None:
+    from rich.table import Table
+
+    ctx = advice.context
+    p = ctx.analysis.policies
+    b = ctx.baseline
+    console.print(f"[bold]lagadvisor advise[/]: {ctx.analysis.total.transactions:,} transactions, written by "
+                  f"{p.written.name if p else '?'} ({p.written.server_version if p else ''}); baseline replica: "
+                  f"{b.workers} workers, preserve_commit_order={'ON' if b.preserve_commit_order else 'OFF'}, "
+                  f"{'durable' if b.durable else 'relaxed'}"
+                  + (f" (assumed defaults: {', '.join(b.assumed)})" if b.assumed else "")
+                  + f"; cost model: {ctx.cost.cores} cores")
+    if not advice.findings:
+        console.print("No findings.")
+        return
+    colors = {"critical": "red", "warning": "yellow", "info": "cyan"}
+    for i, f in enumerate(advice.findings, 1):
+        tab = Table(show_header=False, box=None, pad_edge=False)
+        tab.add_column(style="bold", no_wrap=True)
+        tab.add_column()
+        tab.add_row("setting", f.setting + f"  [dim]({f.where})[/]")
+        tab.add_row("current", (f.current or "unknown") + ("  [dim](default, not read from a server)[/]"
+                                                           if f.current_assumed else ""))
+        tab.add_row("suggested", f.suggested)
+        tab.add_row("evidence", f.evidence)
+        e = f.simulated_effect
+        if e is not None:
+            nums = ""
+            if e.before is not None and e.after is not None:
+                nums = f" — {e.metric}: {e.before:,.3f} -> {e.after:,.3f} ({-e.gain:+.1%})" if e.gain else \
+                    f" — {e.metric}: {e.before:,.3f} -> {e.after:,.3f}"
+            elif e.before is not None:
+                nums = f" — {e.metric}: {e.before:,.3f}"
+            if e.lag_p99_before is not None and e.lag_p99_after is not None:
+                nums += f"; lag p99 {e.lag_p99_before:,.3f} s -> {e.lag_p99_after:,.3f} s"
+            tab.add_row("simulated", e.description + nums)
+        for st in f.statements:
+            tab.add_row("", f"[green]{st}[/]")
+        console.print(f"\n[{colors[f.severity.value]}]{i}. [{f.severity.value.upper()}][/] [bold]{f.title}[/]")
+        console.print(tab)
+
+
+__all__ = ["advice_json", "mycnf", "render", "charts", "WORKERS"]

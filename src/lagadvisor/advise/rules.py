@@ -1,0 +1,436 @@
+"""The advisor's rules: each looks at the :class:`Context` and returns findings.
+
+Rules are independent pieces (``RULES``); each finding carries the evidence from the binlog and a
+simulated effect measured against the baseline replica (its settings from ``--host``, else MySQL's
+defaults). Thresholds are named constants so a reader can argue with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from ..depgraph.policies import Fallback
+from ..writeset.tracker import WhatIf
+from .context import DEFAULT_WORKERS, WORKERS, Context
+from .findings import Effect, Finding, Severity, severity_for
+
+Rule = Callable[[Context], list[Finding]]
+
+LARGE_TRX_ROWS = 10_000          # rows in one transaction
+LARGE_TRX_BYTES = 16 << 20       # bytes of one transaction
+LARGE_TRX_SHARE = 0.05           # or: one transaction is this share of the whole apply time
+HOT_ROW_SHARE = 0.05             # a row key behind this share of all row conflicts
+MIN_GAIN = 0.02                  # changes simulated to gain less are reported as info, or not at all
+
+
+def _fmt_s(v: float) -> str:
+    return f"{v:,.3f} s"
+
+
+def _current(ctx: Context, name: str, default: str) -> tuple[str, bool]:
+    v = ctx.settings.get(name) if ctx.settings else None
+    return (v, False) if v is not None else (default, True)
+
+
+def _best_policy(ctx: Context, workers: int) -> str | None:
+    pols = ctx.policies
+    if not pols:
+        return None
+    return min(pols, key=lambda p: (round(ctx.seconds(p, workers), 9), pols.index(p)))
+
+
+def dependency_tracking(ctx: Context) -> list[Finding]:
+    """binlog_transaction_dependency_tracking (5.7/8.0 sources choose; 8.4+ is WRITESET)."""
+    if ctx.mariadb or not ctx.facts:
+        return []
+    b = ctx.baseline
+    w = max(b.workers, 1)
+    written = ctx.analysis.policies.written.name if ctx.analysis.policies else "unknown"
+    stats = ctx.analysis.policies.clocks if ctx.analysis.policies else {}
+    ideal = {p: (s.transactions / s.depth if s.depth else 0.0) for p, s in stats.items()}
+    evidence = (f"binlog written under {written}; clock depth (longest chain) per policy: "
+                + ", ".join(f"{p} {stats[p].depth:,} of {stats[p].transactions:,} transactions "
+                            f"(ideal {ideal[p]:.1f}x)" for p in stats))
+    before = ctx.seconds("recorded", w)
+    if ctx.version >= (8, 4, 0):
+        eff = Effect(f"8.4+ sources track WRITESET only; with {w} workers the recorded clock "
+                     f"applies in {_fmt_s(before)}", before=before, after=before)
+        return [Finding("dependency_tracking", Severity.info, "Dependency tracking is WRITESET (8.4+)",
+                        "binlog_transaction_dependency_tracking", "WRITESET (only mode on 8.4+)", "WRITESET",
+                        evidence, eff, where="source", metrics={"ideal_parallelism": ideal})]
+    best = _best_policy(ctx, w)
+    after = ctx.seconds(best, w)
+    cur, assumed = _current(ctx, "binlog_transaction_dependency_tracking", written)
+    eff = Effect(f"replica with {w} workers: {written} clock {_fmt_s(before)} -> {best} {_fmt_s(after)}; "
+                 f"also what an upgrade to 8.4 (WRITESET only) gives: {_fmt_s(ctx.seconds('WRITESET', w))}",
+                 before=before, after=after, lag_p99_before=ctx.lag_p99("recorded", w),
+                 lag_p99_after=ctx.lag_p99(best, w))
+    stmts = []
+    mycnf = []
+    if best != written:
+        if ctx.version < (8, 0, 0):
+            stmts.append("SET GLOBAL transaction_write_set_extraction = 'XXHASH64';")
+            mycnf.append(("transaction_write_set_extraction", "XXHASH64"))
+        stmts.append(f"SET GLOBAL binlog_transaction_dependency_tracking = '{best}';")
+        mycnf.append(("binlog_transaction_dependency_tracking", best))
+    sev = severity_for(eff.gain) if best != written else Severity.info
+    return [Finding("dependency_tracking", sev, f"Track dependencies with {best} on the source",
+                    "binlog_transaction_dependency_tracking", cur, best, evidence, eff, where="source",
+                    statements=tuple(stmts), mycnf=tuple(mycnf), current_assumed=assumed,
+                    metrics={"ideal_parallelism": ideal,
+                             "catch_up_seconds": {p: ctx.seconds(p, w) for p in ctx.policies}})]
+
+
+def parallel_workers(ctx: Context) -> list[Finding]:
+    """replica_parallel_workers at the knee of the simulated speedup curve."""
+    if not ctx.facts:
+        return []
+    clock = _best_policy(ctx, DEFAULT_WORKERS) or "recorded"
+    if ctx.version >= (8, 4, 0) or ctx.mariadb:
+        clock = "recorded"
+    curve = ctx.curve(clock)
+    knee = ctx.knee(clock)
+    b = ctx.baseline
+    before = ctx.seconds(clock, max(b.workers, 0)) if b.workers else ctx.seconds(clock, 1)
+    after = curve[knee]
+    cur, assumed = _current(ctx, "replica_parallel_workers", str(DEFAULT_WORKERS))
+    one = curve[1]
+    evidence = (f"simulated catch-up under the {clock} clock by workers: "
+                + ", ".join(f"{w}: {_fmt_s(s)} ({one / s:.2f}x)" for w, s in curve.items() if s > 0)
+                + f"; the knee (fewest workers reaching {int(90)}% of the best speedup) is {knee}; "
+                f"replica cores in the cost model: {ctx.cost.cores}")
+    eff = Effect(f"{cur} -> {knee} workers", before=before, after=after,
+                 lag_p99_before=ctx.lag_p99(clock, max(b.workers, 1)), lag_p99_after=ctx.lag_p99(clock, knee))
+    if str(knee) == str(cur):
+        sev = Severity.info
+    else:
+        sev = severity_for(eff.gain)
+    name = "slave_parallel_threads" if ctx.mariadb else "replica_parallel_workers"
+    return [Finding("replica_parallel_workers", sev, f"Run {knee} applier workers", name, cur, str(knee),
+                    evidence, eff, statements=("STOP REPLICA SQL_THREAD;",
+                                               f"SET GLOBAL {name} = {knee};", "START REPLICA SQL_THREAD;")
+                    if not ctx.mariadb else (f"SET GLOBAL {name} = {knee};",),
+                    mycnf=((name, str(knee)),), current_assumed=assumed,
+                    metrics={"clock": clock, "curve_seconds": {str(w): s for w, s in curve.items()}, "knee": knee})]
+
+
+def preserve_commit_order(ctx: Context) -> list[Finding]:
+    if not ctx.facts or ctx.mariadb:
+        return []
+    b = ctx.baseline
+    w = max(b.workers, 2)
+    on = ctx.seconds("recorded", w, preserve=True)
+    off = ctx.seconds("recorded", w, preserve=False)
+    cur, assumed = _current(ctx, "replica_preserve_commit_order", "ON")
+    gain = (on - off) / on if on > 0 else 0.0
+    evidence = (f"with {w} workers: preserve ON {_fmt_s(on)}, OFF {_fmt_s(off)} ({gain:+.1%} faster OFF). "
+                "OFF lets transactions commit out of source order: gaps in gtid_executed while applying, "
+                "readers of the replica may see states the source never had.")
+    if gain >= 0.15:
+        sug, sev = "OFF (only if readers of the replica tolerate out-of-order commits)", Severity.info
+        eff = Effect("preserve ON -> OFF", before=on, after=off)
+    else:
+        sug, sev = "ON", Severity.info
+        eff = Effect(f"keeping ON costs {gain:.1%} of catch-up time", before=on, after=on)
+    return [Finding("replica_preserve_commit_order", sev, "Commit order on the replica",
+                    "replica_preserve_commit_order", cur, sug, evidence, eff, current_assumed=assumed,
+                    mycnf=(("replica_preserve_commit_order", "OFF" if sug.startswith("OFF") else "ON"),))]
+
+
+def history_size(ctx: Context) -> list[Finding]:
+    p = ctx.analysis.policies
+    if p is None or ctx.mariadb:
+        return []
+    full = p.fallbacks.get(Fallback.HISTORY_FULL.value, 0) + p.fallbacks.get(Fallback.WRITESET_LIMIT.value, 0)
+    if not full:
+        return []
+    new = max(p.history_size * 4, 100_000)
+    w = max(ctx.baseline.workers, 1)
+    before = ctx.seconds("WRITESET", w)
+    facts = ctx.what_if_facts(WhatIf(), history_size=new)
+    after = ctx.seconds("WRITESET", w, facts=facts, key=f"history{new}")
+    eff = Effect(f"WRITESET clock with history {p.history_size:,} -> {new:,}, {w} workers",
+                 before=before, after=after)
+    cur, assumed = _current(ctx, "binlog_transaction_dependency_history_size", str(p.history_size))
+    return [Finding("binlog_transaction_dependency_history_size", severity_for(eff.gain, Severity.info),
+                    "The writeset history filled up", "binlog_transaction_dependency_history_size", cur,
+                    str(new), f"{full:,} transactions fell back because the history was full or a writeset "
+                    f"was larger than it ({p.resets:,} history resets)", eff, where="source",
+                    statements=(f"SET GLOBAL binlog_transaction_dependency_history_size = {new};",),
+                    mycnf=(("binlog_transaction_dependency_history_size", str(new)),), current_assumed=assumed)]
+
+
+def group_commit_delay(ctx: Context) -> list[Finding]:
+    """binlog_group_commit_sync_delay for COMMIT_ORDER sources: larger groups, at a commit-latency cost."""
+    p = ctx.analysis.policies
+    if p is None or ctx.mariadb or ctx.version >= (8, 4, 0) or p.written.name != "COMMIT_ORDER":
+        return []
+    if not any(f.commit_ts_us for f in ctx.facts):
+        return []
+    w = max(ctx.baseline.workers, 2)
+    before = ctx.seconds("recorded", w)
+    best = None
+    for delay in (100, 500, 1000, 2000, 5000):
+        facts = delayed_groups(ctx.facts, delay)
+        after = ctx.seconds("recorded", w, facts=facts, key=f"delay{delay}")
+        if best is None or after < best[1] * 0.97:
+            best = (delay, after)
+    delay, after = best
+    cur, assumed = _current(ctx, "binlog_group_commit_sync_delay", "0")
+    stats = p.clocks.get("COMMIT_ORDER")
+    eff = Effect(f"estimated from the commit timestamps: transactions committing within {delay} us of a "
+                 f"group's first join it; {w} workers", before=before, after=after)
+    if eff.gain < MIN_GAIN:
+        return []
+    return [Finding("binlog_group_commit_sync_delay", severity_for(eff.gain), "Larger commit groups on the source",
+                    "binlog_group_commit_sync_delay", cur, str(delay),
+                    f"COMMIT_ORDER clock: {stats.parallel_share:.1%} of transactions may overlap their "
+                    f"predecessor, mean distance {stats.mean_distance:.2f}. Cost: every commit on the source "
+                    f"waits up to {delay} us, so one session can commit at most {1e6 / delay:,.0f} times per "
+                    "second; binlog_group_commit_sync_no_delay_count ends the wait once that many "
+                    "transactions joined.", eff, where="source",
+                    statements=(f"SET GLOBAL binlog_group_commit_sync_delay = {delay};",),
+                    mycnf=(("binlog_group_commit_sync_delay", str(delay)),
+                           ("binlog_group_commit_sync_no_delay_count", "64")), current_assumed=assumed)]
+
+
+def delayed_groups(facts, delay_us: int):
+    """A COMMIT_ORDER clock with ``binlog_group_commit_sync_delay``: a transaction that commits
+    within ``delay_us`` of its group's first commit joins the group and may start after the
+    previous group (an estimate from commit timestamps; the source's timing would shift)."""
+    out = []
+    group_start = None
+    prev_group_last = 0
+    last_seq = 0
+    file = None
+    for f in facts:
+        if f.file_idx != file:
+            file, group_start, prev_group_last, last_seq = f.file_idx, None, 0, 0
+        ts = f.commit_ts_us
+        if group_start is None or ts - group_start > delay_us:
+            prev_group_last, group_start = last_seq, ts
+        lc = f.clocks[0]
+        new = min(lc, prev_group_last) if lc > 0 else lc
+        out.append(replace(f, clocks=(new,) + f.clocks[1:]))
+        last_seq = f.seq
+    return out
+
+
+def _fallback_tables(ctx: Context, reason: str) -> list[tuple[str, int]]:
+    p = ctx.analysis.policies
+    return [(t, n) for r, t, n in (p.fallback_tables if p else []) if r == reason]
+
+
+def missing_primary_keys(ctx: Context) -> list[Finding]:
+    tables = _fallback_tables(ctx, Fallback.NO_PRIMARY_KEY.value)
+    if not tables:
+        return []
+    names = tuple(sorted(t for t, _ in tables))
+    w = max(ctx.baseline.workers, 1)
+    clock = "WRITESET"
+    before = ctx.seconds(clock, w)
+    facts = ctx.what_if_facts(WhatIf(add_primary_key=frozenset(n.lower() for n in names)))
+    after = ctx.seconds(clock, w, facts=facts, key="add_pk")
+    eff = Effect(f"WRITESET clock, {w} workers, with a primary key on {', '.join(names)} (estimated as the "
+                 "rows' NOT NULL columns)", before=before, after=after)
+    gipk = "SET PERSIST sql_generate_invisible_primary_key = ON;  -- 8.0.30+, for tables created later"
+    stmts = tuple(f"ALTER TABLE {_q(n)} ADD COLUMN my_row_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT "
+                  "INVISIBLE PRIMARY KEY FIRST;" for n in names) + (gipk,)
+    return [Finding("tables_without_primary_key", severity_for(eff.gain, Severity.warning),
+                    f"{len(names)} table(s) without a primary key: " + ", ".join(names),
+                    "PRIMARY KEY", "none", "add a primary key (or a generated invisible one)",
+                    "transactions writing to a table without a primary key get no writeset and keep the "
+                    "commit-order parent: " + ", ".join(f"{t} ({n:,} transactions)" for t, n in tables)
+                    + "; row-based replicas also search such tables by full scan", eff, where="schema",
+                    statements=stmts, tables=names)]
+
+
+def fk_parents(ctx: Context) -> list[Finding]:
+    tables = _fallback_tables(ctx, Fallback.FK_PARENT.value)
+    if not tables:
+        return []
+    names = tuple(sorted(t for t, _ in tables))
+    w = max(ctx.baseline.workers, 1)
+    before = ctx.seconds("WRITESET", w)
+    facts = ctx.what_if_facts(WhatIf(drop_foreign_keys_to=frozenset(n.lower() for n in names)))
+    after = ctx.seconds("WRITESET", w, facts=facts, key="drop_fk")
+    eff = Effect(f"WRITESET clock, {w} workers, without the foreign keys referencing {', '.join(names)}",
+                 before=before, after=after)
+    return [Finding("foreign_key_parent_tables", severity_for(eff.gain, Severity.warning),
+                    f"{len(names)} foreign-key parent table(s) disable writesets: " + ", ".join(names),
+                    "FOREIGN KEY", "referenced by foreign keys",
+                    "enforce the relation in the application, or accept the serialization",
+                    "a change to a table referenced by a foreign key empties the writeset history and keeps "
+                    "the commit-order parent: " + ", ".join(f"{t} ({n:,} transactions)" for t, n in tables),
+                    eff, where="schema", tables=names)]
+
+
+def hot_rows(ctx: Context) -> list[Finding]:
+    g = ctx.graph
+    if not g.conflicts:
+        return []
+    top = sorted(g.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    hot = [(k, n) for k, n in top if n / g.conflicts >= HOT_ROW_SHARE and not k.startswith("hash ")]
+    if not hot:
+        return []
+    w = max(ctx.baseline.workers, 1)
+    before = ctx.seconds("WRITESET", w)
+    facts = ctx.what_if_facts(WhatIf(ignore_rows=frozenset(k for k, _ in hot)))
+    after = ctx.seconds("WRITESET", w, facts=facts, key="hot_rows")
+    eff = Effect(f"WRITESET clock, {w} workers, if these rows stopped conflicting (an upper bound)",
+                 before=before, after=after)
+    tables = tuple(sorted({k.split(" ", 1)[0] for k, _ in hot}))
+    return [Finding("hot_rows", severity_for(eff.gain), "Hot rows serialize the stream",
+                    "application / schema", None,
+                    "spread the hot rows (sharded counters, batched updates, move them out of the transaction)",
+                    f"{g.conflicts:,} row conflicts; " + ", ".join(f"{k}: {n:,} ({n / g.conflicts:.0%})"
+                                                                  for k, n in hot)
+                    + f"; critical path {g.depth:,} transactions ({g.critical_path_us / 1e6:,.3f} s of "
+                    f"{g.serial_us / 1e6:,.3f} s serial)", eff, where="application", tables=tables,
+                    metrics={"hot_rows": dict(hot)})]
+
+
+def large_transactions(ctx: Context) -> list[Finding]:
+    t = ctx.analysis.total
+    total_us = sum(ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes) for f in ctx.facts) or 1.0
+    big = []
+    for nbytes, rows, gtid, where in t.largest_sorted():
+        f_us = next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes) for f in ctx.facts
+                     if f.nbytes == nbytes and f.inserts + f.updates + f.deletes == rows), 0.0)
+        if rows >= LARGE_TRX_ROWS or nbytes >= LARGE_TRX_BYTES or f_us / total_us >= LARGE_TRX_SHARE:
+            big.append((nbytes, rows, gtid, where, f_us))
+    too_large = ctx.analysis.policies.fallbacks.get(Fallback.TOO_LARGE.value, 0) if ctx.analysis.policies else 0
+    if not big and not too_large:
+        return []
+    worst = max((b[4] for b in big), default=0.0)
+    eff = Effect("one worker applies each of them while transactions after it wait (with commit order "
+                 "preserved); estimated apply time of the largest", metric="seconds_blocked",
+                 before=worst / 1e6, after=None)
+    return [Finding("large_transactions", Severity.warning if worst / total_us >= LARGE_TRX_SHARE else Severity.info,
+                    f"{len(big)} oversized transaction(s)", "application batching", None,
+                    f"commit in batches of at most {LARGE_TRX_ROWS // 10:,} rows",
+                    "; ".join(f"{g} at {w}: {r:,} rows, {b / 1e6:,.1f} MB, ~{us / 1e6:,.3f} s to apply"
+                              for b, r, g, w, us in big)
+                    + (f"; {too_large} transaction(s) too large to analyse row by row" if too_large else ""),
+                    eff, where="application")]
+
+
+def ddl_barriers(ctx: Context) -> list[Finding]:
+    t = ctx.analysis.total
+    if not t.ddl:
+        return []
+    w = max(ctx.baseline.workers, 1)
+    ddl_seqs = {(f.file_idx, f.seq) for f in ctx.facts if f.inserts + f.updates + f.deletes == 0 and f.nbytes}
+    before = ctx.seconds("recorded", w)
+    written = ctx.analysis.policies.clocks if ctx.analysis.policies else {}
+    barriers = ctx.analysis.total.recorded.barriers
+    eff = Effect("DDL applies alone: it waits for every earlier transaction and blocks every later one; "
+                 "the cost model does not price the DDL itself", before=before, after=before)
+    return [Finding("ddl_barriers", Severity.info, f"{t.ddl:,} DDL statement(s) act as barriers",
+                    "schema changes", None, "run schema changes off-peak or with an online schema change tool",
+                    f"{t.ddl:,} DDL transactions; {barriers:,} barriers in the recorded clock; "
+                    f"{len(ddl_seqs):,} transactions without row changes", eff, where="application",
+                    metrics={"ddl": t.ddl, "barriers": barriers, "policies": list(written)})]
+
+
+def durability(ctx: Context) -> list[Finding]:
+    if not ctx.facts:
+        return []
+    b = ctx.baseline
+    w = max(b.workers, 1)
+    dur = ctx.seconds("recorded", w, durable=True)
+    rel = ctx.seconds("recorded", w, durable=False)
+    sync, a1 = _current(ctx, "sync_binlog", "1")
+    flush, a2 = _current(ctx, "innodb_flush_log_at_trx_commit", "1")
+    cur = f"sync_binlog={sync}, innodb_flush_log_at_trx_commit={flush}"
+    if not b.durable:
+        eff = Effect("already relaxed", before=rel, after=rel)
+        return [Finding("replica_durability", Severity.info, "Replica durability is relaxed",
+                        "sync_binlog / innodb_flush_log_at_trx_commit", cur, cur,
+                        f"durable would take {_fmt_s(dur)} instead of {_fmt_s(rel)}; keep "
+                        "SOURCE_AUTO_POSITION=1 and relay_log_recovery=ON so a crash is recovered from the "
+                        "source", eff, current_assumed=a1 or a2)]
+    eff = Effect(f"{w} workers: durable {_fmt_s(dur)} -> relaxed {_fmt_s(rel)}", before=dur, after=rel,
+                 lag_p99_before=ctx.lag_p99("recorded", w, durable=True),
+                 lag_p99_after=ctx.lag_p99("recorded", w, durable=False))
+    return [Finding("replica_durability", severity_for(eff.gain),
+                    "Relax durability on the replica while it catches up",
+                    "sync_binlog / innodb_flush_log_at_trx_commit", cur,
+                    "sync_binlog=0, innodb_flush_log_at_trx_commit=2",
+                    "every commit group pays an fsync of the binlog and the redo log "
+                    f"(cost model: {ctx.cost.flush_us:.0f} us per group). Trade-off: after an OS crash the "
+                    "replica loses its last transactions; it is safe to re-fetch them only with GTID "
+                    "auto-positioning (SOURCE_AUTO_POSITION=1) and relay_log_recovery=ON, and a replica that "
+                    "may be promoted should go back to 1/1 first", eff,
+                    statements=("SET GLOBAL sync_binlog = 0;", "SET GLOBAL innodb_flush_log_at_trx_commit = 2;",
+                                "-- crash safety: CHANGE REPLICATION SOURCE TO SOURCE_AUTO_POSITION = 1; "
+                                "relay_log_recovery = ON in my.cnf"),
+                    mycnf=(("sync_binlog", "0"), ("innodb_flush_log_at_trx_commit", "2"),
+                           ("relay_log_recovery", "ON")), current_assumed=a1 or a2)]
+
+
+def row_format(ctx: Context) -> list[Finding]:
+    p = ctx.analysis.policies
+    out = []
+    meta = {f.summary.row_metadata for f in ctx.analysis.files if f.summary.events.get("TABLE_MAP_EVENT")}
+    caveats = p.caveats if p else []
+    unknown = p.unknown if p else []
+    if caveats or unknown or (meta and meta != {"FULL"}):
+        cur_img, a1 = _current(ctx, "binlog_row_image", "unknown")
+        cur_meta = ctx.settings.get("binlog_row_metadata") if ctx.settings else None
+        ev = []
+        if caveats:
+            ev.append("; ".join(f"{c} ({n:,} transactions)" for c, n in caveats[:3]))
+        if unknown:
+            ev.append("; ".join(f"{c} ({n:,} transactions)" for c, n in unknown[:3]))
+        if meta and meta != {"FULL"}:
+            ev.append(f"row metadata in the files: {', '.join(sorted(meta))} (FULL names columns and primary keys)")
+        out.append(Finding("binlog_row_format", Severity.warning if (caveats or unknown) else Severity.info,
+                           "Binlog settings needed for exact analysis",
+                           "binlog_row_image / binlog_row_metadata",
+                           f"binlog_row_image={cur_img}, binlog_row_metadata={cur_meta or ', '.join(sorted(meta)) or 'unknown'}",
+                           "binlog_row_image=FULL (or NOBLOB), binlog_row_metadata=FULL",
+                           " | ".join(ev) or "-", None, where="source",
+                           statements=("SET PERSIST binlog_row_metadata = 'FULL';",
+                                       "SET PERSIST binlog_row_image = 'FULL';"),
+                           mycnf=(("binlog_row_image", "FULL"), ("binlog_row_metadata", "FULL")),
+                           current_assumed=a1))
+    return out
+
+
+def resource_groups(ctx: Context) -> list[Finding]:
+    """When the replica is CPU-bound (workers beyond the cores add nothing), pin the applier."""
+    if not ctx.facts or ctx.mariadb:
+        return []
+    cores = ctx.cost.cores
+    curve = ctx.curve("recorded")
+    if cores not in curve or 2 * cores not in curve:
+        return []
+    at, beyond = curve[cores], curve[2 * cores]
+    clock_allows = ctx.seconds("recorded", WORKERS[-1]) if cores else at
+    if not (beyond >= at * 0.97 and curve[1] > 0 and curve[1] / at >= 1.2):
+        return []
+    eff = Effect(f"simulated: {cores} workers {_fmt_s(at)}, {2 * cores} workers {_fmt_s(beyond)} — more "
+                 "workers than cores add no throughput; resource groups give the applier CPU priority "
+                 "over other work (not modelled)", before=at, after=at)
+    return [Finding("resource_groups", Severity.info, "The replica is CPU-bound: give the applier its cores",
+                    "resource groups", None, "a SYSTEM resource group for the applier threads",
+                    f"the clock allows more parallelism ({_fmt_s(clock_allows)} at {WORKERS[-1]} workers is "
+                    f"bounded by {cores} cores in the model)", eff,
+                    statements=(f"CREATE RESOURCE GROUP replica_applier TYPE = SYSTEM VCPU = 0-{cores - 1} "
+                                "THREAD_PRIORITY = -10;",
+                                "-- for each applier thread: SELECT THREAD_ID FROM performance_schema.threads "
+                                "WHERE NAME IN ('thread/sql/replica_worker','thread/sql/replica_sql');",
+                                "SET RESOURCE GROUP replica_applier FOR <thread_id>, ...;",
+                                "-- prerequisite: mysqld needs CAP_SYS_NICE (systemd: AmbientCapabilities="
+                                "CAP_SYS_NICE) or thread priorities are ignored"))]
+
+
+RULES: tuple[Rule, ...] = (dependency_tracking, parallel_workers, preserve_commit_order, history_size,
+                           group_commit_delay, missing_primary_keys, fk_parents, hot_rows, large_transactions,
+                           ddl_barriers, durability, row_format, resource_groups)
+
+
+def _q(name: str) -> str:
+    return ".".join(f"`{p}`" for p in name.split(".", 1))

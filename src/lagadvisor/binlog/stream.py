@@ -1,0 +1,248 @@
+"""Binlog files streamed from a live server, read by the same decoders as files on disk.
+
+The replication protocol (COM_REGISTER_SLAVE, ``@master_binlog_checksum``, COM_BINLOG_DUMP)
+is python-mysql-replication's ``BinLogStreamReader``; lagadvisor only takes the raw event
+bytes from its connection (each packet is ``0x00`` + one whole event, checksum included), so
+a streamed file decodes exactly as the file would. Artificial events the dump thread adds
+(the fake ROTATE at the start, the FORMAT_DESCRIPTION re-sent with ``log_pos = 0`` after a
+resume, heartbeats) are dropped; what remains is the file's byte stream from offset 4.
+
+Needs REPLICATION SLAVE (the dump) and REPLICATION CLIENT (SHOW BINARY LOGS); writes nothing.
+A lost connection is resumed from the end of the last event received (file and position), up
+to ``retries`` times. Sources: ``sql/rpl_binlog_sender.cc`` (``Binlog_sender::fake_rotate_event``,
+``send_format_description_event`` clears ``log_pos`` when not starting at 4).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import time
+from typing import Iterator
+
+from ..errors import BinlogError
+from .constants import BINLOG_MAGIC, LOG_EVENT_HEADER_LEN, EventType
+from .scan import FileSummary, _tail_tolerant
+from .decoder import EventReader
+from .framing import check_magic
+from .transactions import ColumnSelector, Transaction, TransactionAssembler
+
+LOG_EVENT_ARTIFICIAL_F = 0x20
+_SKIP_TYPES = frozenset({int(EventType.HEARTBEAT_LOG_EVENT), int(EventType.HEARTBEAT_LOG_EVENT_V2)})
+_LOST = (2006, 2013, 2055)  # server gone away, lost connection, lost connection (SSL)
+
+
+def dump_server_id() -> int:
+    """A server_id for the dump connection, unlikely to clash with real replicas."""
+    return 0x6C000000 + (os.getpid() & 0xFFFFF)
+
+
+class LiveFile(str):
+    """One binlog file on a server; the string is ``host:port/name`` (what reports show).
+    ``read_transactions`` streams it once; files are listed with :func:`list_files`."""
+
+    def __new__(cls, label: str, *_args, **_kw):
+        return super().__new__(cls, label)
+
+    def __init__(self, label: str, name: str, size: int, settings: dict, *, server_version: str = "",
+                 mariadb: bool = False, retries: int = 5, server_id: int | None = None) -> None:
+        self.name = name
+        self.size = size
+        self.settings = settings
+        self.server_version = server_version
+        self.mariadb = mariadb
+        self.retries = retries
+        self.server_id = server_id or dump_server_id()
+        self.reconnects = 0
+
+    def read_transactions(self, summary: FileSummary | None = None, selector: ColumnSelector | None = None,
+                          *, strict_tail: bool = False) -> Iterator[Transaction]:
+        summary = summary if summary is not None else FileSummary(str(self))
+        summary.size = self.size
+        reader = EventReader(str(self))
+        asm = TransactionAssembler(reader, str(self), selector)
+        stream = _DumpStream(self)
+        try:
+            check_magic(stream, str(self))
+            for trx in asm.transactions(_tail_tolerant(reader.read(stream, base_offset=4), summary, asm,
+                                                       strict_tail)):
+                summary.transactions += 1
+                yield trx
+        finally:
+            stream.close()
+            summary.fill(reader, asm)
+            self.reconnects += stream.reconnects
+        if reader.unknown:
+            codes = ", ".join(f"type {c} x{n}" for c, n in sorted(reader.unknown.items()))
+            summary.warnings.append(f"{self}: unknown event types counted but not decoded: {codes}")
+        if stream.reconnects:
+            summary.warnings.append(f"{self}: connection lost and resumed {stream.reconnects} time(s)")
+        summary.complete = True
+
+
+class _DumpStream:
+    """A read-only file-like object over one file's event stream (binary magic first)."""
+
+    def __init__(self, f: LiveFile) -> None:
+        self.f = f
+        self.buf = bytearray(BINLOG_MAGIC)
+        self.pos = 4               # end of the last event passed on (the resume point)
+        self.done = False
+        self.reconnects = 0
+        self.reader = None
+        self.conn = None
+
+    # -- connection ------------------------------------------------------------------------
+    def _connect(self) -> None:
+        from pymysqlreplication import BinLogStreamReader
+
+        settings = dict(self.f.settings)
+        r = BinLogStreamReader(connection_settings=settings, server_id=self.f.server_id,
+                               log_file=self.f.name, log_pos=self.pos, resume_stream=True, blocking=False,
+                               enable_logging=False)
+        try:
+            r._BinLogStreamReader__connect_to_stream()  # the dump handshake only; we read raw packets
+        except Exception as err:  # pymysql errors and socket errors: one line
+            try:
+                r.close()
+            except Exception:
+                pass
+            raise _ConnectionLost(_describe(err)) from err
+        self.reader, self.conn = r, r._stream_connection
+
+    def close(self) -> None:
+        if self.reader is not None:
+            try:
+                self.reader.close()
+            except Exception:
+                pass
+        self.reader = self.conn = None
+
+    def _packet(self) -> bytes | None:
+        """The next event's bytes, or None at the end of the stream."""
+        import pymysql
+
+        while True:
+            if self.conn is None:
+                self._connect()
+            try:
+                pkt = self.conn._read_packet()
+            except (pymysql.err.OperationalError, pymysql.err.InterfaceError, OSError, struct.error) as err:
+                code = err.args[0] if getattr(err, "args", None) else None
+                if isinstance(err, pymysql.err.OperationalError) and code not in _LOST:
+                    raise _ConnectionLost(_describe(err)) from err
+                self._lost(err)
+                continue
+            if pkt.is_eof_packet():
+                return None
+            data = pkt.get_all_data()
+            if not data or data[0] != 0:
+                continue
+            return bytes(data[1:])
+
+    def _lost(self, err) -> None:
+        self.close()
+        self.reconnects += 1
+        if self.reconnects > self.f.retries:
+            raise _ConnectionLost(f"connection lost {self.reconnects} times, last: {_describe(err)}")
+        time.sleep(min(4.0, 0.25 * 2 ** (self.reconnects - 1)))
+
+    # -- file-like -------------------------------------------------------------------------
+    def _fill(self, n: int) -> None:
+        while len(self.buf) < n and not self.done:
+            try:
+                ev = self._packet()
+            except _ConnectionLost as err:
+                raise BinlogError(f"streaming from the server: {err}", file=str(self.f), offset=self.pos) from None
+            if ev is None:
+                self.done = True
+                break
+            if len(ev) < LOG_EVENT_HEADER_LEN:
+                raise BinlogError("streamed event shorter than its header", file=str(self.f), offset=self.pos)
+            type_code = ev[4]
+            log_pos, flags = struct.unpack_from("<IH", ev, 13)
+            if type_code in _SKIP_TYPES or flags & LOG_EVENT_ARTIFICIAL_F or log_pos == 0:
+                continue  # fake rotate, FDE re-sent on resume, heartbeat
+            if type_code == EventType.FORMAT_DESCRIPTION_EVENT and self.pos > 4:
+                continue
+            self.buf += ev
+            self.pos = log_pos
+            if type_code == EventType.ROTATE_EVENT:
+                self.done = True  # the file's last event; the next file is streamed on its own
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            while not self.done:
+                self._fill(len(self.buf) + (1 << 20))
+            out, self.buf = bytes(self.buf), bytearray()
+            return out
+        self._fill(n)
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
+class _ConnectionLost(Exception):
+    pass
+
+
+def _describe(err: Exception) -> str:
+    args = getattr(err, "args", ())
+    if len(args) >= 2 and isinstance(args[0], int):
+        return f"({args[0]}) {args[1]}"
+    return str(err) or type(err).__name__
+
+
+def pymysql_settings(host: str, port: int, user: str | None, password: str | None, *,
+                     option_file: str | None = None, ssl_ca: str | None = None, ssl_cert: str | None = None,
+                     ssl_key: str | None = None, connect_timeout: int = 10) -> dict:
+    s: dict = {"host": host, "port": port, "connect_timeout": connect_timeout}
+    if user:
+        s["user"] = user
+    if password is not None:
+        s["password"] = password
+    if option_file:
+        s["read_default_file"] = option_file
+        s["read_default_group"] = "client"
+    ssl = {k: v for k, v in (("ca", ssl_ca), ("cert", ssl_cert), ("key", ssl_key)) if v}
+    if ssl:
+        s["ssl"] = ssl
+    return s
+
+
+def list_files(settings: dict, start: str, stop: str | None = None, **kw) -> list[LiveFile]:
+    """The server's binlog files from ``start`` (through ``stop``), via SHOW BINARY LOGS."""
+    import pymysql
+
+    try:
+        conn = pymysql.connect(**settings)
+    except Exception as err:
+        raise BinlogError(f"cannot connect to {settings.get('host')}:{settings.get('port')}: {_describe(err)}") from None
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@version, @@version_comment")
+            version, comment = cur.fetchone()
+            try:
+                cur.execute("SHOW BINARY LOGS")
+            except pymysql.err.MySQLError as err:
+                raise BinlogError(f"SHOW BINARY LOGS failed (needs REPLICATION CLIENT): {_describe(err)}") from None
+            logs = [(r[0], int(r[1])) for r in cur.fetchall()]
+    finally:
+        conn.close()
+    names = [n for n, _ in logs]
+    if start not in names:
+        raise BinlogError(f"{start}: not among the server's binary logs ({names[0] if names else 'none'} .. "
+                          f"{names[-1] if names else 'none'})")
+    out = []
+    host = f"{settings.get('host')}:{settings.get('port')}"
+    mariadb = "mariadb" in f"{version} {comment}".lower()
+    for name, size in logs[names.index(start):]:
+        out.append(LiveFile(f"{host}/{name}", name, size, settings, server_version=version, mariadb=mariadb, **kw))
+        if stop is not None and name == stop:
+            break
+    return out
