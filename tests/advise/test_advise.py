@@ -1,0 +1,162 @@
+"""``lagadvisor advise`` as a user runs it (a real subprocess) on binlogs written by real servers:
+the JSON against its published schema, the tables the findings name against the schema that
+mysqldump wrote for the same server, determinism, --mycnf, --fail-on, and the HTML report
+rendered by a real headless Chromium."""
+
+from __future__ import annotations
+
+import configparser
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT, need
+from lagadvisor.schema.ddl import load_schema_file
+
+FULL = FIXTURES / "single_full" / "binlog.000001"
+SYSBENCH = FIXTURES / "sysbench_oltp_write_only" / "binlog.000001"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lagadvisor", "advise", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def full_json() -> tuple[str, dict]:
+    r = run(str(FULL), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    return r.stdout, json.loads(r.stdout)
+
+
+def test_json_matches_the_published_schema(full_json):
+    import jsonschema
+
+    schema = json.loads((ROOT / "docs" / "advise-schema.json").read_text())
+    jsonschema.validate(full_json[1], schema)
+    assert full_json[1]["schema_version"] == "1.0"
+
+
+def _expected_tables() -> tuple[set[str], set[str]]:
+    """From the fixture's mysqldump: user tables without any primary key (explicit or promoted
+    unique NOT NULL key) and tables referenced by a foreign key."""
+    cat = load_schema_file((FIXTURES / "single_full" / "schema.sql").read_text())
+    no_pk = {t.qualified_name for t in cat.tables.values() if t.effective_primary_key() is None}
+    parents = {f"{fk.ref_db}.{fk.ref_table}" for t in cat.tables.values() for fk in t.foreign_keys}
+    return no_pk, parents
+
+
+def test_findings_name_the_table_without_primary_key_and_the_fk_parent(full_json):
+    doc = full_json[1]
+    by_id = {f["id"]: f for f in doc["findings"]}
+    no_pk, parents = _expected_tables()
+    assert no_pk and parents, "the fixture should have both kinds of tables"
+    f = by_id["tables_without_primary_key"]
+    assert set(f["tables"]) == no_pk
+    assert all(t in f["title"] and t in f["evidence"] for t in no_pk)
+    assert any("PRIMARY KEY" in s for s in f["statements"])
+    g = by_id["foreign_key_parent_tables"]
+    assert set(g["tables"]) == parents
+    for finding in (f, g):
+        e = finding["simulated_effect"]
+        assert e["before"] > 0 and e["after"] > 0 and finding["severity"] in ("warning", "critical")
+
+
+def test_every_finding_has_evidence_and_ordering_by_gain(full_json):
+    findings = full_json[1]["findings"]
+    assert len(findings) >= 5
+    gains = [f["simulated_effect"]["gain"] if f["simulated_effect"] else 0.0 for f in findings]
+    assert gains == sorted(gains, reverse=True)
+    for f in findings:
+        assert f["evidence"].strip() and f["suggested"].strip()
+        assert any(ch.isdigit() for ch in f["evidence"] + json.dumps(f["simulated_effect"])), f["id"]
+    # no --host: current values are MySQL's defaults and say so
+    workers = next(f for f in findings if f["id"] == "replica_parallel_workers")
+    assert workers["current"] == "4" and workers["current_assumed"] is True
+    curve = workers["metrics"]["curve_seconds"]
+    knee = workers["metrics"]["knee"]
+    best = min(curve.values())
+    assert curve["1"] / curve[str(knee)] >= 0.9 * curve["1"] / best
+    smaller = [int(w) for w in curve if int(w) < knee]
+    assert all(curve["1"] / curve[str(w)] < 0.9 * curve["1"] / best for w in smaller)
+
+
+def test_deterministic(full_json):
+    again = run(str(FULL), "--format", "json")
+    assert again.stdout == full_json[0]
+
+
+def test_mycnf_is_an_option_file_with_the_suggestions(full_json):
+    r = run(str(FULL), "--mycnf")
+    assert r.returncode == 0, r.stderr
+    cp = configparser.ConfigParser(strict=False, inline_comment_prefixes=("#",))
+    cp.read_string(r.stdout)
+    assert cp.has_section("mysqld")
+    text = r.stdout
+    for f in full_json[1]["findings"]:
+        if f["id"] == "replica_durability" and f["current"] != f["suggested"]:
+            assert "sync_binlog = 0" in text and "innodb_flush_log_at_trx_commit = 2" in text
+
+
+@pytest.mark.parametrize("fixture", [FULL, SYSBENCH, FIXTURES / "mariadb_concurrent" / "mariadb-bin.000001"])
+def test_fail_on_exit_codes(fixture):
+    doc = json.loads(run(str(fixture), "--format", "json").stdout)
+    sev = {f["severity"] for f in doc["findings"]}
+    for level, hit in (("warning", bool(sev & {"warning", "critical"})), ("critical", "critical" in sev)):
+        r = run(str(fixture), "--fail-on", level, "--format", "json")
+        assert r.returncode == (1 if hit else 0), (level, sev, r.stderr)
+    assert run(str(fixture), "--format", "json").returncode == 0
+
+
+def test_bad_input_is_one_line(tmp_path: Path):
+    bad = tmp_path / "x.bin"
+    bad.write_bytes(b"not a binlog at all")
+    r = run(str(bad))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _chromium_cmd(profile: str) -> list[str]:
+    return [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--user-data-dir={profile}"]
+
+
+@pytest.mark.server
+def test_html_report_renders_in_headless_chromium(tmp_path: Path):
+    need(_chromium() is not None, "Debian chromium")
+    page = tmp_path / "report.html"
+    r = run(str(FULL), "--html", str(page))
+    assert r.returncode == 0, r.stderr
+    html = page.read_text()
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "") and "https://" not in html
+    with tempfile.TemporaryDirectory() as profile:
+        dom = subprocess.run(_chromium_cmd(profile) + ["--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+                             capture_output=True, text=True, timeout=120)
+        assert dom.returncode == 0, dom.stderr[-2000:]
+        shot = tmp_path / "report.png"
+        subprocess.run(_chromium_cmd(profile) + ["--window-size=1200,1600", f"--screenshot={shot}", page.as_uri()],
+                       capture_output=True, timeout=120)
+    out = dom.stdout
+    # the inline script ran and drew all four charts from the embedded data
+    assert 'data-charts-rendered="4"' in out
+    import re
+
+    for chart in ("speedup", "lag", "histogram", "hot-tables"):
+        m = re.search(rf'<figure id="chart-{chart}">(.*?)</figure>', out, re.S)
+        assert m, chart
+        svg = m.group(1)
+        assert "<svg" in svg and ("<polyline" in svg or "<rect" in svg), chart
+    assert out.count('class="bar"') >= 2 and out.count('class="series"') >= 2
+    no_pk, parents = _expected_tables()
+    for t in no_pk | parents:
+        assert t in out
+    assert shot.exists() and shot.stat().st_size > 20_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
