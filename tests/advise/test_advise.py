@@ -160,3 +160,24 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path):
     for t in no_pk | parents:
         assert t in out
     assert shot.exists() and shot.stat().st_size > 20_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_commit_order_source_gets_group_commit_and_policy_advice():
+    """A binlog written under COMMIT_ORDER by MySQL 8.0 (shared corpus): the policy finding
+    offers WRITESET-family tracking and the group-commit finding states the latency cost."""
+    from conftest import CORPUS
+
+    f = next(iter(sorted(CORPUS.rglob("mysql-bin.checksum-crc32"))), None)
+    need(f is not None, "shared corpus")
+    doc = json.loads(run(str(f), "--format", "json").stdout)
+    assert doc["input"]["written_policy"] == "COMMIT_ORDER"
+    by_id = {x["id"]: x for x in doc["findings"]}
+    pol = by_id["dependency_tracking"]
+    assert pol["where"] == "source" and pol["suggested"] in ("COMMIT_ORDER", "WRITESET", "WRITESET_SESSION")
+    assert set(pol["metrics"]["catch_up_seconds"]) == {"COMMIT_ORDER", "WRITESET", "WRITESET_SESSION"}
+    if pol["suggested"] != "COMMIT_ORDER":
+        assert any("binlog_transaction_dependency_tracking" in s for s in pol["statements"])
+    if "binlog_group_commit_sync_delay" in by_id:
+        g = by_id["binlog_group_commit_sync_delay"]
+        assert "commit" in g["evidence"] and "times per second" in g["evidence"]
+        assert g["simulated_effect"]["after"] < g["simulated_effect"]["before"]

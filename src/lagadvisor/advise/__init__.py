@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..depgraph.pipeline import ClockOptions
 from ..schema.live import ServerSettings
@@ -27,7 +27,18 @@ def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = Non
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule(ctx))
+    n = ctx.analysis.total.transactions
+    if n < MIN_TRANSACTIONS:  # a handful of transactions says little about a workload's speed
+        findings = [replace(f, severity=Severity.info,
+                            evidence=f"{f.evidence} (only {n} transactions: too few to judge the size of the effect)")
+                    if f.id in _SPEED_FINDINGS else f for f in findings]
     return Advice(ordered(findings), ctx)
+
+
+MIN_TRANSACTIONS = 200
+_SPEED_FINDINGS = frozenset({"replica_durability", "replica_parallel_workers", "dependency_tracking",
+                             "binlog_group_commit_sync_delay", "binlog_transaction_dependency_history_size",
+                             "hot_rows", "replica_preserve_commit_order", "large_transactions"})
 
 
 __all__ = ["Advice", "advise", "SCHEMA_VERSION", "Finding", "Severity"]

@@ -20,6 +20,7 @@ Rule = Callable[[Context], list[Finding]]
 LARGE_TRX_ROWS = 10_000          # rows in one transaction
 LARGE_TRX_BYTES = 16 << 20       # bytes of one transaction
 LARGE_TRX_SHARE = 0.05           # or: one transaction is this share of the whole apply time
+LARGE_TRX_MIN_US = 50_000        # ... and takes at least this long to apply
 HOT_ROW_SHARE = 0.05             # a row key behind this share of all row conflicts
 MIN_GAIN = 0.02                  # changes simulated to gain less are reported as info, or not at all
 
@@ -298,7 +299,8 @@ def large_transactions(ctx: Context) -> list[Finding]:
     for nbytes, rows, gtid, where in t.largest_sorted():
         f_us = next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes) for f in ctx.facts
                      if f.nbytes == nbytes and f.inserts + f.updates + f.deletes == rows), 0.0)
-        if rows >= LARGE_TRX_ROWS or nbytes >= LARGE_TRX_BYTES or f_us / total_us >= LARGE_TRX_SHARE:
+        if (rows >= LARGE_TRX_ROWS or nbytes >= LARGE_TRX_BYTES
+                or (f_us / total_us >= LARGE_TRX_SHARE and f_us >= LARGE_TRX_MIN_US)):
             big.append((nbytes, rows, gtid, where, f_us))
     too_large = ctx.analysis.policies.fallbacks.get(Fallback.TOO_LARGE.value, 0) if ctx.analysis.policies else 0
     if not big and not too_large:
