@@ -120,9 +120,11 @@ AskPasswordOpt = Annotated[bool, typer.Option("--ask-password", help="Prompt for
 DefaultsFileOpt = Annotated[Optional[str], typer.Option(
     "--defaults-file", help="A MySQL option file with [client] user/password/ssl settings.")]
 SslCaOpt = Annotated[Optional[str], typer.Option("--ssl-ca", help="CA certificate for TLS.")]
+SslCertOpt = Annotated[Optional[str], typer.Option("--ssl-cert", help="Client certificate for TLS.")]
+SslKeyOpt = Annotated[Optional[str], typer.Option("--ssl-key", help="Client key for TLS.")]
 
 
-def _server_options(host, port, user, ask_password, defaults_file, ssl_ca):
+def _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert=None, ssl_key=None):
     from .schema.live import ServerOptions, password_from_env, prompt_password
 
     if not host:
@@ -130,7 +132,7 @@ def _server_options(host, port, user, ask_password, defaults_file, ssl_ca):
     password = password_from_env()
     if ask_password:
         password = prompt_password(user, host)
-    return ServerOptions(host, port, user, password, defaults_file, ssl_ca)
+    return ServerOptions(host, port, user, password, defaults_file, ssl_ca, ssl_cert, ssl_key)
 
 
 def _clock_options(history_size, commit_order, schema, server=None):
@@ -176,7 +178,8 @@ def _inputs(files, from_file, to_file, server):
     from .binlog.stream import list_files, pymysql_settings
 
     settings = pymysql_settings(server.host, server.port, server.user, server.password,
-                                option_file=server.option_file, ssl_ca=server.ssl_ca)
+                                option_file=server.option_file, ssl_ca=server.ssl_ca,
+                                ssl_cert=server.ssl_cert, ssl_key=server.ssl_key)
     return list_files(settings, from_file, to_file)
 
 
@@ -196,6 +199,8 @@ def analyze(
     ask_password: AskPasswordOpt = False,
     defaults_file: DefaultsFileOpt = None,
     ssl_ca: SslCaOpt = None,
+    ssl_cert: SslCertOpt = None,
+    ssl_key: SslKeyOpt = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")] = True,
 ) -> None:
     """Summarise binlog files: server, transactions, events, time span, the parallelism the
@@ -205,7 +210,7 @@ def analyze(
     from .report.jsonout import analysis_json
 
     try:
-        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca)
+        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key)
         files = _inputs(files, from_file, to_file, server)
         opts = _clock_options(history_size, commit_order, schema, server)
         with _Progress(files, progress) as bar:
@@ -481,6 +486,8 @@ def advise(
     ask_password: AskPasswordOpt = False,
     defaults_file: DefaultsFileOpt = None,
     ssl_ca: SslCaOpt = None,
+    ssl_cert: SslCertOpt = None,
+    ssl_key: SslKeyOpt = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")] = True,
 ) -> None:
     """What to change: findings ordered by expected gain, each with the setting, its current and
@@ -496,7 +503,7 @@ def advise(
     from .sim.model import CostModel
 
     try:
-        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca)
+        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key)
         inputs = _inputs(files, from_file, to_file, server)
         settings = settings_from_server(server) if server is not None else None
         opts = _clock_options(history_size, commit_order, schema, server)

@@ -156,3 +156,16 @@ def test_advise_reads_current_settings_from_the_server(server):
     assert w["current"] == "3" and w["current_assumed"] is False
     d = by_id["replica_durability"]
     assert "sync_binlog=0" in d["current"] and d["current_assumed"] is False
+
+
+def test_password_from_an_option_file(server, tmp_path):
+    cnf = tmp_path / "client.cnf"
+    cnf.write_text(f"[client]\nuser={USER}\npassword={PASSWORD}\n")
+    cnf.chmod(0o600)
+    env = {k: v for k, v in os.environ.items() if k not in ("LAGADVISOR_PASSWORD", "MYSQL_PWD")}
+    r = subprocess.run([sys.executable, "-m", "lagadvisor", "analyze", "--host", "127.0.0.1", "--port",
+                        str(server.port), "--defaults-file", str(cnf), "--from", "binlog.000003",
+                        "--format", "json"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    disk = list(read_transactions(str(server.host_datadir / "binlog.000003")))
+    assert json.loads(r.stdout)["total"]["transactions"] == len(disk) > 300
