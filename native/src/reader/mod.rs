@@ -1017,8 +1017,22 @@ fn read_image(data: &[u8], mut pos: usize, cols: &[usize], plans: &[ColPlan], sl
     Ok(pos)
 }
 
+/// CPython's `hash(v)` for an integer, as the native writesets compute it (for tests).
+#[pyfunction]
+fn int_hash(v: i128) -> i64 {
+    writeset::int_hash(v)
+}
+
+/// CPython's `hash(t)` for a tuple whose items hash to `items` (for tests).
+#[pyfunction]
+fn tuple_hash(items: Vec<i64>) -> i64 {
+    writeset::tuple_hash(&items)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Analyzer>()?;
+    m.add_function(wrap_pyfunction!(int_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(tuple_hash, m)?)?;
     m.add("NativeFallback", m.py().get_type_bound::<NativeFallback>())?;
     Ok(())
 }
