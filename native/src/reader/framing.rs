@@ -144,6 +144,15 @@ fn crc_ok(data: &[u8], type_code: u8) -> bool {
     h.finalize() == stored
 }
 
+/// Where the input ended inside an event (`TruncatedEventError`): the offset, the bytes read,
+/// and for a truncated body the event's size and type (the reference formats the warning).
+#[derive(Clone, Copy, Debug)]
+pub struct Truncation {
+    pub offset: u64,
+    pub got: usize,
+    pub size_and_type: Option<(u64, u8)>,
+}
+
 /// One framed event; `data` is the whole event and `body_end` excludes the footer.
 pub struct RawEvent<'a> {
     pub offset: u64,
@@ -163,6 +172,8 @@ pub struct Framer<R: Read> {
     pub offset: u64,
     pub checksum_alg: u8,
     positioned: bool,
+    /// Set when the input ended inside an event (a binlog still being written).
+    pub truncated: Option<Truncation>,
 }
 
 fn read_full<R: Read>(src: &mut R, buf: &mut [u8]) -> Res<usize> {
@@ -180,7 +191,7 @@ fn read_full<R: Read>(src: &mut R, buf: &mut [u8]) -> Res<usize> {
 
 impl<R: Read> Framer<R> {
     pub fn new(src: R, base_offset: u64) -> Self {
-        Framer { src, buf: Vec::with_capacity(1 << 16), offset: base_offset, checksum_alg: ALG_UNDEF, positioned: true }
+        Framer { src, buf: Vec::with_capacity(1 << 16), offset: base_offset, checksum_alg: ALG_UNDEF, positioned: true, truncated: None }
     }
 
     /// Consume and check the 4-byte magic.
@@ -202,7 +213,8 @@ impl<R: Read> Framer<R> {
             return Ok(None);
         }
         if n < HEADER_LEN {
-            return Err(Abort::new("truncated event header"));
+            self.truncated = Some(Truncation { offset, got: n, size_and_type: None });
+            return Ok(None);
         }
         let timestamp = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
         let type_code = header[4];
@@ -224,7 +236,8 @@ impl<R: Read> Framer<R> {
             self.positioned = false;
         }
         if got < size_us - HEADER_LEN {
-            return Err(Abort::new("truncated event"));
+            self.truncated = Some(Truncation { offset, got: HEADER_LEN + got, size_and_type: Some((size, type_code)) });
+            return Ok(None);
         }
         if type_code == FDE {
             self.checksum_alg = fde_checksum_alg(&self.buf);

@@ -126,6 +126,7 @@ struct FileState {
     saw_tagged: bool,
     saw_optional: Vec<u8>,
     rotate_to: Option<String>,
+    truncated: Option<framing::Truncation>,
     transactions: u64,
     index: u64,
     totals: Totals,
@@ -305,6 +306,7 @@ impl Analyzer {
         d.set_item("tagged_gtids", fs.saw_tagged)?;
         d.set_item("optional_metadata", fs.saw_optional.clone())?;
         d.set_item("next_file", fs.rotate_to.clone())?;
+        d.set_item("truncated", fs.truncated.map(|t| (t.offset, t.got, t.size_and_type)))?;
         d.set_item("transactions", fs.transactions)?;
         d.set_item("totals", self.totals_py(py, &fs.totals)?)?;
         Ok(d.into())
@@ -335,8 +337,16 @@ impl Analyzer {
             };
             self.event(py, &ev, &mut cur)?;
         }
+        // `_tail_tolerant`: a truncated tail ends the file; the open transaction ends where
+        // reading stopped.
+        let end = match framer.truncated {
+            Some(t) => {
+                self.fs.truncated = Some(t);
+                t.offset
+            }
+            None => framer.offset,
+        };
         if let Some(o) = cur.take() {
-            let end = framer.offset;
             self.close(py, o, end, true)?;
         }
         Ok(())

@@ -15,11 +15,11 @@ from dataclasses import replace
 from typing import Callable
 
 from ..binlog import FileSummary
-from ..binlog.constants import event_type_name
+from ..binlog.constants import LOG_EVENT_HEADER_LEN, event_type_name
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.policies import POLICIES
-from ..errors import BinlogError
+from ..errors import BinlogError, TruncatedEventError
 from ..native import Bridge, load
 from ..writeset.tracker import KeyTracker
 from .analysis import Analysis, FileAnalysis, PolicyResults, Totals
@@ -82,6 +82,20 @@ def _summary(path: str, size: int, bridge: Bridge, r: dict) -> FileSummary:
         v = fde.version if fde else (0, 0, 0)
         s.row_metadata = "MINIMAL" if v >= (8, 0, 1) and not s.mariadb else "none (pre-8.0.1)"
     s.next_file = r["next_file"]
+    if r["truncated"] is not None:
+        # scan._tail_tolerant, with the framer's TruncatedEventError text.
+        offset, got, size_and_type = r["truncated"]
+        if size_and_type is None:
+            err = TruncatedEventError(
+                f"input ends inside an event header ({got} of {LOG_EVENT_HEADER_LEN} bytes)",
+                file=path, offset=offset)
+        else:
+            size, code = size_and_type
+            err = TruncatedEventError(f"input ends inside the event ({got} of {size} bytes)",
+                                      file=path, offset=offset, event_type=event_type_name(code))
+        s.truncated_at = offset
+        s.warnings.append(f"{err} — a binlog still being written? Reported the "
+                          f"transactions before offset {offset}.")
     s.transactions = r["transactions"]
     if s.unknown_events:
         codes = ", ".join(f"type {c} x{n}" for c, n in sorted(s.unknown_events.items()))
