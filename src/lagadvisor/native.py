@@ -14,16 +14,17 @@ caller reads the run again with the reference (see ``native/src/reader/mod.rs``)
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from types import ModuleType, SimpleNamespace
 
 from .binlog import events as ev
-from .binlog.constants import LOG_EVENT_HEADER_LEN
+from .binlog.constants import LOG_EVENT_HEADER_LEN, FieldType
 from .binlog.decoder import DECODERS
 from .binlog.framing import RawEvent
-from .binlog.rows import decode_table_map, table_plan
+from .binlog.rows import decode_table_map, decode_value, table_plan
 from .binlog.transactions import Statement, classify_statement
 from .errors import LagAdvisorError
-from .writeset.extract import TablePlan
+from .writeset.extract import TablePlan, row_hashes
 from .writeset.tracker import KeyTracker
 
 _module: ModuleType | None = None
@@ -62,6 +63,7 @@ def unavailable_notice() -> str | None:
 
 
 _ADMIN = ("ANALYZE", "REPAIR", "OPTIMIZE")
+_INT_KINDS = frozenset({FieldType.TINY, FieldType.SHORT, FieldType.INT24, FieldType.LONG, FieldType.LONGLONG})
 
 
 def statement_blocks(query: str) -> bool:
@@ -134,25 +136,53 @@ class Bridge:
         if isinstance(plan, str):
             return ("unknown", plan)
         try:
-            return self._plan(plan)
+            return self._plan(plan, tm)
         except Unsupported as err:
             return ("unsupported", str(err))
 
-    def _plan(self, plan: TablePlan):
+    def _plan(self, plan: TablePlan, tm):
+        """The plan as the native side hashes it. A key whose parts are all whole integer
+        columns (in the row images) is hashed natively; any other key (strings under a
+        collation, prefixes, temporal, DECIMAL...) is marked for :meth:`key_hashes`."""
         none, key, pack = self._none, self._key, self._pack
+        try:
+            cols = table_plan(tm)
+        except (LagAdvisorError, ValueError, IndexError):
+            cols = None
+
+        def native_col(i: int) -> bool:
+            return cols is not None and i < len(cols) and cols[i].kind in _INT_KINDS
+
         keys = []
         for k in plan.keys:
             parts = []
+            py = False
             for i, prefix, _canon, _coll, pad, full_chars in k.parts:
-                if prefix is not None or full_chars is not None:
-                    raise Unsupported(f"prefix key part in {plan.db}.{plan.table}")
+                py = py or prefix is not None or full_chars is not None or not native_col(i)
                 parts.append((i, key if pad else none, pack if pad else none))
-            keys.append((hash(k.name), hash(plan.db), hash(plan.table), k.hashes, parts))
+            keys.append((hash(k.name), hash(plan.db), hash(plan.table), k.hashes, parts, py))
         fks = []
         for fk in plan.fks:
+            py = any(not native_col(i) for i, _canon, _pad in fk.parts)
             fks.append((hash(fk.ref_key), hash(fk.ref_db), hash(fk.ref_table),
-                        [(i, pack if pad else none) for i, _canon, pad in fk.parts]))
-        return ("plan", plan.missing_keys, plan.fk_parent, plan.partial, sorted(plan.columns), keys, fks)
+                        [(i, pack if pad else none) for i, _canon, pad in fk.parts], py))
+        return ("plan", plan.missing_keys, plan.fk_parent, plan.partial, sorted(plan.columns), keys, fks,
+                (plan, cols, {}))
+
+    def key_hashes(self, handle, fk: bool, idx: int, values) -> list[int]:
+        """The reference's hashes (``extract.row_hashes``) of one key of one row image, from
+        the raw bytes of its parts (None = NULL; the native side already skipped keys with a
+        NULL or absent part, and left NULL foreign-key parts out the same way)."""
+        plan, cols, subs = handle
+        sub = subs.get((fk, idx))
+        if sub is None:
+            sub = subs[(fk, idx)] = (replace(plan, keys=(), fks=(plan.fks[idx],)) if fk
+                                     else replace(plan, keys=(plan.keys[idx],), fks=()))
+        parts = [p[0] for p in (plan.fks[idx].parts if fk else plan.keys[idx].parts)]
+        image = {i: (None if v is None else decode_value(cols[i], v)) for i, v in zip(parts, values)}
+        out: list[int] = []
+        row_hashes(sub, image, out, fk)
+        return out
 
     def observe(self, file: str, start: int, statements) -> int:
         stmts = [Statement(k, d.decode("utf-8", "surrogateescape"), q.decode("utf-8", "surrogateescape"))

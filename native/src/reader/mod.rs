@@ -75,6 +75,8 @@ struct TmInfo {
 
 struct PlanEntry {
     plan: Plan,
+    /// The bridge's handle for reference-hashed keys.
+    handle: Option<PyObject>,
     /// table-map column -> plan slot, -1 when the plan does not read it.
     slot_of_col: Vec<i32>,
     nslots: usize,
@@ -597,42 +599,56 @@ impl Analyzer {
         let entry = match tag.as_str() {
             "unknown" => {
                 let reason: String = tup.get_item(1).and_then(|x| x.extract()).map_err(py_abort)?;
-                PlanEntry { plan: Plan::Unknown(reason), slot_of_col: vec![-1; tm.ncols], nslots: 0 }
+                PlanEntry { plan: Plan::Unknown(reason), handle: None, slot_of_col: vec![-1; tm.ncols], nslots: 0 }
             }
             "plan" => {
-                type KeyT = (i64, i64, i64, u8, Vec<(usize, i64, i64)>);
-                type FkT = (i64, i64, i64, Vec<(usize, i64)>);
-                let (_, missing_keys, fk_parent, partial, columns, keys, fks): (String, bool, bool, Option<String>, Vec<usize>, Vec<KeyT>, Vec<FkT>) =
+                type KeyT = (i64, i64, i64, u8, Vec<(usize, i64, i64)>, bool);
+                type FkT = (i64, i64, i64, Vec<(usize, i64)>, bool);
+                let (_, missing_keys, fk_parent, partial, columns, keys, fks, handle): (String, bool, bool, Option<String>, Vec<usize>, Vec<KeyT>, Vec<FkT>, PyObject) =
                     tup.extract().map_err(py_abort)?;
                 let mut slot_of_col = vec![-1i32; tm.ncols];
-                let slot = |c: usize| columns.iter().position(|x| *x == c).unwrap_or(0);
+                let mut int_slots: Vec<Option<bool>> = vec![None; columns.len()];
                 for (s, c) in columns.iter().enumerate() {
                     if *c < tm.ncols {
                         slot_of_col[*c] = s as i32;
-                        let ok = tm.colplans.as_ref().map_or(true, |cp| is_int_kind(cp[*c].kind));
-                        if !ok {
-                            return Err(Abort::new("a key column is not an integer column: read by the reference"));
+                        if let Some(cp) = tm.colplans.as_ref() {
+                            if is_int_kind(cp[*c].kind) {
+                                int_slots[s] = Some(cp[*c].unsigned);
+                            }
                         }
                     }
                 }
-                let keys = keys
-                    .into_iter()
-                    .map(|(a, b, c, hashes, parts)| KeyPlan {
-                        head: [a, b, c],
-                        hashes,
-                        parts: parts.into_iter().map(|(col, kt, pt)| Part { slot: slot(col), key_tag: kt, pack_tag: pt }).collect(),
-                    })
-                    .collect();
-                let fks = fks
-                    .into_iter()
-                    .map(|(a, b, c, parts)| FkPlan {
-                        head: [a, b, c],
-                        parts: parts.into_iter().map(|(col, pt)| Part { slot: slot(col), key_tag: pt, pack_tag: pt }).collect(),
-                    })
-                    .collect();
+                let slot_of = |c: usize| -> Res<usize> {
+                    columns.iter().position(|x| *x == c).ok_or_else(|| Abort::new("key part outside the plan's columns"))
+                };
+                let mut kplans = Vec::new();
+                for (a, b, c, hashes, parts, py_key) in keys {
+                    let mut ps = Vec::new();
+                    for (col, kt, pt) in parts {
+                        let slot = slot_of(col)?;
+                        if !py_key && col < tm.ncols && int_slots[slot].is_none() {
+                            return Err(Abort::new("native key part on a non-integer column"));
+                        }
+                        ps.push(Part { slot, key_tag: kt, pack_tag: pt });
+                    }
+                    kplans.push(KeyPlan { head: [a, b, c], hashes, parts: ps, py: py_key });
+                }
+                let mut fplans = Vec::new();
+                for (a, b, c, parts, py_key) in fks {
+                    let mut ps = Vec::new();
+                    for (col, pt) in parts {
+                        let slot = slot_of(col)?;
+                        if !py_key && col < tm.ncols && int_slots[slot].is_none() {
+                            return Err(Abort::new("native key part on a non-integer column"));
+                        }
+                        ps.push(Part { slot, key_tag: pt, pack_tag: pt });
+                    }
+                    fplans.push(FkPlan { head: [a, b, c], parts: ps, py: py_key });
+                }
                 let nslots = columns.len();
                 PlanEntry {
-                    plan: Plan::Known(TablePlan { keys, fks, fk_parent, missing_keys, partial, columns }),
+                    plan: Plan::Known(TablePlan { keys: kplans, fks: fplans, fk_parent, missing_keys, partial, columns, int_slots }),
+                    handle: Some(handle),
                     slot_of_col,
                     nslots,
                 }
@@ -745,6 +761,15 @@ impl Analyzer {
                 o.kept += 1;
                 if o.kept <= MAX_ROW_CHANGES {
                     if let Some(tp) = tplan {
+                        let cb = &self.cb;
+                        let handle = plan.handle.as_ref();
+                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| -> Res<Vec<i64>> {
+                            let Some(h) = handle else { return Err(Abort::new("no plan handle")) };
+                            let vals: Vec<Option<Bound<'_, PyBytes>>> = values.iter().map(|v| v.map(|b| PyBytes::new_bound(py, b))).collect();
+                            cb.call_method1(py, "key_hashes", (h.clone_ref(py), fk, idx, vals))
+                                .and_then(|r| r.extract::<Vec<i64>>(py))
+                                .map_err(py_abort)
+                        };
                         let ok = match kind {
                             1 => {
                                 let present_after = img_a.iter().filter(|v| **v != Val::Absent).count();
@@ -755,12 +780,12 @@ impl Analyzer {
                                         }
                                     }
                                 }
-                                let ok_a = row_hashes(tp, &img_a, &mut o.hashes, fk_checks);
-                                let ok_b = row_hashes(tp, &img_b, &mut o.hashes, fk_checks);
+                                let ok_a = row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys)?;
+                                let ok_b = row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys)?;
                                 ok_a && ok_b
                             }
-                            0 => row_hashes(tp, &img_a, &mut o.hashes, fk_checks),
-                            _ => row_hashes(tp, &img_b, &mut o.hashes, fk_checks),
+                            0 => row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys)?,
+                            _ => row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys)?,
                         };
                         incomplete |= !ok;
                     }
@@ -1007,20 +1032,10 @@ fn read_image(data: &[u8], mut pos: usize, cols: &[usize], plans: &[ColPlan], sl
             return Err(Abort::new("row image: column value runs past the event"));
         }
         if slot >= 0 {
-            let b = &data[pos..pos + size];
-            let mut v: u64 = 0;
-            for (k, x) in b.iter().enumerate().take(8) {
-                v |= (*x as u64) << (8 * k);
+            if pos > u32::MAX as usize || size > u32::MAX as usize {
+                return Err(Abort::new("row image beyond 4 GiB"));
             }
-            let bits = 8 * size.min(8);
-            let iv: i128 = if !p.unsigned && bits > 0 && bits < 64 && v & (1 << (bits - 1)) != 0 {
-                v as i128 - (1i128 << bits)
-            } else if !p.unsigned && bits == 64 {
-                v as i64 as i128
-            } else {
-                v as i128
-            };
-            img[slot as usize] = Val::Int(iv);
+            img[slot as usize] = Val::Raw(pos as u32, size as u32);
         }
         pos += size;
     }

@@ -59,12 +59,16 @@ pub struct KeyPlan {
     pub head: [i64; 3],
     pub parts: Vec<Part>,
     pub hashes: u8,
+    /// Hashed by the reference (string, temporal, decimal or prefix parts): the native side
+    /// decides skip/absent, the bridge returns the hashes of the part values.
+    pub py: bool,
 }
 
 #[derive(Clone)]
 pub struct FkPlan {
     pub head: [i64; 3],
     pub parts: Vec<Part>, // pack_tag used
+    pub py: bool,
 }
 
 /// A table's resolved plan (`extract.TablePlan`) or the reason it is unknown.
@@ -81,22 +85,47 @@ pub struct TablePlan {
     pub partial: Option<String>,
     /// Sorted column indexes the plan reads (`TablePlan.columns`).
     pub columns: Vec<usize>,
+    /// Per slot: `Some(unsigned)` for integer columns (TINY..LONGLONG, INT24), else None.
+    pub int_slots: Vec<Option<bool>>,
 }
 
-/// A value of one plan column in one row image: absent from the image, NULL, or an integer.
+/// A value of one plan column in one row image: absent from the image, NULL, or its bytes
+/// (`start`, `len` in the rows event's row data).
 #[derive(Clone, Copy, PartialEq)]
 pub enum Val {
     Absent,
     Null,
-    Int(i128),
+    Raw(u32, u32),
 }
 
+/// Little-endian integer of 1..8 bytes, signed unless `unsigned` (`int.from_bytes`).
+#[inline]
+pub fn le_int(b: &[u8], unsigned: bool) -> i128 {
+    let mut v: u64 = 0;
+    for (k, x) in b.iter().enumerate().take(8) {
+        v |= (*x as u64) << (8 * k);
+    }
+    let bits = 8 * b.len().min(8);
+    if !unsigned && bits > 0 && bits < 64 && v & (1 << (bits - 1)) != 0 {
+        v as i128 - (1i128 << bits)
+    } else if !unsigned && bits == 64 {
+        v as i64 as i128
+    } else {
+        v as i128
+    }
+}
+
+/// Callback for reference-hashed keys: (fk?, key index, part values (None = NULL)) -> hashes.
+pub type PyKeys<'a> = dyn FnMut(bool, usize, &[Option<&[u8]>]) -> Result<Vec<i64>, super::framing::Abort> + 'a;
+
 /// `row_hashes`: append the hashes of one image; false if a key column is absent.
-pub fn row_hashes(plan: &TablePlan, image: &[Val], out: &mut Vec<i64>, fk_checks: bool) -> bool {
+pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i64>, fk_checks: bool,
+                  pykeys: &mut PyKeys) -> Result<bool, super::framing::Abort> {
     let mut complete = true;
     let mut vals: Vec<i64> = Vec::with_capacity(4);
     let mut full: Vec<i64> = Vec::with_capacity(4);
-    for k in &plan.keys {
+    let bytes = |start: u32, len: u32| &data[start as usize..(start + len) as usize];
+    for (ki, k) in plan.keys.iter().enumerate() {
         vals.clear();
         full.clear();
         let mut skip = false;
@@ -111,16 +140,31 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], out: &mut Vec<i64>, fk_checks
                     skip = true;
                     break;
                 }
-                Val::Int(v) => {
-                    let hv = int_hash(v);
-                    vals.push(tuple_hash(&[hv, p.key_tag]));
-                    if k.hashes == 2 {
-                        full.push(tuple_hash(&[hv, p.pack_tag]));
+                Val::Raw(s, l) => {
+                    if !k.py {
+                        let unsigned = plan.int_slots[p.slot].unwrap_or(false);
+                        let hv = int_hash(le_int(bytes(s, l), unsigned));
+                        vals.push(tuple_hash(&[hv, p.key_tag]));
+                        if k.hashes == 2 {
+                            full.push(tuple_hash(&[hv, p.pack_tag]));
+                        }
                     }
                 }
             }
         }
         if skip {
+            continue;
+        }
+        if k.py {
+            let values: Vec<Option<&[u8]>> = k
+                .parts
+                .iter()
+                .map(|p| match image[p.slot] {
+                    Val::Raw(s, l) => Some(bytes(s, l)),
+                    _ => None,
+                })
+                .collect();
+            out.extend(pykeys(false, ki, &values)?);
             continue;
         }
         out.push(tuple_hash(&[k.head[0], k.head[1], k.head[2], tuple_hash(&vals)]));
@@ -129,7 +173,7 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], out: &mut Vec<i64>, fk_checks
         }
     }
     if fk_checks {
-        for fk in &plan.fks {
+        for (fi, fk) in plan.fks.iter().enumerate() {
             vals.clear();
             let mut absent = false;
             for p in &fk.parts {
@@ -140,14 +184,31 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], out: &mut Vec<i64>, fk_checks
                         break;
                     }
                     Val::Null => {}
-                    Val::Int(v) => vals.push(tuple_hash(&[int_hash(v), p.pack_tag])),
+                    Val::Raw(s, l) => {
+                        if !fk.py {
+                            let unsigned = plan.int_slots[p.slot].unwrap_or(false);
+                            vals.push(tuple_hash(&[int_hash(le_int(bytes(s, l), unsigned)), p.pack_tag]));
+                        }
+                    }
                 }
             }
             if absent {
                 continue;
             }
+            if fk.py {
+                let values: Vec<Option<&[u8]>> = fk
+                    .parts
+                    .iter()
+                    .map(|p| match image[p.slot] {
+                        Val::Raw(s, l) => Some(bytes(s, l)),
+                        _ => None,
+                    })
+                    .collect();
+                out.extend(pykeys(true, fi, &values)?);
+                continue;
+            }
             out.push(tuple_hash(&[fk.head[0], fk.head[1], fk.head[2], tuple_hash(&vals)]));
         }
     }
-    complete
+    Ok(complete)
 }
