@@ -127,6 +127,7 @@ struct FileState {
     saw_logical_clock: bool,
     saw_tagged: bool,
     saw_optional: Vec<u8>,
+    saw_compression: bool,
     rotate_to: Option<String>,
     truncated: Option<framing::Truncation>,
     transactions: u64,
@@ -217,8 +218,13 @@ impl Analyzer {
         self.table_maps.clear();
         self.tm_cache.clear();
         self.plan_cache.clear();
-        if let Err(Abort(msg)) = self.read_inner(py, &path) {
-            return Err(NativeFallback::new_err(msg));
+        // A panic here would be a bug of this module, never an answer: it becomes a fallback
+        // to the reference like any other input this reader does not handle.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path)));
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(Abort(msg))) => return Err(NativeFallback::new_err(msg)),
+            Err(_) => return Err(NativeFallback::new_err("internal error in the native reader")),
         }
         self.file_result(py)
     }
@@ -306,6 +312,7 @@ impl Analyzer {
         d.set_item("gtids", fs.saw_gtid)?;
         d.set_item("logical_clock", fs.saw_logical_clock)?;
         d.set_item("tagged_gtids", fs.saw_tagged)?;
+        d.set_item("compression", fs.saw_compression)?;
         d.set_item("optional_metadata", fs.saw_optional.clone())?;
         d.set_item("next_file", fs.rotate_to.clone())?;
         d.set_item("truncated", fs.truncated.map(|t| (t.offset, t.got, t.size_and_type)))?;
@@ -410,7 +417,8 @@ impl Analyzer {
                 return Ok(());
             }
             27 | 41 => return Ok(()),
-            1 | 20 | 21 | 22 | 39 | 40 | 172 | 164 | 165 => {
+            40 => return self.payload(py, e, cur),
+            1 | 20 | 21 | 22 | 39 | 172 | 164 | 165 => {
                 return Err(Abort(format!("event type {code} is read by the reference")));
             }
             c if c >= 160 => return Err(Abort::new("MariaDB events are read by the reference")),
@@ -534,6 +542,87 @@ impl Analyzer {
                 }
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// TRANSACTION_PAYLOAD_EVENT (`payload.decode_transaction_payload` + `EventReader._inner`):
+    /// the payload event itself, then its inner events (no checksums), each reported at the
+    /// payload event's offset as the reference does.
+    fn payload(&mut self, py: Python<'_>, e: &RawEvent, cur: &mut Option<Open>) -> Res<()> {
+        let mut c = Cursor::new(e.data, HEADER_LEN, e.body_end);
+        let mut fields: [Option<u64>; 4] = [None; 4];
+        loop {
+            let ftype = c.packed("payload field type")?;
+            if ftype == 0 {
+                break;
+            }
+            let flen = c.packed("payload field length")? as usize;
+            c.need(flen, "payload field")?;
+            let end = c.pos + flen;
+            if (1..=3).contains(&ftype) {
+                fields[ftype as usize] = Some(Cursor::new(c.data, c.pos, end).packed("payload field value")?);
+            }
+            c.pos = end;
+        }
+        let payload = c.rest();
+        if let Some(size) = fields[1] {
+            if size != payload.len() as u64 {
+                return Err(Abort::new("payload_size disagrees with the payload"));
+            }
+        }
+        let ctype = fields[2].unwrap_or(0);
+        // The reference's assembler: the payload event opens (or joins) the transaction.
+        if cur.is_none() {
+            *cur = Some(Open::new(e.offset, e.server_id, e.timestamp));
+        }
+        if let Some(o) = cur.as_mut() {
+            o.events += 1;
+        }
+        self.fs.saw_compression = true;
+        let inner: Vec<u8> = match ctype {
+            255 => payload.to_vec(),
+            0 => {
+                // Bounded: a payload that inflates beyond this is left to the reference's
+                // streaming reader.
+                const LIMIT: u64 = 256 << 20;
+                let mut out = Vec::new();
+                let dec = zstd::stream::read::Decoder::new(payload).map_err(|e| Abort(format!("zstd: {e}")))?;
+                use std::io::Read;
+                dec.take(LIMIT + 1).read_to_end(&mut out).map_err(|e| Abort(format!("zstd: {e}")))?;
+                if out.len() as u64 > LIMIT {
+                    return Err(Abort::new("payload larger than the native limit"));
+                }
+                out
+            }
+            _ => return Err(Abort::new("unsupported payload compression")),
+        };
+        let mut pos = 0usize;
+        while pos < inner.len() {
+            if inner.len() - pos < HEADER_LEN {
+                return Err(Abort::new("truncated inner event header"));
+            }
+            let h = &inner[pos..pos + HEADER_LEN];
+            let type_code = h[4];
+            let size = u32::from_le_bytes([h[9], h[10], h[11], h[12]]) as usize;
+            if size < HEADER_LEN || size as u64 > framing::MAX_EVENT_SIZE || size > inner.len() - pos {
+                return Err(Abort::new("bad inner event size"));
+            }
+            if type_code == 15 || type_code == 40 {
+                return Err(Abort::new("FDE or payload inside a payload"));
+            }
+            let data = &inner[pos..pos + size];
+            let ev = RawEvent {
+                offset: e.offset,
+                timestamp: u32::from_le_bytes([h[0], h[1], h[2], h[3]]),
+                type_code,
+                server_id: u32::from_le_bytes([h[5], h[6], h[7], h[8]]),
+                size: size as u64,
+                data,
+                body_end: size,
+            };
+            self.event(py, &ev, cur)?;
+            pos += size;
         }
         Ok(())
     }

@@ -70,6 +70,7 @@ def _summary(path: str, size: int, bridge: Bridge, r: dict) -> FileSummary:
             fde.checksum_alg, f"alg {fde.checksum_alg}")
     s.events = Counter({event_type_name(code): n for code, n in r["events"]})
     s.unknown_events = Counter(dict(r["unknown"]))
+    s.compression = r["compression"]
     s.tagged_gtids = r["tagged_gtids"]
     s.gtids = r["gtids"]
     s.logical_clock = r["logical_clock"]
