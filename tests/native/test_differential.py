@@ -192,3 +192,23 @@ def test_damaged_input_same_answer(source, cut, flips, workdir, monkeypatch):
     if mine is not None:
         assert mine == ref
     assert _public(files, None) == ref
+
+
+# ----------------------------------------------------------------------------- detection pass
+
+@pytest.mark.parametrize("sample", [3, 100, 20_000])
+@pytest.mark.parametrize("name, files, schema", [c for c in _cases() if not c.id.endswith("+schema")])
+def test_detection_sample_equals_reference(name, files, schema, sample, monkeypatch):
+    """``detect_written_policy`` reads its sample natively when it can; same verdict, evidence
+    and server version as the reference's read, also when the sample ends mid-file."""
+    from lagadvisor.depgraph.pipeline import detect_written_policy
+
+    def verdict():
+        try:
+            return detect_written_policy(files, sample)
+        except LagAdvisorError as err:
+            return f"error: {err}"
+
+    mine = verdict()
+    monkeypatch.setenv("LAGADVISOR_PUREPYTHON", "1")
+    assert mine == verdict()

@@ -38,6 +38,7 @@ use writeset::{row_hashes, FkPlan, KeyPlan, Part, Plan, TablePlan, Val};
 create_exception!(_native, NativeFallback, pyo3::exceptions::PyException);
 
 const MAX_ROW_CHANGES: usize = 500_000;
+const DETECT_DONE: &str = "detection sample complete";
 const STMT_END_F: u16 = 1;
 const NO_FOREIGN_KEY_CHECKS_F: u16 = 2;
 
@@ -155,6 +156,10 @@ pub struct Analyzer {
     catalog_version: i64,
     progress_every: u64,
     n_tm: usize,
+    /// Detection pass (`pipeline.detect_written_policy`): only the recorded clocks of the
+    /// first `detect_limit` clocked transactions are kept, nothing is hashed or counted.
+    detect_limit: u64,
+    detected: Vec<(i64, i64, Option<u32>)>,
     // per file
     fde: Fde,
     table_maps: HashMap<u64, Rc<TmInfo>>,
@@ -198,6 +203,8 @@ impl Analyzer {
             catalog_version,
             progress_every,
             n_tm: 0,
+            detect_limit: 0,
+            detected: Vec::new(),
             fde: Fde::default_fde(),
             table_maps: HashMap::new(),
             tm_cache: HashMap::new(),
@@ -227,6 +234,35 @@ impl Analyzer {
             Err(_) => return Err(NativeFallback::new_err("internal error in the native reader")),
         }
         self.file_result(py)
+    }
+
+    /// Detection pass over one file: `(last_committed, sequence_number, thread_id)` of its
+    /// clocked transactions, at most `limit` of them (the reference's reader with an empty
+    /// column selection; stops early like the reference's loop).
+    fn detect(&mut self, py: Python<'_>, path: String, file_idx: usize, limit: u64) -> PyResult<Vec<(i64, i64, Option<u32>)>> {
+        self.detect_limit = limit.max(1);
+        self.detected.clear();
+        self.file_path = path.clone();
+        self.file_idx = file_idx;
+        self.fs = FileState::default();
+        self.fde = Fde::default_fde();
+        self.table_maps.clear();
+        self.tm_cache.clear();
+        self.plan_cache.clear();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path)));
+        self.detect_limit = 0;
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(Abort(msg))) if msg == DETECT_DONE => {}
+            Ok(Err(Abort(msg))) => return Err(NativeFallback::new_err(msg)),
+            Err(_) => return Err(NativeFallback::new_err("internal error in the native reader")),
+        }
+        Ok(std::mem::take(&mut self.detected))
+    }
+
+    /// Transactions seen in the last file read (also by `detect`).
+    fn file_transactions(&self) -> u64 {
+        self.fs.transactions
     }
 
     /// The run's totals and policy results.
@@ -794,6 +830,11 @@ impl Analyzer {
         };
         let plan = match o.selected.iter().find(|(id, _)| *id == table_id) {
             Some((_, p)) => p.clone(),
+            None if self.detect_limit > 0 => {
+                let p = Rc::new(PlanEntry { plan: Plan::Unknown(String::new()), handle: None, slot_of_col: vec![-1; tm.ncols], nslots: 0 });
+                o.selected.push((table_id, p.clone()));
+                p
+            }
             None => {
                 let p = self.plan_for(py, &tm)?;
                 o.selected.push((table_id, p.clone()));
@@ -905,6 +946,17 @@ impl Analyzer {
     fn close(&mut self, py: Python<'_>, o: Open, end: u64, incomplete: bool) -> Res<()> {
         self.fs.index += 1;
         self.fs.transactions += 1;
+        if self.detect_limit > 0 {
+            if let Some(g) = o.gtid.as_ref() {
+                if let (Some(lc), Some(sn)) = (g.last_committed, g.sequence_number) {
+                    self.detected.push((lc, sn, o.thread_id));
+                    if self.detected.len() as u64 >= self.detect_limit {
+                        return Err(Abort::new(DETECT_DONE));
+                    }
+                }
+            }
+            return Ok(());
+        }
         let g = o.gtid.as_ref();
         let last_committed = g.and_then(|g| g.last_committed);
         let sequence_number = g.and_then(|g| g.sequence_number);
