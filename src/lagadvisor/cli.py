@@ -77,6 +77,11 @@ class _Progress:
     def __exit__(self, *exc):
         return self.progress.__exit__(*exc)
 
+    def at(self, file: str, offset: int) -> None:
+        """Progress by position (the native reader reports it every few thousand transactions)."""
+        self.progress.update(self.task, completed=self.done_before.get(file, 0) + offset,
+                             description=file.rsplit("/", 1)[-1])
+
     def update(self, summary, trx) -> None:
         if not self.enabled:
             return
@@ -214,7 +219,7 @@ def analyze(
         files = _inputs(files, from_file, to_file, server)
         opts = _clock_options(history_size, commit_order, schema, server)
         with _Progress(files, progress) as bar:
-            result = run(files, opts, on_transaction=lambda s, t, c: bar.update(s, t))
+            result = run(files, opts, on_progress=bar.at if bar.enabled else None)
     except LagAdvisorError as err:
         raise _fail(err) from None
     if output_format == OutputFormat.json:
@@ -223,6 +228,11 @@ def analyze(
         render_analysis(result, Console(highlight=False))
     for w in result.warnings:
         err_console.print(f"lagadvisor: warning: {w}", soft_wrap=True)
+    from .native import unavailable_notice
+
+    notice = unavailable_notice()
+    if notice:
+        err_console.print(f"lagadvisor: note: {notice}", soft_wrap=True)
 
 
 class ExportFormat(str, Enum):

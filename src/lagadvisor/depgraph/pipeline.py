@@ -71,33 +71,32 @@ def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> Writ
     file = None
     last_by_session: dict[int, int] = {}
     summary = FileSummary(paths[0]) if paths else None
-    for path in paths:
-        s = FileSummary(path)
-        for t in read_transactions(path, s, selector=lambda tm: frozenset()):
+    fast = _native_sample(paths, sample)
+    if fast is not None:
+        summary, sampled = fast
+    else:
+        sampled = _sample(paths, sample)
+    for t, s in sampled:
+        if s is not None:
             if summary is not None and not summary.server_version:
                 summary = s
-            if t.sequence_number is None or t.last_committed is None:
-                continue
-            if t.file != file:
-                file, prev_lc = t.file, None
-                last_by_session = {}
-            n += 1
-            if prev_lc is not None and t.last_committed < prev_lc:
-                decreases += 1
-            if t.sequence_number > 1 and t.last_committed < t.sequence_number - 1:
-                below_serial += 1
-            if t.thread_id is not None:
-                prev = last_by_session.get(t.thread_id)
-                if prev is not None:
-                    session_pairs += 1
-                    if t.last_committed < prev:
-                        session_violations += 1
-                last_by_session[t.thread_id] = t.sequence_number
-            prev_lc = t.last_committed
-            if n >= sample:
-                break
-        if n >= sample:
-            break
+            continue
+        if t.file != file:
+            file, prev_lc = t.file, None
+            last_by_session = {}
+        n += 1
+        if prev_lc is not None and t.last_committed < prev_lc:
+            decreases += 1
+        if t.sequence_number > 1 and t.last_committed < t.sequence_number - 1:
+            below_serial += 1
+        if t.thread_id is not None:
+            prev = last_by_session.get(t.thread_id)
+            if prev is not None:
+                session_pairs += 1
+                if t.last_committed < prev:
+                    session_violations += 1
+            last_by_session[t.thread_id] = t.sequence_number
+        prev_lc = t.last_committed
     version = summary.server_version if summary else ""
     mariadb = bool(summary and summary.mariadb)
     if mariadb:
@@ -116,6 +115,64 @@ def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> Writ
                              "(COMMIT_ORDER's hardly ever does)", version)
     return WrittenPolicy("COMMIT_ORDER", f"last_committed goes down in {share:.2%} of transactions: "
                          "a commit-order clock", version)
+
+
+def _sample(paths: list[str], sample: int):
+    """The reference's detection read: ``(transaction, None)`` for the first ``sample`` clocked
+    transactions, and ``(None, summary)`` at each file's first transaction (whose summary is
+    complete once the file is left)."""
+    n = 0
+    for path in paths:
+        s = FileSummary(path)
+        first = True
+        for t in read_transactions(path, s, selector=lambda tm: frozenset()):
+            if first:
+                first = False
+                yield None, s
+            if t.sequence_number is None or t.last_committed is None:
+                continue
+            n += 1
+            yield t, None
+            if n >= sample:
+                return
+
+
+def _native_sample(paths: list[str], sample: int):
+    """The same sample read by the native core: ``(summary, items)``, or None when the native
+    core is unavailable or gives the read back to the reference."""
+    from ..native import load
+
+    native = load()
+    if (native is None or not paths or len(set(paths)) != len(paths)
+            or any(hasattr(p, "read_transactions") for p in paths)):  # streamed from a server
+        return None
+    from types import SimpleNamespace
+
+    from ..native import Bridge
+
+    bridge = Bridge(KeyTracker())
+    analyzer = native.Analyzer(1, 0, 0, bridge, 0)
+    summary = FileSummary(paths[0])
+    items: list = []
+    n = 0
+    try:
+        for i, path in enumerate(paths):
+            bridge.begin_file()
+            got = analyzer.detect(path, i, sample - n)
+            if analyzer.file_transactions() and not summary.server_version:
+                fde = bridge.first_fde
+                summary = FileSummary(path)
+                if fde is not None:
+                    summary.server_version = fde.server_version
+                    summary.mariadb = fde.is_mariadb
+            items += [(SimpleNamespace(file=path, last_committed=lc, sequence_number=sn, thread_id=th), None)
+                      for lc, sn, th in got]
+            n += len(got)
+            if n >= sample:
+                break
+    except native.NativeFallback:
+        return None
+    return summary, items
 
 
 @dataclass

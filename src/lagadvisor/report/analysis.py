@@ -133,12 +133,28 @@ class Analysis:
 
 def analyze(paths: Iterable[str], options: ClockOptions | None = None,
             on_transaction: Callable[[FileSummary, Transaction, Computed], None] | None = None,
-            observe: Callable[[Transaction, Writeset, Computed], None] | None = None) -> Analysis:
+            observe: Callable[[Transaction, Writeset, Computed], None] | None = None,
+            on_progress: Callable[[str, int], None] | None = None) -> Analysis:
     """Read every file in order and re-derive every policy's clock; ``on_transaction`` sees each
-    transaction with its computed clocks (progress bars, export), ``observe`` also its writeset
-    (graph, simulation facts)."""
+    transaction with its computed clocks (export), ``observe`` also its writeset (graph,
+    simulation facts); ``on_progress(file, offset)`` is called now and then (progress bars).
+
+    Without ``on_transaction``/``observe`` the native core reads local files when it is
+    available; whenever it meets input it does not handle exactly it gives up and the reference
+    below reads the run (same result either way: ``tests/native`` checks it)."""
     paths = list(paths)
-    run: ClockRun = prepare(paths, options or ClockOptions())
+    options = options or ClockOptions()
+    run: ClockRun = prepare(paths, options)
+    if (on_transaction is None and observe is None and not options.labels and len(set(paths)) == len(paths)
+            and not any(hasattr(p, "read_transactions") for p in paths)):  # streamed files: reference
+        from .native_analysis import analyze_native
+
+        result = analyze_native(paths, options, run, on_progress)
+        if result is not None:
+            return result
+    if on_transaction is None and on_progress is not None:
+        def on_transaction(s, t, c):  # noqa: E306
+            on_progress(t.file, t.end_offset)
     files: list[FileAnalysis] = []
     by_path: dict[str, FileAnalysis] = {}
     total = Totals()

@@ -1,0 +1,1204 @@
+//! The native reader path of `lagadvisor analyze` (issue 7).
+//!
+//! One [`Analyzer`] reads a run of binlog files in order and does, natively, what the reference
+//! does per event and per transaction: framing and CRC32 (`framing.rs`), the hot events
+//! (`events.rs`), rows events and row images (`rows` below), writeset hashes identical to the
+//! reference's (`writeset.rs`), the three policies' trackers and the analyze statistics
+//! (`clock.rs`). Python keeps what is rare or needs the reference's knowledge, called back
+//! from here: FORMAT_DESCRIPTION and rare control events are decoded (and validated) by the
+//! reference decoders; each distinct TABLE_MAP is decoded by the reference, which also returns
+//! the row-image column layout and, per catalog version, the table's key plan (`KeyTracker`);
+//! statements other than BEGIN/COMMIT are classified by the reference; DDL transactions are
+//! applied to the catalog by `KeyTracker.observe`.
+//!
+//! Exactness rule: whenever the input leaves the subset handled here (an error, a truncated
+//! tail, a compressed payload, MariaDB, a key part that is not an integer column, ...) the
+//! reader stops with `NativeFallback` and the caller reads the whole run again with the
+//! reference. Nothing is approximated.
+
+pub mod clock;
+pub mod events;
+pub mod framing;
+pub mod writeset;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufReader;
+use std::rc::Rc;
+
+use pyo3::create_exception;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+use clock::{ClockStats, CommitOrder, SessionTracker, Totals, WritesetTracker, WsFlags};
+use events::{decode_fde, decode_gtid, decode_query, uuid_text, Fde, Gtid};
+use framing::{Abort, Cursor, Framer, RawEvent, Res, HEADER_LEN};
+use writeset::{row_hashes, FkPlan, KeyPlan, Part, Plan, TablePlan, Val};
+
+create_exception!(_native, NativeFallback, pyo3::exceptions::PyException);
+
+const MAX_ROW_CHANGES: usize = 500_000;
+const DETECT_DONE: &str = "detection sample complete";
+const STMT_END_F: u16 = 1;
+const NO_FOREIGN_KEY_CHECKS_F: u16 = 2;
+
+/// Types the reference knows and deliberately does not decode (`decoder.KNOWN_UNDECODED`).
+const KNOWN_UNDECODED: [u8; 16] = [5, 13, 14, 17, 9, 11, 28, 36, 37, 41, 7, 8, 10, 12, 6, 43];
+/// Types with a reference decoder (`decoder.DECODERS`) or special handling.
+const DECODED: [u8; 19] = [4, 3, 33, 34, 42, 35, 2, 16, 38, 19, 26, 18, 29, 160, 27, 40, 162, 163, 161];
+
+fn py_abort(e: PyErr) -> Abort {
+    Abort(format!("reference callback raised: {e}"))
+}
+
+/// A row-image column layout (`rows.ColumnPlan`): fixed `size`, or a `prefix`-byte length.
+#[derive(Clone, Copy)]
+struct ColPlan {
+    size: i64,
+    prefix: u8,
+    kind: u8,
+    unsigned: bool,
+}
+
+fn is_int_kind(k: u8) -> bool {
+    matches!(k, 1 | 2 | 3 | 8 | 9)
+}
+
+struct TmInfo {
+    id: usize,
+    table_id: u64,
+    name: usize,
+    ncols: usize,
+    colplans: Option<Vec<ColPlan>>,
+    optional_types: Vec<u8>,
+    handle: PyObject,
+}
+
+struct PlanEntry {
+    plan: Plan,
+    /// The bridge's handle for reference-hashed keys.
+    handle: Option<PyObject>,
+    /// table-map column -> plan slot, -1 when the plan does not read it.
+    slot_of_col: Vec<i32>,
+    nslots: usize,
+}
+
+/// A transaction being assembled (`transactions._Open`).
+struct Open {
+    start: u64,
+    timestamp: u32,
+    server_id: u32,
+    truncated: bool,
+    gtid: Option<Gtid>,
+    thread_id: Option<u32>,
+    stats: Vec<(usize, [u64; 3])>,
+    events: u64,
+    ddl: bool,
+    sbr: bool,
+    xa: bool,
+    incident: bool,
+    rows: u64,
+    in_begin: bool,
+    blocks: bool,
+    other_kind: bool, // a statement other than BEGIN/COMMIT/ROLLBACK
+    ddl_statements: Vec<(String, Vec<u8>, Vec<u8>)>,
+    selected: Vec<(u64, Rc<PlanEntry>)>,
+    current: Vec<(usize, Rc<PlanEntry>)>,
+    kept: usize,
+    hashes: Vec<i64>,
+    incomplete_tables: Vec<usize>,
+}
+
+impl Open {
+    fn new(start: u64, server_id: u32, timestamp: u32) -> Self {
+        Open { start, timestamp, server_id, truncated: false, gtid: None, thread_id: None, stats: Vec::new(),
+               events: 0, ddl: false, sbr: false, xa: false, incident: false, rows: 0, in_begin: false,
+               blocks: false, other_kind: false, ddl_statements: Vec::new(), selected: Vec::new(),
+               current: Vec::new(), kept: 0, hashes: Vec::new(), incomplete_tables: Vec::new() }
+    }
+}
+
+/// Per-file results that become the reference's `FileSummary` and per-file `Totals`.
+#[derive(Default)]
+struct FileState {
+    counts: Vec<u64>,
+    count_order: Vec<u8>,
+    unknown: Vec<u64>,
+    saw_gtid: bool,
+    saw_logical_clock: bool,
+    saw_tagged: bool,
+    saw_optional: Vec<u8>,
+    saw_compression: bool,
+    rotate_to: Option<String>,
+    truncated: Option<framing::Truncation>,
+    transactions: u64,
+    index: u64,
+    totals: Totals,
+}
+
+#[pyclass(unsendable)]
+pub struct Analyzer {
+    cb: PyObject,
+    co: CommitOrder,
+    ws: WritesetTracker,
+    session: SessionTracker,
+    last_file: Option<usize>,
+    seq: i64,
+    blocking: i64,
+    fallbacks: [u64; 11],
+    fallback_tables: HashMap<(u8, usize), u64>,
+    unknown: HashMap<String, u64>,
+    caveats: HashMap<String, u64>,
+    total: Totals,
+    clocks: [ClockStats; 3],
+    names: Vec<String>,
+    name_ids: HashMap<String, usize>,
+    catalog_version: i64,
+    progress_every: u64,
+    n_tm: usize,
+    /// Detection pass (`pipeline.detect_written_policy`): only the recorded clocks of the
+    /// first `detect_limit` clocked transactions are kept, nothing is hashed or counted.
+    detect_limit: u64,
+    detected: Vec<(i64, i64, Option<u32>)>,
+    // per file
+    fde: Fde,
+    table_maps: HashMap<u64, Rc<TmInfo>>,
+    tm_cache: HashMap<Vec<u8>, Rc<TmInfo>>,
+    plan_cache: HashMap<usize, Rc<PlanEntry>>,
+    file_path: String,
+    file_idx: usize,
+    fs: FileState,
+}
+
+fn bump(v: &mut Vec<u64>, i: usize) -> bool {
+    if v.len() <= i {
+        v.resize(i + 1, 0);
+    }
+    v[i] += 1;
+    v[i] == 1
+}
+
+#[pymethods]
+impl Analyzer {
+    /// `commit_order`: 0 recorded, 1 serial, 2 flush-groups. `cb` is the Python bridge
+    /// (`lagadvisor._native_bridge.Bridge`).
+    #[new]
+    fn new(history_size: i64, commit_order: u8, catalog_version: i64, cb: PyObject, progress_every: u64) -> Self {
+        Analyzer {
+            cb,
+            co: CommitOrder::new(commit_order),
+            ws: WritesetTracker { history_size, history: HashMap::new(), history_start: 1, resets: 0 },
+            session: SessionTracker::default(),
+            last_file: None,
+            seq: 0,
+            blocking: 0,
+            fallbacks: [0; 11],
+            fallback_tables: HashMap::new(),
+            unknown: HashMap::new(),
+            caveats: HashMap::new(),
+            total: Totals::default(),
+            clocks: [ClockStats::default(), ClockStats::default(), ClockStats::default()],
+            names: Vec::new(),
+            name_ids: HashMap::new(),
+            catalog_version,
+            progress_every,
+            n_tm: 0,
+            detect_limit: 0,
+            detected: Vec::new(),
+            fde: Fde::default_fde(),
+            table_maps: HashMap::new(),
+            tm_cache: HashMap::new(),
+            plan_cache: HashMap::new(),
+            file_path: String::new(),
+            file_idx: 0,
+            fs: FileState::default(),
+        }
+    }
+
+    /// Read one file; returns its summary dict. Raises `NativeFallback` when the run must be
+    /// read by the reference instead.
+    fn read_file(&mut self, py: Python<'_>, path: String, file_idx: usize) -> PyResult<PyObject> {
+        self.file_path = path.clone();
+        self.file_idx = file_idx;
+        self.fs = FileState::default();
+        self.fde = Fde::default_fde();
+        self.table_maps.clear();
+        self.tm_cache.clear();
+        self.plan_cache.clear();
+        // A panic here would be a bug of this module, never an answer: it becomes a fallback
+        // to the reference like any other input this reader does not handle.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path)));
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(Abort(msg))) => return Err(NativeFallback::new_err(msg)),
+            Err(_) => return Err(NativeFallback::new_err("internal error in the native reader")),
+        }
+        self.file_result(py)
+    }
+
+    /// Detection pass over one file: `(last_committed, sequence_number, thread_id)` of its
+    /// clocked transactions, at most `limit` of them (the reference's reader with an empty
+    /// column selection; stops early like the reference's loop).
+    fn detect(&mut self, py: Python<'_>, path: String, file_idx: usize, limit: u64) -> PyResult<Vec<(i64, i64, Option<u32>)>> {
+        self.detect_limit = limit.max(1);
+        self.detected.clear();
+        self.file_path = path.clone();
+        self.file_idx = file_idx;
+        self.fs = FileState::default();
+        self.fde = Fde::default_fde();
+        self.table_maps.clear();
+        self.tm_cache.clear();
+        self.plan_cache.clear();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path)));
+        self.detect_limit = 0;
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(Abort(msg))) if msg == DETECT_DONE => {}
+            Ok(Err(Abort(msg))) => return Err(NativeFallback::new_err(msg)),
+            Err(_) => return Err(NativeFallback::new_err("internal error in the native reader")),
+        }
+        Ok(std::mem::take(&mut self.detected))
+    }
+
+    /// Transactions seen in the last file read (also by `detect`).
+    fn file_transactions(&self) -> u64 {
+        self.fs.transactions
+    }
+
+    /// The run's totals and policy results.
+    fn finish(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let d = PyDict::new_bound(py);
+        d.set_item("total", self.totals_py(py, &self.total)?)?;
+        let clocks = PyList::empty_bound(py);
+        for c in &self.clocks {
+            clocks.append(clock_py(py, c)?)?;
+        }
+        d.set_item("clocks", clocks)?;
+        let fb = PyDict::new_bound(py);
+        for (i, n) in self.fallbacks.iter().enumerate() {
+            if *n > 0 {
+                fb.set_item(clock::FALLBACK_NAMES[i], *n)?;
+            }
+        }
+        d.set_item("fallbacks", fb)?;
+        let ft = PyList::empty_bound(py);
+        for ((r, t), n) in &self.fallback_tables {
+            let name = if *t == usize::MAX { "-".to_string() } else { self.names[*t].clone() };
+            ft.append((clock::FALLBACK_NAMES[*r as usize], name, *n))?;
+        }
+        d.set_item("fallback_tables", ft)?;
+        d.set_item("unknown", self.unknown.clone().into_iter().collect::<Vec<_>>())?;
+        d.set_item("caveats", self.caveats.clone().into_iter().collect::<Vec<_>>())?;
+        d.set_item("resets", self.ws.resets)?;
+        Ok(d.into())
+    }
+}
+
+fn clock_py(py: Python<'_>, c: &ClockStats) -> PyResult<PyObject> {
+    let d = PyDict::new_bound(py);
+    d.set_item("transactions", c.transactions)?;
+    d.set_item("barriers", c.barriers)?;
+    d.set_item("parallel", c.parallel)?;
+    d.set_item("distance_sum", c.distance_sum)?;
+    d.set_item("depth", c.depth)?;
+    let h = PyDict::new_bound(py);
+    for (i, n) in c.histogram.iter().enumerate() {
+        if *n > 0 {
+            let key = if i < 10 { clock::DISTANCE_BUCKETS[i] } else { 0 };
+            h.set_item(key, *n)?;
+        }
+    }
+    d.set_item("histogram", h)?;
+    Ok(d.into())
+}
+
+impl Analyzer {
+    fn totals_py(&self, py: Python<'_>, t: &Totals) -> PyResult<PyObject> {
+        let d = PyDict::new_bound(py);
+        d.set_item("transactions", t.transactions)?;
+        d.set_item("rows", t.rows)?;
+        d.set_item("bytes", t.bytes)?;
+        d.set_item("ddl", t.ddl)?;
+        d.set_item("statement_based", t.statement_based)?;
+        d.set_item("xa", t.xa)?;
+        d.set_item("incidents", t.incidents)?;
+        d.set_item("incomplete", t.incomplete)?;
+        d.set_item("first_ts_us", t.first_ts_us)?;
+        d.set_item("last_ts_us", t.last_ts_us)?;
+        d.set_item("recorded", clock_py(py, &t.recorded)?)?;
+        d.set_item("largest", t.largest.clone())?;
+        let tables: Vec<(String, u64)> = t.tables_order.iter().map(|i| (self.names[*i].clone(), t.tables[*i])).collect();
+        d.set_item("tables", tables)?;
+        let mut lag_bytes = Vec::with_capacity(t.lags_us.len() * 8);
+        for v in &t.lags_us {
+            lag_bytes.extend_from_slice(&v.to_ne_bytes());
+        }
+        d.set_item("lags_us", PyBytes::new_bound(py, &lag_bytes))?;
+        d.set_item("sessions", t.sessions.iter().copied().collect::<Vec<u32>>())?;
+        Ok(d.into())
+    }
+
+    fn file_result(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let fs = &self.fs;
+        let d = PyDict::new_bound(py);
+        let counts: Vec<(u8, u64)> = fs.count_order.iter().map(|c| (*c, fs.counts[*c as usize])).collect();
+        d.set_item("events", counts)?;
+        let unknown: Vec<(usize, u64)> = fs.unknown.iter().enumerate().filter(|(_, n)| **n > 0).map(|(c, n)| (c, *n)).collect();
+        d.set_item("unknown", unknown)?;
+        d.set_item("gtids", fs.saw_gtid)?;
+        d.set_item("logical_clock", fs.saw_logical_clock)?;
+        d.set_item("tagged_gtids", fs.saw_tagged)?;
+        d.set_item("compression", fs.saw_compression)?;
+        d.set_item("optional_metadata", fs.saw_optional.clone())?;
+        d.set_item("next_file", fs.rotate_to.clone())?;
+        d.set_item("truncated", fs.truncated.map(|t| (t.offset, t.got, t.size_and_type)))?;
+        d.set_item("transactions", fs.transactions)?;
+        d.set_item("totals", self.totals_py(py, &fs.totals)?)?;
+        Ok(d.into())
+    }
+
+    fn intern(&mut self, name: &str) -> usize {
+        if let Some(i) = self.name_ids.get(name) {
+            return *i;
+        }
+        let i = self.names.len();
+        self.names.push(name.to_string());
+        self.name_ids.insert(name.to_string(), i);
+        i
+    }
+
+    fn read_inner(&mut self, py: Python<'_>, path: &str) -> Res<()> {
+        if path.ends_with(".gz") {
+            return Err(Abort::new("gzip input is read by the reference"));
+        }
+        let f = File::open(path).map_err(|e| Abort(format!("cannot open: {e}")))?;
+        let mut framer = Framer::new(BufReader::with_capacity(1 << 20, f), 4);
+        framer.check_magic()?;
+        let mut cur: Option<Open> = None;
+        loop {
+            let ev = match framer.next_event()? {
+                Some(ev) => ev,
+                None => break,
+            };
+            self.event(py, &ev, &mut cur)?;
+        }
+        // `_tail_tolerant`: a truncated tail ends the file; the open transaction ends where
+        // reading stopped.
+        let end = match framer.truncated {
+            Some(t) => {
+                self.fs.truncated = Some(t);
+                t.offset
+            }
+            None => framer.offset,
+        };
+        if let Some(o) = cur.take() {
+            self.close(py, o, end, true)?;
+        }
+        Ok(())
+    }
+
+    /// One event: the reader's decode step (`EventReader._decode`) then the assembler's
+    /// (`TransactionAssembler.transactions`).
+    fn event(&mut self, py: Python<'_>, e: &RawEvent, cur: &mut Option<Open>) -> Res<()> {
+        let code = e.type_code;
+        if bump(&mut self.fs.counts, code as usize) {
+            self.fs.count_order.push(code);
+        }
+        let end = e.offset + e.size;
+        match code {
+            15 => {
+                self.fde = decode_fde(e)?;
+                let ver = framing::fde_version_text(e.data);
+                if ver.to_lowercase().contains("mariadb") {
+                    return Err(Abort::new("MariaDB binlogs are read by the reference"));
+                }
+                self.cb
+                    .call_method1(py, "fde", (PyBytes::new_bound(py, e.data), e.body_end, framing_alg(e)))
+                    .map_err(py_abort)?;
+                self.table_maps.clear();
+                self.tm_cache.clear();
+                self.plan_cache.clear();
+                if let Some(o) = cur.take() {
+                    self.close(py, o, e.offset, true)?;
+                }
+                return Ok(());
+            }
+            33 | 34 | 42 => {
+                let g = if code == 42 { self.tagged_gtid(py, e)? } else { decode_gtid(e)? };
+                if let Some(o) = cur.take() {
+                    self.close(py, o, e.offset, true)?;
+                }
+                let mut o = Open::new(e.offset, e.server_id, e.timestamp);
+                o.events = 1;
+                self.fs.saw_gtid |= !g.anonymous;
+                self.fs.saw_logical_clock |= g.sequence_number.is_some();
+                self.fs.saw_tagged |= g.tag.as_deref().map_or(false, |t| !t.is_empty());
+                o.gtid = Some(g);
+                *cur = Some(o);
+                return Ok(());
+            }
+            4 => {
+                let r = self.cb.call_method1(py, "event", (code, PyBytes::new_bound(py, e.data), e.body_end)).map_err(py_abort)?;
+                self.fs.rotate_to = Some(r.extract::<String>(py).map_err(py_abort)?);
+                return Ok(());
+            }
+            35 => {
+                self.cb.call_method1(py, "event", (code, PyBytes::new_bound(py, e.data), e.body_end)).map_err(py_abort)?;
+                return Ok(());
+            }
+            3 => {
+                if let Some(o) = cur.take() {
+                    self.close(py, o, e.offset, true)?;
+                }
+                return Ok(());
+            }
+            27 | 41 => return Ok(()),
+            40 => return self.payload(py, e, cur),
+            1 | 20 | 21 | 22 | 39 | 172 | 164 | 165 => {
+                return Err(Abort(format!("event type {code} is read by the reference")));
+            }
+            c if c >= 160 => return Err(Abort::new("MariaDB events are read by the reference")),
+            _ => {}
+        }
+        // Decode step for the events that belong to transactions.
+        let mut query: Option<(u32, &[u8], &[u8])> = None;
+        let mut tm: Option<Rc<TmInfo>> = None;
+        match code {
+            2 => {
+                let post = self.fde.post_header(2, 13);
+                query = Some(decode_query(e, post)?);
+            }
+            16 => {
+                Cursor::new(e.data, HEADER_LEN, e.body_end).uint(8, "xid")?;
+            }
+            19 => tm = Some(self.table_map(py, e)?),
+            29 => {
+                Cursor::new(e.data, HEADER_LEN, e.body_end).skip(1, "length byte")?;
+            }
+            18 | 26 | 38 => {
+                self.cb.call_method1(py, "event", (code, PyBytes::new_bound(py, e.data), e.body_end)).map_err(py_abort)?;
+            }
+            23..=25 | 30..=32 => {}
+            c => {
+                if !DECODED.contains(&c) && !KNOWN_UNDECODED.contains(&c) {
+                    bump(&mut self.fs.unknown, c as usize);
+                }
+            }
+        }
+        // Assembler step.
+        if cur.is_none() {
+            *cur = Some(Open::new(e.offset, e.server_id, e.timestamp));
+        }
+        let Some(o) = cur.as_mut() else { return Ok(()) };
+        o.events += 1;
+        if let Some((thread_id, db, q)) = query {
+            if o.thread_id.is_none() {
+                o.thread_id = Some(thread_id);
+            }
+            let (kind, blocks, xa_end): (String, bool, bool) = match q {
+                b"BEGIN" => ("BEGIN".into(), false, false),
+                b"COMMIT" => ("COMMIT".into(), false, false),
+                _ => self
+                    .cb
+                    .call_method1(py, "statement", (PyBytes::new_bound(py, q),))
+                    .and_then(|r| r.extract(py))
+                    .map_err(py_abort)?,
+            };
+            o.blocks |= blocks;
+            if !matches!(kind.as_str(), "BEGIN" | "COMMIT" | "ROLLBACK") {
+                o.other_kind = true;
+            }
+            match kind.as_str() {
+                "BEGIN" => {
+                    o.in_begin = true;
+                    return Ok(());
+                }
+                "COMMIT" | "ROLLBACK" => {
+                    let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
+                    return self.close(py, o, end, false);
+                }
+                "XA" => {
+                    o.xa = true;
+                    if xa_end && !o.in_begin {
+                        let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
+                        return self.close(py, o, end, false);
+                    }
+                    return Ok(());
+                }
+                "DDL" => {
+                    o.ddl = true;
+                    o.ddl_statements.push((kind.clone(), db.to_vec(), q.to_vec()));
+                }
+                "DML" | "OTHER" => o.sbr = true,
+                _ => {}
+            }
+            if !o.in_begin {
+                let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
+                return self.close(py, o, end, false);
+            }
+            return Ok(());
+        }
+        if let Some(tm) = tm {
+            for t in &tm.optional_types {
+                if !self.fs.saw_optional.contains(t) {
+                    self.fs.saw_optional.push(*t);
+                }
+            }
+            return Ok(());
+        }
+        match code {
+            23..=25 | 30..=32 => {
+                let flags = self.rows(py, e, o)?;
+                if flags & STMT_END_F != 0 && !o.in_begin && o.gtid.is_none() {
+                    let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
+                    return self.close(py, o, end, false);
+                }
+            }
+            18 => {
+                o.sbr = true;
+                if !o.in_begin {
+                    let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
+                    return self.close(py, o, end, false);
+                }
+            }
+            16 => {
+                let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
+                return self.close(py, o, end, false);
+            }
+            38 => {
+                o.xa = true;
+                let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
+                return self.close(py, o, end, false);
+            }
+            26 => {
+                o.incident = true;
+                if !o.in_begin {
+                    let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
+                    return self.close(py, o, end, false);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// TRANSACTION_PAYLOAD_EVENT (`payload.decode_transaction_payload` + `EventReader._inner`):
+    /// the payload event itself, then its inner events (no checksums), each reported at the
+    /// payload event's offset as the reference does.
+    fn payload(&mut self, py: Python<'_>, e: &RawEvent, cur: &mut Option<Open>) -> Res<()> {
+        let mut c = Cursor::new(e.data, HEADER_LEN, e.body_end);
+        let mut fields: [Option<u64>; 4] = [None; 4];
+        loop {
+            let ftype = c.packed("payload field type")?;
+            if ftype == 0 {
+                break;
+            }
+            let flen = c.packed("payload field length")? as usize;
+            c.need(flen, "payload field")?;
+            let end = c.pos + flen;
+            if (1..=3).contains(&ftype) {
+                fields[ftype as usize] = Some(Cursor::new(c.data, c.pos, end).packed("payload field value")?);
+            }
+            c.pos = end;
+        }
+        let payload = c.rest();
+        if let Some(size) = fields[1] {
+            if size != payload.len() as u64 {
+                return Err(Abort::new("payload_size disagrees with the payload"));
+            }
+        }
+        let ctype = fields[2].unwrap_or(0);
+        // The reference's assembler: the payload event opens (or joins) the transaction.
+        if cur.is_none() {
+            *cur = Some(Open::new(e.offset, e.server_id, e.timestamp));
+        }
+        if let Some(o) = cur.as_mut() {
+            o.events += 1;
+        }
+        self.fs.saw_compression = true;
+        let inner: Vec<u8> = match ctype {
+            255 => payload.to_vec(),
+            0 => {
+                // Bounded: a payload that inflates beyond this is left to the reference's
+                // streaming reader.
+                const LIMIT: u64 = 256 << 20;
+                let mut out = Vec::new();
+                let dec = zstd::stream::read::Decoder::new(payload).map_err(|e| Abort(format!("zstd: {e}")))?;
+                use std::io::Read;
+                dec.take(LIMIT + 1).read_to_end(&mut out).map_err(|e| Abort(format!("zstd: {e}")))?;
+                if out.len() as u64 > LIMIT {
+                    return Err(Abort::new("payload larger than the native limit"));
+                }
+                out
+            }
+            _ => return Err(Abort::new("unsupported payload compression")),
+        };
+        let mut pos = 0usize;
+        while pos < inner.len() {
+            if inner.len() - pos < HEADER_LEN {
+                return Err(Abort::new("truncated inner event header"));
+            }
+            let h = &inner[pos..pos + HEADER_LEN];
+            let type_code = h[4];
+            let size = u32::from_le_bytes([h[9], h[10], h[11], h[12]]) as usize;
+            if size < HEADER_LEN || size as u64 > framing::MAX_EVENT_SIZE || size > inner.len() - pos {
+                return Err(Abort::new("bad inner event size"));
+            }
+            if type_code == 15 || type_code == 40 {
+                return Err(Abort::new("FDE or payload inside a payload"));
+            }
+            let data = &inner[pos..pos + size];
+            let ev = RawEvent {
+                offset: e.offset,
+                timestamp: u32::from_le_bytes([h[0], h[1], h[2], h[3]]),
+                type_code,
+                server_id: u32::from_le_bytes([h[5], h[6], h[7], h[8]]),
+                size: size as u64,
+                data,
+                body_end: size,
+            };
+            self.event(py, &ev, cur)?;
+            pos += size;
+        }
+        Ok(())
+    }
+
+    fn tagged_gtid(&mut self, py: Python<'_>, e: &RawEvent) -> Res<Gtid> {
+        let r = self.cb.call_method1(py, "event", (42u8, PyBytes::new_bound(py, e.data), e.body_end)).map_err(py_abort)?;
+        let (text, tag, lc, sn, imm, orig, tlen, iv, ov): (String, String, i64, i64, i64, i64, u64, u32, u32) =
+            r.extract(py).map_err(py_abort)?;
+        Ok(Gtid {
+            anonymous: false,
+            sid: [0; 16],
+            gno: 0,
+            tag: Some(tag),
+            text: Some(text),
+            last_committed: Some(lc),
+            sequence_number: Some(sn),
+            immediate_commit_timestamp: imm,
+            original_commit_timestamp: orig,
+            transaction_length: tlen,
+            immediate_server_version: iv,
+            original_server_version: ov,
+        })
+    }
+
+    fn table_map(&mut self, py: Python<'_>, e: &RawEvent) -> Res<Rc<TmInfo>> {
+        let body = &e.data[HEADER_LEN..e.body_end.max(HEADER_LEN)];
+        let info = match self.tm_cache.get(body) {
+            Some(i) => i.clone(),
+            None => {
+                let r = self.cb.call_method1(py, "table_map", (PyBytes::new_bound(py, e.data), e.body_end)).map_err(py_abort)?;
+                let (table_id, name, ncols, opt, colplans, handle): (u64, String, usize, Vec<u8>, Option<Vec<(i64, u8, u8, bool)>>, PyObject) =
+                    r.extract(py).map_err(py_abort)?;
+                let name = self.intern(&name);
+                self.n_tm += 1;
+                let info = Rc::new(TmInfo {
+                    id: self.n_tm,
+                    table_id,
+                    name,
+                    ncols,
+                    colplans: colplans.map(|v| v.into_iter().map(|(size, prefix, kind, unsigned)| ColPlan { size, prefix, kind, unsigned }).collect()),
+                    optional_types: opt,
+                    handle,
+                });
+                if self.tm_cache.len() > 4096 {
+                    self.tm_cache.clear();
+                }
+                self.tm_cache.insert(body.to_vec(), info.clone());
+                info
+            }
+        };
+        self.table_maps.insert(info.table_id, info.clone());
+        Ok(info)
+    }
+
+    /// `KeyTracker.select` through the bridge, cached per table map and catalog version.
+    fn plan_for(&mut self, py: Python<'_>, tm: &TmInfo) -> Res<Rc<PlanEntry>> {
+        if let Some(p) = self.plan_cache.get(&tm.id) {
+            return Ok(p.clone());
+        }
+        let r = self.cb.call_method1(py, "select", (tm.handle.clone_ref(py),)).map_err(py_abort)?;
+        let tup = r.downcast_bound::<PyTuple>(py).map_err(|e| Abort(format!("bad plan: {e}")))?;
+        let tag: String = tup.get_item(0).and_then(|x| x.extract()).map_err(py_abort)?;
+        let entry = match tag.as_str() {
+            "unknown" => {
+                let reason: String = tup.get_item(1).and_then(|x| x.extract()).map_err(py_abort)?;
+                PlanEntry { plan: Plan::Unknown(reason), handle: None, slot_of_col: vec![-1; tm.ncols], nslots: 0 }
+            }
+            "plan" => {
+                type KeyT = (i64, i64, i64, u8, Vec<(usize, i64, i64)>, bool);
+                type FkT = (i64, i64, i64, Vec<(usize, i64)>, bool);
+                let (_, missing_keys, fk_parent, partial, columns, keys, fks, handle): (String, bool, bool, Option<String>, Vec<usize>, Vec<KeyT>, Vec<FkT>, PyObject) =
+                    tup.extract().map_err(py_abort)?;
+                let mut slot_of_col = vec![-1i32; tm.ncols];
+                let mut int_slots: Vec<Option<bool>> = vec![None; columns.len()];
+                for (s, c) in columns.iter().enumerate() {
+                    if *c < tm.ncols {
+                        slot_of_col[*c] = s as i32;
+                        if let Some(cp) = tm.colplans.as_ref() {
+                            if is_int_kind(cp[*c].kind) {
+                                int_slots[s] = Some(cp[*c].unsigned);
+                            }
+                        }
+                    }
+                }
+                let slot_of = |c: usize| -> Res<usize> {
+                    columns.iter().position(|x| *x == c).ok_or_else(|| Abort::new("key part outside the plan's columns"))
+                };
+                let mut kplans = Vec::new();
+                for (a, b, c, hashes, parts, py_key) in keys {
+                    let mut ps = Vec::new();
+                    for (col, kt, pt) in parts {
+                        let slot = slot_of(col)?;
+                        if !py_key && col < tm.ncols && int_slots[slot].is_none() {
+                            return Err(Abort::new("native key part on a non-integer column"));
+                        }
+                        ps.push(Part { slot, key_tag: kt, pack_tag: pt });
+                    }
+                    kplans.push(KeyPlan { head: [a, b, c], hashes, parts: ps, py: py_key });
+                }
+                let mut fplans = Vec::new();
+                for (a, b, c, parts, py_key) in fks {
+                    let mut ps = Vec::new();
+                    for (col, pt) in parts {
+                        let slot = slot_of(col)?;
+                        if !py_key && col < tm.ncols && int_slots[slot].is_none() {
+                            return Err(Abort::new("native key part on a non-integer column"));
+                        }
+                        ps.push(Part { slot, key_tag: pt, pack_tag: pt });
+                    }
+                    fplans.push(FkPlan { head: [a, b, c], parts: ps, py: py_key });
+                }
+                let nslots = columns.len();
+                PlanEntry {
+                    plan: Plan::Known(TablePlan { keys: kplans, fks: fplans, fk_parent, missing_keys, partial, columns, int_slots }),
+                    handle: Some(handle),
+                    slot_of_col,
+                    nslots,
+                }
+            }
+            other => return Err(Abort(format!("plan not handled natively: {other}"))),
+        };
+        let entry = Rc::new(entry);
+        self.plan_cache.insert(tm.id, entry.clone());
+        Ok(entry)
+    }
+
+    /// `decode_rows` + `TransactionAssembler._rows` + the row part of `transaction_writeset`.
+    fn rows(&mut self, py: Python<'_>, e: &RawEvent, o: &mut Open) -> Res<u16> {
+        let code = e.type_code;
+        let (kind, version) = match code {
+            23 => (0usize, 1),
+            24 => (1, 1),
+            25 => (2, 1),
+            30 => (0, 2),
+            31 => (1, 2),
+            _ => (2, 2),
+        };
+        let mut c = Cursor::new(e.data, HEADER_LEN, e.body_end);
+        let default_post = if version == 2 { 10 } else { 8 };
+        let post = self.fde.post_header(code, default_post);
+        let table_id = c.uint(if post == 6 { 4 } else { 6 }, "table_id")?;
+        let flags = c.uint(2, "flags")? as u16;
+        let consumed;
+        if version == 2 && post >= 10 {
+            let extra = c.uint(2, "extra_data_length")? as usize;
+            if extra < 2 {
+                return Err(Abort::new("rows extra data length < 2"));
+            }
+            c.skip(extra - 2, "extra data")?;
+            consumed = 10;
+        } else {
+            consumed = if post != 6 { 8 } else { 6 };
+        }
+        if post > consumed {
+            c.skip(post - consumed, "post-header")?;
+        }
+        let ncols = c.packed("column count")? as usize;
+        if ncols > 4096 {
+            return Err(Abort::new("impossible column count"));
+        }
+        let nbytes = (ncols + 7) / 8;
+        let before_bm = c.bytes(nbytes, "columns bitmap")?;
+        let after_bm = if kind == 1 { c.bytes(nbytes, "after-image columns bitmap")? } else { &[][..] };
+        let data = c.rest();
+
+        let tm = match self.table_maps.get(&table_id) {
+            Some(t) => t.clone(),
+            None => return Err(Abort::new("rows event without a preceding TABLE_MAP")),
+        };
+        let plan = match o.selected.iter().find(|(id, _)| *id == table_id) {
+            Some((_, p)) => p.clone(),
+            None if self.detect_limit > 0 => {
+                let p = Rc::new(PlanEntry { plan: Plan::Unknown(String::new()), handle: None, slot_of_col: vec![-1; tm.ncols], nslots: 0 });
+                o.selected.push((table_id, p.clone()));
+                p
+            }
+            None => {
+                let p = self.plan_for(py, &tm)?;
+                o.selected.push((table_id, p.clone()));
+                match o.current.iter_mut().find(|(n, _)| *n == tm.name) {
+                    Some(slot) => {
+                        if !Rc::ptr_eq(&slot.1, &p) {
+                            return Err(Abort::new("two plans for one table name in a transaction"));
+                        }
+                    }
+                    None => o.current.push((tm.name, p.clone())),
+                }
+                p
+            }
+        };
+        let Some(colplans) = tm.colplans.as_ref() else {
+            return Err(Abort::new("table map columns not decodable"));
+        };
+        if ncols > tm.ncols {
+            return Err(Abort::new("rows event has more columns than its table map"));
+        }
+        let present = |bm: &[u8]| -> Vec<usize> { (0..ncols).filter(|i| bm[i >> 3] & (1 << (i & 7)) != 0).collect() };
+        let cols_b = present(before_bm);
+        let cols_a = if kind == 1 { present(after_bm) } else { Vec::new() };
+        let tplan = match &plan.plan {
+            Plan::Known(p) if !p.columns.is_empty() => Some(p),
+            _ => None,
+        };
+        let fk_checks = flags & NO_FOREIGN_KEY_CHECKS_F == 0;
+        let nslots = plan.nslots;
+        let mut img_b = vec![Val::Absent; nslots];
+        let mut img_a = vec![Val::Absent; nslots];
+        let end = data.len();
+        let mut pos = 0usize;
+        let mut n: u64 = 0;
+        let mut incomplete = false;
+        while pos < end {
+            let keep = tplan.is_some() && !o.truncated;
+            for v in img_b.iter_mut() {
+                *v = Val::Absent;
+            }
+            for v in img_a.iter_mut() {
+                *v = Val::Absent;
+            }
+            match kind {
+                1 => {
+                    pos = read_image(data, pos, &cols_b, colplans, &plan.slot_of_col, &mut img_b)?;
+                    pos = read_image(data, pos, &cols_a, colplans, &plan.slot_of_col, &mut img_a)?;
+                }
+                0 => pos = read_image(data, pos, &cols_b, colplans, &plan.slot_of_col, &mut img_a)?,
+                _ => pos = read_image(data, pos, &cols_b, colplans, &plan.slot_of_col, &mut img_b)?,
+            }
+            n += 1;
+            if keep {
+                o.kept += 1;
+                if o.kept <= MAX_ROW_CHANGES {
+                    if let Some(tp) = tplan {
+                        let cb = &self.cb;
+                        let handle = plan.handle.as_ref();
+                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| -> Res<Vec<i64>> {
+                            let Some(h) = handle else { return Err(Abort::new("no plan handle")) };
+                            let vals: Vec<Option<Bound<'_, PyBytes>>> = values.iter().map(|v| v.map(|b| PyBytes::new_bound(py, b))).collect();
+                            cb.call_method1(py, "key_hashes", (h.clone_ref(py), fk, idx, vals))
+                                .and_then(|r| r.extract::<Vec<i64>>(py))
+                                .map_err(py_abort)
+                        };
+                        let ok = match kind {
+                            1 => {
+                                let present_after = img_a.iter().filter(|v| **v != Val::Absent).count();
+                                if present_after < tp.columns.len() {
+                                    for (a, b) in img_a.iter_mut().zip(img_b.iter()) {
+                                        if *a == Val::Absent {
+                                            *a = *b;
+                                        }
+                                    }
+                                }
+                                let ok_a = row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys)?;
+                                let ok_b = row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys)?;
+                                ok_a && ok_b
+                            }
+                            0 => row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys)?,
+                            _ => row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys)?,
+                        };
+                        incomplete |= !ok;
+                    }
+                }
+            }
+        }
+        if o.kept > MAX_ROW_CHANGES {
+            o.kept = MAX_ROW_CHANGES;
+            o.truncated = true;
+        }
+        if incomplete && !o.incomplete_tables.contains(&tm.name) {
+            o.incomplete_tables.push(tm.name);
+        }
+        match o.stats.iter_mut().find(|(nm, _)| *nm == tm.name) {
+            Some((_, st)) => st[kind] += n,
+            None => {
+                let mut st = [0u64; 3];
+                st[kind] = n;
+                o.stats.push((tm.name, st));
+            }
+        }
+        o.rows += n;
+        Ok(flags)
+    }
+
+    /// `_close` + `KeyTracker.writeset` + `ClockComputer.step` + `Totals.add` + the policy
+    /// clocks + `KeyTracker.observe`.
+    fn close(&mut self, py: Python<'_>, o: Open, end: u64, incomplete: bool) -> Res<()> {
+        self.fs.index += 1;
+        self.fs.transactions += 1;
+        if self.detect_limit > 0 {
+            if let Some(g) = o.gtid.as_ref() {
+                if let (Some(lc), Some(sn)) = (g.last_committed, g.sequence_number) {
+                    self.detected.push((lc, sn, o.thread_id));
+                    if self.detected.len() as u64 >= self.detect_limit {
+                        return Err(Abort::new(DETECT_DONE));
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let g = o.gtid.as_ref();
+        let last_committed = g.and_then(|g| g.last_committed);
+        let sequence_number = g.and_then(|g| g.sequence_number);
+        let imm = g.map_or(0, |g| g.immediate_commit_timestamp);
+        let orig = g.map_or(0, |g| g.original_commit_timestamp);
+
+        // transaction_writeset: per-table flags.
+        let mut ws = WsFlags { has_missing_keys: false, has_related_foreign_keys: false };
+        let mut missing_tables: Vec<usize> = Vec::new();
+        let mut fk_parent_tables: Vec<usize> = Vec::new();
+        let mut unknown_any = false;
+        for (name, st) in &o.stats {
+            if st[0] + st[1] + st[2] == 0 {
+                continue;
+            }
+            let plan = o.current.iter().find(|(n, _)| n == name).map(|(_, p)| p.clone());
+            match plan.as_deref().map(|p| &p.plan) {
+                None => {
+                    unknown_any = true;
+                    *self.unknown.entry(format!("schema of {} unknown", self.names[*name])).or_insert(0) += 1;
+                }
+                Some(Plan::Unknown(reason)) => {
+                    unknown_any = true;
+                    *self.unknown.entry(reason.clone()).or_insert(0) += 1;
+                }
+                Some(Plan::Known(p)) => {
+                    if p.missing_keys {
+                        ws.has_missing_keys = true;
+                        missing_tables.push(*name);
+                    }
+                    if p.fk_parent {
+                        ws.has_related_foreign_keys = true;
+                        fk_parent_tables.push(*name);
+                    }
+                    if let Some(c) = &p.partial {
+                        *self.caveats.entry(c.clone()).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+        for name in &o.incomplete_tables {
+            let c = format!("key columns of {} are missing from the row images (binlog_row_image=MINIMAL?)", self.names[*name]);
+            *self.caveats.entry(c).or_insert(0) += 1;
+        }
+
+        // ClockComputer.step
+        if self.last_file != Some(self.file_idx) {
+            self.last_file = Some(self.file_idx);
+            self.seq = 0;
+            self.blocking = 0;
+            self.ws.reset_file();
+            self.co.reset_file();
+        }
+        self.seq += 1;
+        let seq = match sequence_number {
+            Some(s) if s != 0 => s,
+            _ => self.seq,
+        };
+        self.seq = seq;
+        let mut co = self.co.parent(last_committed, imm, seq);
+        if co != 0 && self.blocking > co {
+            co = self.blocking;
+        }
+        if o.incident || o.blocks {
+            self.blocking = seq;
+        }
+        let reason = if incomplete {
+            Some(clock::INCOMPLETE)
+        } else if o.truncated {
+            Some(clock::TOO_LARGE)
+        } else if unknown_any {
+            Some(clock::UNKNOWN_SCHEMA)
+        } else if o.ddl && o.rows > 0 {
+            Some(clock::CTAS)
+        } else if o.ddl {
+            Some(clock::DDL)
+        } else if o.sbr && o.rows == 0 {
+            Some(clock::STATEMENT)
+        } else if o.rows == 0 {
+            if !o.other_kind && !o.xa {
+                Some(clock::EMPTY)
+            } else {
+                Some(clock::DDL)
+            }
+        } else {
+            None
+        };
+        let (wparent, reason) = self.ws.dependency(seq, co, &o.hashes, &ws, reason);
+        let sparent = self.session.dependency(seq, wparent, o.thread_id);
+        if let Some(r) = reason {
+            self.fallbacks[r as usize] += 1;
+            let mut tables: Vec<usize> = match r {
+                clock::NO_PRIMARY_KEY => missing_tables,
+                clock::FK_PARENT => fk_parent_tables,
+                _ => Vec::new(),
+            };
+            if tables.is_empty() {
+                tables = o.stats.iter().map(|(n, _)| *n).collect();
+            }
+            if tables.is_empty() {
+                tables.push(usize::MAX);
+            }
+            for t in tables {
+                *self.fallback_tables.entry((r, t)).or_insert(0) += 1;
+            }
+        }
+
+        // Totals.add (file and run) and the policy clocks.
+        let bytes = end as i64 - o.start as i64;
+        let commit_ts = if orig != 0 { orig } else { imm };
+        let ts = if commit_ts != 0 { commit_ts } else { o.timestamp as i64 * 1_000_000 };
+        let file_idx = self.file_idx;
+        let index = self.fs.index;
+        let path = self.file_path.clone();
+        let start = o.start;
+        let gtid_text = |g: Option<&Gtid>| -> String {
+            match g {
+                Some(g) if !g.anonymous => match &g.text {
+                    Some(t) => t.clone(),
+                    None => format!("{}:{}", uuid_text(&g.sid), g.gno),
+                },
+                _ => format!("#{index}"),
+            }
+        };
+        for which in 0..2 {
+            let t = if which == 0 { &mut self.fs.totals } else { &mut self.total };
+            t.transactions += 1;
+            t.rows += o.rows;
+            t.bytes += bytes;
+            t.ddl += o.ddl as u64;
+            t.statement_based += o.sbr as u64;
+            t.xa += o.xa as u64;
+            t.incidents += o.incident as u64;
+            t.incomplete += incomplete as u64;
+            t.add_ts(ts);
+            t.recorded.add(file_idx, last_committed, sequence_number);
+            t.offer_largest(bytes, o.rows as i64, &mut || (gtid_text(g), format!("{path}@{start}")));
+            for (name, st) in &o.stats {
+                t.add_table_rows(*name, st[0] + st[1] + st[2]);
+            }
+            if orig != 0 && imm != 0 && orig != imm {
+                t.lags_us.push(imm - orig);
+            }
+            if let Some(th) = o.thread_id {
+                t.sessions.insert(th);
+            }
+        }
+        let sn = Some(seq);
+        self.clocks[0].add(file_idx, Some(co), sn);
+        self.clocks[1].add(file_idx, Some(wparent), sn);
+        self.clocks[2].add(file_idx, Some(sparent), sn);
+
+        if o.ddl {
+            let stmts: Vec<(String, Py<PyBytes>, Py<PyBytes>)> = o
+                .ddl_statements
+                .iter()
+                .map(|(k, d, q)| (k.clone(), PyBytes::new_bound(py, d).unbind(), PyBytes::new_bound(py, q).unbind()))
+                .collect();
+            let v: i64 = self
+                .cb
+                .call_method1(py, "observe", (self.file_path.clone(), o.start, stmts))
+                .and_then(|r| r.extract(py))
+                .map_err(py_abort)?;
+            if v != self.catalog_version {
+                self.catalog_version = v;
+                self.plan_cache.clear();
+            }
+        }
+        if self.progress_every > 0 && self.fs.transactions % self.progress_every == 0 {
+            self.cb.call_method1(py, "progress", (self.file_path.clone(), end)).map_err(py_abort)?;
+        }
+        Ok(())
+    }
+}
+
+fn framing_alg(e: &RawEvent) -> u8 {
+    framing::fde_checksum_alg(e.data)
+}
+
+/// `rows._read_image`: one row image at `pos`; fills the plan slots of `img`.
+#[inline]
+fn read_image(data: &[u8], mut pos: usize, cols: &[usize], plans: &[ColPlan], slot_of_col: &[i32], img: &mut [Val]) -> Res<usize> {
+    let end = data.len();
+    let nnull = (cols.len() + 7) / 8;
+    if pos + nnull > end {
+        return Err(Abort::new("row image: null bitmap runs past the event"));
+    }
+    let nulls = &data[pos..pos + nnull];
+    pos += nnull;
+    for (j, &col) in cols.iter().enumerate() {
+        let slot = slot_of_col[col];
+        if nulls[j >> 3] & (1 << (j & 7)) != 0 {
+            if slot >= 0 {
+                img[slot as usize] = Val::Null;
+            }
+            continue;
+        }
+        let p = plans[col];
+        let mut size = p.size;
+        if size < 0 {
+            let pre = p.prefix as usize;
+            if pos + pre > end {
+                return Err(Abort::new("row image: column length runs past the event"));
+            }
+            let mut v: u64 = 0;
+            for k in 0..pre {
+                v |= (data[pos + k] as u64) << (8 * k);
+            }
+            size = v as i64;
+            pos += pre;
+        }
+        let size = size as usize;
+        if size > end - pos {
+            return Err(Abort::new("row image: column value runs past the event"));
+        }
+        if slot >= 0 {
+            if pos > u32::MAX as usize || size > u32::MAX as usize {
+                return Err(Abort::new("row image beyond 4 GiB"));
+            }
+            img[slot as usize] = Val::Raw(pos as u32, size as u32);
+        }
+        pos += size;
+    }
+    Ok(pos)
+}
+
+/// CPython's `hash(v)` for an integer, as the native writesets compute it (for tests).
+#[pyfunction]
+fn int_hash(v: i128) -> i64 {
+    writeset::int_hash(v)
+}
+
+/// CPython's `hash(t)` for a tuple whose items hash to `items` (for tests).
+#[pyfunction]
+fn tuple_hash(items: Vec<i64>) -> i64 {
+    writeset::tuple_hash(&items)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Analyzer>()?;
+    m.add_function(wrap_pyfunction!(int_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(tuple_hash, m)?)?;
+    m.add("NativeFallback", m.py().get_type_bound::<NativeFallback>())?;
+    Ok(())
+}

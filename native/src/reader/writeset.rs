@@ -1,0 +1,214 @@
+//! Row writesets with the reference's own hash values.
+//!
+//! The reference (`lagadvisor.writeset.extract.row_hashes`) appends, per key of a row image,
+//! `hash((key_name, db, table, ((value, tag), ...)))` with CPython's `hash`. This module
+//! computes the very same 64-bit numbers for keys whose parts are integer columns: CPython's
+//! integer hash (value modulo the Mersenne prime 2**61 - 1, sign kept, -1 mapped to -2) and its
+//! tuple hash (the xxHash-style accumulation of `Objects/tupleobject.c`, re-implemented here from
+//! the algorithm's description). String hashes (names, tags, `None`) are salted per process, so
+//! Python hands them over with the plan. Because the numbers are identical, histories built by
+//! either path agree entry for entry. Keys with string, temporal or decimal parts (collations,
+//! prefixes) are not hashed natively: such a plan is refused and the run is read by Python.
+//! Server side: `add_pke` in mysql-server `sql/rpl_write_set_handler.cc`.
+
+const P: u128 = (1u128 << 61) - 1;
+const XXPRIME_1: u64 = 11400714785074694791;
+const XXPRIME_2: u64 = 14029467366897019727;
+const XXPRIME_5: u64 = 2870177450012600261;
+
+/// CPython `hash(int)` for integers that fit an i128.
+#[inline]
+pub fn int_hash(v: i128) -> i64 {
+    let m = (v.unsigned_abs() % P) as i64;
+    let h = if v < 0 { -m } else { m };
+    if h == -1 {
+        -2
+    } else {
+        h
+    }
+}
+
+/// CPython `hash(tuple)` from the items' hashes.
+#[inline]
+pub fn tuple_hash(items: &[i64]) -> i64 {
+    let mut acc = XXPRIME_5;
+    for &lane in items {
+        acc = acc.wrapping_add((lane as u64).wrapping_mul(XXPRIME_2));
+        acc = acc.rotate_left(31);
+        acc = acc.wrapping_mul(XXPRIME_1);
+    }
+    acc = acc.wrapping_add((items.len() as u64) ^ (XXPRIME_5 ^ 3527539));
+    if acc == u64::MAX {
+        return 1546275796;
+    }
+    acc as i64
+}
+
+/// One part of a key: which plan column (index into `TablePlan::columns`) and the hash of its
+/// tag in each pass (`None`, `"key"` or `"pack"` as the reference writes them).
+#[derive(Clone)]
+pub struct Part {
+    pub slot: usize,
+    pub key_tag: i64,
+    pub pack_tag: i64,
+}
+
+#[derive(Clone)]
+pub struct KeyPlan {
+    /// hash(name), hash(db), hash(table) of the reference's key tuple.
+    pub head: [i64; 3],
+    pub parts: Vec<Part>,
+    pub hashes: u8,
+    /// Hashed by the reference (string, temporal, decimal or prefix parts): the native side
+    /// decides skip/absent, the bridge returns the hashes of the part values.
+    pub py: bool,
+}
+
+#[derive(Clone)]
+pub struct FkPlan {
+    pub head: [i64; 3],
+    pub parts: Vec<Part>, // pack_tag used
+    pub py: bool,
+}
+
+/// A table's resolved plan (`extract.TablePlan`) or the reason it is unknown.
+pub enum Plan {
+    Unknown(String),
+    Known(TablePlan),
+}
+
+pub struct TablePlan {
+    pub keys: Vec<KeyPlan>,
+    pub fks: Vec<FkPlan>,
+    pub fk_parent: bool,
+    pub missing_keys: bool,
+    pub partial: Option<String>,
+    /// Sorted column indexes the plan reads (`TablePlan.columns`).
+    pub columns: Vec<usize>,
+    /// Per slot: `Some(unsigned)` for integer columns (TINY..LONGLONG, INT24), else None.
+    pub int_slots: Vec<Option<bool>>,
+}
+
+/// A value of one plan column in one row image: absent from the image, NULL, or its bytes
+/// (`start`, `len` in the rows event's row data).
+#[derive(Clone, Copy, PartialEq)]
+pub enum Val {
+    Absent,
+    Null,
+    Raw(u32, u32),
+}
+
+/// Little-endian integer of 1..8 bytes, signed unless `unsigned` (`int.from_bytes`).
+#[inline]
+pub fn le_int(b: &[u8], unsigned: bool) -> i128 {
+    let mut v: u64 = 0;
+    for (k, x) in b.iter().enumerate().take(8) {
+        v |= (*x as u64) << (8 * k);
+    }
+    let bits = 8 * b.len().min(8);
+    if !unsigned && bits > 0 && bits < 64 && v & (1 << (bits - 1)) != 0 {
+        v as i128 - (1i128 << bits)
+    } else if !unsigned && bits == 64 {
+        v as i64 as i128
+    } else {
+        v as i128
+    }
+}
+
+/// Callback for reference-hashed keys: (fk?, key index, part values (None = NULL)) -> hashes.
+pub type PyKeys<'a> = dyn FnMut(bool, usize, &[Option<&[u8]>]) -> Result<Vec<i64>, super::framing::Abort> + 'a;
+
+/// `row_hashes`: append the hashes of one image; false if a key column is absent.
+pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i64>, fk_checks: bool,
+                  pykeys: &mut PyKeys) -> Result<bool, super::framing::Abort> {
+    let mut complete = true;
+    let mut vals: Vec<i64> = Vec::with_capacity(4);
+    let mut full: Vec<i64> = Vec::with_capacity(4);
+    let bytes = |start: u32, len: u32| &data[start as usize..(start + len) as usize];
+    for (ki, k) in plan.keys.iter().enumerate() {
+        vals.clear();
+        full.clear();
+        let mut skip = false;
+        for p in &k.parts {
+            match image[p.slot] {
+                Val::Absent => {
+                    complete = false;
+                    skip = true;
+                    break;
+                }
+                Val::Null => {
+                    skip = true;
+                    break;
+                }
+                Val::Raw(s, l) => {
+                    if !k.py {
+                        let unsigned = plan.int_slots[p.slot].unwrap_or(false);
+                        let hv = int_hash(le_int(bytes(s, l), unsigned));
+                        vals.push(tuple_hash(&[hv, p.key_tag]));
+                        if k.hashes == 2 {
+                            full.push(tuple_hash(&[hv, p.pack_tag]));
+                        }
+                    }
+                }
+            }
+        }
+        if skip {
+            continue;
+        }
+        if k.py {
+            let values: Vec<Option<&[u8]>> = k
+                .parts
+                .iter()
+                .map(|p| match image[p.slot] {
+                    Val::Raw(s, l) => Some(bytes(s, l)),
+                    _ => None,
+                })
+                .collect();
+            out.extend(pykeys(false, ki, &values)?);
+            continue;
+        }
+        out.push(tuple_hash(&[k.head[0], k.head[1], k.head[2], tuple_hash(&vals)]));
+        if k.hashes == 2 {
+            out.push(tuple_hash(&[k.head[0], k.head[1], k.head[2], tuple_hash(&full)]));
+        }
+    }
+    if fk_checks {
+        for (fi, fk) in plan.fks.iter().enumerate() {
+            vals.clear();
+            let mut absent = false;
+            for p in &fk.parts {
+                match image[p.slot] {
+                    Val::Absent => {
+                        complete = false;
+                        absent = true;
+                        break;
+                    }
+                    Val::Null => {}
+                    Val::Raw(s, l) => {
+                        if !fk.py {
+                            let unsigned = plan.int_slots[p.slot].unwrap_or(false);
+                            vals.push(tuple_hash(&[int_hash(le_int(bytes(s, l), unsigned)), p.pack_tag]));
+                        }
+                    }
+                }
+            }
+            if absent {
+                continue;
+            }
+            if fk.py {
+                let values: Vec<Option<&[u8]>> = fk
+                    .parts
+                    .iter()
+                    .map(|p| match image[p.slot] {
+                        Val::Raw(s, l) => Some(bytes(s, l)),
+                        _ => None,
+                    })
+                    .collect();
+                out.extend(pykeys(true, fi, &values)?);
+                continue;
+            }
+            out.push(tuple_hash(&[fk.head[0], fk.head[1], fk.head[2], tuple_hash(&vals)]));
+        }
+    }
+    Ok(complete)
+}

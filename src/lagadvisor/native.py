@@ -1,0 +1,198 @@
+"""The optional native core (``lagadvisor._native``, Rust) and the bridge it calls back.
+
+The pure-Python modules are the reference. ``LAGADVISOR_PUREPYTHON=1`` forces them everywhere;
+when the extension cannot be imported the reference is used too, and ``analyze`` prints one
+notice (:func:`unavailable_notice`). The native analyzer reads a run of files and calls the
+:class:`Bridge` for what stays in Python: the reference decoders of FORMAT_DESCRIPTION and rare
+control events (so their validation is the reference's), TABLE_MAP decoding with the row-image
+column layout, the key plan of a table (``KeyTracker``), classification of statements other than
+BEGIN/COMMIT, and the catalog updates of DDL transactions (``KeyTracker.observe``).
+When the input leaves what the native core does exactly, it raises ``NativeFallback`` and the
+caller reads the run again with the reference (see ``native/src/reader/mod.rs``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from types import ModuleType, SimpleNamespace
+
+from .binlog import events as ev
+from .binlog.constants import LOG_EVENT_HEADER_LEN, FieldType
+from .binlog.decoder import DECODERS
+from .binlog.framing import RawEvent
+from .binlog.rows import decode_table_map, decode_value, table_plan
+from .binlog.transactions import Statement, classify_statement
+from .errors import LagAdvisorError
+from .writeset.extract import TablePlan, row_hashes
+from .writeset.tracker import KeyTracker
+
+_module: ModuleType | None = None
+_import_error: str | None = None
+_tried = False
+
+
+def forced_pure() -> bool:
+    return os.environ.get("LAGADVISOR_PUREPYTHON", "") not in ("", "0")
+
+
+def load() -> ModuleType | None:
+    """The native module, or None (forced off, or it failed to import)."""
+    global _module, _import_error, _tried
+    if forced_pure():
+        return None
+    if not _tried:
+        _tried = True
+        try:
+            from . import _native  # type: ignore[attr-defined]
+
+            if not hasattr(_native, "Analyzer"):
+                raise ImportError("lagadvisor._native has no Analyzer (stale build)")
+            _module = _native
+        except ImportError as err:
+            _import_error = str(err)
+    return _module
+
+
+def unavailable_notice() -> str | None:
+    """The one-line notice for ``analyze`` when the extension failed to import."""
+    if forced_pure():
+        return None
+    load()
+    return "native core unavailable: pure Python" if _module is None else None
+
+
+_ADMIN = ("ANALYZE", "REPAIR", "OPTIMIZE")
+_INT_KINDS = frozenset({FieldType.TINY, FieldType.SHORT, FieldType.INT24, FieldType.LONG, FieldType.LONGLONG})
+
+
+def statement_blocks(query: str) -> bool:
+    """One statement's part of ``policies._blocks``."""
+    words = query.lstrip().split(None, 2)
+    head = words[0].upper() if words else ""
+    if head in _ADMIN:
+        return True
+    return head in ("CREATE", "ALTER", "DROP") and len(words) > 1 and words[1].upper() in ("DATABASE", "SCHEMA")
+
+
+class Unsupported(Exception):
+    """A plan the native core does not hash (string, temporal, prefix key parts...)."""
+
+
+class Bridge:
+    """What the native analyzer asks of the reference while it reads."""
+
+    def __init__(self, tracker: KeyTracker, on_progress=None) -> None:
+        self.tracker = tracker
+        self.on_progress = on_progress
+        self.cur_fde: ev.FormatDescription = ev.DEFAULT_FDE
+        self.first_fde: ev.FormatDescription | None = None
+        self._none = hash(None)
+        self._key = hash("key")
+        self._pack = hash("pack")
+
+    def begin_file(self) -> None:
+        self.cur_fde = ev.DEFAULT_FDE
+        self.first_fde = None
+
+    @staticmethod
+    def _raw(code: int, data: bytes, body_end: int) -> RawEvent:
+        return RawEvent(0, 0, code, 0, len(data), 0, 0, data, body_end)
+
+    # -- events
+    def fde(self, data: bytes, body_end: int, checksum_alg: int) -> None:
+        fde = ev.decode_fde(self._raw(15, data, body_end), checksum_alg)
+        self.cur_fde = fde
+        if self.first_fde is None:
+            self.first_fde = fde
+
+    def event(self, code: int, data: bytes, body_end: int):
+        body = DECODERS[code](self._raw(code, data, body_end), self.cur_fde)
+        if code == 4:
+            return body.next_file
+        if code == 42:
+            return (body.gtid, body.tag, body.last_committed, body.sequence_number,
+                    body.immediate_commit_timestamp, body.original_commit_timestamp,
+                    body.transaction_length, body.immediate_server_version, body.original_server_version)
+        return None
+
+    def table_map(self, data: bytes, body_end: int):
+        tm = decode_table_map(self._raw(19, data, body_end), self.cur_fde)
+        try:
+            cols = [(p.size, p.prefix, int(p.kind), bool(p.unsigned)) for p in table_plan(tm)]
+        except (LagAdvisorError, ValueError, IndexError):
+            cols = None  # the reference raises when a rows event needs it; so does the native side
+        return (tm.table_id, tm.qualified_name, tm.column_count, list(tm.optional_types), cols, tm)
+
+    def statement(self, query: bytes):
+        text = query.decode("utf-8", "surrogateescape")
+        kind = classify_statement(text)
+        upper = text.upper() if kind == "XA" else ""
+        return kind, statement_blocks(text), ("XA COMMIT" in upper or "XA ROLLBACK" in upper)
+
+    # -- keys
+    def select(self, tm):
+        plan = self.tracker._resolve(tm)
+        if isinstance(plan, str):
+            return ("unknown", plan)
+        try:
+            return self._plan(plan, tm)
+        except Unsupported as err:
+            return ("unsupported", str(err))
+
+    def _plan(self, plan: TablePlan, tm):
+        """The plan as the native side hashes it. A key whose parts are all whole integer
+        columns (in the row images) is hashed natively; any other key (strings under a
+        collation, prefixes, temporal, DECIMAL...) is marked for :meth:`key_hashes`."""
+        none, key, pack = self._none, self._key, self._pack
+        try:
+            cols = table_plan(tm)
+        except (LagAdvisorError, ValueError, IndexError):
+            cols = None
+
+        def native_col(i: int) -> bool:
+            return cols is not None and i < len(cols) and cols[i].kind in _INT_KINDS
+
+        keys = []
+        for k in plan.keys:
+            parts = []
+            py = False
+            for i, prefix, _canon, _coll, pad, full_chars in k.parts:
+                py = py or prefix is not None or full_chars is not None or not native_col(i)
+                parts.append((i, key if pad else none, pack if pad else none))
+            keys.append((hash(k.name), hash(plan.db), hash(plan.table), k.hashes, parts, py))
+        fks = []
+        for fk in plan.fks:
+            py = any(not native_col(i) for i, _canon, _pad in fk.parts)
+            fks.append((hash(fk.ref_key), hash(fk.ref_db), hash(fk.ref_table),
+                        [(i, pack if pad else none) for i, _canon, pad in fk.parts], py))
+        return ("plan", plan.missing_keys, plan.fk_parent, plan.partial, sorted(plan.columns), keys, fks,
+                (plan, cols, {}))
+
+    def key_hashes(self, handle, fk: bool, idx: int, values) -> list[int]:
+        """The reference's hashes (``extract.row_hashes``) of one key of one row image, from
+        the raw bytes of its parts (None = NULL; the native side already skipped keys with a
+        NULL or absent part, and left NULL foreign-key parts out the same way)."""
+        plan, cols, subs = handle
+        sub = subs.get((fk, idx))
+        if sub is None:
+            sub = subs[(fk, idx)] = (replace(plan, keys=(), fks=(plan.fks[idx],)) if fk
+                                     else replace(plan, keys=(plan.keys[idx],), fks=()))
+        parts = [p[0] for p in (plan.fks[idx].parts if fk else plan.keys[idx].parts)]
+        image = {i: (None if v is None else decode_value(cols[i], v)) for i, v in zip(parts, values)}
+        out: list[int] = []
+        row_hashes(sub, image, out, fk)
+        return out
+
+    def observe(self, file: str, start: int, statements) -> int:
+        stmts = [Statement(k, d.decode("utf-8", "surrogateescape"), q.decode("utf-8", "surrogateescape"))
+                 for k, d, q in statements]
+        self.tracker.observe(SimpleNamespace(ddl=True, statements=stmts, file=file, start_offset=start))  # type: ignore[arg-type]
+        return self.tracker.catalog.version
+
+    def progress(self, file: str, offset: int) -> None:
+        if self.on_progress is not None:
+            self.on_progress(file, offset)
+
+
+__all__ = ["Bridge", "load", "forced_pure", "unavailable_notice", "statement_blocks", "LOG_EVENT_HEADER_LEN"]

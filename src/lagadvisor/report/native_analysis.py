@@ -1,0 +1,150 @@
+"""``analyze`` through the native core: the same :class:`~.analysis.Analysis`, built from the
+counters the native analyzer keeps (see :mod:`lagadvisor.native`).
+
+Returns None when the native core is unavailable or gives up on the run (``NativeFallback``);
+the caller then reads the run with the reference.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from array import array
+from collections import Counter
+from dataclasses import replace
+from typing import Callable
+
+from ..binlog import FileSummary
+from ..binlog.constants import LOG_EVENT_HEADER_LEN, event_type_name
+from ..depgraph.clock import ClockStats
+from ..depgraph.pipeline import ClockOptions, ClockRun
+from ..depgraph.policies import POLICIES
+from ..errors import BinlogError, TruncatedEventError
+from ..native import Bridge, load
+from ..writeset.tracker import KeyTracker
+from .analysis import Analysis, FileAnalysis, PolicyResults, Totals
+
+_COMMIT_ORDER = {"recorded": 0, "serial": 1, "flush-groups": 2}
+PROGRESS_EVERY = 2048
+
+
+def _clock(d: dict) -> ClockStats:
+    c = ClockStats()
+    c.transactions = d["transactions"]
+    c.barriers = d["barriers"]
+    c.parallel = d["parallel"]
+    c.distance_sum = d["distance_sum"]
+    c.depth = d["depth"]
+    c.histogram = Counter(d["histogram"])
+    return c
+
+
+def _totals(d: dict) -> Totals:
+    t = Totals()
+    for name in ("transactions", "rows", "bytes", "ddl", "statement_based", "xa", "incomplete"):
+        setattr(t, name, d[name])
+    t.incidents = d["incidents"]
+    t.first_ts_us = d["first_ts_us"]
+    t.last_ts_us = d["last_ts_us"]
+    t.recorded = _clock(d["recorded"])
+    t.largest = list(d["largest"])
+    t.tables = Counter(dict(d["tables"]))
+    t.sessions = set(d["sessions"])
+    lags = array("q")
+    lags.frombytes(d["lags_us"])
+    t.lags_us = lags
+    return t
+
+
+def _summary(path: str, size: int, bridge: Bridge, r: dict) -> FileSummary:
+    """``FileSummary.fill`` from the native counters."""
+    s = FileSummary(path)
+    s.size = size
+    fde = bridge.first_fde
+    if fde is not None:
+        s.server_version = fde.server_version
+        s.binlog_version = fde.binlog_version
+        s.create_timestamp = fde.create_timestamp
+        s.mariadb = fde.is_mariadb
+        s.checksum = {0: "NONE", 1: "CRC32", 255: "NONE (pre-5.6 server)"}.get(
+            fde.checksum_alg, f"alg {fde.checksum_alg}")
+    s.events = Counter({event_type_name(code): n for code, n in r["events"]})
+    s.unknown_events = Counter(dict(r["unknown"]))
+    s.compression = r["compression"]
+    s.tagged_gtids = r["tagged_gtids"]
+    s.gtids = r["gtids"]
+    s.logical_clock = r["logical_clock"]
+    seen = set(r["optional_metadata"])
+    if 4 in seen:
+        s.row_metadata = "FULL"
+    elif seen:
+        s.row_metadata = "MINIMAL"
+    elif s.events.get("TABLE_MAP_EVENT"):
+        v = fde.version if fde else (0, 0, 0)
+        s.row_metadata = "MINIMAL" if v >= (8, 0, 1) and not s.mariadb else "none (pre-8.0.1)"
+    s.next_file = r["next_file"]
+    if r["truncated"] is not None:
+        # scan._tail_tolerant, with the framer's TruncatedEventError text.
+        offset, got, size_and_type = r["truncated"]
+        if size_and_type is None:
+            err = TruncatedEventError(
+                f"input ends inside an event header ({got} of {LOG_EVENT_HEADER_LEN} bytes)",
+                file=path, offset=offset)
+        else:
+            size, code = size_and_type
+            err = TruncatedEventError(f"input ends inside the event ({got} of {size} bytes)",
+                                      file=path, offset=offset, event_type=event_type_name(code))
+        s.truncated_at = offset
+        s.warnings.append(f"{err} — a binlog still being written? Reported the "
+                          f"transactions before offset {offset}.")
+    s.transactions = r["transactions"]
+    if s.unknown_events:
+        codes = ", ".join(f"type {c} x{n}" for c, n in sorted(s.unknown_events.items()))
+        s.warnings.append(f"{path}: unknown event types counted but not decoded: {codes}")
+    s.complete = True
+    return s
+
+
+def analyze_native(paths: list[str], options: ClockOptions, run: ClockRun,
+                   on_progress: Callable[[str, int], None] | None) -> Analysis | None:
+    native = load()
+    if native is None:
+        return None
+    # The native run applies the binlog's DDL to its own copy of the catalog, so a fallback
+    # starts the reference from the catalog as given.
+    tracker = KeyTracker(copy.deepcopy(options.catalog), use_binlog_ddl=options.use_binlog_ddl)
+    bridge = Bridge(tracker, on_progress)
+    analyzer = native.Analyzer(run.history_size, _COMMIT_ORDER[run.commit_order], tracker.catalog.version,
+                               bridge, PROGRESS_EVERY if on_progress is not None else 0)
+    files: list[FileAnalysis] = []
+    try:
+        for i, path in enumerate(paths):
+            try:
+                size = os.path.getsize(path)
+            except OSError:
+                return None  # the reference reports it
+            bridge.begin_file()
+            r = analyzer.read_file(path, i)
+            files.append(FileAnalysis(_summary(path, size, bridge, r), _totals(r["totals"])))
+    except native.NativeFallback as err:
+        if os.environ.get("LAGADVISOR_NATIVE_DEBUG"):
+            import sys
+
+            print(f"lagadvisor: native core gave up: {err}", file=sys.stderr)
+        return None
+    except BinlogError:
+        return None
+    res = analyzer.finish()
+    clocks = {name: _clock(c) for name, c in zip(POLICIES, res["clocks"])}
+    policies = PolicyResults(
+        run.written, run.history_size, run.commit_order, clocks,
+        dict(sorted(res["fallbacks"].items(), key=lambda kv: (-kv[1], kv[0]))),
+        sorted(res["fallback_tables"], key=lambda x: (-x[2], x[0], x[1])),
+        sorted(res["unknown"], key=lambda kv: (-kv[1], kv[0])),
+        sorted(res["caveats"], key=lambda kv: (-kv[1], kv[0])),
+        res["resets"],
+    )
+    return Analysis(files, _totals(res["total"]), policies)
+
+
+__all__ = ["analyze_native", "replace"]
