@@ -206,6 +206,8 @@ def analyze(
     ssl_ca: SslCaOpt = None,
     ssl_cert: SslCertOpt = None,
     ssl_key: SslKeyOpt = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Read the files on this many "
+                                      "processes (0 = one per CPU core); the result is the same.")] = 1,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")] = True,
 ) -> None:
     """Summarise binlog files: server, transactions, events, time span, the parallelism the
@@ -218,8 +220,13 @@ def analyze(
         server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key)
         files = _inputs(files, from_file, to_file, server)
         opts = _clock_options(history_size, commit_order, schema, server)
-        with _Progress(files, progress) as bar:
-            result = run(files, opts, on_progress=bar.at if bar.enabled else None)
+        if jobs != 1 and len(files) > 1 and not from_file:
+            from .report.parallel import analyze_parallel
+
+            result = analyze_parallel(files, opts, jobs)
+        else:
+            with _Progress(files, progress) as bar:
+                result = run(files, opts, on_progress=bar.at if bar.enabled else None)
     except LagAdvisorError as err:
         raise _fail(err) from None
     if output_format == OutputFormat.json:

@@ -112,7 +112,8 @@ def analyze_native(paths: list[str], options: ClockOptions, run: ClockRun,
         return None
     # The native run applies the binlog's DDL to its own copy of the catalog, so a fallback
     # starts the reference from the catalog as given.
-    tracker = KeyTracker(copy.deepcopy(options.catalog), use_binlog_ddl=options.use_binlog_ddl)
+    tracker = KeyTracker(copy.deepcopy(options.catalog), use_binlog_ddl=options.use_binlog_ddl,
+                         what_if=options.what_if)
     bridge = Bridge(tracker, on_progress)
     analyzer = native.Analyzer(run.history_size, _COMMIT_ORDER[run.commit_order], tracker.catalog.version,
                                bridge, PROGRESS_EVERY if on_progress is not None else 0)
