@@ -68,3 +68,27 @@ def test_damaged_file_one_line_error(tmp_path):
     par = _cli(ROTATION[0], str(bad), "--jobs", "2")
     assert par.returncode == seq.returncode == 2
     assert "Traceback" not in par.stderr and par.stderr.strip() == seq.stderr.strip()
+
+
+def test_no_second_reading_when_earlier_ddl_changes_nothing(monkeypatch, tmp_path):
+    """With the tables known up front (--schema), the CREATE TABLEs of an earlier file leave the
+    later file's key plans unchanged: it is read once, and the result still equals the sequential one."""
+    import lagadvisor.report.parallel as par_mod
+    from lagadvisor.schema.ddl import load_schema_file
+
+    src = FIXTURES / "sysbench_oltp_write_only" / "binlog.000001"
+    second = tmp_path / "binlog.000002"
+    second.write_bytes(src.read_bytes())
+    files = [str(src), str(second)]
+    schema = (FIXTURES / "sysbench_oltp_write_only" / "schema.sql").read_text()
+    seen = []
+    orig = par_mod._ddl_catalogs
+    monkeypatch.setattr(par_mod, "_ddl_catalogs", lambda *a: seen.append(orig(*a)) or seen[-1])
+    par = analysis_json(analyze_parallel(files, ClockOptions(catalog=load_schema_file(schema)), 2))
+    assert seen == [[None, None]]
+    assert par == analysis_json(analyze(files, ClockOptions(catalog=load_schema_file(schema))))
+    # without the schema the tables come from the first file's DDL: the second file is read again
+    seen.clear()
+    par = analysis_json(analyze_parallel(files, ClockOptions(), 2))
+    assert seen[0][0] is None and seen[0][1] is not None
+    assert par == analysis_json(analyze(files, ClockOptions()))

@@ -120,6 +120,7 @@ class Analysis:
     files: list[FileAnalysis]
     total: Totals
     policies: PolicyResults | None = None
+    ddl: list = field(default_factory=list, repr=False)  # (db, statement) followed, in order
 
     @property
     def warnings(self) -> list[str]:
@@ -186,4 +187,4 @@ def analyze(paths: Iterable[str], options: ClockOptions | None = None,
         sorted(run.tracker.caveats.items(), key=lambda kv: (-kv[1], kv[0])),
         comp.ws.resets,
     )
-    return Analysis(files, total, policies)
+    return Analysis(files, total, policies, list(run.tracker.applied))

@@ -145,7 +145,7 @@ def analyze_native(paths: list[str], options: ClockOptions, run: ClockRun,
         sorted(res["caveats"], key=lambda kv: (-kv[1], kv[0])),
         res["resets"],
     )
-    return Analysis(files, _totals(res["total"]), policies)
+    return Analysis(files, _totals(res["total"]), policies, list(tracker.applied))
 
 
 __all__ = ["analyze_native", "replace"]

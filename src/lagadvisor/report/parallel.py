@@ -19,7 +19,6 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from multiprocessing import get_context
 
-from ..binlog import read_transactions
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, prepare
 from ..schema.ddl import UnsupportedDDL, apply_statement
@@ -91,29 +90,44 @@ def merge(parts: list[Analysis]) -> Analysis:
     return Analysis(files, total, policies)
 
 
+def _relevant(cat, tables) -> tuple:
+    """What the key plans of ``tables`` read from the catalog: their definitions, their foreign
+    keys' parents, and whether another table references them (``plan_table``)."""
+    def norm(t):  # where a definition came from does not change its plan
+        return replace(t, source="") if t is not None else None
+
+    out = []
+    for name in sorted(tables):
+        db, _, table = name.partition(".")
+        t = cat.get(db, table)
+        parents = tuple(norm(cat.get(fk.ref_db, fk.ref_table)) for fk in t.foreign_keys) if t else ()
+        out.append((name, norm(t), parents, cat.is_fk_parent(db, table)))
+    return tuple(out)
+
+
 def _ddl_catalogs(paths: list[str], parts: list[Analysis], opts: ClockOptions) -> list:
-    """The catalog each file starts from when earlier files hold DDL (None: as given)."""
+    """The catalog a file must be read again from, or None when the DDL of the files before it
+    changes nothing its tables' key plans read (then the first reading stands)."""
+    from ..schema.model import Catalog
+
     catalogs: list = [None] * len(paths)
     if not opts.use_binlog_ddl:
         return catalogs
-    base = None
-    for i, (path, a) in enumerate(zip(paths, parts)):
-        if base is not None:
-            catalogs[i] = copy.deepcopy(base)
-        if a.total.ddl and i + 1 < len(paths):
-            if base is None:
-                from ..schema.model import Catalog
-
-                base = copy.deepcopy(opts.catalog) if opts.catalog is not None else Catalog()
-            for t in read_transactions(path, None, selector=lambda tm: frozenset()):
-                if not t.ddl:
-                    continue
-                for s in t.statements:
-                    if s.kind == "DDL":
-                        try:
-                            apply_statement(base, s.query, s.db)
-                        except UnsupportedDDL:
-                            pass  # the sequential reader records it for the file that holds it
+    initial = opts.catalog if opts.catalog is not None else Catalog()
+    current = None
+    for i, a in enumerate(parts):
+        if current is not None:
+            written = set(a.total.tables)
+            if _relevant(current, written) != _relevant(initial, written):
+                catalogs[i] = copy.deepcopy(current)
+        if a.ddl and i + 1 < len(paths):
+            if current is None:
+                current = copy.deepcopy(initial)
+            for db, query in a.ddl:
+                try:
+                    apply_statement(current, query, db)
+                except UnsupportedDDL:
+                    pass  # the reading of the file that holds it reports it
     return catalogs
 
 

@@ -126,6 +126,7 @@ class KeyTracker:
         self.unknown: Counter[str] = Counter()      # reason -> transactions affected
         self.caveats: Counter[str] = Counter()
         self.ddl_errors: list[str] = []
+        self.applied: list[tuple[str | None, str]] = []  # DDL statements followed, in order
         self.sources: dict[str, str] = {}          # table -> where its definition came from
 
     def _resolve(self, tm: TableMap) -> TablePlan | str:
@@ -180,6 +181,7 @@ class KeyTracker:
         for s in t.statements:
             if s.kind != "DDL":
                 continue
+            self.applied.append((s.db, s.query))
             try:
                 apply_statement(self.catalog, s.query, s.db)
             except UnsupportedDDL as err:
