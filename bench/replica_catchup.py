@@ -157,6 +157,22 @@ def thread_cpu(pid: int) -> dict[str, float]:
 
 
 LAST_CPU: dict[str, float] = {}
+LAST_WAITS: dict[str, int] = {}
+
+
+def _waits(conn) -> dict[str, int]:
+    """InnoDB row-lock waits and the applier's transaction retries (commit-order deadlocks:
+    with replica_preserve_commit_order a later transaction holding a lock an earlier one needs
+    is rolled back and retried). Locks the writesets do not see (secondary-index gap locks)
+    would show here."""
+    out = {}
+    for name, value in q(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_row_lock_waits', "
+                               "'Innodb_row_lock_time', 'Innodb_deadlocks')"):
+        out[str(name)] = int(value)
+    row = q(conn, "SELECT COALESCE(SUM(COUNT_TRANSACTIONS_RETRIES), 0) FROM "
+                  "performance_schema.replication_applier_status")
+    out["retries"] = int(row[0][0]) if row else 0
+    return out
 
 
 def catch_up(config: str, workers: int, target: str, snap: Path, keep_binlog: Path | None = None) -> float:
@@ -170,11 +186,15 @@ def catch_up(config: str, workers: int, target: str, snap: Path, keep_binlog: Pa
         q(r, "FLUSH BINARY LOGS")  # the applied transactions go to files not in `before`
         pid = int(rep.host_pid_file.read_text().split()[0])
         cpu0 = thread_cpu(pid)
+        w0 = _waits(r)
         t0 = time.perf_counter()
         q(r, "START REPLICA SQL_THREAD")
         res = q(r, f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{target}', 900)")
         elapsed = time.perf_counter() - t0
         cpu1 = thread_cpu(pid)
+        w1 = _waits(r)
+        LAST_WAITS.clear()
+        LAST_WAITS.update({k: v - w0.get(k, 0) for k, v in w1.items()})
         LAST_CPU.clear()
         LAST_CPU.update({k: round(v - cpu0.get(k, 0.0), 3) for k, v in cpu1.items() if v - cpu0.get(k, 0.0) > 0.005})
         if res[0][0] != 0:
@@ -347,7 +367,7 @@ def main() -> int:
                 runs = sorted(catch_up(config, w, target, snap) for _ in range(args.repeat))
                 measured[w] = runs[len(runs) // 2]
                 log(f"  {w} workers: caught up in {measured[w]:.2f} s (runs {[round(x, 2) for x in runs]}); "
-                    f"CPU s by thread {LAST_CPU}")
+                    f"CPU s by thread {LAST_CPU}; waits {LAST_WAITS}")
             sim_args = ["simulate", "--catch-up", "--policy", "recorded", "--workers",
                         ",".join(map(str, workers)), "--format", "json",
                         "--durable" if config == "durable" else "--relaxed"]
