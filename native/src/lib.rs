@@ -3,8 +3,11 @@
 //! implementation stays the reference (LAGADVISOR_PUREPYTHON=1 forces it).
 use pyo3::prelude::*;
 
+mod sim;
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    sim::register(m)?;
     Ok(())
 }
