@@ -15,6 +15,12 @@ dispatching, the flush leader, and the coordinator while it busy-waits for a fre
 (``get_least_occupied_worker`` spins with sched_yield; measured on a real 9.7 replica at 100%
 of a core) — progresses at ``min(1, cores / runnable)``. Events are ordered by
 ``(time, sequence)`` so results are the same bytes for the same input.
+
+This module is the reference. ``native/src/sim.rs`` replays it event for event (same queue
+order, same float operations in the same order) and :func:`simulate` uses it when the
+extension is built; a change here must be made there too (tests/sim/test_native.py compares
+the two exactly). Input is :class:`SimInput`, columns of typed arrays, so a million
+transactions cross into Rust as five buffers.
 """
 
 from __future__ import annotations
