@@ -26,7 +26,7 @@ from conftest import FIXTURES, fixture_dirs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lagadvisor.sim import build, engine, run
+from lagadvisor.sim import build, run
 from lagadvisor.sim.engine import ENTERED, PREFIX, SPECIFIC, SimInput, SimTrx, simulate_native, simulate_python
 from lagadvisor.sim.model import CostModel, ReplicaConfig
 

@@ -142,7 +142,8 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     if cfg.workers <= 0:
         return _single_threaded(inp, cfg, cost)
     n = len(inp)
-    arrival_us, work_us, nbytes, need, need_kind = inp.arrival_us, inp.work_us, inp.nbytes, inp.need, inp.need_kind
+    arrival_us, work_us, nbytes = inp.arrival_us, inp.work_us, inp.nbytes
+    need, need_kind = inp.need, inp.need_kind
     heap: list = []
     counter = 0
 
