@@ -133,6 +133,15 @@ def test_empty_and_tiny_inputs():
         both(one, ReplicaConfig(w), CostModel(), ("one", w))
 
 
+def test_long_timelines_match():
+    """Arrivals hours apart: virtual time is large and the completion tolerance
+    (1e-9 relative) decides which jobs finish together."""
+    inp = SimInput.of([SimTrx(i * 3.6e9 + 0.3, 22.4 + i % 3, 300, i - 1 - i % 2) for i in range(60)])
+    for w in (0, 1, 2, 8):
+        for durable in (True, False):
+            both(inp, ReplicaConfig(w, True, durable), CostModel(), ("long", w, durable))
+
+
 def test_native_rejects_bad_input():
     bad = SimInput.of([SimTrx(0.0, 1.0, 1, 5)])  # need beyond the input
     with pytest.raises(ValueError):
