@@ -100,6 +100,7 @@ def build(data: Path, min_mb: int) -> dict:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)  # our own child's process group
                 proc.wait(timeout=60)
+        workload_s = time.monotonic() - t0
         srv.sql("FLUSH BINARY LOGS")
         if srv.binlog_files()[-2] != target:
             raise RuntimeError(f"{target.name} rotated during the run; raise max_binlog_size")
@@ -114,7 +115,7 @@ def build(data: Path, min_mb: int) -> dict:
     trx = len(re.findall(r"\tGTID\tlast_committed=", text))
     meta = {"file": out.name, "bytes": out.stat().st_size, "transactions": trx, "server": version,
             "workload": "sysbench oltp_write_only --tables=8 --table-size=100000 --threads=8",
-            "server_options": OPTIONS, "build_seconds": round(time.monotonic() - t0, 1)}
+            "server_options": OPTIONS, "workload_seconds": round(workload_s, 1)}
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     return meta
 
