@@ -352,7 +352,7 @@ impl<'a> Sim<'a> {
     }
 
     fn run(&mut self) -> Result<(), String> {
-        let mut done: Vec<Ev> = Vec::new();
+        let mut done: Vec<Ev> = Vec::new(); // jobs finishing at one CPU_DONE
         self.try_coordinator(0.0);
         self.reschedule(0.0);
         while let Some(ev) = self.heap.pop() {
@@ -375,8 +375,7 @@ impl<'a> Sim<'a> {
                         break;
                     }
                 }
-                for k in 0..done.len() {
-                    let d = done[k];
+                for d in done.drain(..) {
                     self.handle(d, t);
                 }
             } else if ev.kind == SYNC_DONE || ev.kind == HANDOFF {
@@ -406,12 +405,12 @@ fn single_threaded(x: &Input, cfg: &Config, cost: &Costs) -> Output {
     let mut t = 0.0;
     let mut busy = 0.0;
     let flush = if cfg.durable { cost.flush_us } else { 0.0 };
-    for i in 0..n {
-        t = py_max(t, x.arrival_us[i]);
-        let work = cost.dispatch_us + x.work_us[i] + cost.commit_us + flush;
+    for ((c, &arrival), &w) in commit_t.iter_mut().zip(x.arrival_us).zip(x.work_us) {
+        t = py_max(t, arrival);
+        let work = cost.dispatch_us + w + cost.commit_us + flush;
         t += work;
         busy += work;
-        commit_t[i] = t;
+        *c = t;
     }
     let first = first_arrival(x.arrival_us);
     Output {
@@ -539,14 +538,14 @@ pub fn lag_stats(commit: &[f64], arrival: &[f64], threshold_us: f64) -> LagStats
 // ------------------------------------------------------------------ Python bindings
 
 fn f64s(b: &[u8], what: &str) -> PyResult<Vec<f64>> {
-    if b.len() % 8 != 0 {
+    if !b.len().is_multiple_of(8) {
         return Err(PyValueError::new_err(format!("{what}: length {} is not a multiple of 8", b.len())));
     }
     Ok(b.chunks_exact(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect())
 }
 
 fn i64s(b: &[u8], what: &str) -> PyResult<Vec<i64>> {
-    if b.len() % 8 != 0 {
+    if !b.len().is_multiple_of(8) {
         return Err(PyValueError::new_err(format!("{what}: length {} is not a multiple of 8", b.len())));
     }
     Ok(b.chunks_exact(8).map(|c| i64::from_ne_bytes(c.try_into().unwrap())).collect())
