@@ -8,4 +8,6 @@ cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
 python3 scripts/realservers.py provision
 export LAGADVISOR_REQUIRE_SERVERS=1
+# pip install built lagadvisor._native: the native-vs-Python differential tests must run
+export LAGADVISOR_REQUIRE_NATIVE=1
 exec python3 -m pytest -q -p no:cacheprovider "$@"

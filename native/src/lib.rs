@@ -4,10 +4,12 @@
 use pyo3::prelude::*;
 
 mod reader;
+mod sim;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     reader::register(m)?;
+    sim::register(m)?;
     Ok(())
 }

@@ -15,12 +15,21 @@ dispatching, the flush leader, and the coordinator while it busy-waits for a fre
 (``get_least_occupied_worker`` spins with sched_yield; measured on a real 9.7 replica at 100%
 of a core) — progresses at ``min(1, cores / runnable)``. Events are ordered by
 ``(time, sequence)`` so results are the same bytes for the same input.
+
+This module is the reference. ``native/src/sim.rs`` replays it event for event (same queue
+order, same float operations in the same order) and :func:`simulate` uses it when the
+extension is built; a change here must be made there too (tests/sim/test_native.py compares
+the two exactly). Input is :class:`SimInput`, columns of typed arrays, so a million
+transactions cross into Rust as five buffers.
 """
 
 from __future__ import annotations
 
 import heapq
+import os
+from array import array
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .model import CostModel, ReplicaConfig
@@ -41,12 +50,39 @@ class SimTrx:
     need_kind: int = PREFIX
 
 
+@dataclass(frozen=True, slots=True)
+class SimInput:
+    """The applier's input as columns, one entry per transaction (the fields of :class:`SimTrx`):
+    what the builders produce and the engines read. Columns are typed arrays so the native
+    engine gets them as one buffer each. Indexing gives a :class:`SimTrx` (for tests and small
+    inputs; the engines never do)."""
+
+    arrival_us: array   # 'd'
+    work_us: array      # 'd'
+    nbytes: array       # 'q'
+    need: array         # 'q'
+    need_kind: array    # 'b'
+
+    @classmethod
+    def of(cls, trxs: Iterable[SimTrx]) -> "SimInput":
+        trxs = list(trxs)
+        return cls(array("d", [x.arrival_us for x in trxs]), array("d", [x.work_us for x in trxs]),
+                   array("q", [x.nbytes for x in trxs]), array("q", [x.need for x in trxs]),
+                   array("b", [x.need_kind for x in trxs]))
+
+    def __len__(self) -> int:
+        return len(self.arrival_us)
+
+    def __getitem__(self, i: int) -> SimTrx:
+        return SimTrx(self.arrival_us[i], self.work_us[i], self.nbytes[i], self.need[i], self.need_kind[i])
+
+
 @dataclass
 class SimResult:
     workers: int
     apply_us: float                      # first arrival to last commit
-    commit_us: list[float] = field(repr=False)
-    arrival_us: list[float] = field(repr=False)
+    commit_us: Sequence[float] = field(repr=False)   # array('d')
+    arrival_us: Sequence[float] = field(repr=False)  # array('d')
     busy_us: float = 0.0                 # worker time holding a transaction
     dependency_wait_us: float = 0.0      # coordinator time blocked on the clock or commit order
     worker_wait_us: float = 0.0          # coordinator time blocked on no free worker
@@ -61,10 +97,53 @@ class SimResult:
         return [c - a for c, a in zip(self.commit_us, self.arrival_us)]
 
 
-def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResult:
+def _load_native():
+    """The native engine (``lagadvisor._native``), or None: not built, or
+    ``LAGADVISOR_PUREPYTHON`` set (to anything but 0)."""
+    if os.environ.get("LAGADVISOR_PUREPYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from .. import _native
+    except ImportError:
+        return None
+    return _native if hasattr(_native, "sim_run") else None
+
+
+NATIVE = _load_native()
+
+
+def simulate(trxs: SimInput | Sequence[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResult:
+    """Simulate the applier on *trxs*: the native engine when it is available, else the Python
+    reference. Both give the same result, to the bit (tests/sim/test_native.py)."""
+    inp = trxs if isinstance(trxs, SimInput) else SimInput.of(trxs)
+    if NATIVE is not None:
+        return simulate_native(inp, cfg, cost)
+    return simulate_python(inp, cfg, cost)
+
+
+def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimResult:
+    """The native engine (native/src/sim.rs); raises ImportError if it is not built."""
+    native = NATIVE
+    if native is None:
+        from .. import _native as native  # ImportError if not built: asked for explicitly
+    apply_us, busy, dep_wait, worker_wait, flushes, commit = native.sim_run(
+        inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
+        inp.need_kind.tobytes(), cfg.workers, cfg.preserve_commit_order, cfg.durable,
+        cfg.pending_jobs_size_max, cost.dispatch_us, cost.commit_us, cost.flush_us, cost.handoff_us,
+        cost.cores)
+    commit_us = array("d")
+    commit_us.frombytes(commit)
+    return SimResult(max(0, cfg.workers), apply_us, commit_us, inp.arrival_us, busy_us=busy,
+                     dependency_wait_us=dep_wait, worker_wait_us=worker_wait, flushes=flushes)
+
+
+def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimResult:
+    """The reference engine."""
     if cfg.workers <= 0:
-        return _single_threaded(trxs, cfg, cost)
-    n = len(trxs)
+        return _single_threaded(inp, cfg, cost)
+    n = len(inp)
+    arrival_us, work_us, nbytes = inp.arrival_us, inp.work_us, inp.nbytes
+    need, need_kind = inp.need, inp.need_kind
     heap: list = []
     counter = 0
 
@@ -125,35 +204,35 @@ def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResu
     flush_queue: list[int] = []
     sync_busy = False
     sync_queue: deque[list[int]] = deque()
-    res = SimResult(cfg.workers, 0.0, commit_t, [x.arrival_us for x in trxs])
+    res = SimResult(cfg.workers, 0.0, commit_t, arrival_us)
     start_t = [0.0] * n
     t = 0.0
 
     def ready(i: int) -> bool:
-        x = trxs[i]
-        if x.need < 0:
+        nd = need[i]
+        if nd < 0:
             return True
-        if x.need_kind == PREFIX:
-            return lwm >= x.need
-        if x.need_kind == SPECIFIC:
-            return bool(committed[x.need])
-        return entered_upto >= x.need
+        kind = need_kind[i]
+        if kind == PREFIX:
+            return lwm >= nd
+        if kind == SPECIFIC:
+            return bool(committed[nd])
+        return entered_upto >= nd
 
     def try_coordinator(now: float) -> None:
         nonlocal coord_busy, free_workers, coord_blocked_since, blocked_on, spinning
         spinning = False
         if coord_busy or coord_next >= n:
             return
-        x = trxs[coord_next]
-        if x.arrival_us > now:
-            push(x.arrival_us, WAKE)
+        if arrival_us[coord_next] > now:
+            push(arrival_us[coord_next], WAKE)
             return
         reason = ""
         if not ready(coord_next):
             reason = "dep"
         elif free_workers == 0:
             reason = "worker"
-        elif pending and pending + x.nbytes > cfg.pending_jobs_size_max:
+        elif pending and pending + nbytes[coord_next] > cfg.pending_jobs_size_max:
             reason = "worker"
         if reason:
             if coord_blocked_since is None:
@@ -220,12 +299,12 @@ def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResu
         nonlocal coord_busy, pending, coord_next, flush_busy, sync_busy
         if kind == DISPATCH_DONE:
             coord_busy = False
-            pending += trxs[i].nbytes
+            pending += nbytes[i]
             start_t[i] = now
             coord_next = i + 1
-            run_cpu(now, trxs[i].work_us, APPLY_DONE, i)
+            run_cpu(now, work_us[i], APPLY_DONE, i)
         elif kind == APPLY_DONE:
-            pending -= trxs[i].nbytes
+            pending -= nbytes[i]
             applied[i] = 1
             if cfg.preserve_commit_order:
                 if i == next_entry:
@@ -270,24 +349,25 @@ def simulate(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResu
         reschedule(t)
     if coord_next < n:
         raise RuntimeError(f"simulation stalled at transaction {coord_next} of {n}")
-    first = min((x.arrival_us for x in trxs), default=0.0)
+    first = min(arrival_us, default=0.0)
     res.apply_us = (max(commit_t) - first) if n else 0.0
+    res.commit_us = array("d", commit_t)
     return res
 
 
-def _single_threaded(trxs: list[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResult:
+def _single_threaded(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimResult:
     """replica_parallel_workers=0: the SQL thread reads, applies and commits one at a time."""
-    n = len(trxs)
-    commit_t = [0.0] * n
+    n = len(inp)
+    commit_t = array("d", bytes(8 * n))
     t = 0.0
     busy = 0.0
-    for i, x in enumerate(trxs):
-        t = max(t, x.arrival_us)
-        work = cost.dispatch_us + x.work_us + cost.commit_us + (cost.flush_us if cfg.durable else 0.0)
+    for i, (arrival, w) in enumerate(zip(inp.arrival_us, inp.work_us)):
+        t = max(t, arrival)
+        work = cost.dispatch_us + w + cost.commit_us + (cost.flush_us if cfg.durable else 0.0)
         t += work
         busy += work
         commit_t[i] = t
-    first = min((x.arrival_us for x in trxs), default=0.0)
-    res = SimResult(0, (t - first) if n else 0.0, commit_t, [x.arrival_us for x in trxs], busy_us=busy,
+    first = min(inp.arrival_us, default=0.0)
+    res = SimResult(0, (t - first) if n else 0.0, commit_t, inp.arrival_us, busy_us=busy,
                     flushes=n if cfg.durable else 0)
     return res

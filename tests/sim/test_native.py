@@ -1,0 +1,235 @@
+"""Differential tests: the native simulation engine (native/src/sim.rs) against the Python
+reference (sim/engine.py ``simulate_python``), to the bit.
+
+Every fixture's transactions go through the real pipeline (reader, re-derived clocks) into
+every builder (the four clocks, DATABASE mode, MariaDB conservative mode), then through both
+engines over worker counts, preserve-commit-order on/off, durable/relaxed, catch-up and
+arrival timelines and several cost models; hypothesis adds random inputs. Results must be
+equal as floats (``==``, not approximately): commit time of every transaction, apply time,
+busy/wait counters, flushes; and the lag statistics computed natively must equal the Python
+ones. ``lagadvisor simulate --format json`` must print the same bytes on both paths.
+
+Without the extension the tests skip, unless ``LAGADVISOR_REQUIRE_NATIVE=1`` (set by
+scripts/test.sh, whose ``pip install`` builds it): then they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from functools import lru_cache
+
+import pytest
+from conftest import FIXTURES, fixture_dirs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lagadvisor.sim import build, run
+from lagadvisor.sim.engine import ENTERED, PREFIX, SPECIFIC, SimInput, SimTrx, simulate_native, simulate_python
+from lagadvisor.sim.model import CostModel, ReplicaConfig
+
+try:
+    from lagadvisor import _native
+except ImportError:  # pragma: no cover - depends on the build
+    _native = None
+
+
+@pytest.fixture(autouse=True)
+def _need_native():
+    if _native is not None and hasattr(_native, "sim_run"):
+        return
+    msg = "lagadvisor._native is not built (cd native && cargo build --release; see README)"
+    if os.environ.get("LAGADVISOR_REQUIRE_NATIVE") == "1":
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+COSTS = {
+    "default": CostModel(),
+    # commit-order hand-offs, 4 cores, a slow coordinator
+    "handoff": CostModel(handoff_us=35.0, dispatch_us=90.0, cores=4),
+    # no serial commit work and no sync: everything is decided by dependencies and CPU share
+    "free_commit": CostModel(commit_us=0.0, flush_us=0.0, dispatch_us=0.0, cores=1),
+}
+
+
+def assert_same(a, b, what) -> None:
+    assert a.workers == b.workers, what
+    assert a.apply_us == b.apply_us, (what, a.apply_us, b.apply_us)
+    assert a.busy_us == b.busy_us, (what, a.busy_us, b.busy_us)
+    assert a.dependency_wait_us == b.dependency_wait_us, (what, a.dependency_wait_us, b.dependency_wait_us)
+    assert a.worker_wait_us == b.worker_wait_us, (what, a.worker_wait_us, b.worker_wait_us)
+    assert a.flushes == b.flushes, (what, a.flushes, b.flushes)
+    assert list(a.arrival_us) == list(b.arrival_us), what
+    if list(a.commit_us) != list(b.commit_us):
+        i = next(k for k, (x, y) in enumerate(zip(a.commit_us, b.commit_us)) if x != y)
+        raise AssertionError(f"{what}: commit times differ first at {i}: {a.commit_us[i]!r} != {b.commit_us[i]!r}")
+    assert run._lag_stats_python(a, 0.05) == run._lag_stats_native(b, 0.05), what
+
+
+def both(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, what) -> None:
+    assert_same(simulate_python(inp, cfg, cost), simulate_native(inp, cfg, cost), what)
+
+
+@lru_cache(maxsize=None)
+def fixture_facts(name: str) -> list[build.TrxFacts]:
+    from lagadvisor.cli import CommitOrder, _clock_options
+    from lagadvisor.depgraph.pipeline import prepare, run_clocks
+
+    d = FIXTURES / name
+    files = sorted(str(p) for p in d.iterdir() if p.name.split(".")[-1].isdigit())
+    runp = prepare(files, _clock_options(None, CommitOrder.auto, None))
+    index = {f: i for i, f in enumerate(files)}
+    return [run.facts_of(t, c, index.get(t.file, 0)) for t, _ws, c in run_clocks(files, runp)]
+
+
+def inputs(facts, cost, catch_up):
+    base = build.base_columns(facts, cost, catch_up=catch_up)
+    for clock in build.CLOCKS:
+        yield clock, build.logical_clock(facts, clock, cost, catch_up=catch_up, base=base)
+    yield "database", build.database_partitioned(facts, cost, catch_up=catch_up, base=base)
+    yield "mariadb_conservative", build.mariadb_conservative(facts, cost, catch_up=catch_up, base=base)
+
+
+# A covering set over the settings (each value of each setting appears; the suite's time
+# is dominated by the Python reference): workers, preserve order, durable, cost model.
+GRID = [(0, True, True, "default"), (1, True, False, "default"), (2, True, True, "default"),
+        (8, False, True, "default"), (64, True, False, "handoff"), (3, False, False, "free_commit"),
+        (8, True, True, "handoff"), (4, True, True, "free_commit")]
+
+
+@pytest.mark.parametrize("fixture", [d.name for d in fixture_dirs()])
+def test_native_engine_matches_python_on_fixtures(fixture):
+    facts = fixture_facts(fixture)
+    assert facts
+    for catch_up in (True, False):
+        for cost_name in ("default", "handoff", "free_commit"):
+            cost = COSTS[cost_name]
+            for kind, inp in inputs(facts, cost, catch_up):
+                for w, preserve, durable, c in GRID:
+                    if c == cost_name:
+                        cfg = ReplicaConfig(w, preserve, durable)
+                        both(inp, cfg, cost, (fixture, cost_name, catch_up, kind, w, preserve, durable))
+
+
+def test_memory_back_pressure_matches():
+    """replica_parallel_pending_jobs_size_max small enough to block the coordinator."""
+    facts = fixture_facts("sysbench_oltp_write_only")
+    inp = build.logical_clock(facts, "WRITESET", CostModel(), catch_up=True)
+    sizes = sorted(inp.nbytes)
+    for limit in (sizes[0], sizes[len(sizes) // 2], 3 * sizes[-1]):
+        for w in (2, 8, 64):
+            both(inp, ReplicaConfig(w, True, True, limit), CostModel(), ("pending", limit, w))
+
+
+def test_empty_and_tiny_inputs():
+    empty = SimInput.of([])
+    for w in (0, 1, 4):
+        both(empty, ReplicaConfig(w), CostModel(), ("empty", w))
+    one = SimInput.of([SimTrx(5.0, 10.0, 100, -1)])
+    for w in (0, 1, 4):
+        both(one, ReplicaConfig(w), CostModel(), ("one", w))
+
+
+def test_long_timelines_match():
+    """Arrivals hours apart: virtual time is large and the completion tolerance
+    (1e-9 relative) decides which jobs finish together."""
+    inp = SimInput.of([SimTrx(i * 3.6e9 + 0.3, 22.4 + i % 3, 300, i - 1 - i % 2) for i in range(60)])
+    for w in (0, 1, 2, 8):
+        for durable in (True, False):
+            both(inp, ReplicaConfig(w, True, durable), CostModel(), ("long", w, durable))
+
+
+def test_native_rejects_bad_input():
+    bad = SimInput.of([SimTrx(0.0, 1.0, 1, 5)])  # need beyond the input
+    with pytest.raises(ValueError):
+        simulate_native(bad, ReplicaConfig(2), CostModel())
+    nan = SimInput.of([SimTrx(float("nan"), 1.0, 1, -1)])
+    with pytest.raises(ValueError):
+        simulate_native(nan, ReplicaConfig(2), CostModel())
+
+
+def test_stall_is_reported_by_both():
+    stuck = SimInput.of([SimTrx(0.0, 1.0, 1, 1, PREFIX), SimTrx(0.0, 1.0, 1, 1, PREFIX)])
+    for f in (simulate_python, simulate_native):
+        with pytest.raises(RuntimeError, match="stalled at transaction 0 of 2"):
+            f(stuck, ReplicaConfig(2), CostModel())
+
+
+# Times on a coarse grid make ties (equal event times) common: they are where the event order
+# (time, then push counter) matters.
+times = st.one_of(st.integers(0, 40).map(lambda v: v * 25.0), st.floats(0, 1e10, allow_nan=False))
+works = st.one_of(st.integers(0, 8).map(lambda v: v * 12.5), st.floats(0, 5000, allow_nan=False))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(times, works, st.integers(0, 10**6), st.integers(0, 20),
+                          st.sampled_from([PREFIX, SPECIFIC, ENTERED])), min_size=1, max_size=60),
+       st.integers(0, 9), st.booleans(), st.booleans(), st.booleans(),
+       st.integers(1, 5), st.sampled_from([0.0, 30.0, 154.3]), st.sampled_from([0.0, 12.0, 60.0]),
+       st.sampled_from([0.0, 438.5]), st.sampled_from([0.0, 7.5]),
+       st.sampled_from([128 * 1024 * 1024, 2 * 10**6, 1]))
+def test_native_matches_python_on_random_inputs(rows, workers, durable, preserve, sort_arrivals, cores,
+                                                commit_us, dispatch_us, flush_us, handoff_us, pending_max):
+    arrivals = [r[0] for r in rows]
+    if sort_arrivals:
+        arrivals.sort()
+    trxs = [SimTrx(arrivals[i], w, b, (i - 1 - back) if back <= i - 1 else -1, kind)
+            for i, (_, w, b, back, kind) in enumerate(rows)]
+    cost = CostModel(cores=cores, commit_us=commit_us, dispatch_us=dispatch_us, flush_us=flush_us,
+                     handoff_us=handoff_us)
+    both(SimInput.of(trxs), ReplicaConfig(workers, preserve, durable, pending_max), cost,
+         (workers, preserve, durable))
+
+
+def _simulate_json(args: list[str], pure: bool) -> str:
+    env = dict(os.environ)
+    env.pop("LAGADVISOR_PUREPYTHON", None)
+    if pure:
+        env["LAGADVISOR_PUREPYTHON"] = "1"
+    r = subprocess.run([sys.executable, "-m", "lagadvisor", "simulate", "--format", "json", *args],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+SIMULATE_CASES = {
+    "sysbench_default": ["--workers", "0,1,2,4,8,16,32,64", "fixtures/sysbench_oltp_write_only/binlog.000001"],
+    "sysbench_catchup_relaxed_unordered": [
+        "--workers", "1,3,8", "--catch-up", "--relaxed", "--preserve-commit-order", "off",
+        "--lag-threshold", "0.001", "fixtures/sysbench_oltp_write_only/binlog.000001"],
+    "rotation_recorded": ["--workers", "2,4", "--policy", "recorded", "--policy", "WRITESET",
+                          *(f"fixtures/single_rotation/binlog.00000{k}" for k in range(1, 6))],
+    "database": ["--mode", "database", "--policy", "recorded", "--workers", "1,4",
+                 "fixtures/single_full/binlog.000001"],
+    "mariadb": ["--mode", "mariadb_conservative", "--policy", "recorded", "--workers", "1,4", "--catch-up",
+                "fixtures/mariadb_concurrent/mariadb-bin.000001"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(SIMULATE_CASES))
+def test_simulate_json_is_byte_identical(case):
+    args = [str(FIXTURES.parent / a) if a.startswith("fixtures/") else a for a in SIMULATE_CASES[case]]
+    native, pure = _simulate_json(args, False), _simulate_json(args, True)
+    assert json.loads(native)["results"]
+    assert native == pure
+
+
+def test_purepython_switch_and_silent_fallback():
+    code = "import lagadvisor.sim.engine as e; print(e.NATIVE is None)"
+    env = dict(os.environ, LAGADVISOR_PUREPYTHON="1")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "True"
+    env.pop("LAGADVISOR_PUREPYTHON")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "False"
+    # extension missing: the Python engine, silently
+    code = ("import sys; sys.modules['lagadvisor._native'] = None\n"
+            "import lagadvisor.sim.engine as e\n"
+            "from lagadvisor.sim.model import CostModel, ReplicaConfig\n"
+            "r = e.simulate([e.SimTrx(0.0, 10.0, 1, -1)], ReplicaConfig(2), CostModel())\n"
+            "print(e.NATIVE is None, r.flushes)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "True 1" and not out.stderr
