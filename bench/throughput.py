@@ -182,8 +182,9 @@ def run_all(data: Path, meta: dict, args) -> dict:
                     link = tmp / f"jobs.{k + 1:06d}"
                     os.link(inside, link)
                     links.append(str(link))
-                plan.append((f"lagadvisor analyze --jobs {args.jobs} ({args.files} files)",
-                             [*py, "analyze", "--jobs", str(args.jobs), *links], lagadvisor_env(False)))
+                for j in sorted({1, args.jobs}):  # the same files on one process, then on N
+                    plan.append((f"lagadvisor analyze --jobs {j} ({args.files} files)",
+                                 [*py, "analyze", "--jobs", str(j), *links], lagadvisor_env(False)))
             else:
                 skipped.append(f"analyze --jobs {args.jobs}: this lagadvisor has no --jobs option")
         results = []
