@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import os
 from array import array
+from dataclasses import dataclass
 
 from ..depgraph.pipeline import ClockOptions, ClockRun, run_clocks
 from ..errors import BinlogError
@@ -33,12 +34,64 @@ def read_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list[T
 
 
 def reference_facts(paths: list[str], run: ClockRun) -> list[TrxFacts]:
+    """The reference read (a repeated path is numbered by its last position, as ever)."""
     index = {f: i for i, f in enumerate(paths)}
     return [facts_of(t, c, index.get(t.file, 0)) for t, ws, c in run_clocks(paths, run)]
 
 
 def native_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list[TrxFacts] | None:
     """The facts read by the native core, or None (unavailable, or it gave the run back)."""
+    cols = native_fact_columns(paths, options, run)
+    return None if cols is None else cols.to_facts()
+
+
+@dataclass(frozen=True)
+class FactColumns:
+    """The facts of a run as columns (``array('q')`` each, one item per transaction, in binlog
+    order), as the native core keeps them: what a columnar consumer (a native engine) can take
+    without building a ``TrxFacts`` per transaction. ``dbset[i]`` indexes ``dbsets`` (each
+    sorted, as ``TrxFacts.dbs``). MariaDB's ``commit_id`` is absent: the native core gives
+    MariaDB binlogs to the reference."""
+
+    file_idx: array
+    seq: array
+    recorded: array
+    commit_order: array
+    writeset: array
+    writeset_session: array
+    commit_ts_us: array
+    inserts: array
+    updates: array
+    deletes: array
+    nbytes: array
+    dbset: array
+    dbsets: list[tuple[str, ...]]
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    @classmethod
+    def from_native(cls, d: dict) -> "FactColumns":
+        """From ``Analyzer.take_facts``: native int64 bytes per column, raw database names
+        (decoded as the reference decodes them) and sets of name indices."""
+        cols = {}
+        for name in FACT_COLUMNS:
+            a = array("q")
+            a.frombytes(d[name])
+            cols[name] = a
+        names = [b.decode("utf-8", "surrogateescape") for b in d["db_names"]]
+        return cls(**cols, dbsets=[tuple(sorted(names[i] for i in s)) for s in d["dbsets"]])
+
+    def to_facts(self) -> list[TrxFacts]:
+        dbsets = self.dbsets
+        return [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None)
+                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k
+                in zip(*(getattr(self, name) for name in FACT_COLUMNS))]
+
+
+def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) -> FactColumns | None:
+    """The run's facts as columns, read by the native core; None when it is unavailable or
+    gives the run back (the caller then reads it with :func:`reference_facts`)."""
     from ..native import Bridge, load
     from ..writeset.tracker import KeyTracker
 
@@ -68,21 +121,7 @@ def native_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list
         return None
     except BinlogError:
         return None  # the reference raises it with its context
-    return facts_from_columns(analyzer.take_facts())
+    return FactColumns.from_native(analyzer.take_facts())
 
 
-def facts_from_columns(d: dict) -> list[TrxFacts]:
-    """``TrxFacts`` from the native columns (``Analyzer.take_facts``). MariaDB's ``commit_id``
-    is always None: the native core gives MariaDB binlogs to the reference."""
-    cols = []
-    for name in FACT_COLUMNS:
-        a = array("q")
-        a.frombytes(d[name])
-        cols.append(a)
-    names = [b.decode("utf-8", "surrogateescape") for b in d["db_names"]]
-    dbsets = [tuple(sorted(names[i] for i in s)) for s in d["dbsets"]]
-    return [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None)
-            for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k in zip(*cols)]
-
-
-__all__ = ["FACT_COLUMNS", "facts_from_columns", "native_facts", "read_facts", "reference_facts"]
+__all__ = ["FACT_COLUMNS", "FactColumns", "native_fact_columns", "native_facts", "read_facts", "reference_facts"]
