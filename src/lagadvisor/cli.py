@@ -353,11 +353,12 @@ def simulate(
     time, speedup, lag against the source's commit timeline, worker utilisation."""
     from dataclasses import replace as dc_replace
 
-    from .depgraph.pipeline import prepare, run_clocks
+    from .depgraph.pipeline import prepare
     from .depgraph.policies import POLICIES
     from .errors import ConfigError
+    from .sim.facts import read_facts
     from .sim.model import CostModel, ReplicaConfig
-    from .sim.run import facts_of, sweep
+    from .sim.run import sweep
 
     try:
         wl = _int_list(workers, "--workers")
@@ -370,9 +371,9 @@ def simulate(
         cost = CostModel.from_file(cost_model) if cost_model else CostModel()
         if cores:
             cost = dc_replace(cost, cores=cores)
-        run = prepare(files, _clock_options(history_size, commit_order, schema))
-        index = {f: i for i, f in enumerate(files)}
-        facts = [facts_of(t, c, index.get(t.file, 0)) for t, ws, c in run_clocks(files, run)]
+        opts = _clock_options(history_size, commit_order, schema)
+        run = prepare(files, opts)
+        facts = read_facts(files, opts, run)
         cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value)
         rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold)
     except LagAdvisorError as err:

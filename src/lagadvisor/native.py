@@ -122,7 +122,8 @@ class Bridge:
             cols = [(p.size, p.prefix, int(p.kind), bool(p.unsigned)) for p in table_plan(tm)]
         except (LagAdvisorError, ValueError, IndexError):
             cols = None  # the reference raises when a rows event needs it; so does the native side
-        return (tm.table_id, tm.qualified_name, tm.column_count, list(tm.optional_types), cols, tm)
+        return (tm.table_id, tm.qualified_name, tm.column_count, list(tm.optional_types), cols, tm,
+                tm.database_name.encode("utf-8", "surrogateescape"))
 
     def statement(self, query: bytes):
         text = query.decode("utf-8", "surrogateescape")

@@ -68,6 +68,8 @@ struct TmInfo {
     id: usize,
     table_id: u64,
     name: usize,
+    /// The table's database (`TableMap.database_name`), interned in `Facts::db_names`.
+    db: usize,
     ncols: usize,
     colplans: Option<Vec<ColPlan>>,
     optional_types: Vec<u8>,
@@ -107,6 +109,9 @@ struct Open {
     kept: usize,
     hashes: Vec<i64>,
     incomplete_tables: Vec<usize>,
+    /// `_Open.dbs`: databases of its statements and table maps, first seen first (kept only
+    /// when facts are collected).
+    dbs: Vec<usize>,
 }
 
 impl Open {
@@ -114,7 +119,7 @@ impl Open {
         Open { start, timestamp, server_id, truncated: false, gtid: None, thread_id: None, stats: Vec::new(),
                events: 0, ddl: false, sbr: false, xa: false, incident: false, rows: 0, in_begin: false,
                blocks: false, other_kind: false, ddl_statements: Vec::new(), selected: Vec::new(),
-               current: Vec::new(), kept: 0, hashes: Vec::new(), incomplete_tables: Vec::new() }
+               current: Vec::new(), kept: 0, hashes: Vec::new(), incomplete_tables: Vec::new(), dbs: Vec::new() }
     }
 }
 
@@ -134,6 +139,52 @@ struct FileState {
     transactions: u64,
     index: u64,
     totals: Totals,
+}
+
+/// Per-transaction simulation facts (`sim.run.facts_of`), one column per field, in binlog
+/// order. Databases are interned twice: names (raw bytes; the reference decodes them with
+/// `surrogateescape`, which is injective) and sets of names, so a transaction costs one index.
+#[derive(Default)]
+struct Facts {
+    /// file_idx, seq, recorded, COMMIT_ORDER, WRITESET, WRITESET_SESSION, commit_ts_us,
+    /// inserts, updates, deletes, nbytes, dbset.
+    cols: [Vec<i64>; 12],
+    db_names: Vec<Vec<u8>>,
+    db_ids: HashMap<Vec<u8>, usize>,
+    dbsets: Vec<Vec<usize>>,
+    dbset_ids: HashMap<Vec<usize>, usize>,
+}
+
+const FACT_COLUMNS: [&str; 12] = ["file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
+                                   "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset"];
+
+impl Facts {
+    fn db(&mut self, name: &[u8]) -> usize {
+        if let Some(i) = self.db_ids.get(name) {
+            return *i;
+        }
+        let i = self.db_names.len();
+        self.db_names.push(name.to_vec());
+        self.db_ids.insert(name.to_vec(), i);
+        i
+    }
+
+    fn dbset(&mut self, mut dbs: Vec<usize>) -> usize {
+        dbs.sort_unstable();
+        if let Some(i) = self.dbset_ids.get(&dbs) {
+            return *i;
+        }
+        let i = self.dbsets.len();
+        self.dbsets.push(dbs.clone());
+        self.dbset_ids.insert(dbs, i);
+        i
+    }
+}
+
+fn push_db(dbs: &mut Vec<usize>, id: usize) {
+    if !dbs.contains(&id) {
+        dbs.push(id);
+    }
 }
 
 #[pyclass(unsendable)]
@@ -160,6 +211,8 @@ pub struct Analyzer {
     /// first `detect_limit` clocked transactions are kept, nothing is hashed or counted.
     detect_limit: u64,
     detected: Vec<(i64, i64, Option<u32>)>,
+    /// Simulation facts, when asked for (`collect_facts`).
+    facts: Option<Facts>,
     // per file
     fde: Fde,
     table_maps: HashMap<u64, Rc<TmInfo>>,
@@ -205,6 +258,7 @@ impl Analyzer {
             n_tm: 0,
             detect_limit: 0,
             detected: Vec::new(),
+            facts: None,
             fde: Fde::default_fde(),
             table_maps: HashMap::new(),
             tm_cache: HashMap::new(),
@@ -258,6 +312,35 @@ impl Analyzer {
             Err(_) => return Err(NativeFallback::new_err("internal error in the native reader")),
         }
         Ok(std::mem::take(&mut self.detected))
+    }
+
+    /// From now on, also keep every transaction's simulation facts (see `take_facts`).
+    fn collect_facts(&mut self) {
+        if self.facts.is_none() {
+            self.facts = Some(Facts::default());
+        }
+    }
+
+    /// The facts collected so far, and stop collecting: a dict with one `bytes` of native
+    /// int64 per column (`FACT_COLUMNS`, for `array('q')`), `db_names` (raw bytes) and
+    /// `dbsets` (per set, indices into `db_names`; `dbset` column values index it).
+    fn take_facts(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let f = self.facts.take().unwrap_or_default();
+        let d = PyDict::new_bound(py);
+        for (name, col) in FACT_COLUMNS.iter().zip(f.cols.iter()) {
+            let mut b = Vec::with_capacity(col.len() * 8);
+            for v in col {
+                b.extend_from_slice(&v.to_ne_bytes());
+            }
+            d.set_item(*name, PyBytes::new_bound(py, &b))?;
+        }
+        let names = PyList::empty_bound(py);
+        for n in &f.db_names {
+            names.append(PyBytes::new_bound(py, n))?;
+        }
+        d.set_item("db_names", names)?;
+        d.set_item("dbsets", f.dbsets.clone())?;
+        Ok(d.into())
     }
 
     /// Transactions seen in the last file read (also by `detect`).
@@ -495,6 +578,11 @@ impl Analyzer {
             if o.thread_id.is_none() {
                 o.thread_id = Some(thread_id);
             }
+            if !db.is_empty() {
+                if let Some(f) = self.facts.as_mut() {
+                    push_db(&mut o.dbs, f.db(db));
+                }
+            }
             let (kind, blocks, xa_end): (String, bool, bool) = match q {
                 b"BEGIN" => ("BEGIN".into(), false, false),
                 b"COMMIT" => ("COMMIT".into(), false, false),
@@ -539,6 +627,9 @@ impl Analyzer {
             return Ok(());
         }
         if let Some(tm) = tm {
+            if self.facts.is_some() {
+                push_db(&mut o.dbs, tm.db);
+            }
             for t in &tm.optional_types {
                 if !self.fs.saw_optional.contains(t) {
                     self.fs.saw_optional.push(*t);
@@ -689,14 +780,16 @@ impl Analyzer {
             Some(i) => i.clone(),
             None => {
                 let r = self.cb.call_method1(py, "table_map", (PyBytes::new_bound(py, e.data), e.body_end)).map_err(py_abort)?;
-                let (table_id, name, ncols, opt, colplans, handle): (u64, String, usize, Vec<u8>, Option<Vec<(i64, u8, u8, bool)>>, PyObject) =
+                let (table_id, name, ncols, opt, colplans, handle, db): (u64, String, usize, Vec<u8>, Option<Vec<(i64, u8, u8, bool)>>, PyObject, Vec<u8>) =
                     r.extract(py).map_err(py_abort)?;
                 let name = self.intern(&name);
+                let db = self.facts.as_mut().map_or(0, |f| f.db(&db));
                 self.n_tm += 1;
                 let info = Rc::new(TmInfo {
                     id: self.n_tm,
                     table_id,
                     name,
+                    db,
                     ncols,
                     colplans: colplans.map(|v| v.into_iter().map(|(size, prefix, kind, unsigned)| ColPlan { size, prefix, kind, unsigned }).collect()),
                     optional_types: opt,
@@ -1108,6 +1201,22 @@ impl Analyzer {
         self.clocks[0].add(file_idx, Some(co), sn);
         self.clocks[1].add(file_idx, Some(wparent), sn);
         self.clocks[2].add(file_idx, Some(sparent), sn);
+        if let Some(f) = self.facts.as_mut() {
+            // `sim.run.facts_of`: rows by kind over the transaction's tables (0 write, 1
+            // update, 2 delete), the recorded clock or else the commit-order one.
+            let mut rows = [0i64; 3];
+            for (_, st) in &o.stats {
+                for k in 0..3 {
+                    rows[k] += st[k] as i64;
+                }
+            }
+            let dbset = f.dbset(o.dbs.clone()) as i64;
+            let vals = [file_idx as i64, seq, last_committed.unwrap_or(co), co, wparent, sparent, ts,
+                        rows[0], rows[1], rows[2], bytes, dbset];
+            for (c, v) in f.cols.iter_mut().zip(vals) {
+                c.push(v);
+            }
+        }
 
         if o.ddl {
             let stmts: Vec<(String, Py<PyBytes>, Py<PyBytes>)> = o

@@ -1,0 +1,127 @@
+"""The simulation's input, :class:`~.build.TrxFacts` per transaction, for a run of files.
+
+Read by the native core when it is available (``Analyzer.collect_facts``: one column per fact,
+kept while it reads, see ``native/src/reader/mod.rs``); otherwise, and whenever the native core
+gives the run back (``NativeFallback``: MariaDB, gzip, a key it does not hash, an error...),
+by the reference: :func:`~.run.facts_of` over :func:`~..depgraph.pipeline.run_clocks`. Both
+give the same facts (``tests/native/test_facts.py``).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from array import array
+from dataclasses import dataclass
+
+from ..depgraph.pipeline import ClockOptions, ClockRun, run_clocks
+from ..errors import BinlogError
+from .build import TrxFacts
+from .run import facts_of
+
+#: The native columns, in ``TrxFacts`` order (``clocks`` = the four from recorded on).
+FACT_COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
+                "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset")
+_COMMIT_ORDER = {"recorded": 0, "serial": 1, "flush-groups": 2}
+
+
+def read_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list[TrxFacts]:
+    """Facts of every transaction of ``paths`` in binlog order (``run`` from ``prepare``)."""
+    facts = native_facts(paths, options, run)
+    if facts is not None:
+        return facts
+    return reference_facts(paths, run)
+
+
+def reference_facts(paths: list[str], run: ClockRun) -> list[TrxFacts]:
+    """The reference read (a repeated path is numbered by its last position, as ever)."""
+    index = {f: i for i, f in enumerate(paths)}
+    return [facts_of(t, c, index.get(t.file, 0)) for t, ws, c in run_clocks(paths, run)]
+
+
+def native_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list[TrxFacts] | None:
+    """The facts read by the native core, or None (unavailable, or it gave the run back)."""
+    cols = native_fact_columns(paths, options, run)
+    return None if cols is None else cols.to_facts()
+
+
+@dataclass(frozen=True)
+class FactColumns:
+    """The facts of a run as columns (``array('q')`` each, one item per transaction, in binlog
+    order), as the native core keeps them: what a columnar consumer (a native engine) can take
+    without building a ``TrxFacts`` per transaction. ``dbset[i]`` indexes ``dbsets`` (each
+    sorted, as ``TrxFacts.dbs``). MariaDB's ``commit_id`` is absent: the native core gives
+    MariaDB binlogs to the reference."""
+
+    file_idx: array
+    seq: array
+    recorded: array
+    commit_order: array
+    writeset: array
+    writeset_session: array
+    commit_ts_us: array
+    inserts: array
+    updates: array
+    deletes: array
+    nbytes: array
+    dbset: array
+    dbsets: list[tuple[str, ...]]
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    @classmethod
+    def from_native(cls, d: dict) -> "FactColumns":
+        """From ``Analyzer.take_facts``: native int64 bytes per column, raw database names
+        (decoded as the reference decodes them) and sets of name indices."""
+        cols = {}
+        for name in FACT_COLUMNS:
+            a = array("q")
+            a.frombytes(d[name])
+            cols[name] = a
+        names = [b.decode("utf-8", "surrogateescape") for b in d["db_names"]]
+        return cls(**cols, dbsets=[tuple(sorted(names[i] for i in s)) for s in d["dbsets"]])
+
+    def to_facts(self) -> list[TrxFacts]:
+        dbsets = self.dbsets
+        return [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None)
+                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k
+                in zip(*(getattr(self, name) for name in FACT_COLUMNS))]
+
+
+def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) -> FactColumns | None:
+    """The run's facts as columns, read by the native core; None when it is unavailable or
+    gives the run back (the caller then reads it with :func:`reference_facts`)."""
+    from ..native import Bridge, load
+    from ..writeset.tracker import KeyTracker
+
+    native = load()
+    if (native is None or options.labels or len(set(paths)) != len(paths)
+            or any(hasattr(p, "read_transactions") for p in paths)):  # streamed files: reference
+        return None
+    # As in analyze_native: the native run changes its own copy of the catalog, so a fallback
+    # starts the reference from the catalog as given.
+    tracker = KeyTracker(copy.deepcopy(options.catalog), use_binlog_ddl=options.use_binlog_ddl,
+                         what_if=options.what_if)
+    bridge = Bridge(tracker)
+    analyzer = native.Analyzer(run.history_size, _COMMIT_ORDER[run.commit_order], tracker.catalog.version,
+                               bridge, 0)
+    analyzer.collect_facts()
+    try:
+        for i, path in enumerate(paths):
+            if not os.path.isfile(path):
+                return None  # the reference reports it
+            bridge.begin_file()
+            analyzer.read_file(path, i)
+    except native.NativeFallback as err:
+        if os.environ.get("LAGADVISOR_NATIVE_DEBUG"):
+            import sys
+
+            print(f"lagadvisor: native core gave up: {err}", file=sys.stderr)
+        return None
+    except BinlogError:
+        return None  # the reference raises it with its context
+    return FactColumns.from_native(analyzer.take_facts())
+
+
+__all__ = ["FACT_COLUMNS", "FactColumns", "native_fact_columns", "native_facts", "read_facts", "reference_facts"]

@@ -1,0 +1,211 @@
+"""The simulation's facts through the native core against the reference, on everything we have.
+
+For every fixture (with and without its schema file) and every corpus file, the facts the native
+analyzer collects (``Analyzer.collect_facts``, :func:`lagadvisor.sim.facts.native_facts`) equal
+``facts_of`` over ``run_clocks`` (the reference) field by field, or the native core gives the run
+back for a reason listed in ``EXPECTED_FALLBACK`` (the same list as ``test_differential.py``), so
+a new fallback, or a vanished one, fails loudly. Then ``simulate --format json`` gives the same
+bytes through both paths, with the native run forbidden to touch the reference reader.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from conftest import FIXTURES, corpus_files, fixture_dirs
+from lagadvisor import native
+from lagadvisor.cli import app
+from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+from lagadvisor.errors import LagAdvisorError
+from lagadvisor.schema.ddl import load_schema_file
+from lagadvisor.sim import facts as sim_facts
+from lagadvisor.sim.facts import native_facts, read_facts, reference_facts
+
+NATIVE = native.load()
+pytestmark = pytest.mark.skipif(NATIVE is None, reason="native core not built (LAGADVISOR_PUREPYTHON or no extension)")
+
+#: Inputs the native core gives back to the reference, and why (see test_differential.py).
+EXPECTED_FALLBACK = {
+    "mariadb_concurrent": "MariaDB",
+    "mysql-bin.sakila.gz": "gzip",
+    "json.binlog.000001": "PARTIAL_UPDATE_ROWS",
+    "mariadb-bin.000001": "MariaDB",
+    # Read errors: the policy detection pass (Python) raises before the native core runs.
+    "corrupt-relay-bin.000624": "error",
+    "bug40482-bin.000001": "error",
+    "ver_5_1-wl2325_r.001": "error",
+    "ver_5_1-wl2325_s.001": "error",
+}
+
+
+def _cases():
+    out = []
+    for d in fixture_dirs():
+        files = sorted(str(p) for p in d.iterdir() if p.name.startswith(("binlog.", "mariadb-bin")))
+        out.append(pytest.param(d.name, files, None, id=d.name))
+        out.append(pytest.param(d.name, files, str(d / "schema.sql"), id=d.name + "+schema"))
+    for p in corpus_files():
+        out.append(pytest.param(p.name, [str(p)], None, id=p.name))
+    return out
+
+
+def _options(schema: str | None) -> ClockOptions:
+    o = ClockOptions()
+    if schema:
+        o.catalog = load_schema_file(schema)
+    return o
+
+
+def _reference(files: list[str], schema: str | None, monkeypatch):
+    monkeypatch.setenv("LAGADVISOR_PUREPYTHON", "1")
+    try:
+        return reference_facts(files, prepare(files, _options(schema)))
+    except LagAdvisorError as err:
+        return f"error: {err}"
+    finally:
+        monkeypatch.delenv("LAGADVISOR_PUREPYTHON")
+
+
+def _native(files: list[str], schema: str | None):
+    """The native facts; None when the native core gave the run back to the reference."""
+    try:
+        opts = _options(schema)
+        return native_facts(files, opts, prepare(files, opts))
+    except LagAdvisorError as err:
+        return f"error: {err}"
+
+
+def _public(files: list[str], schema: str | None):
+    try:
+        opts = _options(schema)
+        return read_facts(files, opts, prepare(files, opts))
+    except LagAdvisorError as err:
+        return f"error: {err}"
+
+
+def _first_difference(mine: list, ref: list) -> str:
+    for i, (a, b) in enumerate(zip(mine, ref)):
+        if a != b:
+            return f"transaction {i}: native {a} != reference {b}"
+    return f"native has {len(mine)} transactions, reference {len(ref)}"
+
+
+@pytest.mark.parametrize("name, files, schema", _cases())
+def test_native_facts_equal_reference(name, files, schema, monkeypatch):
+    ref = _reference(files, schema, monkeypatch)
+    mine = _native(files, schema)
+    if name in EXPECTED_FALLBACK and EXPECTED_FALLBACK[name] != "error":
+        assert mine is None, f"{name}: the native core now reads it; drop it from EXPECTED_FALLBACK"
+    else:
+        assert mine is not None, f"{name}: the native core gave up unexpectedly"
+        if EXPECTED_FALLBACK.get(name) == "error":
+            assert isinstance(ref, str) and ref.startswith("error: ")
+        if isinstance(ref, list):
+            assert isinstance(mine, list) and mine == ref, _first_difference(mine, ref)
+        else:
+            assert mine == ref
+    # The public entry point (native first, reference on fallback) gives the reference's facts.
+    assert _public(files, schema) == ref
+
+
+def test_multi_file_run_carries_state(tmp_path, monkeypatch):
+    """File indices, per-file clock resets and carried session/DDL state across files: the
+    sysbench file under two names, then a corpus file."""
+    a = tmp_path / "binlog.000001"
+    b = tmp_path / "binlog.000002"
+    shutil.copyfile(FIXTURES / "sysbench_oltp_write_only" / "binlog.000001", a)
+    shutil.copyfile(FIXTURES / "sysbench_oltp_write_only" / "binlog.000001", b)
+    files = [str(a), str(b)]
+    for c in corpus_files():
+        if c.name == "binlog_transaction_with_GTID.000001":
+            files.append(str(c))
+    for schema in (None, str(FIXTURES / "sysbench_oltp_write_only" / "schema.sql")):
+        mine = _native(files, schema)
+        assert isinstance(mine, list)
+        assert {f.file_idx for f in mine} == set(range(len(files)))
+        assert mine == _reference(files, schema, monkeypatch)
+
+
+def test_duplicate_paths_go_to_the_reference(monkeypatch):
+    """The reference numbers a repeated path by its last position; the native core leaves such
+    runs to it (as analyze does)."""
+    f = str(FIXTURES / "sysbench_oltp_write_only" / "binlog.000001")
+    assert _native([f, f], None) is None
+    assert _public([f, f], None) == _reference([f, f], None, monkeypatch)
+
+
+# ----------------------------------------------------------------------------- damaged input
+
+_SOURCES = (FIXTURES / "sysbench_oltp_write_only" / "binlog.000001",   # integer keys, native hashes
+            FIXTURES / "single_compressed" / "binlog.000001")           # zstd payloads, string keys
+_PREFIX = 400_000  # keep examples fast: the first few hundred transactions
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("damaged_facts")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(source=st.sampled_from(_SOURCES), cut=st.integers(min_value=0, max_value=_PREFIX),
+       flips=st.lists(st.tuples(st.integers(min_value=0, max_value=_PREFIX - 1), st.integers(0, 7)), max_size=3))
+def test_damaged_input_same_facts(source, cut, flips, workdir, monkeypatch):
+    """Truncated and bit-flipped binlogs (a half-written last transaction included): the
+    native facts, when the native core keeps the run, are the reference's; the public entry
+    point gives the reference's facts or the same error."""
+    data = bytearray(source.read_bytes()[:_PREFIX])
+    for pos, bit in flips:
+        if pos < len(data):
+            data[pos] ^= 1 << bit
+    data = bytes(data[:cut]) if cut < len(data) else bytes(data)
+    path = workdir / "binlog.000001"
+    path.write_bytes(data)
+    files = [str(path)]
+    ref = _reference(files, None, monkeypatch)
+    mine = _native(files, None)
+    if mine is not None:
+        assert mine == ref
+    assert _public(files, None) == ref
+
+
+# ----------------------------------------------------------------------------- simulate, end to end
+
+_SIMULATE = [
+    pytest.param(["sysbench_oltp_write_only"], [], id="sysbench"),
+    pytest.param(["single_compressed"], ["--catch-up", "--relaxed"], id="compressed-catch-up"),
+    pytest.param(["single_rotation"], ["--policy", "recorded", "--policy", "WRITESET"], id="rotation"),
+    pytest.param(["single_full"], ["--mode", "database", "--workers", "0,4"], id="database-mode"),
+    pytest.param(["sysbench_oltp_write_only", "+schema"], ["--preserve-commit-order", "off"], id="sysbench+schema"),
+]
+
+
+def _simulate(args: list[str]) -> str:
+    res = CliRunner().invoke(app, ["simulate", "--format", "json", *args])
+    assert res.exit_code == 0, (res.output, res.exception)
+    return res.stdout
+
+
+@pytest.mark.parametrize("fixture, extra", _SIMULATE)
+def test_simulate_json_same_bytes(fixture, extra, monkeypatch):
+    """``simulate --format json``: the native read (which must not fall back to the reference
+    reader) and ``LAGADVISOR_PUREPYTHON=1`` print the same bytes."""
+    d = FIXTURES / fixture[0]
+    args = sorted(str(p) for p in d.iterdir() if p.name.startswith("binlog."))
+    if "+schema" in fixture:
+        args += ["--schema", str(d / "schema.sql")]
+    args += ["--workers", "1,2,4,8"] if "--workers" not in extra else []
+    args += extra
+
+    def no_reference(*a, **k):
+        raise AssertionError("the native run fell back to the reference reader")
+
+    with monkeypatch.context() as m:
+        m.setattr(sim_facts, "reference_facts", no_reference)
+        mine = _simulate(args)
+    monkeypatch.setenv("LAGADVISOR_PUREPYTHON", "1")
+    assert mine == _simulate(args)
