@@ -12,13 +12,14 @@ import copy
 from dataclasses import dataclass, field, replace
 
 from ..depgraph.graph import GraphBuilder, GraphSummary
-from ..depgraph.pipeline import ClockOptions, prepare, run_clocks
+from ..depgraph.pipeline import ClockOptions, prepare
 from ..depgraph.policies import POLICIES
 from ..binlog.framing import version_tuple
 from ..report.analysis import Analysis, analyze
 from ..schema.live import ServerSettings
 from ..sim.build import TrxFacts, logical_clock, mariadb_conservative
 from ..sim.engine import SimResult, simulate
+from ..sim.facts import read_facts
 from ..sim.model import CostModel, ReplicaConfig
 from ..sim.run import facts_of, percentile
 from ..writeset.tracker import WhatIf
@@ -117,9 +118,7 @@ class Context:
             opts = replace(self.options, what_if=what_if, labels=bool(what_if.ignore_rows),
                            catalog=copy.deepcopy(self.options.catalog),
                            history_size=history_size or self.options.history_size)
-            run = prepare(self.paths, opts)
-            index = {p: i for i, p in enumerate(self.paths)}
-            self._what_if_cache[k] = [facts_of(t, c, index.get(t.file, 0)) for t, ws, c in run_clocks(self.paths, run)]
+            self._what_if_cache[k] = read_facts(self.paths, opts, prepare(self.paths, opts))
         return self._what_if_cache[k]
 
 
