@@ -17,48 +17,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from conftest import FIXTURES, corpus_files, fixture_dirs
+from conftest import FIXTURES, corpus_files
 from lagadvisor import native
 from lagadvisor.cli import app
-from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+from lagadvisor.depgraph.pipeline import prepare
 from lagadvisor.errors import LagAdvisorError
-from lagadvisor.schema.ddl import load_schema_file
 from lagadvisor.sim import facts as sim_facts
 from lagadvisor.sim.facts import native_facts, read_facts, reference_facts
 
 NATIVE = native.load()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason="native core not built (LAGADVISOR_PUREPYTHON or no extension)")
 
-#: Inputs the native core gives back to the reference, and why (see test_differential.py).
-EXPECTED_FALLBACK = {
-    "mariadb_concurrent": "MariaDB",
-    "mysql-bin.sakila.gz": "gzip",
-    "json.binlog.000001": "PARTIAL_UPDATE_ROWS",
-    "mariadb-bin.000001": "MariaDB",
-    # Read errors: the policy detection pass (Python) raises before the native core runs.
-    "corrupt-relay-bin.000624": "error",
-    "bug40482-bin.000001": "error",
-    "ver_5_1-wl2325_r.001": "error",
-    "ver_5_1-wl2325_s.001": "error",
-}
-
-
-def _cases():
-    out = []
-    for d in fixture_dirs():
-        files = sorted(str(p) for p in d.iterdir() if p.name.startswith(("binlog.", "mariadb-bin")))
-        out.append(pytest.param(d.name, files, None, id=d.name))
-        out.append(pytest.param(d.name, files, str(d / "schema.sql"), id=d.name + "+schema"))
-    for p in corpus_files():
-        out.append(pytest.param(p.name, [str(p)], None, id=p.name))
-    return out
-
-
-def _options(schema: str | None) -> ClockOptions:
-    o = ClockOptions()
-    if schema:
-        o.catalog = load_schema_file(schema)
-    return o
+from cases import EXPECTED_FALLBACK  # noqa: E402
+from cases import cases as _cases  # noqa: E402
+from cases import options as _options  # noqa: E402
 
 
 def _reference(files: list[str], schema: str | None, monkeypatch):

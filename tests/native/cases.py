@@ -1,0 +1,42 @@
+"""What the native differential tests share: the inputs, the files the native core gives back
+to the reference (and why), and the clock options with or without a schema file."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import corpus_files, fixture_dirs
+from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.schema.ddl import load_schema_file
+
+#: Inputs the native core gives back to the reference (the run is then read by Python), and why.
+EXPECTED_FALLBACK = {
+    "mariadb_concurrent": "MariaDB",
+    "mysql-bin.sakila.gz": "gzip",
+    "json.binlog.000001": "PARTIAL_UPDATE_ROWS",
+    "mariadb-bin.000001": "MariaDB",
+    # Read errors: the policy detection pass (Python) raises before the native core runs.
+    "corrupt-relay-bin.000624": "error",
+    "bug40482-bin.000001": "error",
+    "ver_5_1-wl2325_r.001": "error",
+    "ver_5_1-wl2325_s.001": "error",
+}
+
+
+def cases():
+    """Every fixture (with and without its schema.sql) and every corpus file."""
+    out = []
+    for d in fixture_dirs():
+        files = sorted(str(p) for p in d.iterdir() if p.name.startswith(("binlog.", "mariadb-bin")))
+        out.append(pytest.param(d.name, files, None, id=d.name))
+        out.append(pytest.param(d.name, files, str(d / "schema.sql"), id=d.name + "+schema"))
+    for p in corpus_files():
+        out.append(pytest.param(p.name, [str(p)], None, id=p.name))
+    return out
+
+
+def options(schema: str | None) -> ClockOptions:
+    o = ClockOptions()
+    if schema:
+        o.catalog = load_schema_file(schema)
+    return o
