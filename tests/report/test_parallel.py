@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import CORPUS, FIXTURES
+from conftest import FIXTURES
 from lagadvisor.depgraph.pipeline import ClockOptions
 from lagadvisor.report.analysis import analyze
 from lagadvisor.report.jsonout import analysis_json
