@@ -48,7 +48,14 @@ class FileSummary:
     complete: bool = False
 
     def fill(self, reader: EventReader, asm: TransactionAssembler) -> None:
-        fde: FormatDescription | None = reader.first_fde
+        self.fill_from(reader.first_fde, Counter(reader.counts), Counter(reader.unknown), asm.saw_compression,
+                       asm.saw_tagged_gtid, asm.saw_gtid, asm.saw_logical_clock, asm.saw_optional_metadata,
+                       asm.rotate_to)
+
+    def fill_from(self, fde: FormatDescription | None, events: Counter, unknown: Counter, compression: bool,
+                  tagged_gtids: bool, gtids: bool, logical_clock: bool, optional_metadata: set[int],
+                  next_file: str | None) -> None:
+        """What the file records, from what a reader saw (the reference or the native core)."""
         if fde is not None:
             self.server_version = fde.server_version
             self.binlog_version = fde.binlog_version
@@ -56,21 +63,26 @@ class FileSummary:
             self.mariadb = fde.is_mariadb
             self.checksum = {0: "NONE", 1: "CRC32", 255: "NONE (pre-5.6 server)"}.get(
                 fde.checksum_alg, f"alg {fde.checksum_alg}")
-        self.events = Counter(reader.counts)
-        self.unknown_events = Counter(reader.unknown)
-        self.compression = asm.saw_compression
-        self.tagged_gtids = asm.saw_tagged_gtid
-        self.gtids = asm.saw_gtid
-        self.logical_clock = asm.saw_logical_clock
-        seen = asm.saw_optional_metadata
-        if seen & {4}:  # COLUMN_NAME is only written with binlog_row_metadata=FULL
+        self.events = events
+        self.unknown_events = unknown
+        self.compression = compression
+        self.tagged_gtids = tagged_gtids
+        self.gtids = gtids
+        self.logical_clock = logical_clock
+        if 4 in optional_metadata:  # COLUMN_NAME is only written with binlog_row_metadata=FULL
             self.row_metadata = "FULL"
-        elif seen:
+        elif optional_metadata:
             self.row_metadata = "MINIMAL"
         elif self.events.get("TABLE_MAP_EVENT"):
             v = fde.version if fde else (0, 0, 0)
             self.row_metadata = "MINIMAL" if v >= (8, 0, 1) and not self.mariadb else "none (pre-8.0.1)"
-        self.next_file = asm.rotate_to
+        self.next_file = next_file
+
+    def truncated(self, err: TruncatedEventError) -> None:
+        """A truncated tail: the warning, and where the partial result ends."""
+        self.truncated_at = err.offset
+        self.warnings.append(f"{err} — a binlog still being written? Reported the "
+                             f"transactions before offset {err.offset}.")
 
 
 def open_binlog(path: str) -> io.BufferedIOBase:
@@ -96,25 +108,31 @@ def read_transactions(path: str, summary: FileSummary | None = None,
         summary.size = os.path.getsize(path)
     except OSError as err:
         raise BinlogError(f"cannot open: {err.strerror}", file=path) from err
-    reader = EventReader(path)
-    asm = TransactionAssembler(reader, path, selector)
+    with open_binlog(path) as f:
+        try:
+            yield from read_stream(path, f, summary, selector, strict_tail=strict_tail)
+        except (OSError, EOFError) as err:
+            if isinstance(err, (gzip.BadGzipFile,)) or isinstance(err, EOFError):
+                raise BinlogError(f"compressed file is damaged: {err}", file=path) from err
+            raise BinlogError(f"read error: {err}", file=path) from err
+
+
+def read_stream(name: str, stream, summary: FileSummary, selector: ColumnSelector | None = None, *,
+                strict_tail: bool = False) -> Iterator[Transaction]:
+    """Transactions of one binlog byte stream (magic first) named ``name`` in messages; fills
+    ``summary``, which is complete when the iterator is exhausted."""
+    reader = EventReader(name)
+    asm = TransactionAssembler(reader, name, selector)
     try:
-        with open_binlog(path) as f:
-            try:
-                check_magic(f, path)
-                events = reader.read(f, base_offset=4)
-                for trx in asm.transactions(_tail_tolerant(events, summary, asm, strict_tail)):
-                    summary.transactions += 1
-                    yield trx
-            except (OSError, EOFError) as err:
-                if isinstance(err, (gzip.BadGzipFile,)) or isinstance(err, EOFError):
-                    raise BinlogError(f"compressed file is damaged: {err}", file=path) from err
-                raise BinlogError(f"read error: {err}", file=path) from err
+        check_magic(stream, name)
+        for trx in asm.transactions(_tail_tolerant(reader.read(stream, base_offset=4), summary, asm, strict_tail)):
+            summary.transactions += 1
+            yield trx
     finally:
         summary.fill(reader, asm)
     if reader.unknown:
         codes = ", ".join(f"type {c} x{n}" for c, n in sorted(reader.unknown.items()))
-        summary.warnings.append(f"{path}: unknown event types counted but not decoded: {codes}")
+        summary.warnings.append(f"{name}: unknown event types counted but not decoded: {codes}")
     summary.complete = True
 
 
@@ -126,7 +144,5 @@ def _tail_tolerant(events, summary: FileSummary, asm: TransactionAssembler, stri
     except TruncatedEventError as err:
         if strict:
             raise
-        summary.truncated_at = err.offset
-        summary.warnings.append(f"{err} — a binlog still being written? Reported the "
-                                f"transactions before offset {err.offset}.")
+        summary.truncated(err)
         asm.reader_end = err.offset or 0

@@ -22,10 +22,8 @@ from typing import Iterator
 
 from ..errors import BinlogError
 from .constants import BINLOG_MAGIC, LOG_EVENT_HEADER_LEN, EventType
-from .scan import FileSummary, _tail_tolerant
-from .decoder import EventReader
-from .framing import check_magic
-from .transactions import ColumnSelector, Transaction, TransactionAssembler
+from .scan import FileSummary, read_stream
+from .transactions import ColumnSelector, Transaction
 
 LOG_EVENT_ARTIFICIAL_F = 0x20
 _SKIP_TYPES = frozenset({int(EventType.HEARTBEAT_LOG_EVENT), int(EventType.HEARTBEAT_LOG_EVENT_V2)})
@@ -59,25 +57,14 @@ class LiveFile(str):
                           *, strict_tail: bool = False) -> Iterator[Transaction]:
         summary = summary if summary is not None else FileSummary(str(self))
         summary.size = self.size
-        reader = EventReader(str(self))
-        asm = TransactionAssembler(reader, str(self), selector)
         stream = _DumpStream(self)
         try:
-            check_magic(stream, str(self))
-            for trx in asm.transactions(_tail_tolerant(reader.read(stream, base_offset=4), summary, asm,
-                                                       strict_tail)):
-                summary.transactions += 1
-                yield trx
+            yield from read_stream(str(self), stream, summary, selector, strict_tail=strict_tail)
         finally:
             stream.close()
-            summary.fill(reader, asm)
             self.reconnects += stream.reconnects
-        if reader.unknown:
-            codes = ", ".join(f"type {c} x{n}" for c, n in sorted(reader.unknown.items()))
-            summary.warnings.append(f"{self}: unknown event types counted but not decoded: {codes}")
         if stream.reconnects:
             summary.warnings.append(f"{self}: connection lost and resumed {stream.reconnects} time(s)")
-        summary.complete = True
 
 
 class _DumpStream:

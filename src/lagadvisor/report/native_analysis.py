@@ -60,29 +60,9 @@ def _summary(path: str, size: int, bridge: Bridge, r: dict) -> FileSummary:
     """``FileSummary.fill`` from the native counters."""
     s = FileSummary(path)
     s.size = size
-    fde = bridge.first_fde
-    if fde is not None:
-        s.server_version = fde.server_version
-        s.binlog_version = fde.binlog_version
-        s.create_timestamp = fde.create_timestamp
-        s.mariadb = fde.is_mariadb
-        s.checksum = {0: "NONE", 1: "CRC32", 255: "NONE (pre-5.6 server)"}.get(
-            fde.checksum_alg, f"alg {fde.checksum_alg}")
-    s.events = Counter({event_type_name(code): n for code, n in r["events"]})
-    s.unknown_events = Counter(dict(r["unknown"]))
-    s.compression = r["compression"]
-    s.tagged_gtids = r["tagged_gtids"]
-    s.gtids = r["gtids"]
-    s.logical_clock = r["logical_clock"]
-    seen = set(r["optional_metadata"])
-    if 4 in seen:
-        s.row_metadata = "FULL"
-    elif seen:
-        s.row_metadata = "MINIMAL"
-    elif s.events.get("TABLE_MAP_EVENT"):
-        v = fde.version if fde else (0, 0, 0)
-        s.row_metadata = "MINIMAL" if v >= (8, 0, 1) and not s.mariadb else "none (pre-8.0.1)"
-    s.next_file = r["next_file"]
+    s.fill_from(bridge.first_fde, Counter({event_type_name(code): n for code, n in r["events"]}),
+                Counter(dict(r["unknown"])), r["compression"], r["tagged_gtids"], r["gtids"], r["logical_clock"],
+                set(r["optional_metadata"]), r["next_file"])
     if r["truncated"] is not None:
         # scan._tail_tolerant, with the framer's TruncatedEventError text.
         offset, got, size_and_type = r["truncated"]
@@ -94,9 +74,7 @@ def _summary(path: str, size: int, bridge: Bridge, r: dict) -> FileSummary:
             size, code = size_and_type
             err = TruncatedEventError(f"input ends inside the event ({got} of {size} bytes)",
                                       file=path, offset=offset, event_type=event_type_name(code))
-        s.truncated_at = offset
-        s.warnings.append(f"{err} — a binlog still being written? Reported the "
-                          f"transactions before offset {offset}.")
+        s.truncated(err)
     s.transactions = r["transactions"]
     if s.unknown_events:
         codes = ", ".join(f"type {c} x{n}" for c, n in sorted(s.unknown_events.items()))
