@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import corpus_files, fixture_dirs
+from conftest import FIXTURES, corpus_files, fixture_dirs
 from lagadvisor.depgraph.pipeline import ClockOptions
 from lagadvisor.schema.ddl import load_schema_file
 
@@ -40,3 +40,22 @@ def options(schema: str | None) -> ClockOptions:
     if schema:
         o.catalog = load_schema_file(schema)
     return o
+
+
+# Damaged input: the first bytes of two fixtures, cut and bit-flipped by hypothesis.
+DAMAGE_SOURCES = (FIXTURES / "sysbench_oltp_write_only" / "binlog.000001",   # integer keys, native hashes
+                  FIXTURES / "single_compressed" / "binlog.000001")           # zstd payloads, string keys
+DAMAGE_PREFIX = 400_000  # keep examples fast: the first few hundred transactions
+
+
+def damaged_file(directory, source, cut: int, flips) -> str:
+    """``source``'s first DAMAGE_PREFIX bytes with ``flips`` (position, bit) applied, cut at
+    ``cut``, written to ``directory/binlog.000001``."""
+    data = bytearray(source.read_bytes()[:DAMAGE_PREFIX])
+    for pos, bit in flips:
+        if pos < len(data):
+            data[pos] ^= 1 << bit
+    data = bytes(data[:cut]) if cut < len(data) else bytes(data)
+    path = directory / "binlog.000001"
+    path.write_bytes(data)
+    return str(path)

@@ -29,7 +29,7 @@ from lagadvisor.report.native_analysis import analyze_native
 NATIVE = native.load()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason="native core not built (LAGADVISOR_PUREPYTHON or no extension)")
 
-from cases import EXPECTED_FALLBACK  # noqa: E402
+from cases import DAMAGE_PREFIX, DAMAGE_SOURCES, EXPECTED_FALLBACK, damaged_file  # noqa: E402
 from cases import cases as _cases  # noqa: E402
 from cases import options as _options  # noqa: E402
 
@@ -133,30 +133,18 @@ def test_key_hash_matches_reference_tuple():
 
 # ----------------------------------------------------------------------------- damaged input
 
-_SOURCES = (FIXTURES / "sysbench_oltp_write_only" / "binlog.000001",   # integer keys, native hashes
-            FIXTURES / "single_compressed" / "binlog.000001")           # zstd payloads, string keys
-_PREFIX = 400_000  # keep examples fast: the first few hundred transactions
-
-
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("damaged")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(source=st.sampled_from(_SOURCES), cut=st.integers(min_value=0, max_value=_PREFIX),
-       flips=st.lists(st.tuples(st.integers(min_value=0, max_value=_PREFIX - 1), st.integers(0, 7)), max_size=3))
+@given(source=st.sampled_from(DAMAGE_SOURCES), cut=st.integers(min_value=0, max_value=DAMAGE_PREFIX),
+       flips=st.lists(st.tuples(st.integers(min_value=0, max_value=DAMAGE_PREFIX - 1), st.integers(0, 7)), max_size=3))
 def test_damaged_input_same_answer(source, cut, flips, workdir, monkeypatch):
     """Truncated and bit-flipped binlogs: both paths give the same report or the same error
     (file, offset, event type and message); the native core never raises anything else."""
-    data = bytearray(source.read_bytes()[:_PREFIX])
-    for pos, bit in flips:
-        if pos < len(data):
-            data[pos] ^= 1 << bit
-    data = bytes(data[:cut]) if cut < len(data) else bytes(data)
-    path = workdir / "binlog.000001"
-    path.write_bytes(data)
-    files = [str(path)]
+    files = [damaged_file(workdir, source, cut, flips)]
     ref = _reference(files, None, monkeypatch)
     mine = _native(files, None)
     if mine is not None:

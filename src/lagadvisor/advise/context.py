@@ -17,7 +17,7 @@ from ..depgraph.policies import POLICIES
 from ..binlog.framing import version_tuple
 from ..report.analysis import Analysis, analyze
 from ..schema.live import ServerSettings
-from ..sim.build import TrxFacts, logical_clock, mariadb_conservative
+from ..sim.build import TrxFacts, base_columns, logical_clock, mariadb_conservative
 from ..sim.engine import SimResult, simulate
 from ..sim.facts import read_facts
 from ..sim.model import CostModel, ReplicaConfig
@@ -61,10 +61,14 @@ class Context:
         k = (clock, key, catch_up)
         if k not in self._trx_cache:
             f = self.facts if facts is None else facts
+            bk = (key, catch_up)  # arrival, work and size do not depend on the clock
+            if bk not in self._trx_cache:
+                self._trx_cache[bk] = base_columns(f, self.cost, catch_up=catch_up)
+            base = self._trx_cache[bk]
             if self.mariadb:
-                self._trx_cache[k] = mariadb_conservative(f, self.cost, catch_up=catch_up)
+                self._trx_cache[k] = mariadb_conservative(f, self.cost, catch_up=catch_up, base=base)
             else:
-                self._trx_cache[k] = logical_clock(f, clock, self.cost, catch_up=catch_up)
+                self._trx_cache[k] = logical_clock(f, clock, self.cost, catch_up=catch_up, base=base)
         return self._trx_cache[k]
 
     def run(self, clock: str, workers: int, *, preserve: bool | None = None, durable: bool | None = None,
@@ -156,7 +160,7 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     written = result.policies.written if result.policies else None
     version = version_tuple(written.server_version if written else "")
     mariadb = bool(written and written.mariadb)
-    if settings is not None and settings.version:
-        version = version_tuple(settings.version) if not written or not written.server_version else version
+    if (written is None or not written.server_version) and settings is not None and settings.version:
+        version = version_tuple(settings.version)  # the files do not say: the server does
     return Context(list(paths), result, gb.s, facts, cost, settings, options, baseline_from(settings),
                    version, mariadb)

@@ -6,7 +6,6 @@ import json
 
 from .. import __version__
 from . import Advice
-from .context import WORKERS
 from .findings import SCHEMA_VERSION
 
 
@@ -137,4 +136,4 @@ def render(advice: Advice, console) -> None:
         console.print(tab)
 
 
-__all__ = ["advice_json", "mycnf", "render", "charts", "WORKERS"]
+__all__ = ["advice_json", "mycnf", "render", "charts"]

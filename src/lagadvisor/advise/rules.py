@@ -410,7 +410,7 @@ def resource_groups(ctx: Context) -> list[Finding]:
     if cores not in curve or 2 * cores not in curve:
         return []
     at, beyond = curve[cores], curve[2 * cores]
-    clock_allows = ctx.seconds("recorded", WORKERS[-1]) if cores else at
+    clock_allows = ctx.seconds("recorded", WORKERS[-1])
     if not (beyond >= at * 0.97 and curve[1] > 0 and curve[1] / at >= 1.2):
         return []
     eff = Effect(f"simulated: {cores} workers {_fmt_s(at)}, {2 * cores} workers {_fmt_s(beyond)} — more "
