@@ -125,6 +125,14 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
     let mut vals: Vec<i64> = Vec::with_capacity(4);
     let mut full: Vec<i64> = Vec::with_capacity(4);
     let bytes = |start: u32, len: u32| &data[start as usize..(start + len) as usize];
+    // The raw bytes of some image slots, for keys hashed by the reference (None: NULL/absent).
+    let raw_values = |slots: &mut dyn Iterator<Item = usize>| -> Vec<Option<&[u8]>> {
+        slots.map(|slot| match image[slot] {
+            Val::Raw(s, l) => Some(bytes(s, l)),
+            _ => None,
+        })
+        .collect()
+    };
     for (ki, k) in plan.keys.iter().enumerate() {
         vals.clear();
         full.clear();
@@ -156,14 +164,7 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
             continue;
         }
         if k.py {
-            let values: Vec<Option<&[u8]>> = k
-                .parts
-                .iter()
-                .map(|p| match image[p.slot] {
-                    Val::Raw(s, l) => Some(bytes(s, l)),
-                    _ => None,
-                })
-                .collect();
+            let values = raw_values(&mut k.parts.iter().map(|p| p.slot));
             out.extend(pykeys(false, ki, &values)?);
             continue;
         }
@@ -196,14 +197,7 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
                 continue;
             }
             if fk.py {
-                let values: Vec<Option<&[u8]>> = fk
-                    .parts
-                    .iter()
-                    .map(|p| match image[p.slot] {
-                        Val::Raw(s, l) => Some(bytes(s, l)),
-                        _ => None,
-                    })
-                    .collect();
+                let values = raw_values(&mut fk.parts.iter().map(|p| p.slot));
                 out.extend(pykeys(true, fi, &values)?);
                 continue;
             }
