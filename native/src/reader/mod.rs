@@ -233,6 +233,17 @@ fn bump(v: &mut Vec<u64>, i: usize) -> bool {
 
 #[pymethods]
 impl Analyzer {
+    /// Per-file state back to a file's start (the run's totals and clocks carry on).
+    fn start_file(&mut self, path: &str, file_idx: usize) {
+        self.file_path = path.to_string();
+        self.file_idx = file_idx;
+        self.fs = FileState::default();
+        self.fde = Fde::default_fde();
+        self.table_maps.clear();
+        self.tm_cache.clear();
+        self.plan_cache.clear();
+    }
+
     /// `commit_order`: 0 recorded, 1 serial, 2 flush-groups. `cb` is the Python bridge
     /// (`lagadvisor._native_bridge.Bridge`).
     #[new]
@@ -272,13 +283,7 @@ impl Analyzer {
     /// Read one file; returns its summary dict. Raises `NativeFallback` when the run must be
     /// read by the reference instead.
     fn read_file(&mut self, py: Python<'_>, path: String, file_idx: usize) -> PyResult<PyObject> {
-        self.file_path = path.clone();
-        self.file_idx = file_idx;
-        self.fs = FileState::default();
-        self.fde = Fde::default_fde();
-        self.table_maps.clear();
-        self.tm_cache.clear();
-        self.plan_cache.clear();
+        self.start_file(&path, file_idx);
         // A panic here would be a bug of this module, never an answer: it becomes a fallback
         // to the reference like any other input this reader does not handle.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path)));
@@ -296,13 +301,7 @@ impl Analyzer {
     fn detect(&mut self, py: Python<'_>, path: String, file_idx: usize, limit: u64) -> PyResult<Vec<(i64, i64, Option<u32>)>> {
         self.detect_limit = limit.max(1);
         self.detected.clear();
-        self.file_path = path.clone();
-        self.file_idx = file_idx;
-        self.fs = FileState::default();
-        self.fde = Fde::default_fde();
-        self.table_maps.clear();
-        self.tm_cache.clear();
-        self.plan_cache.clear();
+        self.start_file(&path, file_idx);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path)));
         self.detect_limit = 0;
         match outcome {
