@@ -54,6 +54,12 @@ def load() -> ModuleType | None:
     return _module
 
 
+def readable(paths) -> bool:
+    """Whether the native reader takes these inputs: local files, each named once (a file
+    streamed from a server, ``binlog.stream.LiveFile``, is read by the reference)."""
+    return bool(paths) and len(set(paths)) == len(paths) and not any(hasattr(p, "read_transactions") for p in paths)
+
+
 def unavailable_notice() -> str | None:
     """The one-line notice for ``analyze`` when the extension failed to import."""
     if forced_pure():

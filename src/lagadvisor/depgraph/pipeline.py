@@ -140,11 +140,10 @@ def _sample(paths: list[str], sample: int):
 def _native_sample(paths: list[str], sample: int):
     """The same sample read by the native core: ``(summary, items)``, or None when the native
     core is unavailable or gives the read back to the reference."""
-    from ..native import load
+    from ..native import load, readable
 
     native = load()
-    if (native is None or not paths or len(set(paths)) != len(paths)
-            or any(hasattr(p, "read_transactions") for p in paths)):  # streamed from a server
+    if native is None or not readable(paths):
         return None
     from types import SimpleNamespace
 

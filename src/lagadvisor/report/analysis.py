@@ -13,6 +13,7 @@ from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, ClockRun, WrittenPolicy, prepare, run_clocks
 from ..depgraph.policies import POLICIES, Computed
 from ..sim.run import percentile
+from ..native import readable as native_readable
 from ..writeset.extract import Writeset
 
 TOP_N = 5
@@ -146,8 +147,7 @@ def analyze(paths: Iterable[str], options: ClockOptions | None = None,
     paths = list(paths)
     options = options or ClockOptions()
     run: ClockRun = prepare(paths, options)
-    if (on_transaction is None and observe is None and not options.labels and len(set(paths)) == len(paths)
-            and not any(hasattr(p, "read_transactions") for p in paths)):  # streamed files: reference
+    if on_transaction is None and observe is None and not options.labels and native_readable(paths):
         from .native_analysis import analyze_native
 
         result = analyze_native(paths, options, run, on_progress)

@@ -92,12 +92,11 @@ class FactColumns:
 def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) -> FactColumns | None:
     """The run's facts as columns, read by the native core; None when it is unavailable or
     gives the run back (the caller then reads it with :func:`reference_facts`)."""
-    from ..native import Bridge, load
+    from ..native import Bridge, load, readable
     from ..writeset.tracker import KeyTracker
 
     native = load()
-    if (native is None or options.labels or len(set(paths)) != len(paths)
-            or any(hasattr(p, "read_transactions") for p in paths)):  # streamed files: reference
+    if native is None or options.labels or not readable(paths):
         return None
     # As in analyze_native: the native run changes its own copy of the catalog, so a fallback
     # starts the reference from the catalog as given.
