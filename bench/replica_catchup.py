@@ -175,26 +175,73 @@ def _waits(conn) -> dict[str, int]:
     return out
 
 
-def catch_up(config: str, workers: int, target: str, snap: Path, keep_binlog: Path | None = None) -> float:
+def wait_buffer_pool_loaded(conn, timeout: float = 120) -> None:
+    """A replica that catches up in production has a warm buffer pool: wait for the startup load
+    (innodb_buffer_pool_load_at_startup) so its reads do not compete with the applier."""
+    end = time.time() + timeout
+    while time.time() < end:
+        rows = q(conn, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'")
+        if not rows or "completed" in str(rows[0][1]).lower() or "not started" in str(rows[0][1]).lower():
+            return
+        time.sleep(0.1)
+
+
+def steal_ticks() -> int:
+    """CPU time the hypervisor gave to other guests (/proc/stat), logged per run: a noisy
+    neighbour shows here."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    return int(fields[8]) if len(fields) > 8 else 0
+
+
+STAGE_OPTIONS = ["--performance-schema-instrument=stage/%=ON",
+                 "--performance-schema-consumer-events-stages-current=ON"]
+
+
+def coordinator_active_seconds(conn) -> float:
+    """Seconds the coordinator (SQL thread) spent in stages other than waiting: reading events
+    and handing them to workers (performance_schema stage summary)."""
+    total = 0
+    for stage, wait in q(conn, "SELECT s.EVENT_NAME, s.SUM_TIMER_WAIT FROM "
+                               "performance_schema.events_stages_summary_by_thread_by_event_name s JOIN "
+                               "performance_schema.threads t USING (THREAD_ID) "
+                               "WHERE t.NAME = 'thread/sql/replica_sql' AND s.COUNT_STAR > 0"):
+        name = str(stage).lower()
+        if "wait" not in name and "has read all" not in name:
+            total += int(wait)
+    return total / 1e12
+
+
+def catch_up(config: str, workers: int, target: str, snap: Path, keep_binlog: Path | None = None,
+             stages: dict | None = None) -> float:
+    """Catch-up seconds; with *stages* the server runs with stage instrumentation (slower: used
+    only to measure the coordinator) and ``stages["coordinator_s"]`` gets its active seconds."""
     rep = replica(workers, config)
+    if stages is not None:
+        rep.options = [*rep.options, *STAGE_OPTIONS]
     shutil.rmtree(rep.host_datadir, ignore_errors=True)
     subprocess.run(["cp", "-a", str(snap), str(rep.host_datadir)], check=True)
+    os.sync()  # the copy's ~300 MB of dirty pages are written back now, not during the catch-up
     rep.start()
     try:
         r = connect(REP_PORT)
+        wait_buffer_pool_loaded(r)
         before = set(rep.binlog_files())
         q(r, "FLUSH BINARY LOGS")  # the applied transactions go to files not in `before`
         pid = int(rep.host_pid_file.read_text().split()[0])
         cpu0 = thread_cpu(pid)
         w0 = _waits(r)
+        st0 = steal_ticks()
         t0 = time.perf_counter()
         q(r, "START REPLICA SQL_THREAD")
         res = q(r, f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{target}', 900)")
         elapsed = time.perf_counter() - t0
         cpu1 = thread_cpu(pid)
         w1 = _waits(r)
+        if stages is not None:
+            stages["coordinator_s"] = coordinator_active_seconds(r)
         LAST_WAITS.clear()
         LAST_WAITS.update({k: v - w0.get(k, 0) for k, v in w1.items()})
+        LAST_WAITS["steal_s"] = (steal_ticks() - st0) / os.sysconf("SC_CLK_TCK")
         LAST_CPU.clear()
         LAST_CPU.update({k: round(v - cpu0.get(k, 0.0), 3) for k, v in cpu1.items() if v - cpu0.get(k, 0.0) > 0.005})
         if res[0][0] != 0:
@@ -291,8 +338,15 @@ def simulate_catch_up(files: list[Path], workers: int, durable: bool, cost) -> f
     return simulate(trxs, ReplicaConfig(workers, True, durable), cost).apply_us / 1e6
 
 
-def calibrate_models(k: int = 4) -> "object":
-    """Fit the cost model on the calibration workload (not on the validation workloads)."""
+def calibrate_models(k: int = 4, rounds: int = 3) -> "object":
+    """Fit the cost model on the calibration workload (not on the validation workloads).
+
+    Measured, not fitted: the coordinator's cost per byte (its active time in a
+    stage-instrumented one-worker catch-up over the bytes of the transactions), the worker CPU
+    factor with several workers (worker threads' CPU at 2 and k workers over one worker), the
+    per-row costs (one-worker commit gaps, with the coordinator's share taken out). Fitted: the
+    split of the per-transaction intercept into parallel worker work and the serial commit
+    stage, by matching the 2- and k-worker catch-up times of the same workload."""
     sys.path.insert(0, str(ROOT / "src"))
     from dataclasses import replace
 
@@ -301,35 +355,42 @@ def calibrate_models(k: int = 4) -> "object":
 
     setup, run = calibration_workload(11, 4000)
     files, target, snap = prepare_pair("relaxed", setup, run)
+    stages: dict = {}
+    catch_up("relaxed", 1, target, snap, stages=stages)
+    simulate_catch_up(files, 1, False, CostModel())  # reads the facts
+    total_bytes = sum(f.nbytes for f in _FACTS[tuple(str(f) for f in files)])
+    byte_us = stages["coordinator_s"] * 1e6 / total_bytes
     out = realservers.cache_dir() / "bench-replica-binlog"
     shutil.rmtree(out, ignore_errors=True)
-    t1 = catch_up("relaxed", 1, target, snap, keep_binlog=out)
-    fit = fit_gaps(sorted(str(p) for p in out.iterdir()))
-    measured_k = {w: sorted(catch_up("relaxed", w, target, snap) for _ in range(3))[1] for w in (2, k)}
-    log(f"  relaxed calibration: 1 worker {t1:.2f} s, multi-worker {measured_k}; gap fit {fit}")
+    times: dict[int, list[float]] = {1: [], 2: [], k: []}
+    cpu: dict[int, list[float]] = {1: [], 2: [], k: []}
+    for rnd in range(rounds):
+        for w in times:
+            times[w].append(catch_up("relaxed", w, target, snap, keep_binlog=out if (rnd, w) == (0, 1) else None))
+            cpu[w].append(LAST_CPU.get("rpl_rca_wkr", 0.0))
+    med = {w: sorted(v)[len(v) // 2] for w, v in times.items()}
+    cpu_med = {w: sorted(v)[len(v) // 2] for w, v in cpu.items()}
+    multi = max(1.0, (cpu_med[2] + cpu_med[k]) / 2 / cpu_med[1]) if cpu_med[1] else 1.0
+    fit = fit_gaps(sorted(str(p) for p in out.iterdir()), serial_byte_us=byte_us)
+    log(f"  relaxed calibration: catch-up {med}, worker CPU {cpu_med}; coordinator {stages['coordinator_s']:.3f} s "
+        f"for {total_bytes} bytes ({byte_us * 1e3:.2f} ns/byte); multi-worker CPU x{multi:.3f}; gap fit {fit}")
     base = CostModel(cores=os.cpu_count() or 2, insert_us=fit.insert_us, update_us=fit.update_us,
-                     delete_us=fit.delete_us, byte_us=fit.byte_us, flush_us=0.0)
-    # The coordinator's own work cannot be read off its CPU time (it busy-waits for free workers);
-    # the built-in estimate is kept. The rest of the per-transaction intercept is split between
-    # the parallel worker part and the serial commit part, and the commit-order wake-up is
-    # fitted, by matching the 2- and k-worker runs of the calibration workload (grid search).
-    dispatch = min(CostModel().dispatch_us, fit.intercept * 0.5)
-    span = max(0.0, fit.intercept - dispatch)
+                     delete_us=fit.delete_us, byte_us=fit.byte_us, flush_us=0.0, dispatch_us=0.0,
+                     dispatch_byte_us=byte_us, multi_worker_cpu=multi)
+    span = fit.intercept
     best = None
-    for c_share in [x / 10 for x in range(11)]:
-        for handoff in (0, 25, 50, 75, 100, 150, 200, 300):
-            m = replace(base, dispatch_us=dispatch, commit_us=span * c_share, trx_us=span * (1 - c_share),
-                        handoff_us=float(handoff))
-            err = sum(((simulate_catch_up(files, w, False, m) - t) / t) ** 2 for w, t in measured_k.items())
-            if best is None or err < best[0]:
-                best = (err, m)
+    for c_share in [x / 20 for x in range(21)]:
+        m = replace(base, commit_us=span * c_share, trx_us=span * (1 - c_share))
+        err = sum(((simulate_catch_up(files, w, False, m) - med[w]) / med[w]) ** 2 for w in (2, k))
+        if best is None or err < best[0]:
+            best = (err, m)
     model = best[1]
     log(f"  relaxed model: {model}")
     files_d, target_d, snap_d = prepare_pair("durable", setup, run)
     out_d = realservers.cache_dir() / "bench-replica-binlog-durable"
     shutil.rmtree(out_d, ignore_errors=True)
     catch_up("durable", 1, target_d, snap_d, keep_binlog=out_d)
-    fit_d = fit_gaps(sorted(str(p) for p in out_d.iterdir()))
+    fit_d = fit_gaps(sorted(str(p) for p in out_d.iterdir()), serial_byte_us=byte_us)
     model = replace(model, flush_us=max(0.0, fit_d.intercept - fit.intercept))
     log(f"  durable gap fit {fit_d}; model: {model}")
     return model
@@ -362,12 +423,17 @@ def main() -> int:
             spec = WORKLOADS[name]
             log(f"{name} / {config}: preparing")
             files, target, snap = prepare_pair(config, sysbench_setup(spec), sysbench_run(spec, args.events))
-            measured = {}
+            # Rounds are interleaved (1, 2, 4, 8, 1, 2, ...) so that a slow drift of the machine's
+            # speed (a shared host) moves every worker count alike instead of biasing a speedup.
+            runs: dict[int, list[float]] = {w: [] for w in workers}
+            for rnd in range(args.repeat):
+                for w in workers:
+                    runs[w].append(catch_up(config, w, target, snap))
+                    log(f"  round {rnd + 1}, {w} workers: caught up in {runs[w][-1]:.2f} s; "
+                        f"CPU s by thread {LAST_CPU}; waits {LAST_WAITS}")
+            measured = {w: sorted(runs[w])[len(runs[w]) // 2] for w in workers}
             for w in workers:
-                runs = sorted(catch_up(config, w, target, snap) for _ in range(args.repeat))
-                measured[w] = runs[len(runs) // 2]
-                log(f"  {w} workers: caught up in {measured[w]:.2f} s (runs {[round(x, 2) for x in runs]}); "
-                    f"CPU s by thread {LAST_CPU}; waits {LAST_WAITS}")
+                log(f"  {w} workers: median {measured[w]:.2f} s (runs {[round(x, 2) for x in runs[w]]})")
             sim_args = ["simulate", "--catch-up", "--policy", "recorded", "--workers",
                         ",".join(map(str, workers)), "--format", "json",
                         "--durable" if config == "durable" else "--relaxed"]

@@ -91,6 +91,7 @@ fn py_max(a: f64, b: f64) -> f64 {
 #[derive(Clone, Copy)]
 pub struct Costs {
     pub dispatch_us: f64,
+    pub dispatch_byte_us: f64,
     pub commit_us: f64,
     pub flush_us: f64,
     pub handoff_us: f64,
@@ -253,7 +254,8 @@ impl<'a> Sim<'a> {
         }
         self.free_workers -= 1;
         self.coord_busy = true;
-        self.run_cpu(self.cost.dispatch_us, DISPATCH_DONE, i as i64, 0, 0);
+        let d = self.cost.dispatch_us + self.cost.dispatch_byte_us * self.x.nbytes[i] as f64;
+        self.run_cpu(d, DISPATCH_DONE, i as i64, 0, 0);
     }
 
     fn start_flush(&mut self) {
@@ -405,9 +407,9 @@ fn single_threaded(x: &Input, cfg: &Config, cost: &Costs) -> Output {
     let mut t = 0.0;
     let mut busy = 0.0;
     let flush = if cfg.durable { cost.flush_us } else { 0.0 };
-    for ((c, &arrival), &w) in commit_t.iter_mut().zip(x.arrival_us).zip(x.work_us) {
+    for (((c, &arrival), &w), &nb) in commit_t.iter_mut().zip(x.arrival_us).zip(x.work_us).zip(x.nbytes) {
         t = py_max(t, arrival);
-        let work = cost.dispatch_us + w + cost.commit_us + flush;
+        let work = (cost.dispatch_us + cost.dispatch_byte_us * nb as f64) + w + cost.commit_us + flush;
         t += work;
         busy += work;
         *c = t;
@@ -560,7 +562,8 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
 }
 
 /// `sim_run(arrival_us, work_us, nbytes, need, need_kind, workers, preserve_commit_order,
-/// durable, pending_jobs_size_max, dispatch_us, commit_us, flush_us, handoff_us, cores)`:
+/// durable, pending_jobs_size_max, dispatch_us, dispatch_byte_us, commit_us, flush_us, handoff_us,
+/// cores)`:
 /// columns as bytes of array('d'), ('d'), ('q'), ('q'), ('b'). Returns `(apply_us, busy_us,
 /// dependency_wait_us, worker_wait_us, flushes, commit_us bytes of array('d'))`.
 #[pyfunction]
@@ -577,6 +580,7 @@ fn sim_run<'py>(
     durable: bool,
     pending_jobs_size_max: i64,
     dispatch_us: f64,
+    dispatch_byte_us: f64,
     commit_us: f64,
     flush_us: f64,
     handoff_us: f64,
@@ -598,7 +602,7 @@ fn sim_run<'py>(
     }
     let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind };
     let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max };
-    let cost = Costs { dispatch_us, commit_us, flush_us, handoff_us, cores: cores.max(1) as f64 };
+    let cost = Costs { dispatch_us, dispatch_byte_us, commit_us, flush_us, handoff_us, cores: cores.max(1) as f64 };
     let out = py.allow_threads(|| simulate(&input, cfg, cost)).map_err(PyRuntimeError::new_err)?;
     let commit = PyBytes::new_bound(py, &f64_bytes(&out.commit_us));
     Ok((out.apply_us, out.busy_us, out.dependency_wait_us, out.worker_wait_us, out.flushes, commit))

@@ -57,7 +57,9 @@ class GapFit:
     mean_gap_us: float
 
 
-def fit_gaps(paths: list[str], min_lag_us: int = 100_000) -> GapFit:
+def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0) -> GapFit:
+    """Regress the one-worker commit gaps; ``serial_byte_us`` (the coordinator's measured cost per
+    byte read, serial with the worker when there is one) is taken out of each gap first."""
     samples: list[tuple[float, int, int, int, int]] = []
     for path in paths:
         prev = None
@@ -70,7 +72,7 @@ def fit_gaps(paths: list[str], min_lag_us: int = 100_000) -> GapFit:
                 ins = sum(s.inserts for s in t.tables)
                 upd = sum(s.updates for s in t.tables)
                 dele = sum(s.deletes for s in t.tables)
-                samples.append((float(ts - prev), ins, upd, dele, t.bytes))
+                samples.append((float(ts - prev) - serial_byte_us * t.bytes, ins, upd, dele, t.bytes))
             prev = ts
     if len(samples) < 50:
         raise ConfigError(f"only {len(samples)} usable commit gaps: calibrate from the binlog of a replica "

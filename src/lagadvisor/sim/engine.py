@@ -30,7 +30,7 @@ import os
 from array import array
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .model import CostModel, ReplicaConfig
 
@@ -116,9 +116,23 @@ def simulate(trxs: SimInput | Sequence[SimTrx], cfg: ReplicaConfig, cost: CostMo
     """Simulate the applier on *trxs*: the native engine when it is available, else the Python
     reference. Both give the same result, to the bit (tests/sim/test_native.py)."""
     inp = trxs if isinstance(trxs, SimInput) else SimInput.of(trxs)
+    inp, cost = spread_across_workers(inp, cfg, cost)
     if NATIVE is not None:
         return simulate_native(inp, cfg, cost)
     return simulate_python(inp, cfg, cost)
+
+
+def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> tuple[SimInput, CostModel]:
+    """With more than one worker, consecutive transactions run on different threads (and cores)
+    than the one that ran their predecessor, with colder caches: the workers' CPU per transaction
+    (apply and commit) is ``cost.multi_worker_cpu`` times what one worker needs. Measured from
+    the replica threads' CPU time (/proc) at 1 and k workers; see bench/replica_catchup.py."""
+    f = cost.multi_worker_cpu
+    if cfg.workers < 2 or f == 1.0:
+        return inp, cost
+    work = array("d", [w * f for w in inp.work_us])
+    return (SimInput(inp.arrival_us, work, inp.nbytes, inp.need, inp.need_kind),
+            replace(cost, commit_us=cost.commit_us * f))
 
 
 def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimResult:
@@ -129,8 +143,8 @@ def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     apply_us, busy, dep_wait, worker_wait, flushes, commit = native.sim_run(
         inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
         inp.need_kind.tobytes(), cfg.workers, cfg.preserve_commit_order, cfg.durable,
-        cfg.pending_jobs_size_max, cost.dispatch_us, cost.commit_us, cost.flush_us, cost.handoff_us,
-        cost.cores)
+        cfg.pending_jobs_size_max, cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us,
+        cost.handoff_us, cost.cores)
     commit_us = array("d")
     commit_us.frombytes(commit)
     return SimResult(max(0, cfg.workers), apply_us, commit_us, inp.arrival_us, busy_us=busy,
@@ -247,7 +261,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             coord_blocked_since = None
         free_workers -= 1
         coord_busy = True
-        run_cpu(now, cost.dispatch_us, DISPATCH_DONE, coord_next)
+        run_cpu(now, cost.dispatch_us + cost.dispatch_byte_us * nbytes[coord_next], DISPATCH_DONE, coord_next)
 
     def start_flush(now: float) -> None:
         nonlocal flush_busy, flush_queue
@@ -361,9 +375,10 @@ def _single_threaded(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimR
     commit_t = array("d", bytes(8 * n))
     t = 0.0
     busy = 0.0
-    for i, (arrival, w) in enumerate(zip(inp.arrival_us, inp.work_us)):
+    for i, (arrival, w, nb) in enumerate(zip(inp.arrival_us, inp.work_us, inp.nbytes)):
         t = max(t, arrival)
-        work = cost.dispatch_us + w + cost.commit_us + (cost.flush_us if cfg.durable else 0.0)
+        work = ((cost.dispatch_us + cost.dispatch_byte_us * nb) + w + cost.commit_us
+                + (cost.flush_us if cfg.durable else 0.0))
         t += work
         busy += work
         commit_t[i] = t

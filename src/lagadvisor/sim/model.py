@@ -35,9 +35,11 @@ class CostModel:
     delete_us: float = 25.8        # worker, per row deleted
     byte_us: float = 0.0           # worker, per byte (not separable from rows; kept at 0)
     dispatch_us: float = 60.0      # coordinator, per transaction (read, schedule, hand over)
+    dispatch_byte_us: float = 0.0  # coordinator, per byte of the transaction's events (reading them)
     commit_us: float = 154.3       # flush stage, per transaction (serial)
     flush_us: float = 438.5        # sync stage, per group (serial), when durable
     handoff_us: float = 0.0        # commit-order wake-up of a worker that waited for its turn
+    multi_worker_cpu: float = 1.0  # worker CPU factor with >= 2 workers (transactions change threads)
     cores: int = 2
 
     def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int) -> float:
