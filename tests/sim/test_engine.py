@@ -49,6 +49,32 @@ def test_group_commit_shares_flushes():
     assert eight.flushes == 2 and eight.apply_us == 200
 
 
+def test_coordinator_cost_per_byte_is_serial():
+    # A serial chain with one worker: each transaction waits for the coordinator to read it
+    # (dispatch_byte_us per byte) and then for its apply, on 64 cores.
+    trxs = [SimTrx(0.0, 100.0, 1000 * (i + 1), i - 1) for i in range(4)]
+    cost = CostModel(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=5.0,
+                     dispatch_byte_us=0.01, commit_us=0, flush_us=0, cores=64)
+    res = simulate(trxs, ReplicaConfig(1, durable=False), cost)
+    assert res.apply_us == sum(5.0 + 0.01 * 1000 * (i + 1) + 100.0 for i in range(4))
+    single = simulate(trxs, ReplicaConfig(0, durable=False), cost)
+    assert single.apply_us == res.apply_us
+
+
+def test_multi_worker_cpu_applies_from_two_workers():
+    trxs = _trx(8)
+    cost = CostModel(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
+                     flush_us=0, cores=64)
+    colder = CostModel(**{**{f: getattr(cost, f) for f in cost.__slots__}, "multi_worker_cpu": 1.5})
+    one, one_c = (simulate(trxs, ReplicaConfig(1, durable=False), c).apply_us for c in (cost, colder))
+    assert one == one_c == 8 * 120
+    # Eight workers on 64 cores: all apply at once (100 us, 150 us colder), then the serial
+    # commit stage takes each transaction in turn (20 us, 30 us colder).
+    eight, eight_c = (simulate(trxs, ReplicaConfig(8, durable=False), c).apply_us for c in (cost, colder))
+    assert eight == 100 + 8 * 20
+    assert eight_c == 150 + 8 * 30
+
+
 def test_preserve_commit_order_holds_later_commits():
     # T0 is long, T1 short: with preserve order T1 commits after T0.
     trxs = [SimTrx(0.0, 1000.0, 1, -1), SimTrx(0.0, 10.0, 1, -1)]

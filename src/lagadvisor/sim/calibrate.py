@@ -104,8 +104,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     the built-in model, whose split was measured on this kind of machine; see
     bench/replica_catchup.py). Durable: with a relaxed ``base`` from the same replica, the
     intercept's excess over ``base`` is the sync stage (``flush_us``)."""
-    fit = fit_gaps(paths, min_lag_us)
     model = base or CostModel()
+    fit = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us)
     fixed = model.dispatch_us + model.trx_us + model.commit_us
     if durable and base is not None:
         model = replace(model, flush_us=max(0.0, fit.intercept - fixed))

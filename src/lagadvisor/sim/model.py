@@ -35,6 +35,8 @@ class CostModel:
     delete_us: float = 25.8        # worker, per row deleted
     byte_us: float = 0.0           # worker, per byte (not separable from rows; kept at 0)
     dispatch_us: float = 60.0      # coordinator, per transaction (read, schedule, hand over)
+    # Measured by the bench's newer calibration (bench/cost.json: 0.0104 and 1.03); neutral here
+    # until a calibration run gives a one-worker fit as clean as the one above (README, issue 5).
     dispatch_byte_us: float = 0.0  # coordinator, per byte of the transaction's events (reading them)
     commit_us: float = 154.3       # flush stage, per transaction (serial)
     flush_us: float = 438.5        # sync stage, per group (serial), when durable
