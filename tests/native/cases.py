@@ -3,6 +3,8 @@ to the reference (and why), and the clock options with or without a schema file.
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from conftest import FIXTURES, corpus_files, fixture_dirs
@@ -33,6 +35,18 @@ def cases():
     for p in corpus_files():
         out.append(pytest.param(p.name, [str(p)], None, id=p.name))
     return out
+
+
+def multi_file_run(directory) -> tuple[list[str], tuple[str | None, str]]:
+    """A run across files: the sysbench file under two names in ``directory``, then a corpus file
+    after it; and the schemas to read it with (none, the sysbench schema.sql)."""
+    src = FIXTURES / "sysbench_oltp_write_only"
+    files = []
+    for name in ("binlog.000001", "binlog.000002"):
+        shutil.copyfile(src / "binlog.000001", directory / name)
+        files.append(str(directory / name))
+    files += [str(c) for c in corpus_files() if c.name == "binlog_transaction_with_GTID.000001"]
+    return files, (None, str(src / "schema.sql"))
 
 
 def options(schema: str | None) -> ClockOptions:

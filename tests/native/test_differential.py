@@ -12,13 +12,12 @@ truncated and bit-flipped binlogs.
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, corpus_files
+from conftest import FIXTURES
 from lagadvisor import native
 from lagadvisor.depgraph.pipeline import prepare
 from lagadvisor.errors import LagAdvisorError
@@ -29,7 +28,7 @@ from lagadvisor.report.native_analysis import analyze_native
 NATIVE = native.load()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason="native core not built (LAGADVISOR_PUREPYTHON or no extension)")
 
-from cases import DAMAGE_PREFIX, DAMAGE_SOURCES, EXPECTED_FALLBACK, damaged_file  # noqa: E402
+from cases import DAMAGE_PREFIX, DAMAGE_SOURCES, EXPECTED_FALLBACK, damaged_file, multi_file_run  # noqa: E402
 from cases import cases as _cases  # noqa: E402
 from cases import options as _options  # noqa: E402
 
@@ -88,15 +87,8 @@ def _public(files: list[str], schema: str | None) -> str:
 def test_multi_file_run_carries_state(tmp_path, monkeypatch):
     """Session state, totals and the per-file resets across files, as in the reference: the
     sysbench file read twice under two names, then a corpus file after it."""
-    a = tmp_path / "binlog.000001"
-    b = tmp_path / "binlog.000002"
-    shutil.copyfile(FIXTURES / "sysbench_oltp_write_only" / "binlog.000001", a)
-    shutil.copyfile(FIXTURES / "sysbench_oltp_write_only" / "binlog.000001", b)
-    files = [str(a), str(b)]
-    for c in corpus_files():
-        if c.name == "binlog_transaction_with_GTID.000001":
-            files.append(str(c))
-    for schema in (None, str(FIXTURES / "sysbench_oltp_write_only" / "schema.sql")):
+    files, schemas = multi_file_run(tmp_path)
+    for schema in schemas:
         mine = _native(files, schema)
         assert mine is not None
         assert mine == _reference(files, schema, monkeypatch)

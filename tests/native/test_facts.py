@@ -10,14 +10,13 @@ bytes through both paths, with the native run forbidden to touch the reference r
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from conftest import FIXTURES, corpus_files
+from conftest import FIXTURES
 from lagadvisor import native
 from lagadvisor.cli import app
 from lagadvisor.depgraph.pipeline import prepare
@@ -28,7 +27,7 @@ from lagadvisor.sim.facts import native_facts, read_facts, reference_facts
 NATIVE = native.load()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason="native core not built (LAGADVISOR_PUREPYTHON or no extension)")
 
-from cases import DAMAGE_PREFIX, DAMAGE_SOURCES, EXPECTED_FALLBACK, damaged_file  # noqa: E402
+from cases import DAMAGE_PREFIX, DAMAGE_SOURCES, EXPECTED_FALLBACK, damaged_file, multi_file_run  # noqa: E402
 from cases import cases as _cases  # noqa: E402
 from cases import options as _options  # noqa: E402
 
@@ -88,15 +87,8 @@ def test_native_facts_equal_reference(name, files, schema, monkeypatch):
 def test_multi_file_run_carries_state(tmp_path, monkeypatch):
     """File indices, per-file clock resets and carried session/DDL state across files: the
     sysbench file under two names, then a corpus file."""
-    a = tmp_path / "binlog.000001"
-    b = tmp_path / "binlog.000002"
-    shutil.copyfile(FIXTURES / "sysbench_oltp_write_only" / "binlog.000001", a)
-    shutil.copyfile(FIXTURES / "sysbench_oltp_write_only" / "binlog.000001", b)
-    files = [str(a), str(b)]
-    for c in corpus_files():
-        if c.name == "binlog_transaction_with_GTID.000001":
-            files.append(str(c))
-    for schema in (None, str(FIXTURES / "sysbench_oltp_write_only" / "schema.sql")):
+    files, schemas = multi_file_run(tmp_path)
+    for schema in schemas:
         mine = _native(files, schema)
         assert isinstance(mine, list)
         assert {f.file_idx for f in mine} == set(range(len(files)))
