@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -211,13 +212,13 @@ def coordinator_active_seconds(conn) -> float:
     return total / 1e12
 
 
-def catch_up(config: str, workers: int, target: str, snap: Path, keep_binlog: Path | None = None,
-             stages: dict | None = None) -> float:
-    """Catch-up seconds; with *stages* the server runs with stage instrumentation (slower: used
-    only to measure the coordinator) and ``stages["coordinator_s"]`` gets its active seconds."""
+def catch_up(config: str, workers: int, target: str, snap: Path, keep_binlog: Path | None = None, *,
+             instrument: Sequence[str] = (), inspect: Callable[[object], None] | None = None) -> float:
+    """Catch-up seconds. *instrument*: extra server options (performance_schema instruments: they
+    slow the applier, so only for runs that measure, not for the timed ones); *inspect* is called
+    with the replica's connection once it has caught up."""
     rep = replica(workers, config)
-    if stages is not None:
-        rep.options = [*rep.options, *STAGE_OPTIONS]
+    rep.options = [*rep.options, *instrument]
     shutil.rmtree(rep.host_datadir, ignore_errors=True)
     subprocess.run(["cp", "-a", str(snap), str(rep.host_datadir)], check=True)
     os.sync()  # the copy's ~300 MB of dirty pages are written back now, not during the catch-up
@@ -237,8 +238,8 @@ def catch_up(config: str, workers: int, target: str, snap: Path, keep_binlog: Pa
         elapsed = time.perf_counter() - t0
         cpu1 = thread_cpu(pid)
         w1 = _waits(r)
-        if stages is not None:
-            stages["coordinator_s"] = coordinator_active_seconds(r)
+        if inspect is not None:
+            inspect(r)
         LAST_WAITS.clear()
         LAST_WAITS.update({k: v - w0.get(k, 0) for k, v in w1.items()})
         LAST_WAITS["steal_s"] = (steal_ticks() - st0) / os.sysconf("SC_CLK_TCK")
@@ -356,7 +357,8 @@ def calibrate_models(k: int = 4, rounds: int = 3) -> "object":
     setup, run = calibration_workload(11, 4000)
     files, target, snap = prepare_pair("relaxed", setup, run)
     stages: dict = {}
-    catch_up("relaxed", 1, target, snap, stages=stages)
+    catch_up("relaxed", 1, target, snap, instrument=STAGE_OPTIONS,
+             inspect=lambda r: stages.update(coordinator_s=coordinator_active_seconds(r)))
     simulate_catch_up(files, 1, False, CostModel())  # reads the facts
     total_bytes = sum(f.nbytes for f in _FACTS[tuple(str(f) for f in files)])
     byte_us = stages["coordinator_s"] * 1e6 / total_bytes
