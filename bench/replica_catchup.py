@@ -173,6 +173,15 @@ def _waits(conn) -> dict[str, int]:
     row = q(conn, "SELECT COALESCE(SUM(COUNT_TRANSACTIONS_RETRIES), 0) FROM "
                   "performance_schema.replication_applier_status")
     out["retries"] = int(row[0][0]) if row else 0
+    # The fsyncs (and other non-read/write file operations) on the redo log and the binlog:
+    # how many commit groups there were and what each fsync costs (performance_schema file
+    # instruments, on by default).
+    for name, count, wait in q(conn, "SELECT EVENT_NAME, COUNT_MISC, SUM_TIMER_MISC FROM "
+                                     "performance_schema.file_summary_by_event_name WHERE EVENT_NAME IN "
+                                     "('wait/io/file/innodb/innodb_log_file', 'wait/io/file/sql/binlog')"):
+        key = "redo" if "innodb" in str(name) else "binlog"
+        out[f"{key}_misc"] = int(count)
+        out[f"{key}_misc_us"] = int(wait) // 1_000_000
     return out
 
 
@@ -345,7 +354,8 @@ def calibrate_models(k: int = 4, rounds: int = 3) -> "object":
     Measured, not fitted: the coordinator's cost per byte (its active time in a
     stage-instrumented one-worker catch-up over the bytes of the transactions), the worker CPU
     factor with several workers (worker threads' CPU at 2 and k workers over one worker), the
-    per-row costs (one-worker commit gaps, with the coordinator's share taken out). Fitted: the
+    per-row costs (one-worker commit gaps, with the coordinator's share taken out), the split of
+    the durable fsync time between the redo log and the binlog (file instruments). Fitted: the
     split of the per-transaction intercept into parallel worker work and the serial commit
     stage, by matching the 2- and k-worker catch-up times of the same workload."""
     sys.path.insert(0, str(ROOT / "src"))
@@ -392,9 +402,15 @@ def calibrate_models(k: int = 4, rounds: int = 3) -> "object":
     out_d = realservers.cache_dir() / "bench-replica-binlog-durable"
     shutil.rmtree(out_d, ignore_errors=True)
     catch_up("durable", 1, target_d, snap_d, keep_binlog=out_d)
+    fsync = dict(LAST_WAITS)
     fit_d = fit_gaps(sorted(str(p) for p in out_d.iterdir()), serial_byte_us=byte_us)
-    model = replace(model, flush_us=max(0.0, fit_d.intercept - fit.intercept))
-    log(f"  durable gap fit {fit_d}; model: {model}")
+    # The durable excess per commit is two fsyncs: the redo log's in the flush stage and the
+    # binlog's in the sync stage. Their split is measured (file instruments' fsync time).
+    excess = max(0.0, fit_d.intercept - fit.intercept)
+    redo, binlog = fsync.get("redo_misc_us", 0), fsync.get("binlog_misc_us", 0)
+    share = redo / (redo + binlog) if redo + binlog else 0.5
+    model = replace(model, redo_flush_us=excess * share, flush_us=excess * (1 - share))
+    log(f"  durable gap fit {fit_d}; fsyncs {fsync} (redo share {share:.3f}); model: {model}")
     return model
 
 

@@ -24,7 +24,8 @@ use pyo3::types::PyBytes;
 const PREFIX: u8 = 0;
 const SPECIFIC: u8 = 1;
 
-// Event kinds (engine.py): DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF.
+// Event kinds (engine.py): DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF,
+// REDO_DONE.
 const DISPATCH_DONE: u8 = 0;
 const APPLY_DONE: u8 = 1;
 const FLUSH_DONE: u8 = 2;
@@ -32,6 +33,7 @@ const WAKE: u8 = 3;
 const SYNC_DONE: u8 = 4;
 const CPU_DONE: u8 = 5;
 const HANDOFF: u8 = 6;
+const REDO_DONE: u8 = 7;
 
 /// One queue entry: `key` is a time (event queue) or a virtual finish (processor sharing).
 /// `i` is a transaction index, or the version for CPU_DONE; `lo..hi` is a commit group, as a
@@ -94,6 +96,7 @@ pub struct Costs {
     pub dispatch_byte_us: f64,
     pub commit_us: f64,
     pub flush_us: f64,
+    pub redo_flush_us: f64,
     pub handoff_us: f64,
     pub cores: f64,
 }
@@ -131,6 +134,7 @@ struct Sim<'a> {
     cfg: Config,
     cost: Costs,
     sync_us: f64,
+    redo_us: f64,
     heap: BinaryHeap<Ev>,
     ps_heap: BinaryHeap<Ev>,
     counter: u64,
@@ -258,14 +262,19 @@ impl<'a> Sim<'a> {
         self.run_cpu(d, DISPATCH_DONE, i as i64, 0, 0);
     }
 
-    fn start_flush(&mut self) {
+    fn start_flush(&mut self, now: f64) {
         if self.flush_busy || self.flush_start == self.arena.len() {
             return;
         }
         self.flush_busy = true;
         let (lo, hi) = (self.flush_start, self.arena.len());
         self.flush_start = hi;
-        self.run_cpu(self.cost.commit_us * (hi - lo) as f64, FLUSH_DONE, -1, lo as u32, hi as u32);
+        if self.redo_us > 0.0 {
+            // The leader waits for the group's redo fsync (no CPU), then writes and commits.
+            self.push(now + self.redo_us, REDO_DONE, -1, lo as u32, hi as u32);
+        } else {
+            self.run_cpu(self.cost.commit_us * (hi - lo) as f64, FLUSH_DONE, -1, lo as u32, hi as u32);
+        }
     }
 
     fn start_sync(&mut self, now: f64) {
@@ -278,13 +287,13 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn enter_commit(&mut self, i: usize) {
+    fn enter_commit(&mut self, i: usize, now: f64) {
         self.entered[i] = true;
         while ((self.entered_upto + 1) as usize) < self.n && self.entered[(self.entered_upto + 1) as usize] {
             self.entered_upto += 1;
         }
         self.arena.push(i as u32);
-        self.start_flush();
+        self.start_flush(now);
     }
 
     fn commit(&mut self, i: usize, now: f64) {
@@ -299,7 +308,7 @@ impl<'a> Sim<'a> {
 
     fn enter_in_order(&mut self, now: f64) {
         loop {
-            self.enter_commit(self.next_entry);
+            self.enter_commit(self.next_entry, now);
             self.next_entry += 1;
             if self.next_entry >= self.n || !self.applied[self.next_entry] {
                 return;
@@ -330,15 +339,19 @@ impl<'a> Sim<'a> {
                         self.enter_in_order(now);
                     }
                 } else {
-                    self.enter_commit(i);
+                    self.enter_commit(i, now);
                 }
             }
             HANDOFF => self.enter_in_order(now),
+            REDO_DONE => {
+                let members = (ev.hi - ev.lo) as f64;
+                self.run_cpu(self.cost.commit_us * members, FLUSH_DONE, -1, ev.lo, ev.hi);
+            }
             FLUSH_DONE => {
                 self.flush_busy = false;
                 self.sync_queue.push_back((ev.lo, ev.hi));
                 self.start_sync(now);
-                self.start_flush();
+                self.start_flush(now);
             }
             SYNC_DONE => {
                 self.flushes += 1;
@@ -380,7 +393,7 @@ impl<'a> Sim<'a> {
                 for d in done.drain(..) {
                     self.handle(d, t);
                 }
-            } else if ev.kind == SYNC_DONE || ev.kind == HANDOFF {
+            } else if ev.kind == SYNC_DONE || ev.kind == HANDOFF || ev.kind == REDO_DONE {
                 self.handle(ev, t);
             }
             self.try_coordinator(t);
@@ -406,7 +419,7 @@ fn single_threaded(x: &Input, cfg: &Config, cost: &Costs) -> Output {
     let mut commit_t = vec![0.0; n];
     let mut t = 0.0;
     let mut busy = 0.0;
-    let flush = if cfg.durable { cost.flush_us } else { 0.0 };
+    let flush = if cfg.durable { cost.redo_flush_us + cost.flush_us } else { 0.0 };
     for (((c, &arrival), &w), &nb) in commit_t.iter_mut().zip(x.arrival_us).zip(x.work_us).zip(x.nbytes) {
         t = py_max(t, arrival);
         let work = (cost.dispatch_us + cost.dispatch_byte_us * nb as f64) + w + cost.commit_us + flush;
@@ -437,6 +450,7 @@ pub fn simulate(x: &Input, cfg: Config, cost: Costs) -> Result<Output, String> {
         cfg,
         cost,
         sync_us: if cfg.durable { cost.flush_us } else { 0.0 },
+        redo_us: if cfg.durable { cost.redo_flush_us } else { 0.0 },
         heap: BinaryHeap::new(),
         ps_heap: BinaryHeap::new(),
         counter: 0,
@@ -563,7 +577,7 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
 
 /// `sim_run(arrival_us, work_us, nbytes, need, need_kind, workers, preserve_commit_order,
 /// durable, pending_jobs_size_max, dispatch_us, dispatch_byte_us, commit_us, flush_us, handoff_us,
-/// cores)`:
+/// cores, redo_flush_us)`:
 /// columns as bytes of array('d'), ('d'), ('q'), ('q'), ('b'). Returns `(apply_us, busy_us,
 /// dependency_wait_us, worker_wait_us, flushes, commit_us bytes of array('d'))`.
 #[pyfunction]
@@ -585,6 +599,7 @@ fn sim_run<'py>(
     flush_us: f64,
     handoff_us: f64,
     cores: i64,
+    redo_flush_us: f64,
 ) -> PyResult<(f64, f64, f64, f64, i64, Bound<'py, PyBytes>)> {
     let arrival = f64s(arrival_us, "arrival_us")?;
     let work = f64s(work_us, "work_us")?;
@@ -602,7 +617,8 @@ fn sim_run<'py>(
     }
     let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind };
     let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max };
-    let cost = Costs { dispatch_us, dispatch_byte_us, commit_us, flush_us, handoff_us, cores: cores.max(1) as f64 };
+    let cost =
+        Costs { dispatch_us, dispatch_byte_us, commit_us, flush_us, redo_flush_us, handoff_us, cores: cores.max(1) as f64 };
     let out = py.allow_threads(|| simulate(&input, cfg, cost)).map_err(PyRuntimeError::new_err)?;
     let commit = PyBytes::new_bound(py, &f64_bytes(&out.commit_us));
     Ok((out.apply_us, out.busy_us, out.dependency_wait_us, out.worker_wait_us, out.flushes, commit))

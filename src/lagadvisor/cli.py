@@ -563,6 +563,12 @@ def calibrate(
     base: Annotated[Optional[str], typer.Option(help="For --durable: a cost model fitted on a relaxed "
                                                      "run, to split CPU from flush time.")] = None,
     cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replica.", min=1)] = None,
+    redo_share: Annotated[Optional[float], typer.Option(
+        help="For --durable: the InnoDB redo fsync's share of the fsync time per commit (the rest "
+             "is the binlog fsync); default: the --base model's split. Measure it from "
+             "performance_schema.file_summary_by_event_name (SUM_TIMER_MISC of "
+             "wait/io/file/innodb/innodb_log_file against wait/io/file/sql/binlog).",
+        min=0.0, max=1.0)] = None,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the model here.")] = None,
 ) -> None:
     """Fit the apply cost model (per transaction, per row by kind, per byte, flush) from a
@@ -574,7 +580,7 @@ def calibrate(
 
     try:
         result = fit(files, durable=durable, base=CostModel.from_file(base) if base else None,
-                     cores=cores or os.cpu_count() or 1)
+                     cores=cores or os.cpu_count() or 1, redo_share=redo_share)
     except LagAdvisorError as err:
         raise _fail(err) from None
     text = result.model.to_json()

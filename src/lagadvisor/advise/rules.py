@@ -361,7 +361,7 @@ def durability(ctx: Context) -> list[Finding]:
                     "sync_binlog / innodb_flush_log_at_trx_commit", cur,
                     "sync_binlog=0, innodb_flush_log_at_trx_commit=2",
                     "every commit group pays an fsync of the binlog and the redo log "
-                    f"(cost model: {ctx.cost.flush_us:.0f} us per group). Trade-off: after an OS crash the "
+                    f"(cost model: {ctx.cost.redo_flush_us:.0f} + {ctx.cost.flush_us:.0f} us per group). Trade-off: after an OS crash the "
                     "replica loses its last transactions; it is safe to re-fetch them only with GTID "
                     "auto-positioning (SOURCE_AUTO_POSITION=1) and relay_log_recovery=ON, and a replica that "
                     "may be promoted should go back to 1/1 first", eff,

@@ -5,8 +5,9 @@ While a replica applies a backlog with one worker, the gap between two consecuti
 the second transaction. Regressing those gaps on each transaction's rows by kind and bytes gives
 the per-transaction, per-row and per-byte costs. Gaps are kept only while the replica was behind
 (its commit later than the source's by more than ``min_lag_us``), so idle time is not counted;
-the slowest 10% (checkpoint or flush stalls) are dropped. With ``durable`` the intercept holds
-the flush; a ``base`` model from a relaxed run splits it into CPU and flush time.
+stalls are kept out of the slopes (:func:`fit_samples`). With ``durable`` the intercept holds
+the two fsyncs; a ``base`` model from a relaxed run splits it into CPU and fsync time, and the
+fsync time into the redo fsync (flush stage) and the binlog fsync (sync stage).
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ class GapFit:
 
 
 def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0) -> GapFit:
-    """Regress the one-worker commit gaps; ``serial_byte_us`` (the coordinator's measured cost per
-    byte read, serial with the worker when there is one) is taken out of each gap first."""
+    """Regress the one-worker commit gaps of a replica's own binlog; ``serial_byte_us`` (the
+    coordinator's measured cost per byte read, serial with the worker when there is one) is
+    taken out of each gap first."""
     samples: list[tuple[float, int, int, int, int]] = []
     for path in paths:
         prev = None
@@ -77,46 +79,100 @@ def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float 
     if len(samples) < 50:
         raise ConfigError(f"only {len(samples)} usable commit gaps: calibrate from the binlog of a replica "
                           "(log_replica_updates=ON) that applied a backlog with one worker")
-    samples.sort()
-    samples = samples[: max(50, int(len(samples) * 0.9))]
-    # Bytes grow with rows in practice (row images), so a byte term is not identifiable next to
-    # the per-row terms: it is left at 0 and the per-row costs carry the per-byte cost.
-    xs = [(1.0, float(i), float(u), float(d)) for _, i, u, d, _ in samples]
-    ys = [g for g, *_ in samples]
-    k = 4
-    ata = [[sum(x[r] * x[c] for x in xs) for c in range(k)] for r in range(k)]
-    aty = [sum(x[r] * y for x, y in zip(xs, ys)) for r in range(k)]
-    coef = _solve(ata, aty) + [0.0]
-    mean = sum(ys) / len(ys)
-    pred = [sum(c * v for c, v in zip(coef, x)) for x in xs]
-    ss_res = sum((y - p) ** 2 for y, p in zip(ys, pred))
-    ss_tot = sum((y - mean) ** 2 for y in ys) or 1.0
-    intercept, ins, upd, dele, byte = (max(0.0, c) for c in coef)
-    return GapFit(intercept, ins, upd, dele, byte, len(samples), 1 - ss_res / ss_tot, mean)
+    return fit_samples(samples)
+
+
+def _ols(rows: list[tuple[float, int, int, int, int]]) -> list[float]:
+    xs = [(1.0, float(i), float(u), float(d)) for _, i, u, d, _ in rows]
+    ata = [[sum(x[r] * x[c] for x in xs) for c in range(4)] for r in range(4)]
+    aty = [sum(x[r] * g for x, (g, *_) in zip(xs, rows)) for r in range(4)]
+    return _solve(ata, aty)
+
+
+def _residuals(rows: list[tuple[float, int, int, int, int]], coef: list[float]) -> list[float]:
+    return [g - (coef[0] + coef[1] * i + coef[2] * u + coef[3] * d) for g, i, u, d, _ in rows]
+
+
+def _median(v: list[float]) -> float:
+    s = sorted(v)
+    return s[len(s) // 2]
+
+
+def fit_samples(samples: list[tuple[float, int, int, int, int]], stall_mads: float = 4.0) -> GapFit:
+    """Per-row costs from (gap, inserts, updates, deletes, bytes) samples.
+
+    Stalls (a checkpoint, a page-cleaner burst) are gaps far above what the transaction's rows
+    explain: they are found by their residual (more than ``stall_mads`` robust standard
+    deviations above the median residual, over three refits), not by the gap itself, which
+    would drop the largest transactions and bias the slopes down and the intercept up. The
+    slopes come from the rest. The intercept is then set so that the fit's mean equals the mean
+    of every gap, stalls included: they are time the replica spends, spread over transactions,
+    so the one-worker time of the calibration run is kept.
+
+    Bytes grow with rows in practice (row images), so a byte term is not identifiable next to
+    the per-row terms: it is left at 0 and the per-row costs carry the per-byte cost."""
+    if len(samples) < 8:
+        raise ConfigError(f"only {len(samples)} commit gaps: too few to fit")
+    kept = samples
+    coef = _ols(kept)
+    for _ in range(3):
+        res = _residuals(samples, coef)
+        med = _median(res)
+        sigma = 1.4826 * _median([abs(r - med) for r in res])
+        kept = [s for s, r in zip(samples, res) if r <= med + stall_mads * sigma] if sigma > 0 else samples
+        if len(kept) < 8:
+            kept = samples
+        coef = _ols(kept)
+    n = len(samples)
+    mean = sum(g for g, *_ in samples) / n
+    coef[0] = mean - sum(coef[1] * i + coef[2] * u + coef[3] * d for _, i, u, d, _ in samples) / n
+    res_kept = _residuals(kept, coef)
+    mean_kept = sum(g for g, *_ in kept) / len(kept)
+    bias = sum(res_kept) / len(kept)
+    ss_res = sum((r - bias) ** 2 for r in res_kept)
+    ss_tot = sum((g - mean_kept) ** 2 for g, *_ in kept) or 1.0
+    intercept, ins, upd, dele = (max(0.0, c) for c in coef)
+    return GapFit(intercept, ins, upd, dele, 0.0, len(kept), 1 - ss_res / ss_tot, mean)
+
+
+def redo_share_of(model: CostModel) -> float:
+    """The redo fsync's share of a model's durable fsync time (the built-in model's if it has
+    none)."""
+    total = model.redo_flush_us + model.flush_us
+    if total <= 0:
+        default = CostModel()
+        return default.redo_flush_us / (default.redo_flush_us + default.flush_us)
+    return model.redo_flush_us / total
 
 
 def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None, cores: int | None = None,
-              min_lag_us: int = 100_000) -> Calibration:
+              min_lag_us: int = 100_000, redo_share: float | None = None) -> Calibration:
     """A cost model from a one-worker replica binlog.
 
     Relaxed: the per-row and per-byte costs come from the fit; the per-transaction intercept
     (coordinator + worker fixed cost + commit) is split in the proportions of ``base`` (default:
     the built-in model, whose split was measured on this kind of machine; see
     bench/replica_catchup.py). Durable: with a relaxed ``base`` from the same replica, the
-    intercept's excess over ``base`` is the sync stage (``flush_us``)."""
+    intercept's excess over ``base`` is the two fsyncs per commit, split into ``redo_flush_us``
+    and ``flush_us`` by ``redo_share`` (default: ``base``'s split; measure it on a replica from
+    performance_schema.file_summary_by_event_name, innodb_log_file against binlog fsync time)."""
     model = base or CostModel()
     fit = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us)
     fixed = model.dispatch_us + model.trx_us + model.commit_us
     if durable and base is not None:
-        model = replace(model, flush_us=max(0.0, fit.intercept - fixed))
+        excess = max(0.0, fit.intercept - fixed)
+        share = redo_share_of(base) if redo_share is None else redo_share
+        if not 0.0 <= share <= 1.0:
+            raise ConfigError(f"the redo share must be within 0..1, not {share}")
+        model = replace(model, redo_flush_us=excess * share, flush_us=excess * (1.0 - share))
     else:
         scale = fit.intercept / fixed if fixed else 1.0
         model = replace(model, dispatch_us=model.dispatch_us * scale, trx_us=model.trx_us * scale,
                         commit_us=model.commit_us * scale, insert_us=fit.insert_us, update_us=fit.update_us,
                         delete_us=fit.delete_us, byte_us=fit.byte_us)
         if durable:
-            # No relaxed base: the flush cannot be told apart from the commit CPU.
-            model = replace(model, flush_us=0.0)
+            # No relaxed base: the fsyncs cannot be told apart from the commit CPU.
+            model = replace(model, flush_us=0.0, redo_flush_us=0.0)
     if cores:
         model = replace(model, cores=cores)
     return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us)

@@ -7,9 +7,13 @@ low-water mark, §4.2 of the spec); ``last_committed = 0``, a new file or a gap 
 numbers is a barrier (wait for everything before). The coordinator blocks on the head of the
 queue. Workers hold their transaction until it commits; with ``replica_preserve_commit_order``
 a transaction enters the commit pipeline only after its predecessor did. The pipeline is the
-replica's binlog group commit: a serial flush stage (CPU, ``commit_us`` per member, run by the
-group's leader) and a serial sync stage (``flush_us`` per group when durable); transactions
-arriving while the flush stage is busy form the next group. CPU is shared by processor sharing
+replica's binlog group commit (MYSQL_BIN_LOG::ordered_commit): a serial flush stage, where the
+group's leader first waits for the InnoDB redo fsync of the whole group (``redo_flush_us`` per
+group when durable: ``ha_flush_logs(true)`` in process_flush_stage_queue) and then writes every
+member's binlog cache and commits it (CPU, ``commit_us`` per member), then a serial sync stage
+(the binlog fsync, ``flush_us`` per group when durable). Transactions arriving while the flush
+stage is busy form the next group; the two stages pipeline, so the binlog fsync of one group
+overlaps the next group's flush stage but the redo fsync does not. CPU is shared by processor sharing
 (the Linux scheduler's fair share): every runnable thread — workers applying, the coordinator
 dispatching, the flush leader, and the coordinator while it busy-waits for a free worker
 (``get_least_occupied_worker`` spins with sched_yield; measured on a real 9.7 replica at 100%
@@ -144,7 +148,7 @@ def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
         inp.need_kind.tobytes(), cfg.workers, cfg.preserve_commit_order, cfg.durable,
         cfg.pending_jobs_size_max, cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us,
-        cost.handoff_us, cost.cores)
+        cost.handoff_us, cost.cores, cost.redo_flush_us)
     commit_us = array("d")
     commit_us.frombytes(commit)
     return SimResult(max(0, cfg.workers), apply_us, commit_us, inp.arrival_us, busy_us=busy,
@@ -191,8 +195,9 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         counter += 1
         heapq.heappush(ps_heap, (vnow + work, counter, kind, i, data))
 
-    DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF = 0, 1, 2, 3, 4, 5, 6
+    DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF, REDO_DONE = range(8)
     sync_us = cost.flush_us if cfg.durable else 0.0
+    redo_us = cost.redo_flush_us if cfg.durable else 0.0
     committed = bytearray(n)
     entered = bytearray(n)
     applied = bytearray(n)
@@ -269,7 +274,10 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             return
         flush_busy = True
         group, flush_queue = flush_queue, []
-        run_cpu(now, cost.commit_us * len(group), FLUSH_DONE, -1, group)
+        if redo_us > 0:
+            push(now + redo_us, REDO_DONE, -1, group)  # the leader waits for the redo fsync (no CPU)
+        else:
+            run_cpu(now, cost.commit_us * len(group), FLUSH_DONE, -1, group)
 
     def start_sync(now: float) -> None:
         nonlocal sync_busy
@@ -327,6 +335,8 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
                 enter_commit(i, now)
         elif kind == HANDOFF:
             enter_in_order(now)
+        elif kind == REDO_DONE:
+            run_cpu(now, cost.commit_us * len(data), FLUSH_DONE, -1, data)
         elif kind == FLUSH_DONE:
             flush_busy = False
             sync_queue.append(data)
@@ -357,7 +367,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
                 done.append((k2, i2, d2))
             for k2, i2, d2 in done:
                 handle(k2, i2, d2, t)
-        elif kind in (SYNC_DONE, HANDOFF):
+        elif kind in (SYNC_DONE, HANDOFF, REDO_DONE):
             handle(kind, i, data, t)
         try_coordinator(t)
         reschedule(t)
@@ -378,7 +388,7 @@ def _single_threaded(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimR
     for i, (arrival, w, nb) in enumerate(zip(inp.arrival_us, inp.work_us, inp.nbytes)):
         t = max(t, arrival)
         work = ((cost.dispatch_us + cost.dispatch_byte_us * nb) + w + cost.commit_us
-                + (cost.flush_us if cfg.durable else 0.0))
+                + ((cost.redo_flush_us + cost.flush_us) if cfg.durable else 0.0))
         t += work
         busy += work
         commit_t[i] = t

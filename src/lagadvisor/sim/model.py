@@ -3,10 +3,11 @@
 A transaction costs the coordinator ``dispatch_us`` (serial), then a worker applies it
 (``trx_us`` + per row by kind + per byte: CPU that runs in parallel, on at most ``cores``
 threads), then it commits through the replica's binlog group commit (MYSQL_BIN_LOG::
-ordered_commit): a serial flush stage where the group's leader does ``commit_us`` of CPU per
-member (binlog write, InnoDB commit, replication info and GTID bookkeeping), then a serial sync
-stage of ``flush_us`` per group (the fsyncs of sync_binlog=1 and innodb_flush_log_at_trx_commit=1;
-~0 when relaxed). Transactions that reach the flush stage while it is busy form the next group,
+ordered_commit): a serial flush stage where the group's leader waits ``redo_flush_us`` for the
+group's InnoDB redo fsync (innodb_flush_log_at_trx_commit=1) and then does ``commit_us`` of CPU
+per member (binlog write, InnoDB commit, replication info and GTID bookkeeping), then a serial
+sync stage of ``flush_us`` per group (the binlog fsync of sync_binlog=1). Both fsyncs are ~0
+when relaxed. Transactions that reach the flush stage while it is busy form the next group,
 so concurrent workers share both stages. Measured on this machine, the commit part dominates
 small transactions and is what limits a relaxed replica's speedup.
 """
@@ -39,7 +40,8 @@ class CostModel:
     # until a calibration run gives a one-worker fit as clean as the one above (README, issue 5).
     dispatch_byte_us: float = 0.0  # coordinator, per byte of the transaction's events (reading them)
     commit_us: float = 154.3       # flush stage, per transaction (serial)
-    flush_us: float = 438.5        # sync stage, per group (serial), when durable
+    flush_us: float = 438.5        # sync stage, per group (serial), when durable: binlog fsync
+    redo_flush_us: float = 0.0     # flush stage, per group (serial), when durable: redo fsync
     handoff_us: float = 0.0        # commit-order wake-up of a worker that waited for its turn
     multi_worker_cpu: float = 1.0  # worker CPU factor with >= 2 workers (transactions change threads)
     cores: int = 2

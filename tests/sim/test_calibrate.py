@@ -1,0 +1,69 @@
+"""The commit-gap regression of `lagadvisor calibrate` (sim/calibrate.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lagadvisor.errors import ConfigError
+from lagadvisor.sim.calibrate import fit_samples, redo_share_of
+from lagadvisor.sim.model import CostModel
+
+
+def _gaps(seed: int, intercept: float, ins: float, upd: float, dele: float, n: int = 3000,
+          noise: float = 0.08, stalls: float = 0.03, stall_us: float = 20_000.0):
+    """Gaps of a one-worker replica: linear in rows, multiplicative noise, and rare stalls."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        i, u, d = rnd.choice((0, 1, 3, 10, 30)), rnd.choice((0, 1, 3, 10, 30)), rnd.choice((0, 1, 3, 10))
+        if i + u + d == 0:
+            u = 1
+        g = (intercept + ins * i + upd * u + dele * d) * (1 + rnd.gauss(0, noise))
+        if rnd.random() < stalls:
+            g += stall_us * rnd.random()
+        out.append((g, i, u, d, 200 * (i + u + d)))
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10**6), st.floats(100, 900), st.floats(10, 80), st.floats(10, 80), st.floats(10, 80))
+def test_slopes_are_recovered_despite_stalls(seed, intercept, ins, upd, dele):
+    samples = _gaps(seed, intercept, ins, upd, dele)
+    fit = fit_samples(samples)
+    for got, want in ((fit.insert_us, ins), (fit.update_us, upd), (fit.delete_us, dele)):
+        assert got == pytest.approx(want, rel=0.1)
+    # Stalls stay in the total: the fit's mean is the mean of every gap.
+    mean = sum(g for g, *_ in samples) / len(samples)
+    predicted = sum(fit.intercept + fit.insert_us * i + fit.update_us * u + fit.delete_us * d
+                    for _, i, u, d, _ in samples) / len(samples)
+    assert predicted == pytest.approx(mean, rel=1e-9)
+    assert fit.mean_gap_us == pytest.approx(mean)
+    assert fit.samples < len(samples) and fit.r2 > 0.8
+
+
+def test_large_transactions_are_not_taken_for_stalls():
+    # No stalls: nothing a transaction's size explains is dropped (dropping the slowest gaps
+    # would drop the 30-row transactions and halve the slopes' evidence).
+    samples = _gaps(1, 300.0, 30.0, 45.0, 38.0, stalls=0.0, noise=0.02)
+    fit = fit_samples(samples)
+    assert fit.samples > 0.97 * len(samples)
+    assert fit.intercept == pytest.approx(300.0, rel=0.03)
+    assert fit.update_us == pytest.approx(45.0, rel=0.02)
+
+
+def test_too_few_or_degenerate_samples_are_refused():
+    with pytest.raises(ConfigError):
+        fit_samples([(100.0, 1, 0, 0, 10)] * 5)
+    with pytest.raises(ConfigError, match="varied transaction sizes"):
+        fit_samples([(100.0 + k, 1, 1, 1, 10) for k in range(100)])
+
+
+def test_redo_share():
+    assert redo_share_of(CostModel(redo_flush_us=300.0, flush_us=100.0)) == 0.75
+    default = CostModel()
+    assert redo_share_of(CostModel(redo_flush_us=0.0, flush_us=0.0)) == pytest.approx(
+        default.redo_flush_us / (default.redo_flush_us + default.flush_us))
