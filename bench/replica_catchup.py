@@ -444,9 +444,11 @@ def main() -> int:
             # Rounds are interleaved (1, 2, 4, 8, 1, 2, ...) so that a slow drift of the machine's
             # speed (a shared host) moves every worker count alike instead of biasing a speedup.
             runs: dict[int, list[float]] = {w: [] for w in workers}
+            fsyncs: dict[int, list[int]] = {w: [] for w in workers}
             for rnd in range(args.repeat):
                 for w in workers:
                     runs[w].append(catch_up(config, w, target, snap))
+                    fsyncs[w].append(LAST_WAITS.get("redo_misc", 0))
                     log(f"  round {rnd + 1}, {w} workers: caught up in {runs[w][-1]:.2f} s; "
                         f"CPU s by thread {LAST_CPU}; waits {LAST_WAITS}")
             measured = {w: sorted(runs[w])[len(runs[w]) // 2] for w in workers}
@@ -460,12 +462,20 @@ def main() -> int:
             sim = json.loads(lagadvisor(*sim_args, *map(str, files)))
             predicted = {r["workers"]: r for r in sim["results"]}
             for w in workers:
-                ms, ps = measured[1] / measured[w], predicted[w]["speedup"]
+                # Paired: each round's w-worker run against the same round's one-worker run (the
+                # rounds are interleaved, so a drift of the disk's fsync latency or the host's
+                # speed between rounds cancels out), median over rounds.
+                paired = sorted(runs[1][k] / runs[w][k] for k in range(args.repeat))
+                ms, ps = paired[len(paired) // 2], predicted[w]["speedup"]
                 row = {"workload": name, "config": config, "workers": w, "transactions": sim["transactions"],
                        "measured_seconds": round(measured[w], 3),
                        "predicted_seconds": round(predicted[w]["apply_seconds"], 3),
                        "measured_speedup": round(ms, 3), "predicted_speedup": round(ps, 3),
+                       "measured_speedup_of_medians": round(measured[1] / measured[w], 3),
                        "speedup_error": round((ps - ms) / ms, 4),
+                       # durable: redo log fsyncs (about one per commit group) against the model's groups
+                       "measured_redo_fsyncs": sorted(fsyncs[w])[len(fsyncs[w]) // 2],
+                       "predicted_groups": predicted[w].get("flushes"),
                        "time_error": round((predicted[w]["apply_seconds"] - measured[w]) / measured[w], 4)}
                 results.append(row)
                 log(f"  {w}: measured {ms:.2f}x ({measured[w]:.2f} s), predicted {ps:.2f}x "

@@ -99,6 +99,7 @@ pub struct Costs {
     pub redo_flush_us: f64,
     pub handoff_us: f64,
     pub cores: f64,
+    pub fsync_devices: i64,
 }
 
 /// The replica settings the engine reads (ReplicaConfig fields).
@@ -135,6 +136,9 @@ struct Sim<'a> {
     cost: Costs,
     sync_us: f64,
     redo_us: f64,
+    shared_disk: bool,
+    disk_busy: bool,
+    disk_queue: VecDeque<(u8, u32, u32)>,
     heap: BinaryHeap<Ev>,
     ps_heap: BinaryHeap<Ev>,
     counter: u64,
@@ -271,7 +275,7 @@ impl<'a> Sim<'a> {
         self.flush_start = hi;
         if self.redo_us > 0.0 {
             // The leader waits for the group's redo fsync (no CPU), then writes and commits.
-            self.push(now + self.redo_us, REDO_DONE, -1, lo as u32, hi as u32);
+            self.fsync(now, REDO_DONE, lo as u32, hi as u32);
         } else {
             self.run_cpu(self.cost.commit_us * (hi - lo) as f64, FLUSH_DONE, -1, lo as u32, hi as u32);
         }
@@ -283,7 +287,41 @@ impl<'a> Sim<'a> {
         }
         if let Some((lo, hi)) = self.sync_queue.pop_front() {
             self.sync_busy = true;
-            self.push(now + self.sync_us, SYNC_DONE, -1, lo, hi);
+            self.fsync(now, SYNC_DONE, lo, hi);
+        }
+    }
+
+    fn fsync_us(&self, kind: u8) -> f64 {
+        if kind == REDO_DONE {
+            self.redo_us
+        } else {
+            self.sync_us
+        }
+    }
+
+    /// engine.py `fsync`: one fsync at a time when the redo log and the binlog share a device.
+    fn fsync(&mut self, now: f64, kind: u8, lo: u32, hi: u32) {
+        let us = self.fsync_us(kind);
+        if !self.shared_disk || us <= 0.0 {
+            self.push(now + us, kind, -1, lo, hi);
+        } else if self.disk_busy {
+            self.disk_queue.push_back((kind, lo, hi));
+        } else {
+            self.disk_busy = true;
+            self.push(now + us, kind, -1, lo, hi);
+        }
+    }
+
+    /// engine.py `fsync_done`.
+    fn fsync_done(&mut self, now: f64, kind: u8) {
+        if !self.shared_disk || self.fsync_us(kind) <= 0.0 {
+            return;
+        }
+        self.disk_busy = false;
+        if let Some((k, lo, hi)) = self.disk_queue.pop_front() {
+            self.disk_busy = true;
+            let us = self.fsync_us(k);
+            self.push(now + us, k, -1, lo, hi);
         }
     }
 
@@ -344,6 +382,7 @@ impl<'a> Sim<'a> {
             }
             HANDOFF => self.enter_in_order(now),
             REDO_DONE => {
+                self.fsync_done(now, ev.kind);
                 let members = (ev.hi - ev.lo) as f64;
                 self.run_cpu(self.cost.commit_us * members, FLUSH_DONE, -1, ev.lo, ev.hi);
             }
@@ -354,6 +393,7 @@ impl<'a> Sim<'a> {
                 self.start_flush(now);
             }
             SYNC_DONE => {
+                self.fsync_done(now, ev.kind);
                 self.flushes += 1;
                 for k in ev.lo as usize..ev.hi as usize {
                     let j = self.arena[k] as usize;
@@ -451,6 +491,9 @@ pub fn simulate(x: &Input, cfg: Config, cost: Costs) -> Result<Output, String> {
         cost,
         sync_us: if cfg.durable { cost.flush_us } else { 0.0 },
         redo_us: if cfg.durable { cost.redo_flush_us } else { 0.0 },
+        shared_disk: cost.fsync_devices == 1,
+        disk_busy: false,
+        disk_queue: VecDeque::new(),
         heap: BinaryHeap::new(),
         ps_heap: BinaryHeap::new(),
         counter: 0,
@@ -577,7 +620,7 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
 
 /// `sim_run(arrival_us, work_us, nbytes, need, need_kind, workers, preserve_commit_order,
 /// durable, pending_jobs_size_max, dispatch_us, dispatch_byte_us, commit_us, flush_us, handoff_us,
-/// cores, redo_flush_us)`:
+/// cores, redo_flush_us, fsync_devices)`:
 /// columns as bytes of array('d'), ('d'), ('q'), ('q'), ('b'). Returns `(apply_us, busy_us,
 /// dependency_wait_us, worker_wait_us, flushes, commit_us bytes of array('d'))`.
 #[pyfunction]
@@ -600,6 +643,7 @@ fn sim_run<'py>(
     handoff_us: f64,
     cores: i64,
     redo_flush_us: f64,
+    fsync_devices: i64,
 ) -> PyResult<(f64, f64, f64, f64, i64, Bound<'py, PyBytes>)> {
     let arrival = f64s(arrival_us, "arrival_us")?;
     let work = f64s(work_us, "work_us")?;
@@ -617,8 +661,16 @@ fn sim_run<'py>(
     }
     let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind };
     let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max };
-    let cost =
-        Costs { dispatch_us, dispatch_byte_us, commit_us, flush_us, redo_flush_us, handoff_us, cores: cores.max(1) as f64 };
+    let cost = Costs {
+        dispatch_us,
+        dispatch_byte_us,
+        commit_us,
+        flush_us,
+        redo_flush_us,
+        handoff_us,
+        cores: cores.max(1) as f64,
+        fsync_devices,
+    };
     let out = py.allow_threads(|| simulate(&input, cfg, cost)).map_err(PyRuntimeError::new_err)?;
     let commit = PyBytes::new_bound(py, &f64_bytes(&out.commit_us));
     Ok((out.apply_us, out.busy_us, out.dependency_wait_us, out.worker_wait_us, out.flushes, commit))

@@ -79,13 +79,13 @@ def test_redo_fsync_is_in_the_flush_stage_and_shared_by_its_group():
     # Durable, 64 cores, no dispatch cost: apply 100, then the flush stage (redo fsync 50 for
     # the group, then 20 of CPU per member), then the sync stage (binlog fsync 30 per group).
     cost = CostModel(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
-                     redo_flush_us=50.0, flush_us=30.0, cores=64)
+                     redo_flush_us=50.0, flush_us=30.0, cores=64, fsync_devices=2)
     one = simulate(_trx(2), ReplicaConfig(1, durable=True), cost)
     assert list(one.commit_us) == [200.0, 400.0]
     assert simulate(_trx(2), ReplicaConfig(0, durable=True), cost).apply_us == 400.0
     # Two workers: T1 finishes applying while T0's group is in its redo fsync, so it forms the
-    # next group and waits for the flush stage (150 + 20); its binlog fsync is not overlapped
-    # by anything: 170 + 50 + 20 + 30.
+    # next group and waits for the flush stage (150 + 20); its redo fsync overlaps T0's binlog
+    # fsync (separate devices): 170 + 50 + 20 + 30.
     two = simulate(_trx(2), ReplicaConfig(2, durable=True), cost)
     assert list(two.commit_us) == [200.0, 270.0] and two.flushes == 2
     # Four workers: T1-T3 share one group and so one redo fsync and one binlog fsync.
@@ -93,6 +93,17 @@ def test_redo_fsync_is_in_the_flush_stage_and_shared_by_its_group():
     assert list(four.commit_us) == [200.0, 310.0, 310.0, 310.0] and four.flushes == 2
     # Relaxed: no fsync at all.
     assert simulate(_trx(2), ReplicaConfig(1, durable=False), cost).apply_us == 240.0
+
+
+def test_fsyncs_on_one_device_take_turns():
+    # As above, but the redo log and the binlog share a device: T1's group redo fsync waits for
+    # T0's binlog fsync (170-200), so it runs 200-250, then 20 of CPU and its binlog fsync.
+    cost = CostModel(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
+                     redo_flush_us=50.0, flush_us=30.0, cores=64, fsync_devices=1)
+    assert list(simulate(_trx(2), ReplicaConfig(1, durable=True), cost).commit_us) == [200.0, 400.0]
+    assert list(simulate(_trx(2), ReplicaConfig(2, durable=True), cost).commit_us) == [200.0, 300.0]
+    four = simulate(_trx(4), ReplicaConfig(4, durable=True), cost)
+    assert list(four.commit_us) == [200.0, 340.0, 340.0, 340.0] and four.flushes == 2
 
 
 def test_preserve_commit_order_holds_later_commits():

@@ -56,6 +56,7 @@ class GapFit:
     samples: int
     r2: float
     mean_gap_us: float
+    stall_factor: float = 1.0   # all gaps' time over the time the stall-free fit explains
 
 
 def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0) -> GapFit:
@@ -104,10 +105,11 @@ def fit_samples(samples: list[tuple[float, int, int, int, int]], stall_mads: flo
     Stalls (a checkpoint, a page-cleaner burst) are gaps far above what the transaction's rows
     explain: they are found by their residual (more than ``stall_mads`` robust standard
     deviations above the median residual, over three refits), not by the gap itself, which
-    would drop the largest transactions and bias the slopes down and the intercept up. The
-    slopes come from the rest. The intercept is then set so that the fit's mean equals the mean
-    of every gap, stalls included: they are time the replica spends, spread over transactions,
-    so the one-worker time of the calibration run is kept.
+    would drop the largest transactions and bias the slopes down and the intercept up. The fit
+    comes from the rest. Stalls are still time the replica spends, and background work (purge,
+    page flushing, checkpoints) grows with the work applied: every coefficient is scaled by
+    ``stall_factor`` (mean gap over mean fitted gap, all samples), so the fit's mean is the mean
+    of every gap and the one-worker time of the calibration run is kept.
 
     Bytes grow with rows in practice (row images), so a byte term is not identifiable next to
     the per-row terms: it is left at 0 and the per-row costs carry the per-byte cost."""
@@ -123,16 +125,17 @@ def fit_samples(samples: list[tuple[float, int, int, int, int]], stall_mads: flo
         if len(kept) < 8:
             kept = samples
         coef = _ols(kept)
-    n = len(samples)
-    mean = sum(g for g, *_ in samples) / n
-    coef[0] = mean - sum(coef[1] * i + coef[2] * u + coef[3] * d for _, i, u, d, _ in samples) / n
     res_kept = _residuals(kept, coef)
     mean_kept = sum(g for g, *_ in kept) / len(kept)
-    bias = sum(res_kept) / len(kept)
-    ss_res = sum((r - bias) ** 2 for r in res_kept)
+    ss_res = sum(r * r for r in res_kept)
     ss_tot = sum((g - mean_kept) ** 2 for g, *_ in kept) or 1.0
-    intercept, ins, upd, dele = (max(0.0, c) for c in coef)
-    return GapFit(intercept, ins, upd, dele, 0.0, len(kept), 1 - ss_res / ss_tot, mean)
+    coef = [max(0.0, c) for c in coef]
+    n = len(samples)
+    mean = sum(g for g, *_ in samples) / n
+    fitted = sum(coef[0] + coef[1] * i + coef[2] * u + coef[3] * d for _, i, u, d, _ in samples) / n
+    stall = mean / fitted if fitted > 0 else 1.0
+    intercept, ins, upd, dele = (c * stall for c in coef)
+    return GapFit(intercept, ins, upd, dele, 0.0, len(kept), 1 - ss_res / ss_tot, mean, stall)
 
 
 def redo_share_of(model: CostModel) -> float:

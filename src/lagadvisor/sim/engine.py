@@ -148,7 +148,7 @@ def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
         inp.need_kind.tobytes(), cfg.workers, cfg.preserve_commit_order, cfg.durable,
         cfg.pending_jobs_size_max, cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us,
-        cost.handoff_us, cost.cores, cost.redo_flush_us)
+        cost.handoff_us, cost.cores, cost.redo_flush_us, cost.fsync_devices)
     commit_us = array("d")
     commit_us.frombytes(commit)
     return SimResult(max(0, cfg.workers), apply_us, commit_us, inp.arrival_us, busy_us=busy,
@@ -223,6 +223,12 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     flush_queue: list[int] = []
     sync_busy = False
     sync_queue: deque[list[int]] = deque()
+    # One fsync at a time when the redo log and the binlog share a device (one filesystem
+    # journal, one device cache flush): a group's redo fsync waits for the previous group's
+    # binlog fsync and the other way round. fsync_devices = 2: they overlap.
+    shared_disk = cost.fsync_devices == 1
+    disk_busy = False
+    disk_queue: deque = deque()   # (kind, group) waiting for the device
     res = SimResult(cfg.workers, 0.0, commit_t, arrival_us)
     start_t = [0.0] * n
     t = 0.0
@@ -275,7 +281,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         flush_busy = True
         group, flush_queue = flush_queue, []
         if redo_us > 0:
-            push(now + redo_us, REDO_DONE, -1, group)  # the leader waits for the redo fsync (no CPU)
+            fsync(now, REDO_DONE, group)  # the leader waits for the redo fsync (no CPU)
         else:
             run_cpu(now, cost.commit_us * len(group), FLUSH_DONE, -1, group)
 
@@ -284,7 +290,29 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         if sync_busy or not sync_queue:
             return
         sync_busy = True
-        push(now + sync_us, SYNC_DONE, -1, sync_queue.popleft())
+        fsync(now, SYNC_DONE, sync_queue.popleft())
+
+    def fsync(now: float, kind: int, group: list[int]) -> None:
+        nonlocal disk_busy
+        us = redo_us if kind == REDO_DONE else sync_us
+        if not shared_disk or us <= 0:
+            push(now + us, kind, -1, group)
+        elif disk_busy:
+            disk_queue.append((kind, group))
+        else:
+            disk_busy = True
+            push(now + us, kind, -1, group)
+
+    def fsync_done(now: float, kind: int) -> None:
+        """An fsync ended: the device takes the next one waiting."""
+        nonlocal disk_busy
+        if not shared_disk or (sync_us if kind == SYNC_DONE else redo_us) <= 0:
+            return
+        disk_busy = False
+        if disk_queue:
+            k, g = disk_queue.popleft()
+            disk_busy = True
+            push(now + (redo_us if k == REDO_DONE else sync_us), k, -1, g)
 
     def enter_commit(i: int, now: float) -> None:
         nonlocal entered_upto
@@ -336,6 +364,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         elif kind == HANDOFF:
             enter_in_order(now)
         elif kind == REDO_DONE:
+            fsync_done(now, kind)
             run_cpu(now, cost.commit_us * len(data), FLUSH_DONE, -1, data)
         elif kind == FLUSH_DONE:
             flush_busy = False
@@ -343,6 +372,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             start_sync(now)
             start_flush(now)
         elif kind == SYNC_DONE:
+            fsync_done(now, kind)
             res.flushes += 1
             for j in data:
                 commit(j, now)

@@ -45,6 +45,8 @@ class CostModel:
     handoff_us: float = 0.0        # commit-order wake-up of a worker that waited for its turn
     multi_worker_cpu: float = 1.0  # worker CPU factor with >= 2 workers (transactions change threads)
     cores: int = 2
+    fsync_devices: int = 1         # 1: redo log and binlog on one device/filesystem, one fsync at a
+                                   # time; 2: on separate devices, their fsyncs overlap
 
     def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int) -> float:
         """Worker CPU before the commit."""
@@ -66,11 +68,14 @@ class CostModel:
         if unknown:
             raise ConfigError(f"{path}: unknown cost model keys {unknown}; known: {sorted(known)}")
         try:
-            model = replace(cls(), **{k: (int(v) if k == "cores" else float(v)) for k, v in data.items()})
+            model = replace(cls(), **{k: (int(v) if k in ("cores", "fsync_devices") else float(v))
+                                      for k, v in data.items()})
         except (TypeError, ValueError) as err:
             raise ConfigError(f"{path}: bad value: {err}") from err
         if model.cores < 1 or any(getattr(model, f.name) < 0 for f in fields(cls)):
             raise ConfigError(f"{path}: costs must be >= 0 and cores >= 1")
+        if model.fsync_devices not in (1, 2):
+            raise ConfigError(f"{path}: fsync_devices must be 1 (redo log and binlog on one device) or 2")
         return model
 
 
