@@ -11,7 +11,18 @@ from lagadvisor.sim.build import TrxFacts, logical_clock
 from lagadvisor.sim.engine import PREFIX, SimTrx, simulate
 from lagadvisor.sim.model import CostModel, ReplicaConfig
 
-COST = CostModel(trx_us=100, insert_us=0, update_us=0, delete_us=0, byte_us=0, dispatch_us=0,
+# Every cost the engine reads, neutral (the built-in defaults are measured numbers): each test
+# sets what it exercises.
+NEUTRAL = dict(trx_us=0.0, insert_us=0.0, update_us=0.0, delete_us=0.0, byte_us=0.0, dispatch_us=0.0,
+               dispatch_byte_us=0.0, commit_us=0.0, flush_us=0.0, redo_flush_us=0.0, handoff_us=0.0,
+               multi_worker_cpu=1.0)
+
+
+def _cost(**kw) -> CostModel:
+    return CostModel(**{**NEUTRAL, **kw})
+
+
+COST = _cost(trx_us=100, insert_us=0, update_us=0, delete_us=0, byte_us=0, dispatch_us=0,
                  commit_us=0, flush_us=50, cores=64)
 
 
@@ -22,7 +33,7 @@ def _trx(n, need=lambda i: -1, work=100.0):
 def test_independent_transactions_scale_with_workers_until_cores():
     trxs = _trx(64)
     def relaxed(w: int, cores: int = 64) -> float:
-        cost = CostModel(trx_us=100, insert_us=0, update_us=0, delete_us=0, byte_us=0, dispatch_us=0,
+        cost = _cost(trx_us=100, insert_us=0, update_us=0, delete_us=0, byte_us=0, dispatch_us=0,
                          commit_us=0, flush_us=50, cores=cores)
         return simulate(trxs, ReplicaConfig(w, durable=False), cost).apply_us
 
@@ -53,7 +64,7 @@ def test_coordinator_cost_per_byte_is_serial():
     # A serial chain with one worker: each transaction waits for the coordinator to read it
     # (dispatch_byte_us per byte) and then for its apply, on 64 cores.
     trxs = [SimTrx(0.0, 100.0, 1000 * (i + 1), i - 1) for i in range(4)]
-    cost = CostModel(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=5.0,
+    cost = _cost(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=5.0,
                      dispatch_byte_us=0.01, commit_us=0, flush_us=0, cores=64)
     res = simulate(trxs, ReplicaConfig(1, durable=False), cost)
     assert res.apply_us == sum(5.0 + 0.01 * 1000 * (i + 1) + 100.0 for i in range(4))
@@ -63,7 +74,7 @@ def test_coordinator_cost_per_byte_is_serial():
 
 def test_multi_worker_cpu_applies_from_two_workers():
     trxs = _trx(8)
-    cost = CostModel(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
+    cost = _cost(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
                      flush_us=0, cores=64)
     colder = CostModel(**{**{f: getattr(cost, f) for f in cost.__slots__}, "multi_worker_cpu": 1.5})
     one, one_c = (simulate(trxs, ReplicaConfig(1, durable=False), c).apply_us for c in (cost, colder))
@@ -78,7 +89,7 @@ def test_multi_worker_cpu_applies_from_two_workers():
 def test_redo_fsync_is_in_the_flush_stage_and_shared_by_its_group():
     # Durable, 64 cores, no dispatch cost: apply 100, then the flush stage (redo fsync 50 for
     # the group, then 20 of CPU per member), then the sync stage (binlog fsync 30 per group).
-    cost = CostModel(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
+    cost = _cost(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
                      redo_flush_us=50.0, flush_us=30.0, cores=64, fsync_devices=2)
     one = simulate(_trx(2), ReplicaConfig(1, durable=True), cost)
     assert list(one.commit_us) == [200.0, 400.0]
@@ -98,7 +109,7 @@ def test_redo_fsync_is_in_the_flush_stage_and_shared_by_its_group():
 def test_fsyncs_on_one_device_take_turns():
     # As above, but the redo log and the binlog share a device: T1's group redo fsync waits for
     # T0's binlog fsync (170-200), so it runs 200-250, then 20 of CPU and its binlog fsync.
-    cost = CostModel(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
+    cost = _cost(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
                      redo_flush_us=50.0, flush_us=30.0, cores=64, fsync_devices=1)
     assert list(simulate(_trx(2), ReplicaConfig(1, durable=True), cost).commit_us) == [200.0, 400.0]
     assert list(simulate(_trx(2), ReplicaConfig(2, durable=True), cost).commit_us) == [200.0, 300.0]

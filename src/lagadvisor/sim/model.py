@@ -7,7 +7,10 @@ ordered_commit): a serial flush stage where the group's leader waits ``redo_flus
 group's InnoDB redo fsync (innodb_flush_log_at_trx_commit=1) and then does ``commit_us`` of CPU
 per member (binlog write, InnoDB commit, replication info and GTID bookkeeping), then a serial
 sync stage of ``flush_us`` per group (the binlog fsync of sync_binlog=1). Both fsyncs are ~0
-when relaxed. Transactions that reach the flush stage while it is busy form the next group,
+when relaxed. With ``fsync_devices = 1`` (redo log and binlog on one device, the usual layout)
+the device does one fsync at a time: a group's redo fsync waits for the previous group's binlog
+fsync. Measured on this machine's replica: at 2 workers the commit groups are single
+transactions, and the redo and binlog fsync times add up to the catch-up's wall time. Transactions that reach the flush stage while it is busy form the next group,
 so concurrent workers share both stages. Measured on this machine, the commit part dominates
 small transactions and is what limits a relaxed replica's speedup.
 """
@@ -25,25 +28,26 @@ class CostModel:
     """Microseconds. Defaults are measured on a real MySQL 9.7 replica on this kind of machine
     (2 cores); see ``bench/replica_catchup.py`` and the README for the method and the numbers."""
 
-    # Fitted on 2026-11-22 by `python3 bench/replica_catchup.py --calibrate` (bench/cost.json):
-    # commit-gap regression of a one-worker MySQL 9.7.4 replica on a calibration workload
-    # (R^2 0.95), the serial commit share matched to a four-worker run of the same workload,
-    # the sync stage from a durable one-worker run. dispatch_us is an estimate (the
-    # coordinator's CPU time cannot separate work from busy-waiting).
+    # Fitted on 2026-11-22 by `python3 bench/replica_catchup.py --calibrate` (bench/cost.json,
+    # rounded) on a MySQL 9.7.4 replica, 2 cores, on a separate calibration workload:
+    # per-row costs from a one-worker commit-gap regression (R^2 0.99, stalls spread x1.12);
+    # the coordinator's cost per byte from its performance_schema stage time; the worker CPU
+    # factor from /proc thread CPU at 1, 2 and 4 workers; the per-transaction intercept's
+    # serial share matched to 2- and 4-worker catch-ups (all of it: dispatch_us and trx_us 0);
+    # the two fsyncs from a durable one-worker regression (R^2 0.94), split by the file
+    # instruments' redo and binlog fsync time (49% redo).
     trx_us: float = 0.0            # worker, per transaction (parallel)
-    insert_us: float = 22.4        # worker, per row written
-    update_us: float = 32.8        # worker, per row updated
-    delete_us: float = 25.8        # worker, per row deleted
+    insert_us: float = 21.6        # worker, per row written
+    update_us: float = 31.3        # worker, per row updated
+    delete_us: float = 25.5        # worker, per row deleted
     byte_us: float = 0.0           # worker, per byte (not separable from rows; kept at 0)
-    dispatch_us: float = 60.0      # coordinator, per transaction (read, schedule, hand over)
-    # Measured by the bench's newer calibration (bench/cost.json: 0.0104 and 1.03); neutral here
-    # until a calibration run gives a one-worker fit as clean as the one above (README, issue 5).
-    dispatch_byte_us: float = 0.0  # coordinator, per byte of the transaction's events (reading them)
-    commit_us: float = 154.3       # flush stage, per transaction (serial)
-    flush_us: float = 438.5        # sync stage, per group (serial), when durable: binlog fsync
-    redo_flush_us: float = 0.0     # flush stage, per group (serial), when durable: redo fsync
+    dispatch_us: float = 0.0       # coordinator, per transaction (read, schedule, hand over)
+    dispatch_byte_us: float = 0.0084  # coordinator, per byte of the transaction's events (reading them)
+    commit_us: float = 218.7       # flush stage, per transaction (serial)
+    flush_us: float = 218.2        # sync stage, per group (serial), when durable: binlog fsync
+    redo_flush_us: float = 206.6   # flush stage, per group (serial), when durable: redo fsync
     handoff_us: float = 0.0        # commit-order wake-up of a worker that waited for its turn
-    multi_worker_cpu: float = 1.0  # worker CPU factor with >= 2 workers (transactions change threads)
+    multi_worker_cpu: float = 1.09  # worker CPU factor with >= 2 workers (transactions change threads)
     cores: int = 2
     fsync_devices: int = 1         # 1: redo log and binlog on one device/filesystem, one fsync at a
                                    # time; 2: on separate devices, their fsyncs overlap
