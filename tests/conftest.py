@@ -31,6 +31,12 @@ def need(available: bool, what: str) -> None:
     pytest.skip(msg)
 
 
+def server_name(base: str) -> str:
+    """A name for a server a test starts, unique to this test process: two test runs at once
+    (helpers, a developer next to CI) must not share a data directory in the chroot."""
+    return f"{base}-{os.getpid()}"
+
+
 def free_port() -> int:
     """A loopback port nothing listens on now, for a server a test starts."""
     import socket

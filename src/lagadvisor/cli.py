@@ -590,7 +590,8 @@ def calibrate(
     else:
         print(text)
     err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
-                      f"R^2 {result.r2:.3f})")
+                      f"R^2 {result.r2:.3f}; stalls left out of the fit, their time spread over the costs: "
+                      f"x{result.stall_factor:.2f})")
 
 
 def main() -> None:

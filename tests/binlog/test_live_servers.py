@@ -10,7 +10,7 @@ import pytest
 
 import oracle
 import reference
-from conftest import free_port, need
+from conftest import free_port, need, server_name
 from lagadvisor.binlog import read_transactions
 from lagadvisor.depgraph.pipeline import ClockOptions, prepare, run_clocks
 
@@ -45,7 +45,7 @@ def _workload(seed: int, ai_collation: str = "utf8mb4_0900_ai_ci") -> str:
                          ids=["plain", "compressed"])
 def test_fresh_mysql_binlog(options, tmp_path):
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
-    srv = realservers.MySQLServer("lagadvisor-test-fresh", free_port(),
+    srv = realservers.MySQLServer(server_name("lagadvisor-test-fresh"), free_port(),
                                   ["--server-id=3", "--log-bin=binlog", "--binlog-row-metadata=FULL",
                                    *options], fresh=True)
     srv.start()
@@ -68,7 +68,7 @@ def test_fresh_mysql_binlog(options, tmp_path):
 
 def test_fresh_mariadb_binlog():
     need(oracle.have_mariadb_binlog(), "MariaDB 10.11")
-    srv = realservers.MariaDBServer("lagadvisor-test-maria", free_port(),
+    srv = realservers.MariaDBServer(server_name("lagadvisor-test-maria"), free_port(),
                                     ["--server-id=4", "--log-bin=mariadb-bin", "--binlog-format=ROW"],
                                     fresh=True)
     srv.start()

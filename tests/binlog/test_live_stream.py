@@ -14,7 +14,7 @@ import threading
 import pytest
 
 import oracle
-from conftest import FIXTURES, free_port, need
+from conftest import FIXTURES, free_port, need, server_name
 from lagadvisor.binlog.scan import FileSummary, read_transactions
 from lagadvisor.binlog.stream import list_files, pymysql_settings
 
@@ -26,7 +26,7 @@ USER, PASSWORD = "la_stream", "la-stream-pw-1"
 @pytest.fixture(scope="module")
 def server():
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
-    srv = realservers.MySQLServer("lagadvisor-test-stream", free_port(),
+    srv = realservers.MySQLServer(server_name("lagadvisor-test-stream"), free_port(),
                                   ["--server-id=9", "--log-bin=binlog", "--gtid-mode=ON",
                                    "--enforce-gtid-consistency=ON", "--binlog-row-metadata=FULL"], fresh=True)
     srv.start()

@@ -9,7 +9,7 @@ import sys
 import time
 
 import oracle
-from conftest import free_port, need
+from conftest import free_port, need, server_name
 
 realservers = oracle.realservers
 
@@ -18,8 +18,9 @@ realservers = oracle.realservers
 def test_replica_binlog_observed_lag():
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
     common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON"]
-    src = realservers.MySQLServer("lagadvisor-test-src", free_port(), ["--server-id=11", *common], fresh=True)
-    rep = realservers.MySQLServer("lagadvisor-test-rep", free_port(), ["--server-id=12", *common,
+    src = realservers.MySQLServer(server_name("lagadvisor-test-src"), free_port(), ["--server-id=11", *common],
+                                  fresh=True)
+    rep = realservers.MySQLServer(server_name("lagadvisor-test-rep"), free_port(), ["--server-id=12", *common,
                                   "--skip-replica-start", "--log-replica-updates=ON"], fresh=True)
     src.start()
     rep.start()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import oracle
-from conftest import free_port, FIXTURES, need
+from conftest import FIXTURES, free_port, need, server_name
 from lagadvisor.schema.ddl import load_schema_file
 from lagadvisor.schema.live import ServerOptions, catalog_from_server
 
@@ -26,7 +26,7 @@ USER, PASSWORD = "la_reader", "la-reader-pw-1"
 @pytest.fixture(scope="module")
 def server():
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
-    srv = realservers.MySQLServer("lagadvisor-test-live", free_port(),
+    srv = realservers.MySQLServer(server_name("lagadvisor-test-live"), free_port(),
                                   ["--server-id=7", "--log-bin=binlog"], fresh=True)
     srv.start()
     try:

@@ -12,7 +12,7 @@ import time
 
 import oracle
 import pytest
-from conftest import free_port, need
+from conftest import free_port, need, server_name
 from lagadvisor.binlog import read_transactions
 
 realservers = oracle.realservers
@@ -45,8 +45,9 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
     common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON",
               "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"]
-    src = realservers.MySQLServer("lagadvisor-test-cal-src", free_port(), ["--server-id=21", *common], fresh=True)
-    rep = realservers.MySQLServer("lagadvisor-test-cal-rep", free_port(),
+    src = realservers.MySQLServer(server_name("lagadvisor-test-cal-src"), free_port(), ["--server-id=21", *common],
+                                  fresh=True)
+    rep = realservers.MySQLServer(server_name("lagadvisor-test-cal-rep"), free_port(),
                                   ["--server-id=22", *common, "--skip-replica-start", "--log-replica-updates=ON",
                                    "--replica-parallel-workers=1"], fresh=True)
     src.start()
@@ -55,7 +56,8 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
         rep.sql(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={src.port}, "
                 "SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1; "
                 "START REPLICA")
-        src.sql("SET SESSION cte_max_recursion_depth = 10000; CREATE DATABASE c; CREATE TABLE c.t (id INT PRIMARY KEY, k INT NOT NULL, v VARCHAR(100), KEY (k)); "
+        src.sql("SET SESSION cte_max_recursion_depth = 10000; CREATE DATABASE c; "
+                "CREATE TABLE c.t (id INT PRIMARY KEY, k INT NOT NULL, v VARCHAR(100), KEY (k)); "
                 "INSERT INTO c.t SELECT n, n % 997, REPEAT('v', 100) FROM (WITH RECURSIVE s(n) AS "
                 "(SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n < 1999) SELECT n FROM s) x")
         rep.sql(f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{src.sql('SELECT @@GLOBAL.gtid_executed').strip()}', 120)")

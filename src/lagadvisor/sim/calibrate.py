@@ -25,6 +25,7 @@ class Calibration:
     samples: int
     r2: float
     mean_gap_us: float
+    stall_factor: float = 1.0
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
@@ -178,4 +179,4 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
             model = replace(model, flush_us=0.0, redo_flush_us=0.0)
     if cores:
         model = replace(model, cores=cores)
-    return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us)
+    return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor)
