@@ -35,6 +35,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from statistics import median_high
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -361,7 +362,7 @@ def calibrate_models(k: int = 4, rounds: int = 3) -> "object":
     sys.path.insert(0, str(ROOT / "src"))
     from dataclasses import replace
 
-    from lagadvisor.sim.calibrate import fit_gaps
+    from lagadvisor.sim.calibrate import calibrate, fit_gaps
     from lagadvisor.sim.model import CostModel
 
     setup, run = calibration_workload(11, 4000)
@@ -380,8 +381,8 @@ def calibrate_models(k: int = 4, rounds: int = 3) -> "object":
         for w in times:
             times[w].append(catch_up("relaxed", w, target, snap, keep_binlog=out if (rnd, w) == (0, 1) else None))
             cpu[w].append(LAST_CPU.get("rpl_rca_wkr", 0.0))
-    med = {w: sorted(v)[len(v) // 2] for w, v in times.items()}
-    cpu_med = {w: sorted(v)[len(v) // 2] for w, v in cpu.items()}
+    med = {w: median_high(v) for w, v in times.items()}
+    cpu_med = {w: median_high(v) for w, v in cpu.items()}
     multi = max(1.0, (cpu_med[2] + cpu_med[k]) / 2 / cpu_med[1]) if cpu_med[1] else 1.0
     fit = fit_gaps(sorted(str(p) for p in out.iterdir()), serial_byte_us=byte_us)
     log(f"  relaxed calibration: catch-up {med}, worker CPU {cpu_med}; coordinator {stages['coordinator_s']:.3f} s "
@@ -403,15 +404,15 @@ def calibrate_models(k: int = 4, rounds: int = 3) -> "object":
     shutil.rmtree(out_d, ignore_errors=True)
     catch_up("durable", 1, target_d, snap_d, keep_binlog=out_d)
     fsync = dict(LAST_WAITS)
-    fit_d = fit_gaps(sorted(str(p) for p in out_d.iterdir()), serial_byte_us=byte_us)
     # The durable excess per commit is two fsyncs: the redo log's in the flush stage and the
-    # binlog's in the sync stage. Their split is measured (file instruments' fsync time).
-    excess = max(0.0, fit_d.intercept - fit.intercept)
+    # binlog's in the sync stage. Their split is measured (file instruments' fsync time); the
+    # rest is what `lagadvisor calibrate --durable --base relaxed.json --redo-share X` does.
     redo, binlog = fsync.get("redo_misc_us", 0), fsync.get("binlog_misc_us", 0)
     share = redo / (redo + binlog) if redo + binlog else 0.5
-    model = replace(model, redo_flush_us=excess * share, flush_us=excess * (1 - share))
-    log(f"  durable gap fit {fit_d}; fsyncs {fsync} (redo share {share:.3f}); model: {model}")
-    return model
+    cal = calibrate(sorted(str(p) for p in out_d.iterdir()), durable=True, base=model, redo_share=share)
+    log(f"  durable fit: {cal.samples} gaps, R^2 {cal.r2:.3f}, stalls x{cal.stall_factor:.3f}; fsyncs {fsync} "
+        f"(redo share {share:.3f}); model: {cal.model}")
+    return cal.model
 
 
 def main() -> int:
@@ -451,7 +452,7 @@ def main() -> int:
                     fsyncs[w].append(LAST_WAITS.get("redo_misc", 0))
                     log(f"  round {rnd + 1}, {w} workers: caught up in {runs[w][-1]:.2f} s; "
                         f"CPU s by thread {LAST_CPU}; waits {LAST_WAITS}")
-            measured = {w: sorted(runs[w])[len(runs[w]) // 2] for w in workers}
+            measured = {w: median_high(runs[w]) for w in workers}
             for w in workers:
                 log(f"  {w} workers: median {measured[w]:.2f} s (runs {[round(x, 2) for x in runs[w]]})")
             sim_args = ["simulate", "--catch-up", "--policy", "recorded", "--workers",
@@ -465,8 +466,8 @@ def main() -> int:
                 # Paired: each round's w-worker run against the same round's one-worker run (the
                 # rounds are interleaved, so a drift of the disk's fsync latency or the host's
                 # speed between rounds cancels out), median over rounds.
-                paired = sorted(runs[1][k] / runs[w][k] for k in range(args.repeat))
-                ms, ps = paired[len(paired) // 2], predicted[w]["speedup"]
+                ms = median_high(runs[1][k] / runs[w][k] for k in range(args.repeat))
+                ps = predicted[w]["speedup"]
                 row = {"workload": name, "config": config, "workers": w, "transactions": sim["transactions"],
                        "measured_seconds": round(measured[w], 3),
                        "predicted_seconds": round(predicted[w]["apply_seconds"], 3),
@@ -474,7 +475,7 @@ def main() -> int:
                        "measured_speedup_of_medians": round(measured[1] / measured[w], 3),
                        "speedup_error": round((ps - ms) / ms, 4),
                        # durable: redo log fsyncs (about one per commit group) against the model's groups
-                       "measured_redo_fsyncs": sorted(fsyncs[w])[len(fsyncs[w]) // 2],
+                       "measured_redo_fsyncs": median_high(fsyncs[w]),
                        "predicted_groups": predicted[w].get("flushes"),
                        "time_error": round((predicted[w]["apply_seconds"] - measured[w]) / measured[w], 4)}
                 results.append(row)

@@ -13,6 +13,7 @@ fsync time into the redo fsync (flush stage) and the binlog fsync (sync stage).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from statistics import median_high
 
 from ..binlog import read_transactions
 from ..errors import ConfigError
@@ -95,11 +96,6 @@ def _residuals(rows: list[tuple[float, int, int, int, int]], coef: list[float]) 
     return [g - (coef[0] + coef[1] * i + coef[2] * u + coef[3] * d) for g, i, u, d, _ in rows]
 
 
-def _median(v: list[float]) -> float:
-    s = sorted(v)
-    return s[len(s) // 2]
-
-
 def fit_samples(samples: list[tuple[float, int, int, int, int]], stall_mads: float = 4.0) -> GapFit:
     """Per-row costs from (gap, inserts, updates, deletes, bytes) samples.
 
@@ -120,8 +116,8 @@ def fit_samples(samples: list[tuple[float, int, int, int, int]], stall_mads: flo
     coef = _ols(kept)
     for _ in range(3):
         res = _residuals(samples, coef)
-        med = _median(res)
-        sigma = 1.4826 * _median([abs(r - med) for r in res])
+        med = median_high(res)
+        sigma = 1.4826 * median_high([abs(r - med) for r in res])
         kept = [s for s, r in zip(samples, res) if r <= med + stall_mads * sigma] if sigma > 0 else samples
         if len(kept) < 8:
             kept = samples
