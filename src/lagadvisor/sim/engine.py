@@ -292,9 +292,12 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         sync_busy = True
         fsync(now, SYNC_DONE, sync_queue.popleft())
 
+    def fsync_us(kind: int) -> float:
+        return redo_us if kind == REDO_DONE else sync_us
+
     def fsync(now: float, kind: int, group: list[int]) -> None:
         nonlocal disk_busy
-        us = redo_us if kind == REDO_DONE else sync_us
+        us = fsync_us(kind)
         if not shared_disk or us <= 0:
             push(now + us, kind, -1, group)
         elif disk_busy:
@@ -306,13 +309,13 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     def fsync_done(now: float, kind: int) -> None:
         """An fsync ended: the device takes the next one waiting."""
         nonlocal disk_busy
-        if not shared_disk or (sync_us if kind == SYNC_DONE else redo_us) <= 0:
+        if not shared_disk or fsync_us(kind) <= 0:
             return
         disk_busy = False
         if disk_queue:
             k, g = disk_queue.popleft()
             disk_busy = True
-            push(now + (redo_us if k == REDO_DONE else sync_us), k, -1, g)
+            push(now + fsync_us(k), k, -1, g)
 
     def enter_commit(i: int, now: float) -> None:
         nonlocal entered_upto

@@ -10,9 +10,10 @@ sync stage of ``flush_us`` per group (the binlog fsync of sync_binlog=1). Both f
 when relaxed. With ``fsync_devices = 1`` (redo log and binlog on one device, the usual layout)
 the device does one fsync at a time: a group's redo fsync waits for the previous group's binlog
 fsync. Measured on this machine's replica: at 2 workers the commit groups are single
-transactions, and the redo and binlog fsync times add up to the catch-up's wall time. Transactions that reach the flush stage while it is busy form the next group,
-so concurrent workers share both stages. Measured on this machine, the commit part dominates
-small transactions and is what limits a relaxed replica's speedup.
+transactions, and the redo and binlog fsync times add up to the catch-up's wall time.
+Transactions that reach the flush stage while it is busy form the next group, so concurrent
+workers share both stages. Measured on this machine, the commit part dominates small
+transactions and is what limits a relaxed replica's speedup.
 """
 
 from __future__ import annotations
