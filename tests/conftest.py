@@ -7,6 +7,7 @@ reader or server fails the test instead of skipping it: a skipped oracle test pr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -35,6 +36,30 @@ def server_name(base: str) -> str:
     """A name for a server a test starts, unique to this test process: two test runs at once
     (helpers, a developer next to CI) must not share a data directory in the chroot."""
     return f"{base}-{os.getpid()}"
+
+
+@contextlib.contextmanager
+def source_and_replica(tag: str, common: list[str], source_options: list[str], replica_options: list[str]):
+    """A MySQL 9.x source and replica on loopback, fresh, with the replica pointed at the source
+    (GTID auto-positioning) but not started; both are stopped and removed afterwards."""
+    import oracle
+
+    rs = oracle.realservers
+    src = rs.MySQLServer(server_name(f"lagadvisor-test-{tag}-src"), free_port(), [*source_options, *common],
+                         fresh=True)
+    rep = rs.MySQLServer(server_name(f"lagadvisor-test-{tag}-rep"), free_port(),
+                         [*replica_options, *common, "--skip-replica-start"], fresh=True)
+    src.start()
+    rep.start()
+    try:
+        rep.sql(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={src.port}, "
+                "SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1")
+        yield src, rep
+    finally:
+        rep.stop()
+        src.stop()
+        rep.remove()
+        src.remove()
 
 
 def free_port() -> int:

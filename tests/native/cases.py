@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from hypothesis import strategies as st
 
 from conftest import FIXTURES, corpus_files, fixture_dirs
 from lagadvisor.depgraph.pipeline import ClockOptions
@@ -60,6 +61,11 @@ def options(schema: str | None) -> ClockOptions:
 DAMAGE_SOURCES = (FIXTURES / "sysbench_oltp_write_only" / "binlog.000001",   # integer keys, native hashes
                   FIXTURES / "single_compressed" / "binlog.000001")           # zstd payloads, string keys
 DAMAGE_PREFIX = 400_000  # keep examples fast: the first few hundred transactions
+#: The hypothesis arguments of a damaged-input test: ``@given(**DAMAGE)``, then
+#: ``damaged_file(directory, source, cut, flips)``.
+DAMAGE = dict(source=st.sampled_from(DAMAGE_SOURCES), cut=st.integers(min_value=0, max_value=DAMAGE_PREFIX),
+              flips=st.lists(st.tuples(st.integers(min_value=0, max_value=DAMAGE_PREFIX - 1), st.integers(0, 7)),
+                             max_size=3))
 
 
 def damaged_file(directory, source, cut: int, flips) -> str:

@@ -28,7 +28,7 @@ from lagadvisor.report.native_analysis import analyze_native
 NATIVE = native.load()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason="native core not built (LAGADVISOR_PUREPYTHON or no extension)")
 
-from cases import DAMAGE_PREFIX, DAMAGE_SOURCES, EXPECTED_FALLBACK, damaged_file, multi_file_run  # noqa: E402
+from cases import DAMAGE, EXPECTED_FALLBACK, damaged_file, multi_file_run  # noqa: E402
 from cases import cases as _cases  # noqa: E402
 from cases import options as _options  # noqa: E402
 
@@ -131,8 +131,7 @@ def workdir(tmp_path_factory):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(source=st.sampled_from(DAMAGE_SOURCES), cut=st.integers(min_value=0, max_value=DAMAGE_PREFIX),
-       flips=st.lists(st.tuples(st.integers(min_value=0, max_value=DAMAGE_PREFIX - 1), st.integers(0, 7)), max_size=3))
+@given(**DAMAGE)
 def test_damaged_input_same_answer(source, cut, flips, workdir, monkeypatch):
     """Truncated and bit-flipped binlogs: both paths give the same report or the same error
     (file, offset, event type and message); the native core never raises anything else."""

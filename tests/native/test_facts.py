@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from conftest import FIXTURES
@@ -27,7 +26,7 @@ from lagadvisor.sim.facts import native_facts, read_facts, reference_facts
 NATIVE = native.load()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason="native core not built (LAGADVISOR_PUREPYTHON or no extension)")
 
-from cases import DAMAGE_PREFIX, DAMAGE_SOURCES, EXPECTED_FALLBACK, damaged_file, multi_file_run  # noqa: E402
+from cases import DAMAGE, EXPECTED_FALLBACK, damaged_file, multi_file_run  # noqa: E402
 from cases import cases as _cases  # noqa: E402
 from cases import options as _options  # noqa: E402
 
@@ -111,8 +110,7 @@ def workdir(tmp_path_factory):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(source=st.sampled_from(DAMAGE_SOURCES), cut=st.integers(min_value=0, max_value=DAMAGE_PREFIX),
-       flips=st.lists(st.tuples(st.integers(min_value=0, max_value=DAMAGE_PREFIX - 1), st.integers(0, 7)), max_size=3))
+@given(**DAMAGE)
 def test_damaged_input_same_facts(source, cut, flips, workdir, monkeypatch):
     """Truncated and bit-flipped binlogs (a half-written last transaction included): the
     native facts, when the native core keeps the run, are the reference's; the public entry

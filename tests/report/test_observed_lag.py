@@ -9,25 +9,15 @@ import sys
 import time
 
 import oracle
-from conftest import free_port, need, server_name
-
-realservers = oracle.realservers
-
+from conftest import need, source_and_replica
 
 
 def test_replica_binlog_observed_lag():
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
     common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON"]
-    src = realservers.MySQLServer(server_name("lagadvisor-test-src"), free_port(), ["--server-id=11", *common],
-                                  fresh=True)
-    rep = realservers.MySQLServer(server_name("lagadvisor-test-rep"), free_port(), ["--server-id=12", *common,
-                                  "--skip-replica-start", "--log-replica-updates=ON"], fresh=True)
-    src.start()
-    rep.start()
-    try:
-        rep.sql(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={src.port}, "
-                "SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1; "
-                "START REPLICA IO_THREAD")
+    with source_and_replica("lag", common, ["--server-id=11"],
+                            ["--server-id=12", "--log-replica-updates=ON"]) as (src, rep):
+        rep.sql("START REPLICA IO_THREAD")
         src.sql("CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, v INT); " +
                 " ".join(f"INSERT INTO d.t VALUES ({i}, {i});" for i in range(50)))
         time.sleep(1.5)  # the SQL thread is stopped: the backlog ages
@@ -42,8 +32,3 @@ def test_replica_binlog_observed_lag():
         lag = json.loads(r.stdout)["total"]["observed_replica_lag"]
         assert lag["transactions"] >= 50
         assert 1.0 < lag["max_seconds"] < 60 and lag["p50_seconds"] > 0.5
-    finally:
-        rep.stop()
-        src.stop()
-        rep.remove()
-        src.remove()

@@ -12,10 +12,8 @@ import time
 
 import oracle
 import pytest
-from conftest import free_port, need, server_name
+from conftest import need, source_and_replica
 from lagadvisor.binlog import read_transactions
-
-realservers = oracle.realservers
 
 
 def _workload(seed: int, n: int) -> str:
@@ -45,17 +43,9 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
     common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON",
               "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"]
-    src = realservers.MySQLServer(server_name("lagadvisor-test-cal-src"), free_port(), ["--server-id=21", *common],
-                                  fresh=True)
-    rep = realservers.MySQLServer(server_name("lagadvisor-test-cal-rep"), free_port(),
-                                  ["--server-id=22", *common, "--skip-replica-start", "--log-replica-updates=ON",
-                                   "--replica-parallel-workers=1"], fresh=True)
-    src.start()
-    rep.start()
-    try:
-        rep.sql(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={src.port}, "
-                "SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1; "
-                "START REPLICA")
+    replica_options = ["--server-id=22", "--log-replica-updates=ON", "--replica-parallel-workers=1"]
+    with source_and_replica("cal", common, ["--server-id=21"], replica_options) as (src, rep):
+        rep.sql("START REPLICA")
         src.sql("SET SESSION cte_max_recursion_depth = 10000; CREATE DATABASE c; "
                 "CREATE TABLE c.t (id INT PRIMARY KEY, k INT NOT NULL, v VARCHAR(100), KEY (k)); "
                 "INSERT INTO c.t SELECT n, n % 997, REPEAT('v', 100) FROM (WITH RECURSIVE s(n) AS "
@@ -98,8 +88,3 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
         # The fit keeps the mean gap (stalls included), so the one-worker prediction is the
         # measured catch-up up to the first transaction's own time and the gaps left out.
         assert predicted_s == pytest.approx(measured_s, rel=0.2), (predicted_s, measured_s, fitted)
-    finally:
-        rep.stop()
-        src.stop()
-        rep.remove()
-        src.remove()
