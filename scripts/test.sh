@@ -1,13 +1,61 @@
 #!/usr/bin/env bash
-# The whole test suite, on a fresh machine: installs the package with its test extras,
-# provisions the reference readers and servers the tests need (MySQL 9.x in a Debian sid
-# chroot, MariaDB 10.11 and sysbench from Debian; cached under $LAGADVISOR_CACHE), then runs
-# pytest with LAGADVISOR_REQUIRE_SERVERS=1 so a missing server fails instead of skipping.
+# The whole test suite, on a fresh machine, from nothing but this checkout:
+#
+# 1. builds the abi3 wheel once (maturin, in a build-only virtualenv);
+# 2. installs that wheel with its test extras into a NEW virtualenv and runs pytest from it,
+#    so a package installed on the machine by hand cannot hide a missing dependency;
+# 3. installs the same wheel into a second new virtualenv with no `cargo` on PATH and runs
+#    the README's example from it (a user without Rust installs the wheel);
+# 4. provisions the reference readers and servers the tests need (MySQL 9.x in a Debian sid
+#    chroot, MariaDB 10.11 and sysbench from Debian; cached under $LAGADVISOR_CACHE) and runs
+#    pytest with LAGADVISOR_REQUIRE_SERVERS=1 so a missing server fails instead of skipping.
+#
+# The virtualenvs live under build/test-env/ (recreated on every run). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
-python3 scripts/realservers.py provision
+ROOT=$PWD
+ENVS="${LAGADVISOR_TEST_ENVS:-$ROOT/build/test-env}"
+PY="${PYTHON:-python3}"
+pipq() { "$1/bin/python" -m pip install --quiet --disable-pip-version-check "${@:2}"; }
+
+rm -rf "$ENVS"
+mkdir -p "$ENVS"
+
+echo "== building the wheel (maturin, release, abi3)"
+"$PY" -m venv "$ENVS/build"
+pipq "$ENVS/build" "maturin>=1.5,<2"
+"$ENVS/build/bin/maturin" build --release --out "$ENVS/wheels" >"$ENVS/build.log" 2>&1 \
+    || { cat "$ENVS/build.log" >&2; exit 1; }
+WHEEL=$(ls "$ENVS"/wheels/lagadvisor-*.whl)
+echo "   $(basename "$WHEEL")"
+
+echo "== the wheel in a clean virtualenv without cargo on PATH: the README's example"
+"$PY" -m venv "$ENVS/user"
+NOCARGO_PATH="$ENVS/user/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+if PATH="$NOCARGO_PATH" command -v cargo >/dev/null; then
+    echo "cargo is still on the no-Rust PATH: $(PATH="$NOCARGO_PATH" command -v cargo)" >&2
+    exit 1
+fi
+PATH="$NOCARGO_PATH" CARGO=/nonexistent RUSTC=/nonexistent pipq "$ENVS/user" --only-binary=:all: "$WHEEL"
+PATH="$NOCARGO_PATH" lagadvisor analyze fixtures/sysbench_oltp_write_only/binlog.000001 >"$ENVS/user-example.txt"
+PATH="$NOCARGO_PATH" python -c 'import lagadvisor._native' \
+    || { echo "the wheel installed without its native core" >&2; exit 1; }
+grep -q "transactions" "$ENVS/user-example.txt" \
+    || { echo "the README example printed no report:" >&2; cat "$ENVS/user-example.txt" >&2; exit 1; }
+echo "   ok ($(wc -l <"$ENVS/user-example.txt") lines of report)"
+
+echo "== the test virtualenv: the wheel and its [test] extras, nothing else"
+"$PY" -m venv "$ENVS/test"
+pipq "$ENVS/test" "$WHEEL[test]"
+export PATH="$ENVS/test/bin:$PATH"
+export LAGADVISOR_TEST_WHEEL="$WHEEL"
+
+echo "== provisioning real servers"
+python scripts/realservers.py provision
+
 export LAGADVISOR_REQUIRE_SERVERS=1
-# pip install built lagadvisor._native: the native-vs-Python differential tests must run
+# the wheel carries lagadvisor._native: the native-vs-Python differential tests must run
 export LAGADVISOR_REQUIRE_NATIVE=1
-exec python3 -m pytest -q -p no:cacheprovider "$@"
+# the tests import lagadvisor from the installed wheel, never from src/
+export LAGADVISOR_REQUIRE_INSTALLED=1
+exec python -m pytest -q -p no:cacheprovider "$@"
