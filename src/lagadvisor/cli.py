@@ -127,17 +127,23 @@ DefaultsFileOpt = Annotated[Optional[str], typer.Option(
 SslCaOpt = Annotated[Optional[str], typer.Option("--ssl-ca", help="CA certificate for TLS.")]
 SslCertOpt = Annotated[Optional[str], typer.Option("--ssl-cert", help="Client certificate for TLS.")]
 SslKeyOpt = Annotated[Optional[str], typer.Option("--ssl-key", help="Client key for TLS.")]
+SslModeOpt = Annotated[Optional[str], typer.Option(
+    "--ssl-mode", help="As the mysql client: DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY "
+                       "(default: VERIFY_CA with --ssl-ca, else PREFERRED).")]
 
 
-def _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert=None, ssl_key=None):
+def _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert=None, ssl_key=None,
+                    ssl_mode=None):
     from .schema.live import ServerOptions, password_from_env, prompt_password
+    from .tls import Tls
 
     if not host:
         return None
+    tls = Tls.from_options(ssl_mode, ssl_ca, ssl_cert, ssl_key)
     password = password_from_env()
     if ask_password:
         password = prompt_password(user, host)
-    return ServerOptions(host, port, user, password, defaults_file, ssl_ca, ssl_cert, ssl_key)
+    return ServerOptions(host, port, user, password, defaults_file, tls)
 
 
 def _clock_options(history_size, commit_order, schema, server=None):
@@ -183,8 +189,7 @@ def _inputs(files, from_file, to_file, server):
     from .binlog.stream import list_files, pymysql_settings
 
     settings = pymysql_settings(server.host, server.port, server.user, server.password,
-                                option_file=server.option_file, ssl_ca=server.ssl_ca,
-                                ssl_cert=server.ssl_cert, ssl_key=server.ssl_key)
+                                option_file=server.option_file, tls=server.tls)
     return list_files(settings, from_file, to_file)
 
 
@@ -206,6 +211,7 @@ def analyze(
     ssl_ca: SslCaOpt = None,
     ssl_cert: SslCertOpt = None,
     ssl_key: SslKeyOpt = None,
+    ssl_mode: SslModeOpt = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Read the files on this many "
                                       "processes (0 = one per CPU core); the result is the same.")] = 1,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")] = True,
@@ -217,7 +223,8 @@ def analyze(
     from .report.jsonout import analysis_json
 
     try:
-        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key)
+        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key,
+                                     ssl_mode)
         files = _inputs(files, from_file, to_file, server)
         opts = _clock_options(history_size, commit_order, schema, server)
         if jobs != 1 and len(files) > 1 and not from_file:
@@ -264,6 +271,9 @@ def export(
     ask_password: AskPasswordOpt = False,
     defaults_file: DefaultsFileOpt = None,
     ssl_ca: SslCaOpt = None,
+    ssl_cert: SslCertOpt = None,
+    ssl_key: SslKeyOpt = None,
+    ssl_mode: SslModeOpt = None,
 ) -> None:
     """Write one record per transaction, in binlog order, with the recorded clock and every
     policy's re-derived last_committed ("computed") and WRITESET's fallback reason."""
@@ -273,7 +283,7 @@ def export(
     out = open(output, "w", encoding="utf-8") if output else sys.stdout
     try:
         run = prepare(files, _clock_options(history_size, commit_order, schema, _server_options(
-            host, port, user, ask_password, defaults_file, ssl_ca)))
+            host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode)))
         writer = CsvWriter(out) if output_format == ExportFormat.csv else None
         for t, ws, c in run_clocks(files, run):
             rec = transaction_record(t, keys=keys and writer is None)
@@ -506,6 +516,7 @@ def advise(
     ssl_ca: SslCaOpt = None,
     ssl_cert: SslCertOpt = None,
     ssl_key: SslKeyOpt = None,
+    ssl_mode: SslModeOpt = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")] = True,
 ) -> None:
     """What to change: findings ordered by expected gain, each with the setting, its current and
@@ -521,7 +532,8 @@ def advise(
     from .sim.model import CostModel
 
     try:
-        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key)
+        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key,
+                                     ssl_mode)
         inputs = _inputs(files, from_file, to_file, server)
         settings = settings_from_server(server) if server is not None else None
         opts = _clock_options(history_size, commit_order, schema, server)

@@ -21,6 +21,7 @@ import time
 from typing import Iterator
 
 from ..errors import BinlogError
+from ..tls import Tls, one_line
 from .constants import BINLOG_MAGIC, LOG_EVENT_HEADER_LEN, EventType
 from .scan import FileSummary, read_stream
 from .transactions import ColumnSelector, Transaction
@@ -179,15 +180,18 @@ class _ConnectionLost(Exception):
 
 
 def _describe(err: Exception) -> str:
+    """A driver error on one line; an access-denied error names the grant it lacks."""
     args = getattr(err, "args", ())
     if len(args) >= 2 and isinstance(args[0], int):
-        return f"({args[0]}) {args[1]}"
-    return str(err) or type(err).__name__
+        text = f"({args[0]}) {one_line(args[1])}"
+        if args[0] in (1227, 1045) and "REPLICATION SLAVE" in str(args[1]).upper():
+            text = f"the user lacks the REPLICATION SLAVE privilege: {text}"
+        return text
+    return one_line(err) or type(err).__name__
 
 
 def pymysql_settings(host: str, port: int, user: str | None, password: str | None, *,
-                     option_file: str | None = None, ssl_ca: str | None = None, ssl_cert: str | None = None,
-                     ssl_key: str | None = None, connect_timeout: int = 10) -> dict:
+                     option_file: str | None = None, tls: Tls | None = None, connect_timeout: int = 10) -> dict:
     s: dict = {"host": host, "port": port, "connect_timeout": connect_timeout}
     if user:
         s["user"] = user
@@ -196,10 +200,14 @@ def pymysql_settings(host: str, port: int, user: str | None, password: str | Non
     if option_file:
         s["read_default_file"] = option_file
         s["read_default_group"] = "client"
-    ssl = {k: v for k, v in (("ca", ssl_ca), ("cert", ssl_cert), ("key", ssl_key)) if v}
-    if ssl:
-        s["ssl"] = ssl
+    s.update((tls or Tls()).pymysql_kwargs())
     return s
+
+
+def _log_index(name: str) -> int | None:
+    """The number of ``binlog.000042`` (None for a name without one)."""
+    tail = name.rsplit(".", 1)[-1]
+    return int(tail) if tail.isdigit() and "." in name else None
 
 
 def list_files(settings: dict, start: str, stop: str | None = None, **kw) -> list[LiveFile]:
@@ -223,7 +231,11 @@ def list_files(settings: dict, start: str, stop: str | None = None, **kw) -> lis
         conn.close()
     names = [n for n, _ in logs]
     if start not in names:
-        raise BinlogError(f"{start}: not among the server's binary logs ({names[0] if names else 'none'} .. "
+        if names and _log_index(start) is not None and _log_index(names[0]) is not None \
+                and start.rsplit(".", 1)[0] == names[0].rsplit(".", 1)[0] and _log_index(start) < _log_index(names[0]):
+            raise BinlogError(f"--from {start}: purged from the server; the first binary log it still has is "
+                              f"{names[0]}")
+        raise BinlogError(f"--from {start}: not among the server's binary logs ({names[0] if names else 'none'} .. "
                           f"{names[-1] if names else 'none'})")
     out = []
     host = f"{settings.get('host')}:{settings.get('port')}"

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import getpass
 import os
+import re
 from dataclasses import dataclass
 
-from ..errors import SchemaError
+from ..errors import ConfigError, SchemaError
+from ..tls import Tls, one_line
 from .model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
@@ -27,10 +29,7 @@ class ServerOptions:
     user: str | None = None
     password: str | None = None
     option_file: str | None = None
-    ssl_ca: str | None = None
-    ssl_cert: str | None = None
-    ssl_key: str | None = None
-    ssl_disabled: bool = False
+    tls: Tls = Tls()
     connect_timeout: int = 10
 
 
@@ -55,18 +54,29 @@ def connect(opts: ServerOptions):
     if opts.option_file:
         kw["option_files"] = opts.option_file
         kw["option_groups"] = ["client", "lagadvisor"]
-    if opts.ssl_ca:
-        kw["ssl_ca"] = opts.ssl_ca
-    if opts.ssl_cert:
-        kw["ssl_cert"] = opts.ssl_cert
-    if opts.ssl_key:
-        kw["ssl_key"] = opts.ssl_key
-    if opts.ssl_disabled:
-        kw["ssl_disabled"] = True
+    kw.update(opts.tls.connector_kwargs())
+    where = f"cannot connect to {opts.host}:{opts.port}"
     try:
-        return mysql.connector.connect(**kw)
+        conn = mysql.connector.connect(**kw)
     except mysql.connector.Error as err:
-        raise SchemaError(f"cannot connect to {opts.host}:{opts.port}: {err.msg if hasattr(err, 'msg') else err}") from err
+        msg = one_line(err.msg if getattr(err, "msg", None) else err)
+        if opts.tls.mode != "PREFERRED" and ("SSL" in msg or "certificate" in msg.lower()):
+            msg += f" ({opts.tls.describe()})"
+        raise SchemaError(f"{where}: {msg}") from None
+    except (OSError, ValueError) as err:  # unreadable certificate/key files
+        raise SchemaError(f"{where}: {one_line(err)} ({opts.tls.describe()})") from None
+    try:
+        cur = conn.cursor()
+        cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+        row = cur.fetchone()
+        cur.close()
+        opts.tls.check_session(_text(row[1]) if row else None, where)
+    except mysql.connector.Error:
+        pass  # the status is readable by any user; a failure here is not a TLS failure
+    except ConfigError:
+        conn.close()
+        raise
+    return conn
 
 
 def _rows(cur, sql: str, args=()):
@@ -142,9 +152,30 @@ def load_catalog(conn, databases: list[str] | None = None) -> Catalog:
 def catalog_from_server(opts: ServerOptions, databases: list[str] | None = None) -> Catalog:
     conn = connect(opts)
     try:
-        return load_catalog(conn, databases)
+        cat = load_catalog(conn, databases)
+        if not cat.tables:
+            _require_select(conn, opts)
+        return cat
     finally:
         conn.close()
+
+
+def _require_select(conn, opts: ServerOptions) -> None:
+    """information_schema shows a user only the tables it has privileges on: an empty catalog
+    from a user without any SELECT grant is a missing grant, not an empty server."""
+    import mysql.connector
+
+    try:
+        cur = conn.cursor()
+        grants = [_text(r[0]) for r in _rows(cur, "SHOW GRANTS")]
+        cur.close()
+    except mysql.connector.Error:
+        return
+    if any(re.search(r"^GRANT\s+(.*\bSELECT\b|ALL PRIVILEGES)", g, re.I) for g in grants):
+        return
+    who = opts.user or "the current user"
+    raise SchemaError(f"{opts.host}:{opts.port}: user {who} lacks the SELECT privilege, so information_schema "
+                      "shows it no tables (GRANT SELECT ON db.* TO the user, or use --schema FILE)")
 
 
 # Variables the advisor reads (old and new names; a server answers with the names it has).
