@@ -214,10 +214,11 @@ def list_files(settings: dict, start: str, stop: str | None = None, **kw) -> lis
     """The server's binlog files from ``start`` (through ``stop``), via SHOW BINARY LOGS."""
     import pymysql
 
+    server = f"{settings.get('host')}:{settings.get('port')}"
     try:
         conn = pymysql.connect(**settings)
     except Exception as err:
-        raise BinlogError(f"cannot connect to {settings.get('host')}:{settings.get('port')}: {_describe(err)}") from None
+        raise BinlogError(f"cannot connect: {_describe(err)}", file=server) from None
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT @@version, @@version_comment")
@@ -225,7 +226,7 @@ def list_files(settings: dict, start: str, stop: str | None = None, **kw) -> lis
             try:
                 cur.execute("SHOW BINARY LOGS")
             except pymysql.err.MySQLError as err:
-                raise BinlogError(f"SHOW BINARY LOGS failed (needs REPLICATION CLIENT): {_describe(err)}") from None
+                raise BinlogError(f"SHOW BINARY LOGS failed (needs REPLICATION CLIENT): {_describe(err)}", file=server) from None
             logs = [(r[0], int(r[1])) for r in cur.fetchall()]
     finally:
         conn.close()
@@ -234,9 +235,9 @@ def list_files(settings: dict, start: str, stop: str | None = None, **kw) -> lis
         if names and _log_index(start) is not None and _log_index(names[0]) is not None \
                 and start.rsplit(".", 1)[0] == names[0].rsplit(".", 1)[0] and _log_index(start) < _log_index(names[0]):
             raise BinlogError(f"--from {start}: purged from the server; the first binary log it still has is "
-                              f"{names[0]}")
+                              f"{names[0]}", file=server)
         raise BinlogError(f"--from {start}: not among the server's binary logs ({names[0] if names else 'none'} .. "
-                          f"{names[-1] if names else 'none'})")
+                          f"{names[-1] if names else 'none'})", file=server)
     out = []
     host = f"{settings.get('host')}:{settings.get('port')}"
     mariadb = "mariadb" in f"{version} {comment}".lower()

@@ -62,6 +62,8 @@ def connect(opts: ServerOptions):
         msg = one_line(err.msg if getattr(err, "msg", None) else err)
         if opts.tls.mode != "PREFERRED" and ("SSL" in msg or "certificate" in msg.lower()):
             msg += f" ({opts.tls.describe()})"
+        elif opts.tls.mode == "DISABLED" and "Access denied" in msg:
+            msg += " (with --ssl-mode DISABLED: the account may require TLS)"
         raise SchemaError(f"{where}: {msg}") from None
     except (OSError, ValueError) as err:  # unreadable certificate/key files
         raise SchemaError(f"{where}: {one_line(err)} ({opts.tls.describe()})") from None
