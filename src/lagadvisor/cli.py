@@ -103,10 +103,12 @@ class CommitOrder(str, Enum):
     flush_groups = "flush-groups"
 
 
+from .versions import describe_history_defaults  # noqa: E402  (import-free module)
+
 HistoryOpt = Annotated[Optional[int], typer.Option(
     "--history-size", min=1,
     help="binlog_transaction_dependency_history_size of the source (default: the server "
-         "version's default: 25,000 for 5.7/8.0, 10,000,000 for 8.4+).")]
+         f"version's default: {describe_history_defaults()}).")]
 CommitOrderOpt = Annotated[CommitOrder, typer.Option(
     "--commit-order",
     help="Commit-order parent fed to WRITESET: 'recorded' (binlog written under COMMIT_ORDER), "
@@ -394,18 +396,11 @@ def simulate(
                           "written_by": run.written.name,
                           "results": [r.as_json() for r in rows]}, indent=2, sort_keys=True))
         return
-    from rich.table import Table
+    from .report.tables import simulate_table
 
-    tab = Table(title=f"{len(facts):,} transactions; replica {'durable' if durable else 'relaxed'}, "
-                f"preserve_commit_order={preserve_commit_order}, {cost.cores} cores"
-                + ("; catch-up" if catch_up else "; arrivals at source commit times"), title_justify="left")
-    for col in ("policy", "workers", "apply s", "speedup", "lag p99 s", "lag max s", "utilisation",
-                "dependency wait s"):
-        tab.add_column(col, justify="left" if col == "policy" else "right")
-    for r in rows:
-        tab.add_row(r.policy, str(r.workers), f"{r.apply_seconds:,.3f}", f"{r.speedup:.2f}x",
-                    f"{r.lag_p99_seconds:,.3f}", f"{r.lag_max_seconds:,.3f}", f"{r.utilisation:.0%}",
-                    f"{r.dependency_wait_seconds:,.3f}")
+    tab = simulate_table(rows, f"{len(facts):,} transactions; replica {'durable' if durable else 'relaxed'}, "
+                         f"preserve_commit_order={preserve_commit_order}, {cost.cores} cores"
+                         + ("; catch-up" if catch_up else "; arrivals at source commit times"))
     Console(highlight=False).print(tab)
 
 
@@ -463,19 +458,14 @@ def graph(
     if output_format == OutputFormat.json:
         print(json.dumps(doc, indent=2, sort_keys=True))
         return
-    from rich.table import Table
+    from .report.tables import hot_table
 
     con = Console(highlight=False)
     con.print(f"{policy}: {s.transactions:,} transactions, critical path {s.depth:,} transactions / "
               f"{s.critical_path_us / 1e6:,.3f} s of {s.serial_us / 1e6:,.3f} s serial apply "
               f"(parallelism {s.parallelism:,.2f}x), widest level {s.width:,}, {s.conflicts:,} row conflicts")
     for title, items, col in (("hot rows", doc["hot_rows"], "key"), ("hot tables", doc["hot_tables"], "table")):
-        tab = Table(title=title, title_justify="left")
-        tab.add_column(col)
-        tab.add_column("dependencies", justify="right")
-        for it in items:
-            tab.add_row(it[col], f"{it['dependencies']:,}")
-        con.print(tab)
+        con.print(hot_table(title, items, col))
 
 
 class FailOn(str, Enum):

@@ -17,6 +17,7 @@ from enum import Enum
 
 from ..binlog import Transaction
 from ..writeset.extract import Writeset
+from ..versions import HISTORY_SIZE_DEFAULTS, history_size_default  # noqa: F401  (re-exported)
 
 POLICIES = ("COMMIT_ORDER", "WRITESET", "WRITESET_SESSION")
 
@@ -36,20 +37,6 @@ class Fallback(str, Enum):
     INCOMPLETE = "incomplete"                # half-written last transaction
     TOO_LARGE = "too_large"                  # more row images than the reader keeps: conservative reset
 
-
-
-def history_size_default(version: tuple[int, int, int], mariadb: bool = False) -> int:
-    """``binlog_transaction_dependency_history_size`` default by server version: 25,000 up to
-    9.4 (sys_vars.cc, and 8.4's manual); 1,000,000 from 9.5.0 (release notes: "increased from
-    25000 to 1000000", Bug #38178087); 10,000,000 read off a real 9.7.4 server. 9.6 is assumed
-    to be 1,000,000 (not verified): pass ``--history-size`` when it matters."""
-    if mariadb:
-        return 25_000
-    if version >= (9, 7, 0):
-        return 10_000_000
-    if version >= (9, 5, 0):
-        return 1_000_000
-    return 25_000
 
 
 # ----------------------------------------------------------------------------- commit order

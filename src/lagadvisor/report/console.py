@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .analysis import Analysis, FileAnalysis, Totals
+from .tables import compact_table, label_column, number_column, policy_caption, policy_label, text_column
 
 
 def _ts(us: int | None) -> str:
@@ -90,11 +91,11 @@ def _histogram(t: Totals) -> Table:
 
 
 def _largest(t: Totals) -> Table:
-    tab = Table(title="largest transactions", title_justify="left")
-    tab.add_column("bytes", justify="right")
-    tab.add_column("rows", justify="right")
-    tab.add_column("gtid")
-    tab.add_column("where")
+    tab = compact_table("largest transactions")
+    number_column(tab, "bytes")
+    number_column(tab, "rows")
+    text_column(tab, "gtid")
+    text_column(tab, "where")
     for b, r, g, where in t.largest_sorted():
         tab.add_row(f"{b:,}", f"{r:,}", g, where)
     return tab
@@ -104,25 +105,27 @@ def _policies(a: Analysis) -> list[Table]:
     p = a.policies
     if p is None:
         return []
-    tab = Table(title=f"dependency policies re-derived (written by {p.written.name}: {p.written.evidence}; "
-                f"history size {p.history_size:,}; commit-order input: {p.commit_order})",
-                title_justify="left")
-    for col in ("policy", "mean seq-lc", "may overlap predecessor", "barriers", "depth", "ideal speedup"):
-        tab.add_column(col, justify="left" if col == "policy" else "right")
+    tab = compact_table(f"dependency policies re-derived (written by {p.written.name}: {p.written.evidence}; "
+                        f"history size {p.history_size:,}; commit-order input: {p.commit_order})",
+                        policy_caption(p.clocks))
     rec = a.total.recorded
+    rows = []
     if rec.histogram:
-        tab.add_row("recorded", f"{rec.mean_distance:,.2f}", f"{rec.parallel_share:.1%}", f"{rec.barriers:,}",
-                    f"{rec.depth:,}", f"{rec.ideal_speedup:,.2f}x")
-    for name, c in p.clocks.items():
+        rows.append(("recorded", rec))
+    rows += [(policy_label(name, True), c) for name, c in p.clocks.items()]
+    label_column(tab, "policy", (name for name, _ in rows))
+    for col in ("mean\nseq-lc", "may overlap\npredecessor", "barriers", "depth", "ideal\nspeedup"):
+        number_column(tab, col)
+    for name, c in rows:
         tab.add_row(name, f"{c.mean_distance:,.2f}", f"{c.parallel_share:.1%}", f"{c.barriers:,}",
                     f"{c.depth:,}", f"{c.ideal_speedup:,.2f}x")
     out = [tab]
     if p.fallback_tables:
         fb = Table(title=f"WRITESET fallbacks ({sum(p.fallbacks.values()):,} transactions; "
                    f"{p.resets:,} history resets)", title_justify="left")
-        fb.add_column("reason")
-        fb.add_column("table")
-        fb.add_column("transactions", justify="right")
+        label_column(fb, "reason", (reason for reason, _, _ in p.fallback_tables[:15]))
+        text_column(fb, "table")
+        number_column(fb, "transactions")
         for reason, table, n in p.fallback_tables[:15]:
             fb.add_row(reason, table, f"{n:,}")
         out.append(fb)

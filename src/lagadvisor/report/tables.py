@@ -1,0 +1,81 @@
+"""Console tables that fit an 80-column terminal without cutting what tells rows apart.
+
+Rich shortens a cell that does not fit with an ellipsis, which made ``WRITESET`` and
+``WRITESET_SESSION`` rows read the same (``WRITES…``). Here nothing that names a row is ever
+cut: labels keep their full width (``WRITESET_SESSION`` is written ``WS_SESSION`` where a table
+has many numeric columns, said in the table's caption), long identifiers (GTIDs, keys, file
+names) wrap onto a second line instead of being shortened, numbers never wrap and seconds are
+given with fewer decimals as they grow.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+
+#: Deliberate abbreviations of policy names in wide numeric tables.
+POLICY_SHORT = {"WRITESET_SESSION": "WS_SESSION"}
+
+
+def compact_table(title: str | None = None, caption: str | None = None) -> Table:
+    """A borderless table (a rule under the header) that spends its width on the cells."""
+    return Table(title=title, caption=caption, title_justify="left", caption_justify="left",
+                 box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+
+
+def label_column(tab: Table, header: str, labels) -> None:
+    """A column that names rows: as wide as its longest label, never wrapped, never cut."""
+    width = max([len(header), *(len(str(x)) for x in labels)])
+    tab.add_column(header, no_wrap=True, min_width=width)
+
+
+def text_column(tab: Table, header: str, *, justify: str = "left") -> None:
+    """A column of long identifiers: wrapped (folded) rather than cut."""
+    tab.add_column(header, overflow="fold", justify=justify)
+
+
+def number_column(tab: Table, header: str) -> None:
+    """A right-aligned numeric column; a header may wrap at spaces or at ``\\n``, a number never."""
+    tab.add_column(header, justify="right", no_wrap=True)
+
+
+def seconds(value: float) -> str:
+    """Seconds with three decimals below 100 s, one below 10,000 s, none above."""
+    a = abs(value)
+    if a < 100:
+        return f"{value:,.3f}"
+    if a < 10_000:
+        return f"{value:,.1f}"
+    return f"{value:,.0f}"
+
+
+def policy_label(name: str, short: bool) -> str:
+    return POLICY_SHORT.get(name, name) if short else name
+
+
+def policy_caption(names) -> str | None:
+    """The caption that spells out the abbreviations used for ``names``."""
+    return "; ".join(f"{POLICY_SHORT[n]} = {n}" for n in sorted(set(names)) if n in POLICY_SHORT) or None
+
+
+def simulate_table(rows, title: str) -> Table:
+    """``simulate``'s result: one row per policy and worker count."""
+    tab = compact_table(title, policy_caption(r.policy for r in rows))
+    label_column(tab, "policy", (policy_label(r.policy, True) for r in rows))
+    for header in ("workers", "apply\ns", "speedup", "lag p99\ns", "lag max\ns", "util.", "dep.\nwait s"):
+        number_column(tab, header)
+    for r in rows:
+        tab.add_row(policy_label(r.policy, True), str(r.workers), seconds(r.apply_seconds), f"{r.speedup:.2f}x",
+                    seconds(r.lag_p99_seconds), seconds(r.lag_max_seconds), f"{r.utilisation:.0%}",
+                    seconds(r.dependency_wait_seconds))
+    return tab
+
+
+def hot_table(title: str, items: list[dict], column: str) -> Table:
+    """``graph``'s hot rows or hot tables: the key wraps, it is never shortened."""
+    tab = compact_table(title)
+    text_column(tab, column)
+    number_column(tab, "dependencies")
+    for it in items:
+        tab.add_row(it[column], f"{it['dependencies']:,}")
+    return tab
