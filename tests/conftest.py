@@ -71,10 +71,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+#: Corpus folders of damaged inputs found by fuzzing (no reference reading to compare with):
+#: they are exercised by the bad-input tests, not by the reference-reader differential tests.
+DAMAGED_DIRS = ("hangs", "bad-inputs")
+
+
 def corpus_files() -> list[Path]:
+    """Real binlogs of the shared corpus (not the damaged inputs of :data:`DAMAGED_DIRS`)."""
     if not CORPUS.is_dir():
         return []
-    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md")
+    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md"
+                  and p.relative_to(CORPUS).parts[0] not in DAMAGED_DIRS)
+
+
+def damaged_corpus_files() -> list[Path]:
+    """The damaged inputs of the shared corpus (binlogs, gzip files and cost models)."""
+    return sorted(p for d in DAMAGED_DIRS if (CORPUS / d).is_dir()
+                  for p in (CORPUS / d).iterdir() if p.is_file() and p.suffix != ".md")
 
 
 def fixture_dirs() -> list[Path]:
