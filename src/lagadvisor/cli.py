@@ -374,6 +374,12 @@ def simulate(
 
     try:
         wl = _int_list(workers, "--workers")
+        if mode.value.startswith("mariadb"):
+            # MariaDB schedules by its group-commit ids: the policy clocks do not apply
+            if policy and set(policy) != {"recorded"}:
+                raise ConfigError(f"--policy has no effect with --mode {mode.value} (MariaDB schedules by "
+                                  "commit_id groups)")
+            policy = ["recorded"]
         pols = policy or list(POLICIES)
         for p in pols:
             if p not in ("recorded", *POLICIES):

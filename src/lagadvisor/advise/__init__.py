@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..depgraph.pipeline import ClockOptions
 from ..schema.live import ServerSettings
 from ..sim.model import CostModel
 from .context import Context, gather
 from .findings import SCHEMA_VERSION, Finding, Severity, ordered
+from .plan import Plan, build_plan
 from .rules import RULES
 
 
@@ -16,9 +17,19 @@ from .rules import RULES
 class Advice:
     findings: list[Finding]
     context: Context
+    plan: Plan | None = None
+    confirmed: list[Finding] = field(default_factory=list)   # checked: the current value is the right one
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)
+
+    def counts(self) -> dict[str, int]:
+        return {s.value: sum(1 for f in self.findings if f.severity == s) for s in Severity}
+
+
+#: Findings the plan combines (configuration the simulator runs); the others are what-ifs on the
+#: workload or the schema, reported on their own.
+PLAN_FINDINGS = ("dependency_tracking", "replica_durability", "replica_parallel_workers")
 
 
 def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = None,
@@ -32,13 +43,35 @@ def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = Non
         findings = [replace(f, severity=Severity.info,
                             evidence=f"{f.evidence} (only {n} transactions: too few to judge the size of the effect)")
                     if f.id in _SPEED_FINDINGS else f for f in findings]
-    return Advice(ordered(findings), ctx)
+    # a finding whose suggestion is what is already set is a confirmation, not advice
+    confirmed = [f for f in findings if f.current is not None and f.current == f.suggested]
+    findings = [f for f in findings if not (f.current is not None and f.current == f.suggested)]
+    plan = None
+    if ctx.facts:
+        plan = build_plan(ctx, {f.id: f.suggested for f in findings if f.id in PLAN_FINDINGS})
+        findings = [_in_plan(f, plan) for f in findings]
+    return Advice(ordered(findings), ctx, plan, sorted(confirmed, key=lambda f: f.id))
+
+
+def _in_plan(f: Finding, plan: Plan) -> Finding:
+    """A configuration finding the plan left out (it gains little on top of the others) is info,
+    and says so; one the plan kept carries its marginal gain."""
+    steps = [s for s in plan.steps if s.finding == f.id]
+    if not steps:
+        return f
+    step = steps[-1]
+    metrics = {**f.metrics, "plan_marginal_gain": round(step.marginal_gain, 4), "in_plan": step.kept}
+    if step.kept:
+        return replace(f, metrics=metrics)
+    return replace(f, severity=Severity.info, metrics=metrics,
+                   evidence=f"{f.evidence}. On top of the plan's other changes it gains {step.marginal_gain:.1%} "
+                            f"({step.seconds_before:,.3f} s -> {step.seconds_after:,.3f} s): left out of the plan")
 
 
 MIN_TRANSACTIONS = 200
 _SPEED_FINDINGS = frozenset({"replica_durability", "replica_parallel_workers", "dependency_tracking",
                              "binlog_group_commit_sync_delay", "binlog_transaction_dependency_history_size",
-                             "hot_rows", "replica_preserve_commit_order", "large_transactions"})
+                             "hot_rows", "hot_table", "replica_preserve_commit_order", "large_transactions"})
 
 
 __all__ = ["Advice", "advise", "SCHEMA_VERSION", "Finding", "Severity"]

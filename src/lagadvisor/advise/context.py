@@ -126,7 +126,13 @@ class Context:
         return self._what_if_cache[k]
 
 
-def baseline_from(settings: ServerSettings | None) -> Baseline:
+MARIADB_DEFAULT_THREADS = 0  # slave_parallel_threads: MariaDB's default is the single-threaded applier
+
+
+def baseline_from(settings: ServerSettings | None, mariadb: bool = False) -> Baseline:
+    """The replica's settings from the server, else the defaults of the source's server family
+    (MySQL 8.0.27+: 4 workers with commit order preserved; MariaDB: ``slave_parallel_threads=0``,
+    and its parallel applier always commits in order)."""
     assumed = []
 
     def var(name: str, default: str) -> str:
@@ -136,8 +142,9 @@ def baseline_from(settings: ServerSettings | None) -> Baseline:
             return default
         return v
 
-    workers = int(var("replica_parallel_workers", str(DEFAULT_WORKERS)) or 0)
-    preserve = var("replica_preserve_commit_order", "ON").upper() in ("ON", "1")
+    default_workers = MARIADB_DEFAULT_THREADS if mariadb else DEFAULT_WORKERS
+    workers = int(var("replica_parallel_workers", str(default_workers)) or 0)
+    preserve = True if mariadb else var("replica_preserve_commit_order", "ON").upper() in ("ON", "1")
     sync = var("sync_binlog", "1")
     flush = var("innodb_flush_log_at_trx_commit", "1")
     durable = sync != "0" and flush == "1"
@@ -162,5 +169,7 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     mariadb = bool(written and written.mariadb)
     if (written is None or not written.server_version) and settings is not None and settings.version:
         version = version_tuple(settings.version)  # the files do not say: the server does
-    return Context(list(paths), result, gb.s, facts, cost, settings, options, baseline_from(settings),
+    if settings is not None and settings.version:
+        mariadb = mariadb or settings.mariadb
+    return Context(list(paths), result, gb.s, facts, cost, settings, options, baseline_from(settings, mariadb),
                    version, mariadb)

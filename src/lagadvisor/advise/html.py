@@ -33,6 +33,11 @@ const W = 520, H = 300; let M = {l: 56, r: 12, t: 12, b: 40};
 function el(tag, attrs, parent, text){ const e = document.createElementNS(NS, tag);
   for (const k in attrs) e.setAttribute(k, attrs[k]); if (text !== undefined) e.textContent = text;
   if (parent) parent.appendChild(e); return e; }
+function tick(v){ const a = Math.abs(v); if (a === 0) return '0';
+  if (a >= 1000) return Math.round(v).toLocaleString('en');
+  if (a >= 10) return String(Math.round(v * 10) / 10);
+  if (a >= 1) return String(Math.round(v * 100) / 100);
+  return String(+v.toPrecision(2)); }
 function frame(id){ const fig = document.getElementById(id);
   const svg = el('svg', {viewBox: `0 0 ${W} ${H}`, class: 'chart', 'data-chart': id.replace('chart-','')}, fig);
   return svg; }
@@ -48,10 +53,10 @@ function axes(svg, xs, ys, xlabel, ylabel, xlog){
   el('line', {x1: x0, y1: y0, x2: x0, y2: y1, stroke: '#333'}, svg);
   for (let i = 0; i <= 4; i++){ const v = ymin + (ymax - ymin) * i / 4, y = fy(v);
     el('line', {x1: x0 - 4, y1: y, x2: x1, y2: y, stroke: '#eee'}, svg);
-    el('text', {x: x0 - 6, y: y + 4, 'text-anchor': 'end', 'font-size': 10}, svg, +v.toPrecision(3)); }
+    el('text', {x: x0 - 6, y: y + 4, 'text-anchor': 'end', 'font-size': 10}, svg, tick(v)); }
   el('text', {x: (x0 + x1) / 2, y: H - 6, 'text-anchor': 'middle', 'font-size': 11}, svg, xlabel);
   if (!xlog && !ticksOff) for (let i = 0; i <= 4; i++){ const v = xmin + (xmax - xmin) * i / 4;
-    el('text', {x: fx(v), y: y0 + 14, 'text-anchor': 'middle', 'font-size': 10}, svg, +v.toPrecision(3)); }
+    el('text', {x: fx(v), y: y0 + 14, 'text-anchor': 'middle', 'font-size': 10}, svg, tick(v)); }
   el('text', {x: 12, y: (y0 + y1) / 2, 'text-anchor': 'middle', 'font-size': 11,
               transform: `rotate(-90 12 ${(y0 + y1) / 2})`}, svg, ylabel);
   return {fx, fy, x0, x1, y0, y1}; }
@@ -69,7 +74,9 @@ function lines(id, series, xlabel, ylabel, xlog){
                                                       'font-size': 10}, svg, v));
   names.forEach((n, i) => { const c = COLORS[i % COLORS.length];
     el('polyline', {points: series[n].map(p => `${a.fx(p[0]).toFixed(1)},${a.fy(p[1]).toFixed(1)}`).join(' '),
-                    fill: 'none', stroke: c, 'stroke-width': 2, class: 'series', 'data-name': n}, svg);
+                    fill: 'none', stroke: c, 'stroke-width': 2 + (names.length - 1 - i),
+                    'stroke-dasharray': i ? `${6 + 2 * i},${4 + i}` : '', 'stroke-opacity': 0.85,
+                    class: 'series', 'data-name': n}, svg);
     if (series[n].length <= 12) series[n].forEach(p => el('circle', {cx: a.fx(p[0]), cy: a.fy(p[1]), r: 3,
                                                                       fill: c}, svg)); });
   legend(id, names); return pts.length; }
@@ -102,6 +109,27 @@ document.body.setAttribute('data-charts-rendered', String(drawn));
 """
 
 
+def _summary_html(sm: dict, plan: dict | None) -> str:
+    """The summary first: counts, now vs with the plan, its steps, the bottleneck, assumptions."""
+    esc = html.escape
+    c = sm["findings"]
+    rows = [("findings", f"{c['critical']} critical, {c['warning']} warning, {c['info']} info")]
+    if sm["current"]:
+        cur, rec = sm["current"], sm["recommended"]
+        rows.append(("now", f"{cur['catch_up_seconds']:,.3f} s catch-up, lag p99 {cur['lag_p99_seconds']:,.3f} s "
+                            f"({cur['config']})"))
+        rows.append(("with the plan", f"{rec['catch_up_seconds']:,.3f} s catch-up ({-sm['gain']:+.1%}), lag p99 "
+                                      f"{rec['lag_p99_seconds']:,.3f} s ({rec['config']})"))
+        for i, st in enumerate(plan["steps"] if plan else [], 1):
+            rows.append((f"step {i}", f"{st['setting']}: {st['from']} → {st['to']} ({-st['marginal_gain']:+.1%}"
+                                      + ("" if st["kept"] else ": left out, gains too little") + ")"))
+        rows.append(("bottleneck", sm["bottleneck"]["sentence"]))
+    rows += [("checked", f"{line} (no change needed)") for line in sm["confirmed"]]
+    rows += [("assumed" if i == 0 else "", a) for i, a in enumerate(sm["assumptions"])]
+    body = "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in rows)
+    return f"<section id='summary'><h2>Summary</h2><table class='kv'>{body}</table></section>"
+
+
 def render_html(advice: Advice) -> str:
     doc = advice_json(advice)
     data = json.dumps(doc, sort_keys=True).replace("</", "<\\/")
@@ -119,12 +147,8 @@ def render_html(advice: Advice) -> str:
         f"{'durable' if b['durable'] else 'relaxed'}"
         + (f" (assumed defaults: {esc(', '.join(b['assumed_defaults']))})" if b["assumed_defaults"] else "")
         + f". {esc(doc['generator'])}, schema {esc(doc['schema_version'])}.</p>",
-        "<h2>Charts</h2><div class='charts'>",
-        "<figure id='chart-speedup'><figcaption>Simulated speedup by workers, per clock (catch-up)</figcaption></figure>",
-        "<figure id='chart-lag'><figcaption>Simulated lag over time (arrivals at source commit times)</figcaption></figure>",
-        "<figure id='chart-histogram'><figcaption>Dependency distance (sequence_number - last_committed)</figcaption></figure>",
-        "<figure id='chart-hot-tables'><figcaption>Hot tables: row conflicts under WRITESET</figcaption></figure>",
-        "</div><h2>Findings</h2>",
+        _summary_html(doc["summary"], doc["plan"]),
+        "<h2>Findings</h2>",
     ]
     if not doc["findings"]:
         parts.append("<p>No findings.</p>")
@@ -151,6 +175,14 @@ def render_html(advice: Advice) -> str:
             f"<tr><td>simulated</td><td>{eff}</td></tr>"
             + (f"<tr><td>apply</td><td>{stmts}</td></tr>" if stmts else "")
             + "</table></div>")
+    parts += [
+        "<h2>Charts</h2><div class='charts'>",
+        "<figure id='chart-speedup'><figcaption>Simulated speedup by workers, per clock (catch-up)</figcaption></figure>",
+        "<figure id='chart-lag'><figcaption>Simulated lag over time (arrivals at source commit times)</figcaption></figure>",
+        "<figure id='chart-histogram'><figcaption>Dependency distance (sequence_number - last_committed)</figcaption></figure>",
+        "<figure id='chart-hot-tables'><figcaption>Hot tables: row conflicts under WRITESET</figcaption></figure>",
+        "</div>",
+    ]
     parts.append(f"<script type='application/json' id='advice-data'>{data}</script>")
     parts.append(f"<script>{_JS}</script></body></html>")
     return "\n".join(parts)

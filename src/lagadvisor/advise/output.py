@@ -7,6 +7,7 @@ import json
 from .. import __version__
 from . import Advice
 from .findings import SCHEMA_VERSION
+from .summary import summary
 
 
 def charts(advice: Advice) -> dict:
@@ -70,28 +71,74 @@ def advice_json(advice: Advice) -> dict:
         "baseline": {"clock": b.clock, "workers": b.workers, "preserve_commit_order": b.preserve_commit_order,
                      "durable": b.durable, "assumed_defaults": list(b.assumed)},
         "cost_model": json.loads(ctx.cost.to_json()),
+        "summary": summary(advice),
+        "plan": advice.plan.as_json() if advice.plan else None,
         "findings": [f.as_json() for f in advice.findings],
         "charts": charts(advice),
     }
 
 
 def mycnf(advice: Advice) -> str:
-    """The suggested settings as my.cnf snippets, source and replica apart."""
-    out = ["# lagadvisor advise: suggested settings (review each against its finding)"]
-    for where, title in (("source", "on the source"), ("replica", "on the replica")):
-        lines = []
-        seen = set()
-        for f in advice.findings:
-            if f.where != where or not f.mycnf or f.current == f.suggested:
+    """The suggested settings as my.cnf snippets: source and replica apart, and on the replica the
+    permanent settings apart from those meant only while it catches up (SET GLOBAL, then revert).
+    Configuration findings follow the plan: a change the plan left out is not written."""
+    plan = advice.plan
+    left_out = {s.finding for s in plan.steps if not s.kept} if plan else set()
+    kept = {s.finding for s in plan.kept()} if plan else set()
+    catch_up_only = {s.finding for s in plan.kept() if s.catch_up_only} if plan else set()
+    sections: dict[str, list[str]] = {"source": [], "replica": [], "catch_up": []}
+    seen: set[str] = set()
+    for f in advice.findings:
+        if not f.mycnf or f.current == f.suggested or f.id in left_out:
+            continue
+        if f.id == "dependency_tracking" and f.id not in kept:
+            continue
+        for name, value in f.mycnf:
+            if name in seen:
                 continue
-            for name, value in f.mycnf:
-                if name in seen:
-                    continue
-                seen.add(name)
-                lines.append(f"{name} = {value}    # {f.id} ({f.severity.value})")
-        if lines:
-            out += ["", f"# {title}", "[mysqld]"] + lines
+            seen.add(name)
+            temporary = f.id in catch_up_only and name in ("sync_binlog", "innodb_flush_log_at_trx_commit")
+            key = "catch_up" if temporary else ("source" if f.where == "source" else "replica")
+            if f.id == "replica_parallel_workers" and plan is not None:
+                value = str(plan.recommended.workers)
+            sections[key].append(f"{name} = {value}    # {f.id} ({f.severity.value})")
+    out = ["# lagadvisor advise: suggested settings (review each against its finding)"]
+    if sections["source"]:
+        out += ["", "# on the source", "[mysqld]"] + sections["source"]
+    if sections["replica"]:
+        out += ["", "# on the replica (permanent)", "[mysqld]"] + sections["replica"]
+    if sections["catch_up"]:
+        out += ["", "# on the replica, ONLY while it catches up: apply with SET GLOBAL and set back to 1 once",
+                "# caught up (a replica that may be promoted must be durable); not for my.cnf:"]
+        out += ["# " + line for line in sections["catch_up"]]
     return "\n".join(out) + "\n"
+
+
+def render_summary(advice: Advice, console) -> None:
+    """The summary block: plan, counts, bottleneck, assumptions (fits 80 columns: it wraps)."""
+    from rich.table import Table
+
+    doc = summary(advice)
+    tab = Table(title="summary", title_justify="left", show_header=False, box=None, pad_edge=False)
+    tab.add_column(style="bold", no_wrap=True)
+    tab.add_column(overflow="fold")
+    c = doc["findings"]
+    tab.add_row("findings", f"{c['critical']} critical, {c['warning']} warning, {c['info']} info")
+    if doc["current"]:
+        cur, rec = doc["current"], doc["recommended"]
+        tab.add_row("now", f"{cur['catch_up_seconds']:,.3f} s catch-up, lag p99 {cur['lag_p99_seconds']:,.3f} s "
+                    f"({cur['config']})")
+        tab.add_row("with the plan", f"{rec['catch_up_seconds']:,.3f} s catch-up ({-doc['gain']:+.1%}), lag p99 "
+                    f"{rec['lag_p99_seconds']:,.3f} s ({rec['config']})")
+        for i, step in enumerate(advice.plan.steps, 1):
+            verdict = f"{-step.marginal_gain:+.1%}" + ("" if step.kept else ": left out, gains too little")
+            tab.add_row(f"  step {i}", f"{step.setting}: {step.before} -> {step.after} ({verdict})")
+        tab.add_row("bottleneck", doc["bottleneck"]["sentence"])
+    for line in doc["confirmed"]:
+        tab.add_row("checked", f"{line} (no change needed)")
+    for i, line in enumerate(doc["assumptions"]):
+        tab.add_row("assumed" if i == 0 else "", line)
+    console.print(tab)
 
 
 def render(advice: Advice, console) -> None:
@@ -101,11 +148,8 @@ def render(advice: Advice, console) -> None:
     p = ctx.analysis.policies
     b = ctx.baseline
     console.print(f"[bold]lagadvisor advise[/]: {ctx.analysis.total.transactions:,} transactions, written by "
-                  f"{p.written.name if p else '?'} ({p.written.server_version if p else ''}); baseline replica: "
-                  f"{b.workers} workers, preserve_commit_order={'ON' if b.preserve_commit_order else 'OFF'}, "
-                  f"{'durable' if b.durable else 'relaxed'}"
-                  + (f" (assumed defaults: {', '.join(b.assumed)})" if b.assumed else "")
-                  + f"; cost model: {ctx.cost.cores} cores")
+                  f"{p.written.name if p else '?'} ({p.written.server_version if p else ''})")
+    render_summary(advice, console)
     if not advice.findings:
         console.print("No findings.")
         return
@@ -136,4 +180,4 @@ def render(advice: Advice, console) -> None:
         console.print(tab)
 
 
-__all__ = ["advice_json", "mycnf", "render", "charts"]
+__all__ = ["advice_json", "mycnf", "render", "render_summary", "charts"]

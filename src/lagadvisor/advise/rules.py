@@ -58,7 +58,7 @@ def dependency_tracking(ctx: Context) -> list[Finding]:
         eff = Effect(f"8.4+ sources track WRITESET only; with {w} workers the recorded clock "
                      f"applies in {_fmt_s(before)}", before=before, after=before)
         return [Finding("dependency_tracking", Severity.info, "Dependency tracking is WRITESET (8.4+)",
-                        "binlog_transaction_dependency_tracking", "WRITESET (only mode on 8.4+)", "WRITESET",
+                        "binlog_transaction_dependency_tracking", "WRITESET", "WRITESET",
                         evidence, eff, where="source", metrics={"ideal_parallelism": ideal})]
     best = _best_policy(ctx, w)
     after = ctx.seconds(best, w)
@@ -95,7 +95,7 @@ def parallel_workers(ctx: Context) -> list[Finding]:
     b = ctx.baseline
     before = ctx.seconds(clock, max(b.workers, 0)) if b.workers else ctx.seconds(clock, 1)
     after = curve[knee]
-    cur, assumed = _current(ctx, "replica_parallel_workers", str(DEFAULT_WORKERS))
+    cur, assumed = _current(ctx, "replica_parallel_workers", str(ctx.baseline.workers))
     one = curve[1]
     evidence = (f"simulated catch-up under the {clock} clock by workers: "
                 + ", ".join(f"{w}: {_fmt_s(s)} ({one / s:.2f}x)" for w, s in curve.items() if s > 0)
@@ -108,10 +108,10 @@ def parallel_workers(ctx: Context) -> list[Finding]:
     else:
         sev = severity_for(eff.gain)
     name = "slave_parallel_threads" if ctx.mariadb else "replica_parallel_workers"
+    stop, start = ("STOP SLAVE SQL_THREAD;", "START SLAVE SQL_THREAD;") if ctx.mariadb else \
+        ("STOP REPLICA SQL_THREAD;", "START REPLICA SQL_THREAD;")
     return [Finding("replica_parallel_workers", sev, f"Run {knee} applier workers", name, cur, str(knee),
-                    evidence, eff, statements=("STOP REPLICA SQL_THREAD;",
-                                               f"SET GLOBAL {name} = {knee};", "START REPLICA SQL_THREAD;")
-                    if not ctx.mariadb else (f"SET GLOBAL {name} = {knee};",),
+                    evidence, eff, statements=(stop, f"SET GLOBAL {name} = {knee};", start),
                     mycnf=((name, str(knee)),), current_assumed=assumed,
                     metrics={"clock": clock, "curve_seconds": {str(w): s for w, s in curve.items()}, "knee": knee})]
 
@@ -148,11 +148,11 @@ def history_size(ctx: Context) -> list[Finding]:
         return []
     new = max(p.history_size * 4, 100_000)
     w = max(ctx.baseline.workers, 1)
-    before = ctx.seconds("WRITESET", w)
+    before_ws = ctx.seconds("WRITESET", w)
     facts = ctx.what_if_facts(WhatIf(), history_size=new)
-    after = ctx.seconds("WRITESET", w, facts=facts, key=f"history{new}")
-    eff = Effect(f"WRITESET clock with history {p.history_size:,} -> {new:,}, {w} workers",
-                 before=before, after=after)
+    after_ws = ctx.seconds("WRITESET", w, facts=facts, key=f"history{new}")
+    before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
+    eff = Effect(f"{how}, history {p.history_size:,} -> {new:,}, {w} workers", before=before, after=after)
     cur, assumed = _current(ctx, "binlog_transaction_dependency_history_size", str(p.history_size))
     return [Finding("binlog_transaction_dependency_history_size", severity_for(eff.gain, Severity.info),
                     "The writeset history filled up", "binlog_transaction_dependency_history_size", cur,
@@ -229,13 +229,15 @@ def missing_primary_keys(ctx: Context) -> list[Finding]:
         return []
     names = tuple(sorted(t for t, _ in tables))
     w = max(ctx.baseline.workers, 1)
-    clock = "WRITESET"
-    before = ctx.seconds(clock, w)
+    before_ws = ctx.seconds("WRITESET", w)
     facts = ctx.what_if_facts(WhatIf(add_primary_key=frozenset(n.lower() for n in names)))
-    after = ctx.seconds(clock, w, facts=facts, key="add_pk")
-    eff = Effect(f"WRITESET clock, {w} workers, with a primary key on {', '.join(names)} (estimated as the "
-                 "rows' NOT NULL columns)", before=before, after=after)
-    gipk = "SET PERSIST sql_generate_invisible_primary_key = ON;  -- 8.0.30+, for tables created later"
+    after_ws = ctx.seconds("WRITESET", w, facts=facts, key="add_pk")
+    before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
+    eff = Effect(f"{how}, {w} workers, with a primary key on {', '.join(names)} (estimated as the "
+                 "rows' NOT NULL columns; the full-scan cost of keyless row lookups on the replica is not "
+                 "modelled, so this is a lower bound)", before=before, after=after)
+    gipk = ("-- MariaDB: no generated invisible primary keys; add a key to new tables" if ctx.mariadb else
+            "SET PERSIST sql_generate_invisible_primary_key = ON;  -- 8.0.30+, for tables created later")
     stmts = tuple(f"ALTER TABLE {_q(n)} ADD COLUMN my_row_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT "
                   "INVISIBLE PRIMARY KEY FIRST;" for n in names) + (gipk,)
     return [Finding("tables_without_primary_key", severity_for(eff.gain, Severity.warning),
@@ -253,10 +255,11 @@ def fk_parents(ctx: Context) -> list[Finding]:
         return []
     names = tuple(sorted(t for t, _ in tables))
     w = max(ctx.baseline.workers, 1)
-    before = ctx.seconds("WRITESET", w)
+    before_ws = ctx.seconds("WRITESET", w)
     facts = ctx.what_if_facts(WhatIf(drop_foreign_keys_to=frozenset(n.lower() for n in names)))
-    after = ctx.seconds("WRITESET", w, facts=facts, key="drop_fk")
-    eff = Effect(f"WRITESET clock, {w} workers, without the foreign keys referencing {', '.join(names)}",
+    after_ws = ctx.seconds("WRITESET", w, facts=facts, key="drop_fk")
+    before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
+    eff = Effect(f"{how}, {w} workers, without the foreign keys referencing {', '.join(names)}",
                  before=before, after=after)
     return [Finding("foreign_key_parent_tables", severity_for(eff.gain, Severity.warning),
                     f"{len(names)} foreign-key parent table(s) disable writesets: " + ", ".join(names),
@@ -276,10 +279,11 @@ def hot_rows(ctx: Context) -> list[Finding]:
     if not hot:
         return []
     w = max(ctx.baseline.workers, 1)
-    before = ctx.seconds("WRITESET", w)
+    before_ws = ctx.seconds("WRITESET", w)
     facts = ctx.what_if_facts(WhatIf(ignore_rows=frozenset(k for k, _ in hot)))
-    after = ctx.seconds("WRITESET", w, facts=facts, key="hot_rows")
-    eff = Effect(f"WRITESET clock, {w} workers, if these rows stopped conflicting (an upper bound)",
+    after_ws = ctx.seconds("WRITESET", w, facts=facts, key="hot_rows")
+    before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
+    eff = Effect(f"{how}, {w} workers, if these rows stopped conflicting (an upper bound)",
                  before=before, after=after)
     tables = tuple(sorted({k.split(" ", 1)[0] for k, _ in hot}))
     return [Finding("hot_rows", severity_for(eff.gain), "Hot rows serialize the stream",
@@ -351,7 +355,7 @@ def durability(ctx: Context) -> list[Finding]:
         return [Finding("replica_durability", Severity.info, "Replica durability is relaxed",
                         "sync_binlog / innodb_flush_log_at_trx_commit", cur, cur,
                         f"durable would take {_fmt_s(dur)} instead of {_fmt_s(rel)}; keep "
-                        "SOURCE_AUTO_POSITION=1 and relay_log_recovery=ON so a crash is recovered from the "
+                        f"{_autopos(ctx)} and relay_log_recovery=ON so a crash is recovered from the "
                         "source", eff, current_assumed=a1 or a2)]
     eff = Effect(f"{w} workers: durable {_fmt_s(dur)} -> relaxed {_fmt_s(rel)}", before=dur, after=rel,
                  lag_p99_before=ctx.lag_p99("recorded", w, durable=True),
@@ -363,42 +367,119 @@ def durability(ctx: Context) -> list[Finding]:
                     "every commit group pays an fsync of the binlog and the redo log "
                     f"(cost model: {ctx.cost.redo_flush_us:.0f} + {ctx.cost.flush_us:.0f} us per group). Trade-off: after an OS crash the "
                     "replica loses its last transactions; it is safe to re-fetch them only with GTID "
-                    "auto-positioning (SOURCE_AUTO_POSITION=1) and relay_log_recovery=ON, and a replica that "
+                    f"auto-positioning ({_autopos(ctx)}) and relay_log_recovery=ON, and a replica that "
                     "may be promoted should go back to 1/1 first", eff,
                     statements=("SET GLOBAL sync_binlog = 0;", "SET GLOBAL innodb_flush_log_at_trx_commit = 2;",
+                                "-- crash safety: CHANGE MASTER TO MASTER_USE_GTID = slave_pos; "
+                                "relay_log_recovery = ON in my.cnf" if ctx.mariadb else
                                 "-- crash safety: CHANGE REPLICATION SOURCE TO SOURCE_AUTO_POSITION = 1; "
-                                "relay_log_recovery = ON in my.cnf"),
+                                "relay_log_recovery = ON in my.cnf",
+                                "-- once caught up: SET GLOBAL sync_binlog = 1; "
+                                "SET GLOBAL innodb_flush_log_at_trx_commit = 1;"),
                     mycnf=(("sync_binlog", "0"), ("innodb_flush_log_at_trx_commit", "2"),
                            ("relay_log_recovery", "ON")), current_assumed=a1 or a2)]
 
 
+def _set_statement(ctx: Context, name: str, value: str) -> str:
+    """MySQL 8.0+ persists with SET PERSIST; MariaDB and 5.7 have SET GLOBAL plus my.cnf."""
+    if ctx.mariadb or ctx.version < (8, 0, 0):
+        return f"SET GLOBAL {name} = '{value}';  -- and in my.cnf, to survive a restart"
+    return f"SET PERSIST {name} = '{value}';"
+
+
 def row_format(ctx: Context) -> list[Finding]:
+    """What keeps the analysis from being exact, each with the cause it can name: row metadata
+    below FULL, row images without the key columns, or tables defined before the binlog (their
+    unique keys are in no table map: only ``--schema`` or ``--host`` can say)."""
     p = ctx.analysis.policies
+    if p is None:
+        return []
     out = []
     meta = {f.summary.row_metadata for f in ctx.analysis.files if f.summary.events.get("TABLE_MAP_EVENT")}
-    caveats = p.caveats if p else []
-    unknown = p.unknown if p else []
-    if caveats or unknown or (meta and meta != {"FULL"}):
-        cur_img, a1 = _current(ctx, "binlog_row_image", "unknown")
-        cur_meta = ctx.settings.get("binlog_row_metadata") if ctx.settings else None
-        ev = []
-        if caveats:
-            ev.append("; ".join(f"{c} ({n:,} transactions)" for c, n in caveats[:3]))
-        if unknown:
-            ev.append("; ".join(f"{c} ({n:,} transactions)" for c, n in unknown[:3]))
-        if meta and meta != {"FULL"}:
-            ev.append(f"row metadata in the files: {', '.join(sorted(meta))} (FULL names columns and primary keys)")
-        out.append(Finding("binlog_row_format", Severity.warning if (caveats or unknown) else Severity.info,
-                           "Binlog settings needed for exact analysis",
-                           "binlog_row_image / binlog_row_metadata",
-                           f"binlog_row_image={cur_img}, binlog_row_metadata={cur_meta or ', '.join(sorted(meta)) or 'unknown'}",
-                           "binlog_row_image=FULL (or NOBLOB), binlog_row_metadata=FULL",
-                           " | ".join(ev) or "-", None, where="source",
-                           statements=("SET PERSIST binlog_row_metadata = 'FULL';",
-                                       "SET PERSIST binlog_row_image = 'FULL';"),
-                           mycnf=(("binlog_row_image", "FULL"), ("binlog_row_metadata", "FULL")),
-                           current_assumed=a1))
+    image_gaps = [(c, n) for c, n in p.caveats if "missing from the row images" in c]
+    key_gaps = [(c, n) for c, n in (*p.unknown, *p.caveats) if "unknown" in c]
+    exactness = Severity.warning if (image_gaps or key_gaps) else Severity.info
+    if meta and meta != {"FULL"}:
+        cur = ctx.settings.get("binlog_row_metadata") if ctx.settings else None
+        cur = cur or ", ".join(sorted(meta))
+        if cur.upper() != "FULL":
+            out.append(Finding(
+                "binlog_row_metadata", exactness, "Row metadata below FULL hides key definitions",
+                "binlog_row_metadata", cur, "FULL",
+                f"row metadata in the files: {', '.join(sorted(meta))}; FULL table maps name the columns and "
+                "the primary key, so writesets can be computed without a schema"
+                + (": " + "; ".join(f"{c} ({n:,} transactions)" for c, n in key_gaps[:3]) if key_gaps else ""),
+                None, where="source", statements=(_set_statement(ctx, "binlog_row_metadata", "FULL"),),
+                mycnf=(("binlog_row_metadata", "FULL"),), current_assumed=ctx.settings is None))
+    if image_gaps:
+        cur = ctx.settings.get("binlog_row_image") if ctx.settings else None
+        if (cur or "").upper() not in ("FULL", "NOBLOB"):
+            out.append(Finding(
+                "binlog_row_image", Severity.warning, "Row images without their key columns",
+                "binlog_row_image", cur or "MINIMAL (seen in the row images)", "FULL",
+                "; ".join(f"{c} ({n:,} transactions)" for c, n in image_gaps[:3])
+                + "; the server hashes the full key, lagadvisor cannot", None, where="source",
+                statements=(_set_statement(ctx, "binlog_row_image", "FULL"),),
+                mycnf=(("binlog_row_image", "FULL"),), current_assumed=cur is None))
+    defined_before = [(c, n) for c, n in key_gaps if meta == {"FULL"} or ctx.options.catalog is not None]
+    if defined_before:
+        given = ctx.options.catalog is not None
+        out.append(Finding(
+            "table_definitions", Severity.warning,
+            "Tables defined before these binlogs: their unique keys are unknown",
+            "lagadvisor --schema / --host",
+            "the schema given lacks these tables" if given else "no schema given",
+            "a schema dump with these tables (mysqldump --no-data) via --schema, or --host" if given
+            else "rerun with --schema dump.sql (mysqldump --no-data) or --host (reads information_schema)",
+            "; ".join(f"{c} ({n:,} transactions)" for c, n in defined_before[:3])
+            + "; the binlog's table maps carry the primary key but not unique keys, so the WRITESET "
+            "numbers for these tables may overstate parallelism", None, where="analysis",
+            tables=tuple(sorted({c.split(" of ", 1)[-1].split(" ", 1)[0] for c, _ in defined_before}))))
     return out
+
+
+HOT_TABLE_SHARE = 0.5           # one table behind this share of all row conflicts
+
+
+def hot_tables(ctx: Context) -> list[Finding]:
+    """One table behind most row conflicts serializes the stream (``graph``'s hot tables)."""
+    g = ctx.graph
+    if not g.conflicts or not g.hot_tables:
+        return []
+    table, n = max(g.hot_tables.items(), key=lambda kv: (kv[1], kv[0]))
+    share = n / g.conflicts
+    if share < HOT_TABLE_SHARE:
+        return []
+    keys = frozenset(k for k in g.hot_rows if k.split(" ", 1)[0] == table)
+    w = max(ctx.baseline.workers, 1)
+    eff = None
+    if keys:
+        before_ws = ctx.seconds("WRITESET", w)
+        facts = ctx.what_if_facts(WhatIf(ignore_rows=keys))
+        after_ws = ctx.seconds("WRITESET", w, facts=facts, key="hot_table")
+        before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
+        eff = Effect(f"{how}, {w} workers, if the table's {len(keys):,} hottest rows stopped conflicting "
+                     "(a lower bound of what spreading the table's writes gives)", before=before, after=after)
+    others = sorted(g.hot_tables.items(), key=lambda kv: (-kv[1], kv[0]))[1:4]
+    return [Finding("hot_table", severity_for(eff.gain) if eff else Severity.info,
+                    f"One table is behind {share:.0%} of row conflicts: {table}", "application / schema", None,
+                    "spread its writes (fewer updates of the same rows: sharded counters, batching, "
+                    "a queue table per writer)",
+                    f"{n:,} of {g.conflicts:,} row conflicts are on {table}"
+                    + (" (next: " + ", ".join(f"{t} {m:,}" for t, m in others) + ")" if others else ""),
+                    eff, where="application", tables=(table,), metrics={"share": round(share, 4)})]
+
+
+def _on_baseline(ctx: Context, workers: int, before_ws: float, after_ws: float) -> tuple[float, float, str]:
+    """A what-if measured on the re-derived WRITESET clock, stated against the report's one
+    baseline (the recorded clock) when the source writes WRITESET: the baseline minus the
+    what-if's saving. On a COMMIT_ORDER source a schema change alone changes nothing: the effect
+    is stated for a source that tracks WRITESET, and says so."""
+    written = ctx.analysis.policies.written.name if ctx.analysis.policies else ""
+    if written in ("WRITESET", "WRITESET_SESSION"):
+        base = ctx.seconds("recorded", workers)
+        return base, max(0.0, base - (before_ws - after_ws)), "recorded clock minus the saving on the WRITESET clock"
+    return before_ws, after_ws, "with a source tracking WRITESET"
 
 
 def resource_groups(ctx: Context) -> list[Finding]:
@@ -431,7 +512,11 @@ def resource_groups(ctx: Context) -> list[Finding]:
 
 RULES: tuple[Rule, ...] = (dependency_tracking, parallel_workers, preserve_commit_order, history_size,
                            group_commit_delay, missing_primary_keys, fk_parents, hot_rows, large_transactions,
-                           ddl_barriers, durability, row_format, resource_groups)
+                           ddl_barriers, durability, row_format, hot_tables, resource_groups)
+
+
+def _autopos(ctx: Context) -> str:
+    return "MASTER_USE_GTID=slave_pos" if ctx.mariadb else "SOURCE_AUTO_POSITION=1"
 
 
 def _q(name: str) -> str:

@@ -1,0 +1,124 @@
+"""The top of every advice report: current vs recommended, the assumptions, the bottleneck.
+
+In the style of the MySQL Shell upgrade checker's summary: what a reader needs before the
+findings. Every assumption is stated once here (cores, durability, workers, cost model default
+or given) and every number uses one baseline: the recorded clock at the replica's workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..sim.model import CostModel
+from . import Advice
+from .plan import Config
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """Where the simulated catch-up time goes, resource by resource (seconds, not additive:
+    the stages overlap), and which one bounds it."""
+
+    name: str                  # "commit and fsync" | "worker CPU" | "coordinator" | "dependencies"
+    seconds: dict[str, float]
+    total: float               # the simulated catch-up
+    ideal_speedup: float       # the clock's: transactions / depth (unlimited workers, free commits)
+    speedup: float             # simulated, against one worker with the same settings
+
+    def sentence(self, config: Config, cores: int) -> str:
+        used = self.seconds[self.name]
+        others = ", ".join(f"{k} {v:,.3f} s" for k, v in self.seconds.items() if k != self.name)
+        if self.name == "dependencies":
+            why = (f"the transactions depend on each other: the clock's longest chain bounds it "
+                   f"({self.ideal_speedup:,.2f}x at best)")
+        else:
+            what = {"commit and fsync": "commit and fsync, the replica's serial commit stage",
+                    "worker CPU": f"worker CPU on {cores} cores",
+                    "coordinator": "the coordinator reading and dispatching events"}[self.name]
+            why = f"the replica is bound by {what} ({used:,.3f} s of the {self.total:,.3f} s), not by dependencies"
+        return (f"The clock allows {self.ideal_speedup:,.2f}x with unlimited workers (dependency-bound); the "
+                f"simulation gives {self.speedup:,.2f}x at {config.workers} workers because {why}"
+                + (f"; other resources: {others}" if others else "") + ".")
+
+
+def bottleneck(advice: Advice, config: Config) -> Bottleneck:
+    ctx = advice.context
+    cost = ctx.cost
+    facts = ctx.facts
+    res = ctx.run(config.clock, config.workers, preserve=config.preserve, durable=config.durable)
+    one = ctx.seconds(config.clock, 1, preserve=config.preserve, durable=config.durable)
+    n = len(facts)
+    fsync_each = (cost.redo_flush_us + cost.flush_us if cost.fsync_devices == 1
+                  else max(cost.redo_flush_us, cost.flush_us)) if config.durable else 0.0
+    commit_s = (n * cost.commit_us + res.flushes * fsync_each) / 1e6
+    factor = cost.multi_worker_cpu if config.workers >= 2 else 1.0
+    cpu_s = sum(cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes) for f in facts) * factor \
+        / max(1, min(max(config.workers, 1), cost.cores)) / 1e6
+    coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * f.nbytes for f in facts) / 1e6
+    ideal = _ideal(advice, config.clock)
+    dep_s = one / ideal if ideal > 0 else one
+    seconds = {"commit and fsync": commit_s, "worker CPU": cpu_s, "coordinator": coord_s, "dependencies": dep_s}
+    name = max(seconds, key=lambda k: (seconds[k], k))
+    total = res.apply_us / 1e6
+    return Bottleneck(name, seconds, total, ideal, one / total if total > 0 else 0.0)
+
+
+def _ideal(advice: Advice, clock: str) -> float:
+    a = advice.context.analysis
+    if clock == "recorded":
+        return a.total.recorded.ideal_speedup
+    stats = a.policies.clocks.get(clock) if a.policies else None
+    return stats.ideal_speedup if stats else 0.0
+
+
+def cost_model_origin(cost: CostModel) -> str:
+    default = CostModel()
+    if cost == default:
+        return "built-in default (measured on a 2-core MySQL 9.7 replica; not calibrated to yours: " \
+               "`lagadvisor calibrate`)"
+    if replace(cost, cores=default.cores) == default:
+        return f"built-in default with cores set to {cost.cores} (not calibrated to your replica)"
+    return "given with --cost-model"
+
+
+def assumptions(advice: Advice) -> list[str]:
+    ctx = advice.context
+    b = ctx.baseline
+    w = max(b.workers, 1)
+    out = [f"replica: {ctx.cost.cores} cores (the cost model's; --cores to change)"]
+    settings = (f"{b.workers} workers, {'durable (sync_binlog=1, innodb_flush_log_at_trx_commit=1)' if b.durable else 'relaxed durability'}, "
+                f"preserve_commit_order={'ON' if b.preserve_commit_order else 'OFF'}")
+    if ctx.settings is not None and not b.assumed:
+        out.append(f"replica settings read from {ctx.settings.host}: {settings}")
+    else:
+        src = "MariaDB" if ctx.mariadb else "MySQL"
+        out.append(f"replica settings: {settings}; {', '.join(b.assumed) or 'all'} assumed at {src}'s defaults "
+                   "(--host reads them)")
+    out.append(f"cost model: {cost_model_origin(ctx.cost)}")
+    out.append(f"baseline: the clock the source recorded, at {w} worker{'s' if w != 1 else ''}; every time is a "
+               "catch-up time (a stopped replica applying the whole input)")
+    return out
+
+
+def summary(advice: Advice) -> dict:
+    """The report's summary as data (JSON ``summary``; the text and HTML render it)."""
+    plan = advice.plan
+    out: dict = {"findings": advice.counts(), "assumptions": assumptions(advice),
+                 "confirmed": [f"{f.setting} = {f.current}" for f in advice.confirmed]}
+    if plan is None:
+        out.update(current=None, recommended=None, bottleneck=None, gain=0.0)
+        return out
+    cores = advice.context.cost.cores
+    cur_b = bottleneck(advice, plan.current)
+    out.update(
+        current={"config": plan.current.describe(), "catch_up_seconds": round(plan.current_seconds, 6),
+                 "lag_p99_seconds": round(plan.current_lag_p99, 6)},
+        recommended={"config": plan.recommended.describe(), "catch_up_seconds": round(plan.recommended_seconds, 6),
+                     "lag_p99_seconds": round(plan.recommended_lag_p99, 6),
+                     "changes": [f"{s.setting}: {s.before} -> {s.after}" for s in plan.kept()]},
+        gain=round(plan.gain, 4),
+        bottleneck={"name": cur_b.name, "sentence": cur_b.sentence(plan.current, cores),
+                    "seconds": {k: round(v, 6) for k, v in cur_b.seconds.items()},
+                    "ideal_speedup": round(cur_b.ideal_speedup, 4), "simulated_speedup": round(cur_b.speedup, 4)},
+    )
+    return out

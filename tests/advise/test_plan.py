@@ -1,0 +1,140 @@
+"""Advice as a whole: the combined plan is what `simulate` gives for the combined settings, no
+finding suggests what is already set, the summary states its assumptions and fits 80 columns,
+--mycnf keeps catch-up-only settings apart, and MariaDB advice speaks MariaDB."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, fixture_dirs
+
+SYSBENCH = FIXTURES / "sysbench_oltp_write_only" / "binlog.000001"
+MARIADB = FIXTURES / "mariadb_concurrent" / "mariadb-bin.000001"
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+def lagadvisor(*args: str, columns: int | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if columns:
+        env["COLUMNS"] = str(columns)
+    r = subprocess.run([sys.executable, "-m", "lagadvisor", *args], capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+@pytest.fixture(scope="module")
+def sysbench():
+    return json.loads(lagadvisor("advise", str(SYSBENCH), "--format", "json").stdout)
+
+
+def test_plan_time_equals_simulate_with_the_combined_settings(sysbench):
+    plan = sysbench["plan"]
+    assert plan["steps"], "the sysbench fixture's durable baseline has at least one change to make"
+    sim = json.loads(lagadvisor("simulate", str(SYSBENCH), *plan["simulate_args"], "--format", "json").stdout)
+    (row,) = sim["results"]
+    assert row["apply_seconds"] == pytest.approx(plan["recommended_catch_up_seconds"], abs=1e-6)
+    cur = plan["current"]
+    args = ["--catch-up", "--workers", str(cur["workers"]), "--policy", cur["clock"],
+            "--durable" if cur["durable"] else "--relaxed",
+            "--preserve-commit-order", "on" if cur["preserve_commit_order"] else "off"]
+    (base,) = json.loads(lagadvisor("simulate", str(SYSBENCH), *args, "--format", "json").stdout)["results"]
+    assert base["apply_seconds"] == pytest.approx(plan["current_catch_up_seconds"], abs=1e-6)
+
+
+def test_plan_steps_chain_and_marginal_gains_are_on_top_of_each_other(sysbench):
+    plan = sysbench["plan"]
+    t = plan["current_catch_up_seconds"]
+    for step in plan["steps"]:
+        assert step["catch_up_seconds_before"] == pytest.approx(t, abs=1e-6)
+        if step["kept"]:
+            t = step["catch_up_seconds_after"]
+        assert step["kept"] == (step["marginal_gain"] >= 0.02)
+    assert t == pytest.approx(plan["recommended_catch_up_seconds"], abs=1e-6)
+    # a finding the plan leaves out is info and says why
+    left = {s["finding"] for s in plan["steps"] if not s["kept"]}
+    for f in sysbench["findings"]:
+        if f["id"] in left:
+            assert f["severity"] == "info" and "left out of the plan" in f["evidence"]
+
+
+@pytest.mark.parametrize("fixture", fixture_dirs(), ids=lambda d: d.name)
+def test_no_finding_suggests_what_is_already_set(fixture):
+    path = sorted(p for p in fixture.iterdir() if p.suffix[1:].isdigit())[0]
+    doc = json.loads(lagadvisor("advise", str(path), "--format", "json").stdout)
+    for f in doc["findings"]:
+        assert f["current"] is None or f["current"] != f["suggested"], f["id"]
+        # severity follows the simulated gain, except exactness findings (not simulated)
+        if f["simulated_effect"] and f["id"] not in ("large_transactions",):
+            gain = f["simulated_effect"]["gain"]
+            if f["severity"] == "critical":
+                assert gain >= 0.5 or f["metrics"].get("in_plan") is not False, f["id"]
+    summary = doc["summary"]
+    assert sum(summary["findings"].values()) == len(doc["findings"])
+    text = " ".join(summary["assumptions"])
+    assert "cores" in text and "cost model" in text and "baseline" in text
+
+
+def test_row_metadata_finding_only_when_not_full_and_schema_gaps_point_to_schema_or_host():
+    for fixture in fixture_dirs():
+        path = sorted(p for p in fixture.iterdir() if p.suffix[1:].isdigit())[0]
+        doc = json.loads(lagadvisor("advise", str(path), "--format", "json").stdout)
+        for f in doc["findings"]:
+            if f["id"] == "binlog_row_metadata":
+                assert f["current"].upper() != "FULL"
+            if f["id"] == "table_definitions":
+                assert "--schema" in f["suggested"] and "--host" in f["suggested"]
+
+
+def test_summary_snapshot_at_80_columns():
+    """The text summary of the bundled sysbench fixture, rendered at 80 columns, byte for byte
+    (regenerate with LAGADVISOR_UPDATE_SNAPSHOTS=1 after an intended change)."""
+    out = lagadvisor("advise", str(SYSBENCH), columns=80).stdout
+    lines = out.splitlines()
+    start = lines.index(next(ln for ln in lines if ln.startswith("summary")))
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].strip())
+    block = "\n".join(ln.rstrip() for ln in lines[start:end]) + "\n"
+    assert max(len(ln) for ln in lines) <= 80 and "…" not in out
+    snap = SNAPSHOTS / "sysbench_summary_80.txt"
+    if os.environ.get("LAGADVISOR_UPDATE_SNAPSHOTS") == "1":
+        snap.write_text(block)
+    assert block == snap.read_text()
+    for needle in ("findings", "now", "with the plan", "bottleneck", "assumed", "cores", "cost model"):
+        assert needle in block
+
+
+def test_mycnf_keeps_catch_up_only_settings_apart(sysbench):
+    text = lagadvisor("advise", str(SYSBENCH), "--mycnf").stdout
+    permanent, _, temporary = text.partition("ONLY while it catches up")
+    assert "sync_binlog = 0" not in permanent and "innodb_flush_log_at_trx_commit = 2" not in permanent
+    assert "# sync_binlog = 0" in temporary
+    # a step the plan left out is not written
+    left = {s["finding"] for s in sysbench["plan"]["steps"] if not s["kept"]}
+    if "replica_parallel_workers" in left:
+        assert "replica_parallel_workers" not in text
+
+
+def test_mariadb_advice_uses_mariadb_defaults_and_syntax():
+    doc = json.loads(lagadvisor("advise", str(MARIADB), "--format", "json").stdout)
+    assert doc["baseline"]["workers"] == 0  # slave_parallel_threads defaults to 0
+    text = json.dumps(doc["findings"])
+    assert "SET PERSIST" not in text and "SOURCE_AUTO_POSITION" not in text and "STOP REPLICA" not in text
+    workers = next((f for f in doc["findings"] if f["id"] == "replica_parallel_workers"), None)
+    if workers is not None:
+        assert workers["setting"] == "slave_parallel_threads" and workers["current"] == "0"
+        assert workers["statements"][0] == "STOP SLAVE SQL_THREAD;"
+    dur = next(f for f in doc["findings"] if f["id"] == "replica_durability")
+    assert any("MASTER_USE_GTID" in s for s in dur["statements"])
+    assert "MariaDB's defaults" in " ".join(doc["summary"]["assumptions"])
+
+
+def test_mariadb_simulate_prints_one_row_per_worker_count():
+    sim = json.loads(lagadvisor("simulate", str(MARIADB), "--mode", "mariadb_conservative", "--workers", "1,4",
+                                "--format", "json").stdout)
+    assert [(r["policy"], r["workers"]) for r in sim["results"]] == [("recorded", 1), ("recorded", 4)]
