@@ -145,3 +145,14 @@ def test_whole_pipeline_on_damaged_binlogs(data):
             sweep(facts, ["WRITESET"], [1, 4], ReplicaConfig(), CostModel(), catch_up=True)
         except LagAdvisorError:
             pass
+
+
+@given(st.text(max_size=24))
+def test_version_tuple_of_any_text(text):
+    """A damaged FDE's server version is any text: non-ASCII digits ('³') must not reach int()
+    (found by test_bit_flipped_real_binlogs)."""
+    from lagadvisor.binlog.framing import version_tuple
+
+    v = version_tuple(text)
+    assert len(v) == 3 and all(isinstance(x, int) and x >= 0 for x in v)
+    assert version_tuple("8.0.32-debug") == (8, 0, 32) and version_tuple("³2.1") == (0, 1, 0)

@@ -63,7 +63,7 @@ def version_tuple(server_version: str) -> tuple[int, int, int]:
     for piece in server_version.split("-", 1)[0].split(".")[:3]:
         digits = ""
         for ch in piece:
-            if not ch.isdigit():
+            if not ("0" <= ch <= "9"):  # ASCII only: str.isdigit() accepts '³', int() does not
                 break
             digits += ch
         parts.append(int(digits) if digits else 0)
