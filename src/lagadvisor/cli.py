@@ -319,6 +319,8 @@ class Mode(str, Enum):
     logical_clock = "logical_clock"
     database = "database"
     mariadb_conservative = "mariadb_conservative"
+    mariadb_optimistic = "mariadb_optimistic"
+    mariadb_aggressive = "mariadb_aggressive"
 
 
 def _int_list(text: str, what: str) -> list[int]:
@@ -355,7 +357,8 @@ def simulate(
              "default: they arrive at the source's commit timestamps.")] = False,
     lag_threshold: Annotated[float, typer.Option(help="Seconds; report time spent above it.")] = 1.0,
     mode: Annotated[Mode, typer.Option(help="Applier: logical_clock (MySQL), database (5.6 "
-                                            "DATABASE mode) or mariadb_conservative.")] = Mode.logical_clock,
+                                            "DATABASE mode), mariadb_conservative, mariadb_optimistic (MariaDB's default since 10.5) or "
+                                            "mariadb_aggressive.")] = Mode.logical_clock,
     output_format: Annotated[OutputFormat, typer.Option("--format", help="text or json.")] = OutputFormat.text,
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
@@ -394,6 +397,9 @@ def simulate(
         facts = read_facts(files, opts, run)
         cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value)
         rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold)
+        if mode.value.startswith("mariadb"):
+            for r in rows:  # one row per worker count, named by the mode that schedules it
+                r.policy = mode.value
     except LagAdvisorError as err:
         raise _fail(err) from None
     if output_format == OutputFormat.json:

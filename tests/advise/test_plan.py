@@ -134,7 +134,27 @@ def test_mariadb_advice_uses_mariadb_defaults_and_syntax():
     assert "MariaDB's defaults" in " ".join(doc["summary"]["assumptions"])
 
 
-def test_mariadb_simulate_prints_one_row_per_worker_count():
-    sim = json.loads(lagadvisor("simulate", str(MARIADB), "--mode", "mariadb_conservative", "--workers", "1,4",
-                                "--format", "json").stdout)
-    assert [(r["policy"], r["workers"]) for r in sim["results"]] == [("recorded", 1), ("recorded", 4)]
+def test_mariadb_modes_are_distinct_rows_with_distinct_schedules():
+    seconds = {}
+    for mode in ("mariadb_conservative", "mariadb_optimistic", "mariadb_aggressive"):
+        sim = json.loads(lagadvisor("simulate", str(MARIADB), "--mode", mode, "--workers", "1,4", "--catch-up",
+                                    "--format", "json").stdout)
+        assert [(r["policy"], r["workers"]) for r in sim["results"]] == [(mode, 1), (mode, 4)]
+        seconds[mode] = tuple(r["apply_seconds"] for r in sim["results"])
+    # one worker applies serially whatever the mode; at 4 the three schedules differ
+    assert len({s[0] for s in seconds.values()}) == 1
+    assert len({s[1] for s in seconds.values()}) == 3
+
+
+def test_mariadb_plan_reproduced_by_simulate():
+    doc = json.loads(lagadvisor("advise", str(MARIADB), "--format", "json").stdout)
+    assert doc["plan"]["current"]["mode"] == "mariadb_optimistic"  # 10.11's default slave_parallel_mode
+    (row,) = json.loads(lagadvisor("simulate", str(MARIADB), *doc["plan"]["simulate_args"], "--format",
+                                   "json").stdout)["results"]
+    assert row["apply_seconds"] == pytest.approx(doc["plan"]["recommended_catch_up_seconds"], abs=1e-6)
+    modes = next(f for f in doc["findings"] + [] if f["id"] == "slave_parallel_mode") \
+        if any(f["id"] == "slave_parallel_mode" for f in doc["findings"]) else None
+    if modes is not None:
+        assert set(modes["metrics"]["catch_up_seconds"]) == {"conservative", "optimistic", "aggressive"}
+    else:
+        assert any(c.startswith("slave_parallel_mode = ") for c in doc["summary"]["confirmed"])

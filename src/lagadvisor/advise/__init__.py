@@ -29,7 +29,7 @@ class Advice:
 
 #: Findings the plan combines (configuration the simulator runs); the others are what-ifs on the
 #: workload or the schema, reported on their own.
-PLAN_FINDINGS = ("dependency_tracking", "replica_durability", "replica_parallel_workers")
+PLAN_FINDINGS = ("dependency_tracking", "replica_durability", "replica_parallel_workers", "slave_parallel_mode")
 
 
 def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = None,
@@ -62,6 +62,10 @@ def _in_plan(f: Finding, plan: Plan) -> Finding:
     step = steps[-1]
     metrics = {**f.metrics, "plan_marginal_gain": round(step.marginal_gain, 4), "in_plan": step.kept}
     if step.kept:
+        final = plan.recommended.workers
+        if f.id == "replica_parallel_workers" and f.suggested != str(final):
+            return replace(f, metrics=metrics, evidence=f"{f.evidence}. Combined with the plan's other changes the "
+                           f"knee is {final}: the plan runs {final}")
         return replace(f, metrics=metrics)
     return replace(f, severity=Severity.info, metrics=metrics,
                    evidence=f"{f.evidence}. On top of the plan's other changes it gains {step.marginal_gain:.1%} "

@@ -17,7 +17,7 @@ from ..depgraph.policies import POLICIES
 from ..binlog.framing import version_tuple
 from ..report.analysis import Analysis, analyze
 from ..schema.live import ServerSettings
-from ..sim.build import TrxFacts, base_columns, logical_clock, mariadb_conservative
+from ..sim.build import WORKER_DEPENDENT, TrxFacts, base_columns, scheduler_input
 from ..sim.engine import SimResult, simulate
 from ..sim.facts import read_facts
 from ..sim.model import CostModel, ReplicaConfig
@@ -38,6 +38,7 @@ class Baseline:
     preserve_commit_order: bool
     durable: bool
     assumed: tuple[str, ...]   # settings not read from a server
+    mode: str = "logical_clock"  # the applier's scheduling (ReplicaConfig.mode): MariaDB's slave_parallel_mode
 
 
 @dataclass
@@ -57,29 +58,29 @@ class Context:
     _what_if_cache: dict = field(default_factory=dict, repr=False)
 
     # -- simulation -------------------------------------------------------------------------
-    def trxs(self, clock: str, facts: list[TrxFacts] | None = None, key: str = "", catch_up: bool = True):
-        k = (clock, key, catch_up)
+    def trxs(self, clock: str, facts: list[TrxFacts] | None = None, key: str = "", catch_up: bool = True,
+             mode: str | None = None, workers: int = 0):
+        mode = mode or self.baseline.mode
+        k = (clock, key, catch_up, mode, workers if mode in WORKER_DEPENDENT else 0)
         if k not in self._trx_cache:
             f = self.facts if facts is None else facts
             bk = (key, catch_up)  # arrival, work and size do not depend on the clock
             if bk not in self._trx_cache:
                 self._trx_cache[bk] = base_columns(f, self.cost, catch_up=catch_up)
-            base = self._trx_cache[bk]
-            if self.mariadb:
-                self._trx_cache[k] = mariadb_conservative(f, self.cost, catch_up=catch_up, base=base)
-            else:
-                self._trx_cache[k] = logical_clock(f, clock, self.cost, catch_up=catch_up, base=base)
+            self._trx_cache[k] = scheduler_input(mode, f, clock, self.cost, workers, catch_up=catch_up,
+                                                 base=self._trx_cache[bk])
         return self._trx_cache[k]
 
     def run(self, clock: str, workers: int, *, preserve: bool | None = None, durable: bool | None = None,
-            facts: list[TrxFacts] | None = None, key: str = "", catch_up: bool = True) -> SimResult:
+            facts: list[TrxFacts] | None = None, key: str = "", catch_up: bool = True,
+            mode: str | None = None) -> SimResult:
         b = self.baseline
         preserve = b.preserve_commit_order if preserve is None else preserve
         durable = b.durable if durable is None else durable
-        k = (clock, workers, preserve, durable, key, catch_up)
+        mode = mode or b.mode
+        k = (clock, workers, preserve, durable, key, catch_up, mode)
         if k not in self._sim_cache:
-            mode = "mariadb_conservative" if self.mariadb else "logical_clock"
-            self._sim_cache[k] = simulate(self.trxs(clock, facts, key, catch_up),
+            self._sim_cache[k] = simulate(self.trxs(clock, facts, key, catch_up, mode, workers),
                                           ReplicaConfig(workers, preserve, durable, mode=mode), self.cost)
         return self._sim_cache[k]
 
@@ -129,7 +130,8 @@ class Context:
 MARIADB_DEFAULT_THREADS = 0  # slave_parallel_threads: MariaDB's default is the single-threaded applier
 
 
-def baseline_from(settings: ServerSettings | None, mariadb: bool = False) -> Baseline:
+def baseline_from(settings: ServerSettings | None, mariadb: bool = False,
+                  version: tuple[int, int, int] = (0, 0, 0)) -> Baseline:
     """The replica's settings from the server, else the defaults of the source's server family
     (MySQL 8.0.27+: 4 workers with commit order preserved; MariaDB: ``slave_parallel_threads=0``,
     and its parallel applier always commits in order)."""
@@ -148,7 +150,13 @@ def baseline_from(settings: ServerSettings | None, mariadb: bool = False) -> Bas
     sync = var("sync_binlog", "1")
     flush = var("innodb_flush_log_at_trx_commit", "1")
     durable = sync != "0" and flush == "1"
-    return Baseline("recorded", workers, preserve, durable, tuple(assumed))
+    mode = "logical_clock"
+    if mariadb:  # slave_parallel_mode: optimistic by default since 10.5.1, conservative before
+        default_mode = "optimistic" if version >= (10, 5, 1) or version == (0, 0, 0) else "conservative"
+        parallel_mode = var("slave_parallel_mode", default_mode).lower()
+        mode = f"mariadb_{parallel_mode}" if parallel_mode in ("conservative", "optimistic", "aggressive") \
+            else "mariadb_conservative"  # minimal / none: at most group commits in parallel
+    return Baseline("recorded", workers, preserve, durable, tuple(assumed), mode)
 
 
 def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: ServerSettings | None,
@@ -171,5 +179,5 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
         version = version_tuple(settings.version)  # the files do not say: the server does
     if settings is not None and settings.version:
         mariadb = mariadb or settings.mariadb
-    return Context(list(paths), result, gb.s, facts, cost, settings, options, baseline_from(settings, mariadb),
-                   version, mariadb)
+    return Context(list(paths), result, gb.s, facts, cost, settings, options,
+                   baseline_from(settings, mariadb, version), version, mariadb)

@@ -30,17 +30,24 @@ class Config:
     workers: int
     durable: bool
     preserve: bool
+    mode: str = "logical_clock"   # ReplicaConfig.mode: MariaDB's slave_parallel_mode as mariadb_<mode>
 
     def describe(self) -> str:
-        clock = "the recorded clock" if self.clock == "recorded" else f"a {self.clock} source"
-        return (f"{clock}, {self.workers} workers, {'durable' if self.durable else 'relaxed durability'}, "
-                f"preserve_commit_order={'ON' if self.preserve else 'OFF'}")
+        if self.mode.startswith("mariadb_"):
+            clock = f"slave_parallel_mode={self.mode.removeprefix('mariadb_')}"
+        else:
+            clock = "the recorded clock" if self.clock == "recorded" else f"a {self.clock} source"
+        threads = "threads" if self.mode.startswith("mariadb_") else "workers"
+        return (f"{clock}, {self.workers} {threads if self.workers != 1 else threads[:-1]}, "
+                f"{'durable' if self.durable else 'relaxed durability'}"
+                + ("" if self.mode.startswith("mariadb_") else
+                   f", preserve_commit_order={'ON' if self.preserve else 'OFF'}"))
 
     def simulate_args(self) -> list[str]:
         """The ``lagadvisor simulate`` options that reproduce this configuration's catch-up."""
         return ["--catch-up", "--workers", str(self.workers), "--policy", self.clock,
                 "--durable" if self.durable else "--relaxed",
-                "--preserve-commit-order", "on" if self.preserve else "off"]
+                "--preserve-commit-order", "on" if self.preserve else "off", "--mode", self.mode]
 
 
 @dataclass(frozen=True)
@@ -96,19 +103,20 @@ class Plan:
 
 
 def _config_json(c: Config) -> dict:
-    return {"clock": c.clock, "workers": c.workers, "durable": c.durable, "preserve_commit_order": c.preserve}
+    return {"clock": c.clock, "workers": c.workers, "durable": c.durable, "preserve_commit_order": c.preserve,
+            "mode": c.mode}
 
 
 def _seconds(ctx: Context, c: Config) -> float:
-    return ctx.seconds(c.clock, c.workers, preserve=c.preserve, durable=c.durable)
+    return ctx.seconds(c.clock, c.workers, preserve=c.preserve, durable=c.durable, mode=c.mode)
 
 
 def _lag_p99(ctx: Context, c: Config) -> float:
-    return ctx.lag_p99(c.clock, c.workers, preserve=c.preserve, durable=c.durable)
+    return ctx.lag_p99(c.clock, c.workers, preserve=c.preserve, durable=c.durable, mode=c.mode)
 
 
 def _knee(ctx: Context, c: Config) -> int:
-    return ctx.knee(c.clock, preserve=c.preserve, durable=c.durable)
+    return ctx.knee(c.clock, preserve=c.preserve, durable=c.durable, mode=c.mode)
 
 
 def build_plan(ctx: Context, suggested: dict[str, str]) -> Plan:
@@ -118,11 +126,11 @@ def build_plan(ctx: Context, suggested: dict[str, str]) -> Plan:
     replica's durability (``replica_durability``, catch-up only) and its worker count
     (``replica_parallel_workers``, re-chosen under the configuration of the moment)."""
     b = ctx.baseline
-    current = Config("recorded", max(b.workers, 1), b.durable, b.preserve_commit_order)
+    current = Config("recorded", max(b.workers, 1), b.durable, b.preserve_commit_order, b.mode)
     config = current
     steps: list[Step] = []
-    remaining = {k for k in ("dependency_tracking", "replica_durability", "replica_parallel_workers")
-                 if k in suggested}
+    remaining = {k for k in ("dependency_tracking", "replica_durability", "replica_parallel_workers",
+                             "slave_parallel_mode") if k in suggested}
     while remaining:
         best = None
         for fid in sorted(remaining):
@@ -163,13 +171,18 @@ def _apply(ctx: Context, c: Config, fid: str, value: str) -> Config | None:
         return replace(c, durable=False) if c.durable else None
     if fid == "replica_parallel_workers":
         return replace(c, workers=_knee(ctx, c))
+    if fid == "slave_parallel_mode":
+        return replace(c, mode=f"mariadb_{value}") if c.mode.startswith("mariadb_") else None
     return None
 
 
 def _change(a: Config, b: Config) -> tuple[str, str, str]:
+    if a.mode != b.mode:
+        return ("slave_parallel_mode", a.mode.removeprefix("mariadb_"), b.mode.removeprefix("mariadb_"))
     if a.clock != b.clock:
         return ("binlog_transaction_dependency_tracking (source)",
                 "recorded clock" if a.clock == "recorded" else a.clock, b.clock)
     if a.durable != b.durable:
         return ("sync_binlog / innodb_flush_log_at_trx_commit", "1 / 1", "0 / 2 (while catching up)")
-    return ("replica_parallel_workers", str(a.workers), str(b.workers))
+    name = "slave_parallel_threads" if a.mode.startswith("mariadb_") else "replica_parallel_workers"
+    return (name, str(a.workers), str(b.workers))

@@ -116,6 +116,32 @@ def parallel_workers(ctx: Context) -> list[Finding]:
                     metrics={"clock": clock, "curve_seconds": {str(w): s for w, s in curve.items()}, "knee": knee})]
 
 
+def parallel_mode(ctx: Context) -> list[Finding]:
+    """MariaDB's slave_parallel_mode: conservative (group commits in parallel), optimistic (the
+    default since 10.5: speculative apply, conflicts rolled back and retried; transactions that
+    waited for a lock on the source wait) or aggressive (speculates on those too), simulated."""
+    if not ctx.facts or not ctx.mariadb:
+        return []
+    b = ctx.baseline
+    w = b.workers if b.workers > 1 else DEFAULT_WORKERS
+    times = {m: ctx.seconds("recorded", w, mode=f"mariadb_{m}") for m in ("conservative", "optimistic", "aggressive")}
+    cur_mode = b.mode.removeprefix("mariadb_")
+    cur, assumed = _current(ctx, "slave_parallel_mode", cur_mode)
+    best = min(times, key=lambda m: (round(times[m], 9), m != cur_mode, m))
+    before, after = times.get(cur_mode, times["conservative"]), times[best]
+    eff = Effect(f"{w} threads: " + ", ".join(f"{m} {_fmt_s(t)}" for m, t in times.items()),
+                 before=before, after=after)
+    evidence = (f"simulated catch-up with {w} threads by mode: " + ", ".join(f"{m} {_fmt_s(t)}" for m, t in times.items())
+                + "; optimistic and aggressive apply speculatively and retry on a conflict (conflicts from the "
+                "re-derived writesets; a retried transaction is assumed to lose half its work)")
+    return [Finding("slave_parallel_mode", severity_for(eff.gain) if best != cur_mode else Severity.info,
+                    f"Parallel mode {best}", "slave_parallel_mode", cur, best, evidence, eff,
+                    statements=("STOP SLAVE SQL_THREAD;", f"SET GLOBAL slave_parallel_mode = '{best}';",
+                                "START SLAVE SQL_THREAD;"),
+                    mycnf=(("slave_parallel_mode", best),), current_assumed=assumed,
+                    metrics={"catch_up_seconds": times, "threads": w})]
+
+
 def preserve_commit_order(ctx: Context) -> list[Finding]:
     if not ctx.facts or ctx.mariadb:
         return []
@@ -510,7 +536,7 @@ def resource_groups(ctx: Context) -> list[Finding]:
                                 "CAP_SYS_NICE) or thread priorities are ignored"))]
 
 
-RULES: tuple[Rule, ...] = (dependency_tracking, parallel_workers, preserve_commit_order, history_size,
+RULES: tuple[Rule, ...] = (dependency_tracking, parallel_workers, parallel_mode, preserve_commit_order, history_size,
                            group_commit_delay, missing_primary_keys, fk_parents, hot_rows, large_transactions,
                            ddl_barriers, durability, row_format, hot_tables, resource_groups)
 

@@ -28,6 +28,11 @@ class Bottleneck:
     def sentence(self, config: Config, cores: int) -> str:
         used = self.seconds[self.name]
         others = ", ".join(f"{k} {v:,.3f} s" for k, v in self.seconds.items() if k != self.name)
+        if config.workers <= 1:
+            return (f"With one applier thread everything is serial, whatever the clock allows "
+                    f"({self.ideal_speedup:,.2f}x with unlimited workers); the largest part is {self.name} "
+                    f"({used:,.3f} s of the {self.total:,.3f} s)" + (f"; other resources: {others}" if others else "")
+                    + ".")
         if self.name == "dependencies":
             why = (f"the transactions depend on each other: the clock's longest chain bounds it "
                    f"({self.ideal_speedup:,.2f}x at best)")
@@ -55,16 +60,28 @@ def bottleneck(advice: Advice, config: Config) -> Bottleneck:
     cpu_s = sum(cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes) for f in facts) * factor \
         / max(1, min(max(config.workers, 1), cost.cores)) / 1e6
     coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * f.nbytes for f in facts) / 1e6
-    ideal = _ideal(advice, config.clock)
+    ideal = _ideal(advice, config)
     dep_s = one / ideal if ideal > 0 else one
-    seconds = {"commit and fsync": commit_s, "worker CPU": cpu_s, "coordinator": coord_s, "dependencies": dep_s}
+    seconds = {"commit and fsync": commit_s, "worker CPU": cpu_s, "coordinator": coord_s}
+    if config.workers > 1:
+        seconds["dependencies"] = dep_s
     name = max(seconds, key=lambda k: (seconds[k], k))
     total = res.apply_us / 1e6
     return Bottleneck(name, seconds, total, ideal, one / total if total > 0 else 0.0)
 
 
-def _ideal(advice: Advice, clock: str) -> float:
+def _ideal(advice: Advice, config: Config) -> float:
+    """The dependency-bound speedup of what schedules the replica: the clock's transactions over
+    its depth; MariaDB's conservative mode: transactions per group commit; its speculative modes:
+    the re-derived WRITESET clock (the conflicts)."""
     a = advice.context.analysis
+    clock = config.clock
+    if config.mode == "mariadb_conservative":
+        groups = len({f.commit_id if f.commit_id is not None else ("alone", i)
+                      for i, f in enumerate(advice.context.facts)})
+        return len(advice.context.facts) / groups if groups else 0.0
+    if config.mode in ("mariadb_optimistic", "mariadb_aggressive"):
+        clock = "WRITESET"
     if clock == "recorded":
         return a.total.recorded.ideal_speedup
     stats = a.policies.clocks.get(clock) if a.policies else None
@@ -94,6 +111,8 @@ def assumptions(advice: Advice) -> list[str]:
         src = "MariaDB" if ctx.mariadb else "MySQL"
         out.append(f"replica settings: {settings}; {', '.join(b.assumed) or 'all'} assumed at {src}'s defaults "
                    "(--host reads them)")
+    if b.workers == 0:
+        out.append("0 workers is the single-threaded applier: simulated as one worker (the same time in this model)")
     out.append(f"cost model: {cost_model_origin(ctx.cost)}")
     out.append(f"baseline: the clock the source recorded, at {w} worker{'s' if w != 1 else ''}; every time is a "
                "catch-up time (a stopped replica applying the whole input)")

@@ -37,6 +37,7 @@ class TrxFacts:
     nbytes: int
     dbs: tuple[str, ...]
     commit_id: int | None
+    mariadb_flags: int = 0              # MariaDB Gtid_log_event flags2 (FL_WAITED, FL_DDL, ...)
 
 
 Base = tuple[array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('q')
@@ -114,3 +115,69 @@ def mariadb_conservative(facts: list[TrxFacts], cost: CostModel, *, catch_up: bo
         needs.append(prev_group_last)
     arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
     return SimInput(arrival, work, nbytes, needs, array("b", [ENTERED]) * len(facts))
+
+
+# MariaDB Gtid_log_event flags2 (log_event.h)
+FL_TRANSACTIONAL, FL_ALLOW_PARALLEL, FL_WAITED, FL_DDL = 4, 8, 16, 32
+#: Share of a transaction's work lost when a speculative attempt is rolled back and retried: the
+#: conflicting row is, on average, halfway through it (an assumption; MariaDB counts retries in
+#: ``slave_retried_transactions``, which a calibration could compare with).
+RETRY_WASTE = 0.5
+
+
+def mariadb_speculative(facts: list[TrxFacts], cost: CostModel, workers: int, *, aggressive: bool,
+                        catch_up: bool, base: Base | None = None) -> SimInput:
+    """MariaDB ``slave_parallel_mode=optimistic`` (the default since 10.5) and ``aggressive``
+    (rpl_parallel.cc ``rpl_parallel::do_event``, speculation modes): transactional event groups
+    start at once, in parallel, and commit in order. A transaction waits for every earlier one
+    to commit first when it is DDL, non-transactional, not allowed to run in parallel, or, in
+    optimistic mode only, when it waited for a row lock on the source (``FL_WAITED``).
+
+    A speculative transaction that conflicts with an earlier one still in flight (its row is in
+    the earlier one's writeset: the re-derived WRITESET clock names the latest such transaction)
+    is killed and retried once that one has committed: it waits for it, and pays
+    :data:`RETRY_WASTE` of its work again. Workers hold a transaction until it commits and
+    commits are in order, so when transaction ``i`` starts everything up to ``i - workers`` has
+    committed: only conflicts with the ``workers - 1`` before it can be in flight."""
+    k = CLOCKS.index("WRITESET")
+    arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
+    work = array("d", work)
+    needs = array("q", bytes(8 * len(facts)))
+    kinds = array("b", bytes(len(facts)))
+    prev_file, prev_seq, seg_start = -1, 0, 0
+    for i, f in enumerate(facts):
+        flags = f.mariadb_flags
+        if f.file_idx != prev_file:
+            seg_start = i
+        prev_file, prev_seq, seq = f.file_idx, f.seq, f.seq
+        serial = (flags & FL_DDL or not flags & FL_TRANSACTIONAL or not flags & FL_ALLOW_PARALLEL
+                  or (not aggressive and flags & FL_WAITED))
+        if serial or i == 0:
+            needs[i], kinds[i] = i - 1, PREFIX
+            continue
+        lc = f.clocks[k]
+        j = max(seg_start - 1, i - (seq - lc)) if 0 < lc < seq else i - 1
+        needs[i], kinds[i] = j, SPECIFIC
+        if j >= 0 and i - j < max(workers, 1) and facts[j].commit_id != f.commit_id:
+            work[i] += RETRY_WASTE * work[i]
+    return SimInput(arrival, work, nbytes, needs, kinds)
+
+
+def scheduler_input(mode: str, facts: list[TrxFacts], clock: str, cost: CostModel, workers: int, *,
+                    catch_up: bool, base: Base | None = None) -> SimInput:
+    """The applier's input under a scheduling ``mode`` (``ReplicaConfig.mode``): the swappable
+    piece between facts and the engine. Only the speculative MariaDB modes depend on
+    ``workers``; only ``logical_clock`` on ``clock``."""
+    if mode == "database":
+        return database_partitioned(facts, cost, catch_up=catch_up, base=base)
+    if mode == "mariadb_conservative":
+        return mariadb_conservative(facts, cost, catch_up=catch_up, base=base)
+    if mode in ("mariadb_optimistic", "mariadb_aggressive"):
+        return mariadb_speculative(facts, cost, workers, aggressive=mode == "mariadb_aggressive",
+                                   catch_up=catch_up, base=base)
+    return logical_clock(facts, clock, cost, catch_up=catch_up, base=base)
+
+
+#: Modes whose input depends on the worker count (built per worker count).
+WORKER_DEPENDENT = frozenset({"mariadb_optimistic", "mariadb_aggressive"})
+MARIADB_MODES = ("mariadb_conservative", "mariadb_optimistic", "mariadb_aggressive")

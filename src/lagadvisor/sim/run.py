@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ..binlog import Transaction
 from ..depgraph.policies import Computed
 from . import engine
-from .build import TrxFacts, base_columns, database_partitioned, logical_clock, mariadb_conservative
+from .build import WORKER_DEPENDENT, TrxFacts, base_columns, scheduler_input
 from .engine import SimResult, simulate
 from .model import CostModel, ReplicaConfig
 
@@ -20,7 +20,7 @@ def facts_of(t: Transaction, c: Computed, file_idx: int) -> TrxFacts:
     recorded = t.last_committed if t.last_committed is not None else c.commit_order
     return TrxFacts(file_idx, c.sequence_number, (recorded, c.commit_order, c.writeset, c.writeset_session),
                     t.commit_ts_us or t.timestamp * 1_000_000, ins, upd, dele, t.bytes,
-                    tuple(sorted(t.databases)), t.commit_id)
+                    tuple(sorted(t.databases)), t.commit_id, t.mariadb_flags)
 
 
 def percentile(sorted_vals: list[float], p: float) -> float:
@@ -91,18 +91,16 @@ def sweep(facts: list[TrxFacts], policies: list[str], workers: list[int], cfg: R
     rows = []
     base = base_columns(facts, cost, catch_up=catch_up)
     for policy in policies:
-        if cfg.mode == "database":
-            trxs = database_partitioned(facts, cost, catch_up=catch_up, base=base)
-        elif cfg.mode == "mariadb_conservative":
-            trxs = mariadb_conservative(facts, cost, catch_up=catch_up, base=base)
-        else:
-            trxs = logical_clock(facts, policy, cost, catch_up=catch_up, base=base)
+        trxs = None if cfg.mode in WORKER_DEPENDENT else \
+            scheduler_input(cfg.mode, facts, policy, cost, 0, catch_up=catch_up, base=base)
         one = None
         for w in workers:
-            res = simulate(trxs, ReplicaConfig(w, cfg.preserve_commit_order, cfg.durable,
-                                               cfg.pending_jobs_size_max, cfg.mode), cost)
+            inp = trxs or scheduler_input(cfg.mode, facts, policy, cost, w, catch_up=catch_up, base=base)
+            res = simulate(inp, ReplicaConfig(w, cfg.preserve_commit_order, cfg.durable,
+                                              cfg.pending_jobs_size_max, cfg.mode), cost)
             if one is None:
-                one = simulate(trxs, ReplicaConfig(1, cfg.preserve_commit_order, cfg.durable,
+                inp1 = trxs or scheduler_input(cfg.mode, facts, policy, cost, 1, catch_up=catch_up, base=base)
+                one = simulate(inp1, ReplicaConfig(1, cfg.preserve_commit_order, cfg.durable,
                                                    cfg.pending_jobs_size_max, cfg.mode), cost) if w != 1 else res
             p50, p99, mx, above, series = _lag_stats(res, threshold_s)
             rows.append(Row(policy, w, cfg.preserve_commit_order, res.apply_us / 1e6,
