@@ -13,6 +13,8 @@ use std::io::Read;
 pub const HEADER_LEN: usize = 19;
 pub const CHECKSUM_LEN: usize = 4;
 pub const MAX_EVENT_SIZE: u64 = 1024 * 1024 * 1024 + 19 + 4 + 1024;
+/// Bytes read at a time for an event body (`framing.READ_CHUNK`).
+pub const READ_CHUNK: usize = 1 << 20;
 pub const FDE: u8 = 15;
 pub const START_V3: u8 = 1;
 pub const ALG_OFF: u8 = 0;
@@ -227,8 +229,21 @@ impl<R: Read> Framer<R> {
         let size_us = size as usize;
         self.buf.clear();
         self.buf.extend_from_slice(&header);
-        self.buf.resize(size_us, 0);
-        let got = read_full(&mut self.src, &mut self.buf[HEADER_LEN..])?;
+        // The body is read a chunk at a time: a corrupt length never sizes an allocation, the
+        // buffer grows only with the bytes actually there (`framing.read_at_most`).
+        let want = size_us - HEADER_LEN;
+        let mut got = 0usize;
+        while got < want {
+            let chunk = (want - got).min(READ_CHUNK);
+            let at = self.buf.len();
+            self.buf.resize(at + chunk, 0);
+            let n = read_full(&mut self.src, &mut self.buf[at..])?;
+            got += n;
+            if n < chunk {
+                self.buf.truncate(at + n);
+                break;
+            }
+        }
         if log_pos != offset + size {
             if self.positioned && got < size_us - HEADER_LEN {
                 return Err(Abort::new("event runs past the end and disagrees with its end position"));

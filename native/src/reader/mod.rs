@@ -963,6 +963,7 @@ impl Analyzer {
         let mut n: u64 = 0;
         let mut incomplete = false;
         while pos < end {
+            let start = pos;
             let keep = tplan.is_some() && !o.truncated;
             for v in img_b.iter_mut() {
                 *v = Val::Absent;
@@ -977,6 +978,11 @@ impl Analyzer {
                 }
                 0 => pos = read_image(data, pos, &cols_b, colplans, &plan.slot_of_col, &mut img_a)?,
                 _ => pos = read_image(data, pos, &cols_b, colplans, &plan.slot_of_col, &mut img_b)?,
+            }
+            if pos <= start {
+                // A row image of no columns consumes no bytes: the row data would never be
+                // used up (style rule 13). The reference names the corruption.
+                return Err(Abort::new("rows event: a row image consumes no bytes"));
             }
             n += 1;
             if keep {

@@ -132,10 +132,16 @@ class EventFramer:
                     file=self.file, offset=offset)
             timestamp, type_code, server_id, size, log_pos, flags = unpack(header)
             name = event_type_name(type_code)
-            if size < LOG_EVENT_HEADER_LEN or size > MAX_EVENT_SIZE:
-                raise CorruptEventError(f"impossible event length {size}", file=self.file,
-                                        offset=offset, event_type=name)
-            rest = read(size - LOG_EVENT_HEADER_LEN)
+            if size < LOG_EVENT_HEADER_LEN:
+                raise CorruptEventError(
+                    f"impossible event length {size}: shorter than the {LOG_EVENT_HEADER_LEN}-byte header "
+                    f"(the next event would not start after this one)", file=self.file, offset=offset,
+                    event_type=name)
+            if size > MAX_EVENT_SIZE:
+                raise CorruptEventError(f"impossible event length {size}: larger than any event "
+                                        f"({MAX_EVENT_SIZE} bytes)", file=self.file, offset=offset,
+                                        event_type=name)
+            rest = read_at_most(read, size - LOG_EVENT_HEADER_LEN)
             if log_pos != offset + size:
                 if self.positioned and len(rest) < size - LOG_EVENT_HEADER_LEN:
                     raise CorruptEventError(
@@ -165,6 +171,27 @@ class EventFramer:
                                                 offset=offset, event_type=name)
             self.offset = offset + size
             yield RawEvent(offset, timestamp, type_code, server_id, size, log_pos, flags, data, body_end)
+
+
+#: Bytes read at a time for an event body, so a corrupt length field never sizes an allocation:
+#: memory grows with the bytes actually there, not with what the header claims.
+READ_CHUNK = 1 << 20
+
+
+def read_at_most(read, n: int) -> bytes:
+    """Up to ``n`` bytes from ``read`` (fewer only at the end of the input), in chunks of at
+    most :data:`READ_CHUNK` (``read(n)`` of a buffered file or a decompressor allocates ``n``)."""
+    if n <= READ_CHUNK:
+        return read(n)
+    parts = []
+    left = n
+    while left > 0:
+        part = read(min(left, READ_CHUNK))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
 
 
 def check_magic(stream: BinaryIO, file: str) -> None:

@@ -553,11 +553,17 @@ def iter_rows(ev: RowsEvent, tm: TableMap, plans: Sequence[ColumnPlan],
     end = len(data)
     pos = 0
     cols_b = _present(ev.columns_before, ev.column_count)
+    cols_a = _present(ev.columns_after, ev.column_count) if ev.kind == RowsKind.UPDATE else []
+    if not cols_b and not cols_a and not ev.partial and end:
+        # A row image of no columns has no null bitmap and no values: it consumes no bytes,
+        # so the row data could never be used up (a loop over it would not end; style rule 13).
+        raise CorruptEventError(f"rows event: columns bitmap selects none of its {ev.column_count} "
+                                f"columns, so a row image consumes no bytes ({end} bytes of row data left)")
     if ev.kind == RowsKind.UPDATE:
-        cols_a = _present(ev.columns_after, ev.column_count)
         # The partial-update bitmap has one bit per JSON column of the table (present or not).
         json_after = [col for col in range(tm.column_count) if tm.column_types[col] == T.JSON]
         while pos < end:
+            start = pos
             b, pos = _read_image(data, pos, end, cols_b, plans, wanted)
             partial: frozenset[int] = frozenset()
             if ev.partial:
@@ -570,15 +576,27 @@ def iter_rows(ev: RowsEvent, tm: TableMap, plans: Sequence[ColumnPlan],
                                         if bits[k >> 3] & (1 << (k & 7)))
                 pos = c.pos
             a, pos = _read_image(data, pos, end, cols_a, plans, wanted, partial)
+            _progressed(start, pos, end)
             yield b, a
     elif ev.kind == RowsKind.WRITE:
         while pos < end:
+            start = pos
             a, pos = _read_image(data, pos, end, cols_b, plans, wanted)
+            _progressed(start, pos, end)
             yield None, a
     else:
         while pos < end:
+            start = pos
             b, pos = _read_image(data, pos, end, cols_b, plans, wanted)
+            _progressed(start, pos, end)
             yield b, None
+
+
+def _progressed(start: int, pos: int, end: int) -> None:
+    """Every pass over the row data consumes bytes, or the event is corrupt (style rule 13)."""
+    if pos <= start:
+        raise CorruptEventError(f"rows event: a row image at row-data byte {start} consumes no bytes "
+                                f"({end - start} bytes left)")
 
 
 def count_rows(ev: RowsEvent, tm: TableMap, plans: Sequence[ColumnPlan]) -> int:

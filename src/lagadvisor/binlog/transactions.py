@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from ..errors import BinlogError
+from ..errors import BinlogError, CorruptEventError
 from . import events as ev
 from .constants import NO_FOREIGN_KEY_CHECKS_F, STMT_END_F, EventType, RowsKind, event_type_name
 from .decoder import Event, EventReader
@@ -274,6 +274,10 @@ class TransactionAssembler:
                     self._rows(cur, body)
                 except BinlogError as err:
                     raise err.located(self.file, e.offset, event_type_name(code))
+                except (ValueError, IndexError, OverflowError, UnicodeError) as err:
+                    # A value decoder over bytes the row image's layout allowed (decode_value)
+                    raise CorruptEventError(f"undecodable row image: {err}", file=self.file, offset=e.offset,
+                                            event_type=event_type_name(code)) from err
                 if (body.flags & STMT_END_F and not cur.in_begin and cur.gtid_ev is None
                         and cur.mgtid is None):
                     # Rows of a non-transactional table logged without BEGIN (5.1 era).
