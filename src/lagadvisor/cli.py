@@ -407,13 +407,21 @@ def simulate(
                           "mode": mode.value, "cost_model": json.loads(cost.to_json()),
                           "written_by": run.written.name,
                           "results": [r.as_json() for r in rows]}, indent=2, sort_keys=True))
-        return
-    from .report.tables import simulate_table
+    else:
+        from .report.tables import simulate_table
 
-    tab = simulate_table(rows, f"{len(facts):,} transactions; replica {'durable' if durable else 'relaxed'}, "
-                         f"preserve_commit_order={preserve_commit_order}, {cost.cores} cores"
-                         + ("; catch-up" if catch_up else "; arrivals at source commit times"))
-    Console(highlight=False).print(tab)
+        tab = simulate_table(rows, f"{len(facts):,} transactions; replica {'durable' if durable else 'relaxed'}, "
+                             f"preserve_commit_order={preserve_commit_order}, {cost.cores} cores"
+                             + ("; catch-up" if catch_up else "; arrivals at source commit times"))
+        Console(highlight=False).print(tab)
+    _read_warnings(run.summaries)
+
+
+def _read_warnings(summaries) -> None:
+    """What reading the files reported (a truncated tail: the partial result was used)."""
+    for s in summaries:
+        for w in s.warnings:
+            err_console.print(f"lagadvisor: warning: {w}", soft_wrap=True)
 
 
 @app.command()
@@ -469,15 +477,16 @@ def graph(
            "kept": {"nodes": s.graph.number_of_nodes(), "edges": s.graph.number_of_edges()}}
     if output_format == OutputFormat.json:
         print(json.dumps(doc, indent=2, sort_keys=True))
-        return
-    from .report.tables import hot_table
+    else:
+        from .report.tables import hot_table
 
-    con = Console(highlight=False)
-    con.print(f"{policy}: {s.transactions:,} transactions, critical path {s.depth:,} transactions / "
-              f"{s.critical_path_us / 1e6:,.3f} s of {s.serial_us / 1e6:,.3f} s serial apply "
-              f"(parallelism {s.parallelism:,.2f}x), widest level {s.width:,}, {s.conflicts:,} row conflicts")
-    for title, items, col in (("hot rows", doc["hot_rows"], "key"), ("hot tables", doc["hot_tables"], "table")):
-        con.print(hot_table(title, items, col))
+        con = Console(highlight=False)
+        con.print(f"{policy}: {s.transactions:,} transactions, critical path {s.depth:,} transactions / "
+                  f"{s.critical_path_us / 1e6:,.3f} s of {s.serial_us / 1e6:,.3f} s serial apply "
+                  f"(parallelism {s.parallelism:,.2f}x), widest level {s.width:,}, {s.conflicts:,} row conflicts")
+        for title, items, col in (("hot rows", doc["hot_rows"], "key"), ("hot tables", doc["hot_tables"], "table")):
+            con.print(hot_table(title, items, col))
+    _read_warnings(run.summaries)
 
 
 class FailOn(str, Enum):
@@ -606,6 +615,8 @@ def calibrate(
     err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
                       f"R^2 {result.r2:.3f}; stalls left out of the fit, their time spread over the costs: "
                       f"x{result.stall_factor:.2f})")
+    for w in result.warnings:
+        err_console.print(f"lagadvisor: warning: {w}", soft_wrap=True)
 
 
 def main() -> None:

@@ -69,5 +69,10 @@ class CorruptEventError(BinlogError):
     """An event is impossible: bad length, checksum mismatch, or a body that does not decode."""
 
 
+class CompressedFileError(CorruptEventError):
+    """A compressed input (``*.gz``) does not decompress: the message names the compressed
+    offset where the damage was detected and the uncompressed offset reached."""
+
+
 class ChecksumMismatchError(CorruptEventError):
     """The CRC32 stored in an event's footer does not match its bytes."""

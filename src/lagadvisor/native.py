@@ -55,9 +55,21 @@ def load() -> ModuleType | None:
 
 
 def readable(paths) -> bool:
-    """Whether the native reader takes these inputs: local files, each named once (a file
-    streamed from a server, ``binlog.stream.LiveFile``, is read by the reference)."""
-    return bool(paths) and len(set(paths)) == len(paths) and not any(hasattr(p, "read_transactions") for p in paths)
+    """Whether the native reader takes these inputs: local regular files, each named once (a
+    file streamed from a server, ``binlog.stream.LiveFile``, a FIFO, a directory or a missing
+    file is read, or refused, by the reference)."""
+    return (bool(paths) and len(set(paths)) == len(paths)
+            and not any(hasattr(p, "read_transactions") or not _utf8(p) or not os.path.isfile(p) for p in paths))
+
+
+def _utf8(path: str) -> bool:
+    """Whether the native core can take this name (a non-UTF-8 file name reaches Python with
+    surrogate escapes, which a Rust ``String`` refuses): else the reference reads it."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def unavailable_notice() -> str | None:
@@ -79,6 +91,39 @@ def statement_blocks(query: str) -> bool:
     if head in _ADMIN:
         return True
     return head in ("CREATE", "ALTER", "DROP") and len(words) > 1 and words[1].upper() in ("DATABASE", "SCHEMA")
+
+
+def native_summary(path: str, size: int, first_fde, r: dict):
+    """``FileSummary.fill`` from the counters of ``Analyzer.read_file`` (``r``), with the
+    truncated-tail warning worded as the reference's framer words it (``scan._tail_tolerant``)."""
+    from collections import Counter
+
+    from .binlog.constants import event_type_name
+    from .binlog.scan import FileSummary
+    from .errors import TruncatedEventError
+
+    s = FileSummary(path)
+    s.size = size
+    s.fill_from(first_fde, Counter({event_type_name(code): n for code, n in r["events"]}),
+                Counter(dict(r["unknown"])), r["compression"], r["tagged_gtids"], r["gtids"], r["logical_clock"],
+                set(r["optional_metadata"]), r["next_file"])
+    if r["truncated"] is not None:
+        offset, got, size_and_type = r["truncated"]
+        if size_and_type is None:
+            err = TruncatedEventError(
+                f"input ends inside an event header ({got} of {LOG_EVENT_HEADER_LEN} bytes)",
+                file=path, offset=offset)
+        else:
+            esize, code = size_and_type
+            err = TruncatedEventError(f"input ends inside the event ({got} of {esize} bytes)",
+                                      file=path, offset=offset, event_type=event_type_name(code))
+        s.truncated(err)
+    s.transactions = r["transactions"]
+    if s.unknown_events:
+        codes = ", ".join(f"type {c} x{n}" for c, n in sorted(s.unknown_events.items()))
+        s.warnings.append(f"{path}: unknown event types counted but not decoded: {codes}")
+    s.complete = True
+    return s
 
 
 class Unsupported(Exception):

@@ -6,9 +6,9 @@ result; anything else wrong raises a :class:`BinlogError` naming file, offset an
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -17,6 +17,7 @@ from ..errors import BinlogError, TruncatedEventError
 from .decoder import EventReader
 from .events import FormatDescription
 from .framing import check_magic
+from .gz import open_gzip
 from .transactions import ColumnSelector, Transaction, TransactionAssembler
 
 _BUFFER = 1 << 20
@@ -86,10 +87,22 @@ class FileSummary:
 
 
 def open_binlog(path: str) -> io.BufferedIOBase:
-    """Open a binlog, transparently un-gzipping ``*.gz`` files."""
-    if path.endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb", buffering=_BUFFER)
+    """Open a binlog, transparently un-gzipping ``*.gz`` files (:mod:`.gz`: a damaged one is a
+    :class:`CompressedFileError` naming where). Only regular files: a directory, a FIFO or a
+    device is refused before it is read (a FIFO would block forever)."""
+    try:
+        st = os.stat(path)
+    except OSError as err:
+        raise BinlogError(f"cannot open: {err.strerror}", file=path) from err
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise BinlogError(f"cannot read: {kind}", file=path)
+    try:
+        if path.endswith(".gz"):
+            return open_gzip(path, _BUFFER)
+        return open(path, "rb", buffering=_BUFFER)
+    except OSError as err:
+        raise BinlogError(f"cannot open: {err.strerror}", file=path) from err
 
 
 def read_transactions(path: str, summary: FileSummary | None = None,
@@ -111,10 +124,8 @@ def read_transactions(path: str, summary: FileSummary | None = None,
     with open_binlog(path) as f:
         try:
             yield from read_stream(path, f, summary, selector, strict_tail=strict_tail)
-        except (OSError, EOFError) as err:
-            if isinstance(err, (gzip.BadGzipFile,)) or isinstance(err, EOFError):
-                raise BinlogError(f"compressed file is damaged: {err}", file=path) from err
-            raise BinlogError(f"read error: {err}", file=path) from err
+        except OSError as err:
+            raise BinlogError(f"read error: {err.strerror or err}", file=path) from err
 
 
 def read_stream(name: str, stream, summary: FileSummary, selector: ColumnSelector | None = None, *,

@@ -15,12 +15,11 @@ from dataclasses import replace
 from typing import Callable
 
 from ..binlog import FileSummary
-from ..binlog.constants import LOG_EVENT_HEADER_LEN, event_type_name
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.policies import POLICIES
-from ..errors import BinlogError, TruncatedEventError
-from ..native import Bridge, load
+from ..errors import BinlogError
+from ..native import Bridge, load, native_summary
 from ..writeset.tracker import KeyTracker
 from .analysis import Analysis, FileAnalysis, PolicyResults, Totals
 
@@ -58,29 +57,7 @@ def _totals(d: dict) -> Totals:
 
 def _summary(path: str, size: int, bridge: Bridge, r: dict) -> FileSummary:
     """``FileSummary.fill`` from the native counters."""
-    s = FileSummary(path)
-    s.size = size
-    s.fill_from(bridge.first_fde, Counter({event_type_name(code): n for code, n in r["events"]}),
-                Counter(dict(r["unknown"])), r["compression"], r["tagged_gtids"], r["gtids"], r["logical_clock"],
-                set(r["optional_metadata"]), r["next_file"])
-    if r["truncated"] is not None:
-        # scan._tail_tolerant, with the framer's TruncatedEventError text.
-        offset, got, size_and_type = r["truncated"]
-        if size_and_type is None:
-            err = TruncatedEventError(
-                f"input ends inside an event header ({got} of {LOG_EVENT_HEADER_LEN} bytes)",
-                file=path, offset=offset)
-        else:
-            size, code = size_and_type
-            err = TruncatedEventError(f"input ends inside the event ({got} of {size} bytes)",
-                                      file=path, offset=offset, event_type=event_type_name(code))
-        s.truncated(err)
-    s.transactions = r["transactions"]
-    if s.unknown_events:
-        codes = ", ".join(f"type {c} x{n}" for c, n in sorted(s.unknown_events.items()))
-        s.warnings.append(f"{path}: unknown event types counted but not decoded: {codes}")
-    s.complete = True
-    return s
+    return native_summary(path, size, bridge.first_fde, r)
 
 
 def analyze_native(paths: list[str], options: ClockOptions, run: ClockRun,

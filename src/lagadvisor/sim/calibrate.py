@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from statistics import median_high
 
-from ..binlog import read_transactions
+from ..binlog import FileSummary, read_transactions
 from ..errors import ConfigError
 from .model import CostModel
 
@@ -27,6 +27,7 @@ class Calibration:
     r2: float
     mean_gap_us: float
     stall_factor: float = 1.0
+    warnings: tuple[str, ...] = ()   # what reading the files reported (a truncated tail...)
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
@@ -61,14 +62,19 @@ class GapFit:
     stall_factor: float = 1.0   # all gaps' time over the time the stall-free fit explains
 
 
-def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0) -> GapFit:
+def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
+             summaries: list[FileSummary] | None = None) -> GapFit:
     """Regress the one-worker commit gaps of a replica's own binlog; ``serial_byte_us`` (the
     coordinator's measured cost per byte read, serial with the worker when there is one) is
-    taken out of each gap first."""
+    taken out of each gap first. Each file's :class:`FileSummary` (its warnings) is appended
+    to ``summaries`` when given."""
     samples: list[tuple[float, int, int, int, int]] = []
     for path in paths:
         prev = None
-        for t in read_transactions(path, selector=lambda tm: frozenset()):
+        summary = FileSummary(path)
+        if summaries is not None:
+            summaries.append(summary)
+        for t in read_transactions(path, summary, selector=lambda tm: frozenset()):
             ts = t.immediate_commit_timestamp
             if not ts or not t.rows:
                 prev = ts or None
@@ -157,7 +163,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     and ``flush_us`` by ``redo_share`` (default: ``base``'s split; measure it on a replica from
     performance_schema.file_summary_by_event_name, innodb_log_file against binlog fsync time)."""
     model = base or CostModel()
-    fit = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us)
+    summaries: list[FileSummary] = []
+    fit = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us, summaries=summaries)
     fixed = model.dispatch_us + model.trx_us + model.commit_us
     if durable and base is not None:
         excess = max(0.0, fit.intercept - fixed)
@@ -175,4 +182,5 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
             model = replace(model, flush_us=0.0, redo_flush_us=0.0)
     if cores:
         model = replace(model, cores=cores)
-    return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor)
+    return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor,
+                       tuple(w for s in summaries for w in s.warnings))

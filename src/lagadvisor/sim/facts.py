@@ -92,7 +92,7 @@ class FactColumns:
 def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) -> FactColumns | None:
     """The run's facts as columns, read by the native core; None when it is unavailable or
     gives the run back (the caller then reads it with :func:`reference_facts`)."""
-    from ..native import Bridge, load, readable
+    from ..native import Bridge, load, native_summary, readable
     from ..writeset.tracker import KeyTracker
 
     native = load()
@@ -106,12 +106,14 @@ def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) 
     analyzer = native.Analyzer(run.history_size, _COMMIT_ORDER[run.commit_order], tracker.catalog.version,
                                bridge, 0)
     analyzer.collect_facts()
+    summaries = []
     try:
         for i, path in enumerate(paths):
             if not os.path.isfile(path):
                 return None  # the reference reports it
             bridge.begin_file()
-            analyzer.read_file(path, i)
+            r = analyzer.read_file(path, i)
+            summaries.append(native_summary(path, os.path.getsize(path), bridge.first_fde, r))
     except native.NativeFallback as err:
         if os.environ.get("LAGADVISOR_NATIVE_DEBUG"):
             import sys
@@ -120,6 +122,7 @@ def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) 
         return None
     except BinlogError:
         return None  # the reference raises it with its context
+    run.summaries.extend(summaries)  # as run_clocks leaves them: the truncated-tail warnings
     return FactColumns.from_native(analyzer.take_facts())
 
 
