@@ -323,14 +323,15 @@ def run_cli(argv: list[str], native: bool) -> tuple[object, str, str]:
 
 
 _NUM = re.compile(r"\d+")
-_HEX = re.compile(r"\b(0x)?[0-9a-f]{6,}\b")
+_HEX = re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b")
 
 
 def error_kind(line: str) -> str:
     """An error line without its file, offsets and numbers: the kind of failure."""
     text = line.split("lagadvisor: error: ", 1)[-1]
-    text = re.sub(r"^\S*case\S*( at offset \d+)?( \([A-Z_0-9]+\))?: ", r"\2 ", text).strip()
-    return _NUM.sub("N", _HEX.sub("X", text))[:160]
+    text = re.sub(r"^\S*case\S*( at offset \d+)?( \([A-Z_0-9]+\))?: ", "", text).strip()
+    text = re.sub(r"\([^()]*\)", "", text)  # details in parentheses: sizes, offsets, zlib's words
+    return re.sub(r"\s+", " ", _NUM.sub("N", _HEX.sub("X", text))).strip()[:120]
 
 
 def judge(code, stderr: str) -> tuple[str, str]:
@@ -406,6 +407,7 @@ class Stats:
                 "tracebacks": self.by_status.get("traceback", 0), "crashes": self.by_status.get("crash", 0),
                 "other_failures": sum(v for k, v in bad.items() if k not in ("hang", "traceback", "crash")),
                 "peak_rss_mb": round(self.peak_rss_kb / 1024, 1), "by_command": self.by_cmd,
+                "error_kinds": dict(sorted(self.kinds.items(), key=lambda kv: -kv[1])),
                 "failures": self.failures[:50]}
 
 
@@ -522,6 +524,7 @@ def fuzz(seed: int, executions: int | None, seconds: float | None, workers: int 
             last_progress = now
             s = stats.summary(seed, now - t0)
             s.pop("failures")
+            s.pop("error_kinds")
             print(json.dumps({"progress": s}), file=sys.stderr, flush=True)
     return stats.summary(seed, time.monotonic() - t0)
 
