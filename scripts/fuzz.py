@@ -366,8 +366,9 @@ def execute(case: dict, workdir: Path, clean: Path) -> dict:
 
 # --------------------------------------------------------------------------- worker / parent
 
-def worker(seed: int, start: int, stop: int) -> None:
-    """Executions ``start`` .. ``stop - 1``, one JSON line each on stdout."""
+def worker(seed: int, start: int, stop: int, selftest: dict[int, str] | None = None) -> None:
+    """Executions ``start`` .. ``stop - 1``, one JSON line each on stdout. ``selftest`` makes
+    chosen executions hang, raise or kill the worker (the fuzzer's own test)."""
     seeds = load_seeds()
     others = [d for _, d, form in seeds if form == "plain" and d]
     workdir = Path(tempfile.mkdtemp(prefix="lagadvisor-fuzz-"))
@@ -377,7 +378,17 @@ def worker(seed: int, start: int, stop: int) -> None:
     try:
         for i in range(start, stop):
             case = make_case(seed, i, seeds, others)
-            report.write(json.dumps(execute(case, workdir, clean)) + "\n")
+            trick = (selftest or {}).get(i)
+            if trick == "hang":
+                time.sleep(1e6)
+            elif trick == "die":
+                os._exit(3)
+            elif trick == "raise":
+                case["argv"] = ["analyze", "--no-progress", "--selftest-raise"]
+            res = execute(case, workdir, clean)
+            if trick == "raise":
+                res.update(status="traceback", detail="selftest")
+            report.write(json.dumps(res) + "\n")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -422,7 +433,8 @@ def _save(case: dict, status: str, save_dir: Path | None) -> str | None:
 
 
 def fuzz(seed: int, executions: int | None, seconds: float | None, workers: int = 1, hang_seconds: float = 10.0,
-         rss_limit_mb: int = 400, save_dir: Path | None = None, log=None, progress_every: float = 30.0) -> dict:
+         rss_limit_mb: int = 400, save_dir: Path | None = None, log=None, progress_every: float = 30.0,
+         selftest: str = "") -> dict:
     """Run the fuzzer; returns the summary (also the figures for the README)."""
     t0 = time.monotonic()
     deadline = t0 + seconds if seconds else None
@@ -439,7 +451,7 @@ def fuzz(seed: int, executions: int | None, seconds: float | None, workers: int 
     def spawn(start: int):
         stop = min(start + batch, limit)
         p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", "--seed", str(seed),
-                              "--start", str(start), "--stop", str(stop)],
+                              "--start", str(start), "--stop", str(stop), "--selftest", selftest],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
         return {"p": p, "next": start, "stop": stop, "last": time.monotonic(), "buf": b""}
 
@@ -540,12 +552,14 @@ def main() -> int:
     ap.add_argument("--save-dir", default=str(REGRESSIONS), help="where failing inputs go ('' = nowhere)")
     ap.add_argument("--log", default=None, help="append failures (JSON lines) here")
     ap.add_argument("--replay", type=int, default=None, help="run execution I of --seed again and print it")
+    ap.add_argument("--selftest", default="", help=argparse.SUPPRESS)  # "I:hang,J:raise,K:die"
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--stop", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        worker(a.seed, a.start, a.stop)
+        tricks = {int(k): v for k, v in (t.split(":") for t in a.selftest.split(",") if t)}
+        worker(a.seed, a.start, a.stop, tricks)
         return 0
     if a.replay is not None:
         seeds = load_seeds()
@@ -561,7 +575,7 @@ def main() -> int:
         ap.error("give --seconds or --executions")
     log = open(a.log, "a", encoding="utf-8", buffering=1) if a.log else None
     summary = fuzz(a.seed, a.executions, a.seconds, a.workers, a.hang_seconds, a.rss_limit_mb,
-                   Path(a.save_dir) if a.save_dir else None, log)
+                   Path(a.save_dir) if a.save_dir else None, log, selftest=a.selftest)
     print(json.dumps(summary, indent=2))
     bad = summary["hangs"] + summary["tracebacks"] + summary["crashes"] + summary["other_failures"]
     return 1 if bad else 0

@@ -347,6 +347,8 @@ def decode_gtid_tagged(raw: RawEvent, fde: FormatDescription) -> Gtid:
     size = _varlen_uint(c, "message size")
     if size > raw.body_end - start:
         raise CorruptEventError(f"tagged GTID message of {size} bytes in a {raw.body_end - start}-byte body")
+    if size < c.pos - start:
+        raise CorruptEventError(f"tagged GTID message of {size} bytes ends inside its own header")
     c.end = start + size
     _varlen_uint(c, "last non-ignorable field id")
     values: dict[str, object] = {}
