@@ -49,8 +49,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-CORPUS = ROOT.parent / "shared" / "corpus"
-REGRESSIONS = ROOT / "tests" / "fuzz_regressions"
+CORPUS = Path(os.environ.get("LAGADVISOR_FUZZ_CORPUS", ROOT.parent / "shared" / "corpus"))
+REGRESSIONS = Path(os.environ.get("LAGADVISOR_FUZZ_REGRESSIONS", ROOT / "tests" / "fuzz_regressions"))
 
 #: A seed larger than this is cut at the last event boundary before it: small inputs keep
 #: executions fast, and the damage lands in every part of a file rather than its first 1%.
@@ -98,15 +98,19 @@ def _cut(data: bytes) -> bytes:
     return data[:max(end, 4)]
 
 
-def seed_files() -> list[Path]:
-    """Binlogs of the corpus (damaged ones too), the fixtures and the saved regressions."""
-    files: list[Path] = []
+def seed_files() -> list[tuple[str, Path]]:
+    """``(name, path)`` of the corpus's binlogs (damaged ones too), the fixtures and the saved
+    regressions, ordered by name (which does not depend on where the checkout is)."""
+    files: list[tuple[str, Path]] = []
     if CORPUS.is_dir():
-        files += [p for p in CORPUS.rglob("*") if p.is_file() and p.suffix not in (".md", ".json")]
+        files += [(f"corpus/{p.relative_to(CORPUS)}", p) for p in CORPUS.rglob("*")
+                  if p.is_file() and p.suffix not in (".md", ".json")]
     if FIXTURES.is_dir():
-        files += [p for p in FIXTURES.rglob("*") if p.is_file() and ("binlog" in p.name or "-bin." in p.name)]
+        files += [(f"fixtures/{p.relative_to(FIXTURES)}", p) for p in FIXTURES.rglob("*")
+                  if p.is_file() and ("binlog" in p.name or "-bin." in p.name)]
     if REGRESSIONS.is_dir():
-        files += [p for p in REGRESSIONS.iterdir() if p.is_file() and p.suffix not in (".md", ".json")]
+        files += [(f"regressions/{p.name}", p) for p in REGRESSIONS.iterdir()
+                  if p.is_file() and p.suffix not in (".md", ".json")]
     return sorted(files)
 
 
@@ -114,9 +118,8 @@ def load_seeds() -> list[tuple[str, bytes, str]]:
     """``(name, data, form)``: form ``plain``, ``gz`` (data is the uncompressed binlog of a
     gzip seed) or ``rawgz`` (a gzip file that does not decompress: mutated as it is)."""
     seeds = []
-    for p in seed_files():
+    for name, p in seed_files():
         raw = p.read_bytes()
-        name = str(p.relative_to(ROOT.parent)) if ROOT.parent in p.parents else p.name
         if p.suffix == ".gz":
             try:
                 seeds.append((name, _cut(gzip.decompress(raw)), "gz"))
