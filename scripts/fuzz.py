@@ -114,11 +114,11 @@ def seed_files() -> list[tuple[str, Path]]:
     return sorted(files)
 
 
-def load_seeds() -> list[tuple[str, bytes, str]]:
+def load_seeds(files: list[tuple[str, Path]] | None = None) -> list[tuple[str, bytes, str]]:
     """``(name, data, form)``: form ``plain``, ``gz`` (data is the uncompressed binlog of a
     gzip seed) or ``rawgz`` (a gzip file that does not decompress: mutated as it is)."""
     seeds = []
-    for name, p in seed_files():
+    for name, p in (seed_files() if files is None else files):
         raw = p.read_bytes()
         if p.suffix == ".gz":
             try:
@@ -369,10 +369,15 @@ def execute(case: dict, workdir: Path, clean: Path) -> dict:
 
 # --------------------------------------------------------------------------- worker / parent
 
-def worker(seed: int, start: int, stop: int, selftest: dict[int, str] | None = None) -> None:
-    """Executions ``start`` .. ``stop - 1``, one JSON line each on stdout. ``selftest`` makes
-    chosen executions hang, raise or kill the worker (the fuzzer's own test)."""
-    seeds = load_seeds()
+def worker(seed: int, start: int, stop: int, selftest: dict[int, str] | None = None,
+           seed_list: str | None = None) -> None:
+    """Executions ``start`` .. ``stop - 1``, one JSON line each on stdout. ``seed_list`` is the
+    parent's list of seed files (inputs saved during the run do not change it); ``selftest``
+    makes chosen executions hang, raise or kill the worker (the fuzzer's own test)."""
+    files = None
+    if seed_list:
+        files = [(n, Path(p)) for n, p in json.loads(Path(seed_list).read_text())]
+    seeds = load_seeds(files)
     others = [d for _, d, form in seeds if form == "plain" and d]
     workdir = Path(tempfile.mkdtemp(prefix="lagadvisor-fuzz-"))
     clean = workdir / "clean.binlog"
@@ -442,8 +447,12 @@ def fuzz(seed: int, executions: int | None, seconds: float | None, workers: int 
     t0 = time.monotonic()
     deadline = t0 + seconds if seconds else None
     limit = executions if executions else 1 << 62
-    seeds = load_seeds()
+    files = seed_files()
+    seeds = load_seeds(files)
     others = [d for _, d, form in seeds if form == "plain" and d]
+    listing = tempfile.NamedTemporaryFile("w", suffix=".json", prefix="lagadvisor-fuzz-seeds-", delete=False)
+    json.dump([(n, str(p)) for n, p in files], listing)
+    listing.close()
     stats = Stats()
     batch = 2000  # executions per worker process before a fresh one (RSS stays per-process)
     next_start = 0
@@ -454,7 +463,8 @@ def fuzz(seed: int, executions: int | None, seconds: float | None, workers: int 
     def spawn(start: int):
         stop = min(start + batch, limit)
         p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", "--seed", str(seed),
-                              "--start", str(start), "--stop", str(stop), "--selftest", selftest],
+                              "--start", str(start), "--stop", str(stop), "--selftest", selftest,
+                              "--seed-list", listing.name],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
         return {"p": p, "next": start, "stop": stop, "last": time.monotonic(), "buf": b""}
 
@@ -541,6 +551,7 @@ def fuzz(seed: int, executions: int | None, seconds: float | None, workers: int 
             s.pop("failures")
             s.pop("error_kinds")
             print(json.dumps({"progress": s}), file=sys.stderr, flush=True)
+    os.unlink(listing.name)
     return stats.summary(seed, time.monotonic() - t0)
 
 
@@ -557,12 +568,13 @@ def main() -> int:
     ap.add_argument("--replay", type=int, default=None, help="run execution I of --seed again and print it")
     ap.add_argument("--selftest", default="", help=argparse.SUPPRESS)  # "I:hang,J:raise,K:die"
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--seed-list", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--stop", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
         tricks = {int(k): v for k, v in (t.split(":") for t in a.selftest.split(",") if t)}
-        worker(a.seed, a.start, a.stop, tricks)
+        worker(a.seed, a.start, a.stop, tricks, a.seed_list)
         return 0
     if a.replay is not None:
         seeds = load_seeds()
