@@ -77,9 +77,14 @@ def mariadb_uncompress(data: bytes) -> bytes:
         raise CorruptEventError(f"bad MariaDB compression header 0x{head:02x}")
     length = int.from_bytes(data[1:1 + n], "big")
     try:
-        out = zlib.decompress(data[1 + n:])
+        # At most one byte beyond the stated length is inflated: a stream that inflates to more
+        # is corrupt, and its size never grows memory beyond what the header claims.
+        d = zlib.decompressobj()
+        out = d.decompress(data[1 + n:], length + 1)
     except zlib.error as err:
         raise CorruptEventError(f"MariaDB compressed event does not inflate: {err}") from err
+    if not d.eof and len(out) <= length:
+        raise CorruptEventError("MariaDB compressed event: the zlib stream is cut short")
     if len(out) != length:
         raise CorruptEventError(f"MariaDB compressed event inflates to {len(out)} bytes, header says {length}")
     return out
