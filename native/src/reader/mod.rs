@@ -1303,6 +1303,12 @@ fn int_hash(v: i128) -> i64 {
     writeset::int_hash(v)
 }
 
+/// `hash(number_key(v))` of the reference, as the native writesets compute it (for tests).
+#[pyfunction]
+fn number_key_hash(v: i128) -> i64 {
+    writeset::number_key_hash(v)
+}
+
 /// CPython's `hash(t)` for a tuple whose items hash to `items` (for tests).
 #[pyfunction]
 fn tuple_hash(items: Vec<i64>) -> i64 {
@@ -1313,6 +1319,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Analyzer>()?;
     m.add_function(wrap_pyfunction!(int_hash, m)?)?;
     m.add_function(wrap_pyfunction!(tuple_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(number_key_hash, m)?)?;
     m.add("NativeFallback", m.py().get_type_bound::<NativeFallback>())?;
     Ok(())
 }

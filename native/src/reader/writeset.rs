@@ -115,6 +115,17 @@ pub fn le_int(b: &[u8], unsigned: bool) -> i128 {
     }
 }
 
+/// The hash of the reference's `number_key(v)`: the tuple of the two 32-bit halves of
+/// `v + 2**63`. Hashing the integer itself (`int_hash`) is `v mod (2**61 - 1)`, which made
+/// BIGINT UNSIGNED 7 and 2**64 - 1 (and -1 and -2) one key; the halves are below 2**61, hash to
+/// themselves, and tell every 64-bit value of either signedness apart, as the server's
+/// `make_sort_key` bytes do.
+#[inline]
+pub fn number_key_hash(v: i128) -> i64 {
+    let u = v + (1i128 << 63);
+    tuple_hash(&[int_hash(u >> 32), int_hash(u & 0xFFFF_FFFF)])
+}
+
 /// Callback for reference-hashed keys: (fk?, key index, part values (None = NULL)) -> hashes.
 pub type PyKeys<'a> = dyn FnMut(bool, usize, &[Option<&[u8]>]) -> Result<Vec<i64>, super::framing::Abort> + 'a;
 
@@ -151,7 +162,7 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
                 Val::Raw(s, l) => {
                     if !k.py {
                         let unsigned = plan.int_slots[p.slot].unwrap_or(false);
-                        let hv = int_hash(le_int(bytes(s, l), unsigned));
+                        let hv = number_key_hash(le_int(bytes(s, l), unsigned));
                         vals.push(tuple_hash(&[hv, p.key_tag]));
                         if k.hashes == 2 {
                             full.push(tuple_hash(&[hv, p.pack_tag]));
@@ -188,7 +199,7 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
                     Val::Raw(s, l) => {
                         if !fk.py {
                             let unsigned = plan.int_slots[p.slot].unwrap_or(false);
-                            vals.push(tuple_hash(&[int_hash(le_int(bytes(s, l), unsigned)), p.pack_tag]));
+                            vals.push(tuple_hash(&[number_key_hash(le_int(bytes(s, l), unsigned)), p.pack_tag]));
                         }
                     }
                 }

@@ -15,6 +15,7 @@ when the server's are, and as many per row as the server's, which is what the po
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 from ..binlog.constants import RowsKind
@@ -164,16 +165,47 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
                      frozenset(used), partial)
 
 
+_SIGN_FLIP = 1 << 63
+_LOW32 = 0xFFFFFFFF
+
+
+def number_key(v: int) -> tuple[int, int]:
+    """An integer key value as two non-negative 32-bit halves of ``v + 2**63``.
+
+    CPython's ``hash(int)`` is ``v mod (2**61 - 1)`` (and ``hash(-1) == hash(-2)``), so hashing a
+    raw value made BIGINT UNSIGNED 7 and 2**64 - 1 (and signed -1 and -2) one writeset key, where
+    the server, hashing ``make_sort_key`` bytes (big-endian, sign bit flipped for signed types),
+    keeps them apart. Shifted by 2**63, every signed and unsigned 64-bit value is a non-negative
+    number below 2**64 + 2**63, whose halves hash to themselves: injective, and cheap enough for
+    the native core to compute the same numbers (``writeset.rs``)."""
+    u = v + _SIGN_FLIP
+    return (u >> 32, u & _LOW32)
+
+
+def float_key(v: float) -> tuple[int, int]:
+    """A FLOAT/DOUBLE key value by its IEEE bits, -0.0 as 0.0 (``change_double_for_sort`` gives
+    both the zero sort key). ``hash(float)`` is the value's rational hash mod 2**61 - 1: 0.5 and
+    2.0**60 would collide."""
+    bits = struct.unpack("<q", struct.pack("<d", v + 0.0 if v == 0 else v))[0]
+    return number_key(bits)
+
+
 def _value(v, canon):
     if v is None:
         return None
     if canon is not None and isinstance(v, (bytes, bytearray)):
         return canon(bytes(v))
+    if type(v) is int:
+        return number_key(v)
+    if type(v) is float:
+        return float_key(v)
     return v
 
 
 def _label(name: str, db: str, table: str, vals) -> str:
-    shown = ", ".join(repr(v[0].decode("utf-8", "replace") if isinstance(v[0], bytes) else v[0]) for v in vals)
+    """``vals``: the raw values of the key's parts (not their canonical forms)."""
+    shown = ", ".join(repr(v.decode("utf-8", "replace") if isinstance(v, (bytes, bytearray)) else v)
+                      for v in vals)
     return f"{db}.{table} {name}=({shown})"
 
 
@@ -186,6 +218,7 @@ def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_che
     for k in plan.keys:
         vals = []
         full_vals = []
+        raw = []
         skip = False
         for i, prefix, canon, coll, pad, full_chars in k.parts:
             if i not in image:
@@ -200,6 +233,7 @@ def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_che
                 vals.append((_value(prefix_chars(bytes(v), prefix, coll), canon), "key" if pad else None))
             else:
                 vals.append((_value(v, canon), "key" if pad else None))
+            raw.append(v)
             if k.hashes == 2:
                 fv = prefix_chars(bytes(v), full_chars, coll) if full_chars is not None else v
                 full_vals.append((_value(fv, canon), "pack" if pad else None))
@@ -207,16 +241,17 @@ def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_che
             continue
         out.append(hash((k.name, plan.db, plan.table, tuple(vals))))
         if labels is not None:
-            labels.append(_label(k.name, plan.db, plan.table, vals))
+            labels.append(_label(k.name, plan.db, plan.table, raw))
         if k.hashes == 2:
             # Equal to the first hash when no part was padded or cut (NO PAD collations): one
             # history entry, counted twice, as in the server.
             out.append(hash((k.name, plan.db, plan.table, tuple(full_vals))))
             if labels is not None:
-                labels.append(_label(k.name, plan.db, plan.table, full_vals))
+                labels.append(_label(k.name, plan.db, plan.table, raw))
     if fk_checks:
         for fk in plan.fks:
             fvals: list | None = []
+            fraw = []
             for i, canon, pad in fk.parts:
                 if i not in image:
                     complete = False
@@ -225,13 +260,14 @@ def row_hashes(plan: TablePlan, image: dict[int, object], out: list[int], fk_che
                 v = image[i]
                 if v is not None:  # a NULL column is left out, but the hash is still made
                     fvals.append((_value(v, canon), "pack" if pad else None))
+                    fraw.append(v)
             if fvals is None:
                 continue
             # The FK string is the parent key's string built from the child's values, sorted over
             # the child column's pack length: it equals the parent row's NO_PARTIAL key hash.
             out.append(hash((fk.ref_key, fk.ref_db, fk.ref_table, tuple(fvals))))
             if labels is not None:
-                labels.append(_label(fk.ref_key, fk.ref_db, fk.ref_table, fvals)
+                labels.append(_label(fk.ref_key, fk.ref_db, fk.ref_table, fraw)
                               + f" (foreign key of {plan.db}.{plan.table})")
     return complete
 
