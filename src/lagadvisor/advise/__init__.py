@@ -34,7 +34,12 @@ PLAN_FINDINGS = ("dependency_tracking", "replica_durability", "replica_parallel_
 
 def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = None,
            settings: ServerSettings | None = None, on_transaction=None) -> Advice:
-    ctx = gather(list(paths), options, cost or CostModel(), settings, on_transaction)
+    return advise_context(gather(list(paths), options, cost or CostModel(), settings, on_transaction))
+
+
+def advise_context(ctx: Context) -> Advice:
+    """The rules and the plan over a gathered context (``fleet`` builds the context from per-file
+    parts merged exactly, then calls this as ``advise`` does)."""
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule(ctx))
@@ -78,4 +83,4 @@ _SPEED_FINDINGS = frozenset({"replica_durability", "replica_parallel_workers", "
                              "hot_rows", "hot_table", "replica_preserve_commit_order", "large_transactions"})
 
 
-__all__ = ["Advice", "advise", "SCHEMA_VERSION", "Finding", "Severity"]
+__all__ = ["Advice", "advise", "advise_context", "SCHEMA_VERSION", "Finding", "Severity"]

@@ -172,6 +172,12 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
         gb.add(t, ws, c)
 
     result = analyze(paths, opts, on_transaction=on_transaction, observe=observe)
+    return context_of(list(paths), result, gb.s, facts, cost, settings, options)
+
+
+def context_of(paths: list[str], result: Analysis, graph: GraphSummary, facts: list[TrxFacts], cost: CostModel,
+               settings: ServerSettings | None, options: ClockOptions) -> Context:
+    """The context from a finished pass (``gather``'s, or ``fleet``'s merged per-file parts)."""
     written = result.policies.written if result.policies else None
     version = version_tuple(written.server_version if written else "")
     mariadb = bool(written and written.mariadb)
@@ -179,5 +185,5 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
         version = version_tuple(settings.version)  # the files do not say: the server does
     if settings is not None and settings.version:
         mariadb = mariadb or settings.mariadb
-    return Context(list(paths), result, gb.s, facts, cost, settings, options,
+    return Context(list(paths), result, graph, facts, cost, settings, options,
                    baseline_from(settings, mariadb, version), version, mariadb)
