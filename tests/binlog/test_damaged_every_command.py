@@ -121,10 +121,50 @@ def run_cli(args: list[str], native: bool) -> tuple[int, str, int]:
         return p.returncode, err.read().decode("utf-8", "replace"), usage.ru_maxrss
 
 
-def check(args: list[str], path: str, native: bool, damaged: bool = True) -> tuple[int, list[str]]:
+#: Subprocesses run at once (each is one process; the runs are independent).
+JOBS = int(os.environ.get("LAGADVISOR_TEST_JOBS", min(4, os.cpu_count() or 1)))
+
+
+def _path(source: str, name: str, made: dict[str, Path]) -> Path:
+    if source == "corpus":
+        return CORPUS / name
+    if source == "saved":
+        return REGRESSIONS / name
+    return made[name]
+
+
+@pytest.fixture(scope="module")
+def runs(made) -> dict:
+    """Every (input, command, mode) run, :data:`JOBS` at a time: ``{key: (code, stderr, rss)}``
+    (a run that does not end in time is ``None``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = {}
+    for source, name in INPUTS:
+        path = _path(source, name, made)
+        if source == "corpus" and not path.exists():
+            continue
+        for command in COMMANDS:
+            for native in (True, False):
+                todo[(name, command, native)] = [*COMMANDS[command], str(path)]
+
+    def one(item):
+        key, args = item
+        try:
+            return key, run_cli(args, key[2])
+        except pytest.fail.Exception:
+            return key, None
+
+    with ThreadPoolExecutor(JOBS) as pool:
+        return dict(pool.map(one, todo.items()))
+
+
+def check(args: list[str], path: str, native: bool, damaged: bool = True, result=None) -> tuple[int, list[str]]:
     """The contract every command keeps on any input; returns (exit code, stderr lines). A
     ``damaged`` input that exits 0 must say so in a warning."""
-    code, stderr, rss_kb = run_cli(args, native)
+    if result is None:
+        result = run_cli(args, native)
+    code, stderr, rss_kb = result
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
     assert "Traceback" not in stderr, stderr
     assert rss_kb < RSS_LIMIT_KB, f"peak RSS {rss_kb // 1024} MB"
@@ -145,23 +185,22 @@ MODES = [pytest.param(True, id="native"), pytest.param(False, id="reference")]
 @pytest.mark.parametrize("native", MODES)
 @pytest.mark.parametrize("command", list(COMMANDS))
 @pytest.mark.parametrize("source,name", INPUTS, ids=[n.rsplit("/", 1)[-1] for _, n in INPUTS])
-def test_every_command_ends_with_one_line_or_a_warning(source, name, command, native, made):
+def test_every_command_ends_with_one_line_or_a_warning(source, name, command, native, made, runs):
     if native and not _native_available():
         if os.environ.get("LAGADVISOR_REQUIRE_NATIVE") == "1":
             pytest.fail("lagadvisor._native is required (LAGADVISOR_REQUIRE_NATIVE=1)")
         pytest.skip("native core not built")
-    if source == "corpus":
-        path = CORPUS / name
-        if not path.exists():
-            pytest.skip("shared corpus missing")
-    elif source == "saved":
-        path = REGRESSIONS / name
-    else:
-        path = made[name]
+    path = _path(source, name, made)
+    if source == "corpus" and not path.exists():
+        pytest.skip("shared corpus missing")
     if name == "non-utf8-name" and command == "calibrate":
         pytest.skip("a valid source binlog: calibrate's fit has nothing to say about file names")
     p = str(path)
-    code, lines = check([*COMMANDS[command], p], p, native, damaged=source != "saved" and name != "non-utf8-name")
+    result = runs[(name, command, native)]
+    if result is None:
+        pytest.fail(f"`lagadvisor {' '.join([*COMMANDS[command], p])}` did not end within {TIMEOUT_S:.0f} s")
+    code, lines = check([*COMMANDS[command], p], p, native, damaged=source != "saved" and name != "non-utf8-name",
+                        result=result)
     name = name.rsplit("/", 1)[-1] if source != "corpus" or not name.startswith(("hangs/", "bad-inputs/")) else name
     if source == "corpus" and name.startswith("hangs/"):
         # The three inputs that looped forever: the rows event whose row image is empty.
