@@ -1,0 +1,84 @@
+"""``lagadvisor fleet``: ``advise`` for every source server of a fleet, on Dask distributed.
+
+:mod:`.spec` reads the fleet file and lists each server's binlogs (local directories, globs,
+``.index`` files, fsspec URLs); :mod:`.tasks` holds the per-file and per-server tasks;
+:mod:`.cluster` schedules them on an embedded ``LocalCluster`` or an existing cluster. A server's
+advice equals ``advise`` on that server's files alone (byte-identical JSON: tests/fleet).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+
+from ..errors import LagAdvisorError
+from .cluster import FleetRun, connect, run_fleet
+from .spec import ServerEntry, entries_from_dirs, list_binlogs, load_fleet
+from .tasks import ServerJob, ServerResult
+
+#: The fleet document's version (docs/fleet-schema.json); each server's advice keeps advise's own.
+FLEET_SCHEMA_VERSION = "1.0"
+
+
+def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
+    """What the tasks of one server need, built on the client: its files listed, its schema and
+    settings read (``--host``-style settings as ``advise`` reads them), its cost model loaded."""
+    from ..depgraph.pipeline import ClockOptions
+    from ..errors import ConfigError, SchemaError
+    from ..schema.ddl import load_schema_file
+    from ..schema.live import ServerOptions, ServerSettings, catalog_from_server, password_from_env, \
+        settings_from_server
+    from ..sim.model import CostModel
+    from ..tls import Tls
+
+    files = tuple(list_binlogs(entry.binlogs))
+    settings = None
+    catalog = None
+    if entry.host:
+        server = ServerOptions(entry.host, entry.port, entry.user, password_from_env(), entry.defaults_file,
+                               Tls.from_options(entry.ssl_mode, entry.ssl_ca, entry.ssl_cert, entry.ssl_key))
+        settings = settings_from_server(server)
+        catalog = catalog_from_server(server)
+    elif entry.schema:
+        try:
+            with open(entry.schema, encoding="utf-8", errors="surrogateescape") as f:
+                catalog = load_schema_file(f.read())
+        except OSError as err:
+            raise SchemaError(f"{entry.schema}: cannot read schema file: {err.strerror}") from None
+        if not catalog.tables:
+            raise SchemaError(f"{entry.schema}: no CREATE TABLE statement found")
+    if entry.replica:
+        variables = {k: str(v) for k, v in entry.replica.items()}
+        if settings is None:
+            settings = ServerSettings("fleet file", variables, None, ("replica settings from the fleet file",))
+        else:
+            settings = replace(settings, variables={**settings.variables, **variables},
+                               notes=settings.notes + ("replica settings from the fleet file",))
+    cost = CostModel.from_file(entry.cost_model) if entry.cost_model else CostModel()
+    if entry.cores:
+        cost = replace(cost, cores=entry.cores)
+    if entry.commit_order not in ("auto", "recorded", "serial", "flush-groups"):
+        raise ConfigError(f"commit_order must be auto, recorded, serial or flush-groups, not {entry.commit_order}")
+    opts = ClockOptions(history_size=entry.history_size, commit_order=entry.commit_order, catalog=catalog)
+    return ServerJob(entry.name, files, opts, cost, settings, run_id)
+
+
+def fleet(entries: list[ServerEntry], client) -> FleetRun:
+    """Every server's advice (in the entries' order); a server whose files cannot be listed or
+    whose settings cannot be read is a one-line error, and the others still run."""
+    run_id = uuid.uuid4().hex[:12]
+    jobs: list[ServerJob] = []
+    early: dict[int, ServerResult] = {}
+    for n, e in enumerate(entries):
+        try:
+            jobs.append(build_job(e, run_id))
+        except LagAdvisorError as err:
+            early[n] = ServerResult(e.name, [], error=" ".join(str(err).split()))
+    run = run_fleet(jobs, client)
+    done = iter(run.results)
+    run.results = [early[n] if n in early else next(done) for n in range(len(entries))]
+    return run
+
+
+__all__ = ["FLEET_SCHEMA_VERSION", "FleetRun", "ServerEntry", "ServerResult", "connect", "entries_from_dirs",
+           "fleet", "load_fleet", "run_fleet"]

@@ -1,0 +1,312 @@
+"""The fleet's tasks: plain functions of picklable values (no Dask here; ``cluster`` schedules them).
+
+Per server, three kinds of task, chained like ``advise``'s one pass but split where the split is
+exact (the design of ``analyze --jobs``, :mod:`lagadvisor.report.parallel`):
+
+1. ``verdict``: which policy wrote the server's clock, its history size and commit-order parent
+   (``prepare`` over the server's files: a sample read without row decoding). One per server.
+2. ``read_part``: one file read with labelled writesets, as ``advise``'s pass reads it: its
+   :class:`~lagadvisor.report.analysis.Analysis`, its simulation facts as int64 columns, and its
+   row-conflict counters. The server restarts ``sequence_number`` and the writeset history at
+   every rotation, so a file's clocks do not depend on the file before it; only the schema does
+   (DDL), which step 3 checks.
+3. ``advise_server``: the files' parts merged in order (``report.parallel.merge``; a file whose
+   tables' key plans the earlier files' DDL changed is read again from that catalog, as
+   ``analyze --jobs`` does), the dependency-graph summary replayed from the facts (the same
+   ``GraphBuilder`` arithmetic, in binlog order), then the rules, the plan and the simulations
+   chained over all the server's transactions: the serial part.
+
+Errors are values (``error`` set, one line), so a corrupt file makes its server's result an
+error without an exception crossing the cluster; only a dying worker makes Dask run a task again.
+Remote files (fsspec URLs) are copied to a per-run folder on the worker that reads them and named
+by their URL in everything reported.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
+
+from ..depgraph.pipeline import ClockOptions, WrittenPolicy, prepare
+from ..errors import LagAdvisorError
+from ..schema.live import ServerSettings
+from ..sim.build import TrxFacts
+from ..sim.model import CostModel
+from .spec import _one_line, is_url, local_path
+
+#: The per-transaction columns a file part carries (``TrxFacts`` as int64 arrays).
+COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session", "commit_ts_us",
+           "inserts", "updates", "deletes", "nbytes", "dbset", "commit_id", "mariadb_flags")
+_NONE = -(2 ** 63)  # a value the columns never hold: stands for None (MariaDB's commit_id absent, ...)
+
+
+@dataclass(frozen=True)
+class ServerJob:
+    """Everything the tasks of one server need (built on the client, shipped to the workers)."""
+
+    name: str
+    files: tuple[str, ...]          # as reported: local paths or URLs
+    options: ClockOptions           # as advise builds them (catalog from --schema/--host)
+    cost: CostModel
+    settings: ServerSettings | None
+    run_id: str                     # names the workers' folder for remote copies
+
+
+@dataclass(frozen=True)
+class Verdict:
+    written: WrittenPolicy | None = None
+    history_size: int = 0
+    commit_order: str = ""
+    error: str | None = None
+
+
+@dataclass
+class FilePart:
+    """One file's share of the server's pass."""
+
+    index: int
+    analysis: object = None                               # report.analysis.Analysis (one file)
+    columns: dict[str, array] = field(default_factory=dict)
+    dbsets: list[tuple[str, ...]] = field(default_factory=list)
+    conflicts: int = 0
+    hot_rows: Counter = field(default_factory=Counter)
+    hot_tables: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    nbytes: int = 0
+    error: str | None = None
+
+
+@dataclass
+class ServerResult:
+    name: str
+    files: list[str]
+    advice: dict | None = None     # the advice document, byte for byte advise's --format json
+    row: dict | None = None        # the fleet table's row
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0           # the server task's own time (merge, rules, plan, simulations)
+
+
+# -- files -----------------------------------------------------------------------------------------
+
+def cache_dir(run_id: str) -> str:
+    base = os.environ.get("LAGADVISOR_FLEET_CACHE") or os.path.join(tempfile.gettempdir(), "lagadvisor-fleet")
+    return os.path.join(base, run_id)
+
+
+def stage(location: str, run_id: str) -> str:
+    """A local path for ``location``: itself when local, else a copy made once per worker and run
+    (fsspec reads it: credentials from its usual environment and config)."""
+    if not is_url(location):
+        return local_path(location)
+    import fsspec
+
+    key = hashlib.sha256(location.encode()).hexdigest()[:16]
+    folder = os.path.join(cache_dir(run_id), key)
+    dest = os.path.join(folder, location.rstrip("/").rsplit("/", 1)[-1])
+    if os.path.exists(dest):
+        return dest
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".part-")
+    try:
+        with os.fdopen(fd, "wb") as out, fsspec.open(location, "rb") as src:
+            shutil.copyfileobj(src, out, 4 << 20)
+        os.replace(tmp, dest)  # concurrent tasks on one worker: the last complete copy wins
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return dest
+
+
+def remove_cache(run_id: str) -> None:
+    shutil.rmtree(cache_dir(run_id), ignore_errors=True)
+
+
+def _error(err: BaseException, local: str | None = None, shown: str | None = None) -> str:
+    if isinstance(err, LagAdvisorError):
+        text = _one_line(err)
+    elif isinstance(err, OSError) and err.strerror:
+        text = f"{err.filename or shown or ''}: {err.strerror}".lstrip(": ")
+    else:
+        text = f"{shown + ': ' if shown else ''}{type(err).__name__}: {_one_line(err)}"
+    if local and shown and local != shown:
+        text = text.replace(local, shown)
+    return text
+
+
+# -- 1. the server's verdict ---------------------------------------------------------------------
+
+def verdict(job: ServerJob) -> Verdict:
+    try:
+        locals_ = [stage(f, job.run_id) for f in job.files]
+        run = prepare(locals_, job.options)
+        return Verdict(run.written, run.history_size, run.commit_order)
+    except (LagAdvisorError, OSError) as err:
+        return Verdict(error=_error(err))
+    except Exception as err:  # an fsspec backend's own error: reported, not raised across the cluster
+        return Verdict(error=_error(err))
+
+
+def _run_options(job: ServerJob, v: Verdict, catalog=None) -> ClockOptions:
+    """``advise``'s pass options with the server's verdict fixed (so one file reads as it does in
+    the run of all of them)."""
+    cat = job.options.catalog if catalog is None else catalog
+    return replace(job.options, labels=True, catalog=copy.deepcopy(cat), written=v.written,
+                   history_size=v.history_size, commit_order=v.commit_order)
+
+
+# -- 2. one file ---------------------------------------------------------------------------------
+
+def read_part(job: ServerJob, index: int, v: Verdict, catalog=None) -> FilePart:
+    """File ``index`` of the server read as ``advise.context.gather`` reads it."""
+    from ..depgraph.graph import GraphBuilder
+    from ..report.analysis import analyze
+    from ..sim.run import facts_of
+
+    if v.error is not None:
+        return FilePart(index, error=v.error)
+    shown = job.files[index]
+    local = None
+    start = time.perf_counter()
+    try:
+        local = stage(shown, job.run_id)
+        cols = {c: array("q") for c in COLUMNS}
+        dbsets: dict[tuple[str, ...], int] = {}
+        gb = GraphBuilder("WRITESET", job.cost, None)
+
+        def observe(t, ws, c):
+            f = facts_of(t, c, index)
+            vals = (f.file_idx, f.seq, *f.clocks, f.commit_ts_us, f.inserts, f.updates, f.deletes, f.nbytes,
+                    dbsets.setdefault(f.dbs, len(dbsets)), f.commit_id, f.mariadb_flags)
+            for name, val in zip(COLUMNS, vals):
+                cols[name].append(_NONE if val is None else val)
+            gb.add(t, ws, c)
+
+        a = analyze([local], _run_options(job, v, catalog), observe=observe)
+    except Exception as err:  # noqa: BLE001 - one line, whatever the reader or fsspec raised
+        return FilePart(index, error=_error(err, local, shown), seconds=time.perf_counter() - start)
+    if local != shown:
+        _rename(a, local, shown)
+    return FilePart(index, a, cols, sorted(dbsets, key=dbsets.get), gb.s.conflicts, gb.s.hot_rows,
+                    gb.s.hot_tables, time.perf_counter() - start, sum(fa.summary.size for fa in a.files))
+
+
+def _rename(a, local: str, shown: str) -> None:
+    """Name a staged copy by its URL in everything the analysis reports."""
+    for fa in a.files:
+        s = fa.summary
+        s.path = shown
+        s.warnings = [w.replace(local, shown) for w in s.warnings]
+        fa.totals.largest = [(b, r, g, w.replace(local, shown)) for b, r, g, w in fa.totals.largest]
+    a.total.largest = [(b, r, g, w.replace(local, shown)) for b, r, g, w in a.total.largest]
+
+
+# -- 3. the server ------------------------------------------------------------------------------
+
+def facts_from(parts: list[FilePart]) -> list[TrxFacts]:
+    out: list[TrxFacts] = []
+    for p in parts:
+        c = p.columns
+        for (fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, dbs, cid, flags) in zip(*(c[n] for n in COLUMNS)):
+            out.append(TrxFacts(fi, seq, tuple(None if x == _NONE else x for x in (rec, co, ws, wss)),
+                                None if ts == _NONE else ts, ins, upd, dele, nb, p.dbsets[dbs],
+                                None if cid == _NONE else cid, flags))
+    return out
+
+
+def graph_from(parts: list[FilePart], facts: list[TrxFacts], cost: CostModel):
+    """The WRITESET graph summary ``gather`` builds, from the facts (depth, critical path, width:
+    the same ``GraphBuilder.add`` arithmetic in the same order) and the files' row conflicts
+    (counted per file: the builder forgets its writers at every file, as the server does)."""
+    from ..depgraph.graph import GraphBuilder
+
+    gb = GraphBuilder("WRITESET", cost, None)
+    no_keys = SimpleNamespace(hashes=(), labels=None)
+    for f in facts:
+        t = SimpleNamespace(file=f.file_idx, last_committed=f.clocks[0], bytes=f.nbytes,
+                            tables=(SimpleNamespace(inserts=f.inserts, updates=f.updates, deletes=f.deletes),))
+        gb.add(t, no_keys, SimpleNamespace(writeset=f.clocks[2], sequence_number=f.seq))
+    s = gb.s
+    for p in parts:
+        s.conflicts += p.conflicts
+        s.hot_rows.update(p.hot_rows)
+        s.hot_tables.update(p.hot_tables)
+    return s
+
+
+def advise_server(job: ServerJob, v: Verdict, *parts: FilePart) -> ServerResult:
+    """Merge the server's parts and advise on them: ``advise`` on the server's files, exactly."""
+    start = time.perf_counter()
+    files = list(job.files)
+    bad = next((p.error for p in parts if p.error is not None), v.error)
+    if bad is not None:
+        return ServerResult(job.name, files, error=bad, seconds=time.perf_counter() - start)
+    try:
+        return _advise(job, v, list(parts), start)
+    except Exception as err:  # noqa: BLE001 - a what-if re-read can meet what the first read did not
+        return ServerResult(job.name, files, error=_error(err), seconds=time.perf_counter() - start)
+
+
+def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> ServerResult:
+    from ..advise import advise_context
+    from ..advise.context import context_of
+    from ..advise.output import advice_json
+    from ..report.parallel import _ddl_catalogs, merge
+
+    locals_ = [stage(f, job.run_id) for f in job.files]
+    catalogs = _ddl_catalogs(locals_, [p.analysis for p in parts], _run_options(job, v))
+    for i, cat in enumerate(catalogs):
+        if cat is not None:  # an earlier file's DDL changed this file's key plans: read it again
+            parts[i] = read_part(job, i, v, cat)
+            if parts[i].error is not None:
+                return ServerResult(job.name, list(job.files), error=parts[i].error)
+    analysis = merge([p.analysis for p in parts])
+    analysis.ddl = [d for p in parts for d in p.analysis.ddl]
+    facts = facts_from(parts)
+    graph = graph_from(parts, facts, job.cost)
+    # The rules' what-ifs read the files again: from the local copies; the advice names the files
+    # as given (for local files the two are the same).
+    ctx = context_of(locals_, analysis, graph, facts, job.cost, job.settings, job.options)
+    advice = advise_context(ctx)
+    ctx.paths = list(job.files)
+    doc = advice_json(advice)
+    return ServerResult(job.name, list(job.files), doc, fleet_row(job.name, advice, doc),
+                        list(analysis.warnings), None, time.perf_counter() - start)
+
+
+def fleet_row(name: str, advice, doc: dict) -> dict:
+    """The fleet table's row: what the server is, the parallelism its clocks allow, the lag the
+    simulation predicts now and with the plan, and the first finding."""
+    a = advice.context.analysis
+    p = a.policies
+    clocks = p.clocks if p is not None else {}
+
+    def ideal(stats) -> float | None:
+        return round(stats.ideal_speedup, 4) if stats is not None and stats.transactions else None
+
+    sm = doc["summary"]
+    top = doc["findings"][0] if doc["findings"] else None
+    return {
+        "server": name,
+        "server_version": doc["input"]["server_version"],
+        "written_policy": doc["input"]["written_policy"],
+        "transactions": doc["input"]["transactions"],
+        "parallelism": {"recorded": ideal(a.total.recorded), "WRITESET": ideal(clocks.get("WRITESET")),
+                        "COMMIT_ORDER": ideal(clocks.get("COMMIT_ORDER"))},
+        "lag_p99_seconds": {"current": sm["current"]["lag_p99_seconds"] if sm.get("current") else None,
+                            "suggested": sm["recommended"]["lag_p99_seconds"] if sm.get("recommended") else None},
+        "top_finding": {"id": top["id"], "severity": top["severity"], "title": top["title"]} if top else None,
+    }
+
+
+__all__ = ["COLUMNS", "FilePart", "ServerJob", "ServerResult", "Verdict", "advise_server", "read_part",
+           "remove_cache", "stage", "verdict"]
