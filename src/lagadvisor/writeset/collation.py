@@ -44,6 +44,11 @@ _PYTHON_CODEC = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "latin
 
 def is_pad_space(collation: str) -> bool:
     c = collation.lower()
+    from .weights import collations
+
+    known = collations().get(c)
+    if known is not None:
+        return known["pad"]  # PAD_ATTRIBUTE of information_schema.COLLATIONS
     return not ("_0900_" in c or c.endswith("_nopad_ci") or c.endswith("_nopad_bin") or c == "binary")
 
 
@@ -54,12 +59,35 @@ def _strip_accents(s: str) -> str:
 _NORDIC = str.maketrans({"æ": "ä", "ø": "ö", "ü": "y"})
 
 
-@lru_cache(maxsize=256)
+def _server_names() -> None:
+    """Complete :data:`COLLATION_NAMES` with every id of the generated weight table (the hand
+    list above predates it; an id missing here made a column binary)."""
+    from .weights import names_by_id
+
+    for cid, name in names_by_id().items():
+        COLLATION_NAMES.setdefault(cid, name)
+
+
+_server_names()
+
+
+@lru_cache(maxsize=512)
 def canonicalizer(collation: str | None):
     """A function ``bytes -> canonical value`` for string values of ``collation``
-    (None: binary comparison)."""
+    (None: binary comparison): the server's weights where :mod:`.weights` holds them,
+    else the approximation below."""
     if collation is None or collation == "binary":
         return lambda b: b
+    from .weights import exact_canonicalizer
+
+    exact = exact_canonicalizer(collation.lower(), approximate_canonicalizer(collation))
+    return exact if exact is not None else approximate_canonicalizer(collation)
+
+
+@lru_cache(maxsize=512)
+def approximate_canonicalizer(collation: str):
+    """Case folding, accent stripping and PAD SPACE trimming: the equality classes of the
+    common collations, not their UCA tables (see the module doc)."""
     c = collation.lower()
     codec = _PYTHON_CODEC.get(charset_of(c), "utf-8")
     pad = is_pad_space(c)

@@ -95,6 +95,29 @@ def _blob_full_chars(col_type: str, coll: str | None) -> int | None:
     return pack
 
 
+def _strip_nul(canon):
+    return lambda b: canon(b.rstrip(b"\0"))
+
+
+def _string_canon(col_type: str, coll: str | None):
+    """The canonicalizer of a string key part, or None for other types.
+
+    ``Field_string::make_sort_key`` (CHAR, BINARY) asks ``strnxfrm`` to pad the sort key to its
+    full length; binary NO PAD collations (``binary``, ``utf8mb4_0900_bin``) pad with 0x00
+    bytes, so trailing NULs of a CHAR/BINARY value do not count there (the sweep's
+    ``utf8mb4_0900_bin CHAR(10)`` table: 'a' and 'a\\0' are one key). VARCHAR sort keys are not
+    padded that way."""
+    if col_type == "binary":
+        return lambda b: b.rstrip(b"\0")  # BINARY(n) pads with 0x00
+    if isinstance(coll, str) or col_type in _BINARY_TYPES:
+        canon = canonicalizer(coll)
+        if col_type == "char" and isinstance(coll, str) and coll.lower().endswith("_bin") \
+                and not is_pad_space(coll):
+            return _strip_nul(canon)
+        return canon
+    return None
+
+
 def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None) -> TablePlan:
     cols = schema.columns
     collations = list(c.collation for c in cols)
@@ -124,12 +147,7 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
                 break
             col = cols[i]
             coll = collations[i] if col.type not in _BINARY_TYPES else None
-            if col.type == "binary":
-                canon = lambda b: b.rstrip(b"\0")  # noqa: E731  BINARY(n) pads with 0x00
-            elif isinstance(coll, str) or col.type in _BINARY_TYPES:
-                canon = canonicalizer(coll)
-            else:
-                canon = None
+            canon = _string_canon(col.type, coll)
             # Field_varstring/Field_blob::make_sort_key pad to the target length only under PAD
             # SPACE collations: then the two passes give different bytes; under NO PAD ones
             # (0900, binary) they are identical unless the prefix cut the value.
@@ -153,7 +171,7 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
                 break
             coll = collations[i]
             pad = cols[i].type in _VARLEN and isinstance(coll, str) and is_pad_space(coll)
-            parts.append((i, canonicalizer(coll) if coll or cols[i].type in _BINARY_TYPES else None, pad))
+            parts.append((i, _string_canon(cols[i].type, coll), pad))
             used.add(i)
         else:
             parent = catalog.get(fk.ref_db, fk.ref_table)
