@@ -575,6 +575,75 @@ def advise(
 
 
 @app.command()
+def fleet(
+    dirs: Annotated[Optional[list[str]], typer.Argument(help="Without --fleet: one binlog directory per "
+                                                             "server (named by the directory).")] = None,
+    *,
+    fleet_file: Annotated[Optional[str], typer.Option("--fleet", help="Fleet file (TOML, or YAML by its "
+        ".yaml/.yml name): one entry per server with its binlogs (a directory, a glob, an .index file or "
+        "an fsspec URL such as s3://bucket/prefix/), optionally --host-style settings, its replica's "
+        "settings and cost model (README: lagadvisor fleet).")] = None,
+    scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="An existing Dask cluster's "
+        "scheduler (tcp://HOST:8786); default: an embedded local cluster.")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Worker processes of the "
+        "embedded cluster (default: one per core).")] = None,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="text (the fleet table) or json "
+        "(schema: docs/fleet-schema.json: the table plus each server's advice document).")] = OutputFormat.text,
+    html: Annotated[Optional[str], typer.Option("--html", help="Also write one self-contained HTML page: "
+        "the fleet overview and a section per server.")] = None,
+    cost_model: Annotated[Optional[str], typer.Option("--cost-model",
+        help="JSON file of apply cost coefficients for every DIR server.")] = None,
+    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replicas (DIR servers).", min=1)] = None,
+    history_size: HistoryOpt = None,
+    commit_order: CommitOrderOpt = CommitOrder.auto,
+    schema: SchemaOpt = None,
+) -> None:
+    """advise for every server of a fleet, on Dask: files read in parallel across the cluster,
+    each server's simulation chained over its files; a table, JSON or one HTML page. A server
+    whose files cannot be read is reported with its error (exit 2) and the others complete."""
+    from .errors import ConfigError
+    from .fleet import connect, entries_from_dirs, fleet as run_fleet, load_fleet
+    from .report.fleet import fleet_json, render_console, render_html
+
+    try:
+        if fleet_file and dirs:
+            raise ConfigError("give either --fleet FILE or directories, not both")
+        if fleet_file:
+            entries = load_fleet(fleet_file)
+        elif dirs:
+            entries = entries_from_dirs(dirs, cost_model=cost_model, cores=cores, history_size=history_size,
+                                        commit_order=commit_order.value, schema=schema)
+        else:
+            raise ConfigError("give a --fleet FILE or one binlog directory per server")
+        client, cluster = connect(scheduler, workers)
+        try:
+            doc = fleet_json(run_fleet(entries, client).results)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        if html:
+            try:
+                with open(html, "w", encoding="utf-8") as f:
+                    f.write(render_html(doc))
+            except OSError as err:
+                raise LagAdvisorError(f"{html}: cannot write the HTML report: {err.strerror}") from None
+    except LagAdvisorError as err:
+        raise _fail(err) from None
+    if output_format == OutputFormat.json:
+        print(json.dumps(doc, indent=2, sort_keys=True))
+    else:
+        render_console(doc, Console(highlight=False))
+    for s in doc["servers"]:
+        for w in s["warnings"]:
+            err_console.print(f"lagadvisor: warning: {s['name']}: {w}", soft_wrap=True)
+        if s["error"] and output_format == OutputFormat.json:  # the table already shows it
+            err_console.print(f"lagadvisor: error: {s['name']}: {s['error']}", soft_wrap=True)
+    if doc["fleet"]["failed"]:
+        raise typer.Exit(EXIT_BAD_INPUT)
+
+
+@app.command()
 def calibrate(
     files: Annotated[list[str], typer.Argument(help="The replica's own binlog files "
                                                     "(log_replica_updates=ON), written while it "

@@ -15,9 +15,7 @@ from ..errors import LagAdvisorError
 from .cluster import FleetRun, connect, run_fleet
 from .spec import ServerEntry, entries_from_dirs, list_binlogs, load_fleet
 from .tasks import ServerJob, ServerResult
-
-#: The fleet document's version (docs/fleet-schema.json); each server's advice keeps advise's own.
-FLEET_SCHEMA_VERSION = "1.0"
+from ..report.fleet import FLEET_SCHEMA_VERSION
 
 
 def build_job(entry: ServerEntry, run_id: str) -> ServerJob:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import ConfigError
 from .tasks import ServerJob, ServerResult, advise_server, read_part, remove_cache, verdict
 
-CONNECT_TIMEOUT_S = 10
+CONNECT_TIMEOUT_S = 5
 
 
 @dataclass

@@ -90,8 +90,10 @@ def load_fleet(path: str) -> list[ServerEntry]:
     else:
         try:
             import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            import tomli as tomllib
+        except ModuleNotFoundError:  # Python 3.10: the same parser as the tomli distribution (declared there)
+            import importlib
+
+            tomllib = importlib.import_module("tomli")
         try:
             doc = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
