@@ -128,7 +128,8 @@ class Analysis:
         out = [w for f in self.files for w in f.summary.warnings]
         if self.policies is not None:
             out += [f"{what} ({n} transactions fell back)" for what, n in self.policies.unknown]
-            out += [f"{what}: WRITESET may overstate parallelism ({n} transactions)"
+            out += [f"{what} ({n} transactions)" if "WRITESET may" in what
+                    else f"{what}: WRITESET may overstate parallelism ({n} transactions)"
                     for what, n in self.policies.caveats]
         return out
 

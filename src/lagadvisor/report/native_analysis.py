@@ -20,7 +20,9 @@ from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.policies import POLICIES
 from ..errors import BinlogError
 from ..native import Bridge, load, native_summary
+from ..writeset.extract import approximated_caveat
 from ..writeset.tracker import KeyTracker
+from ..writeset.weights import APPROXIMATED
 from .analysis import Analysis, FileAnalysis, PolicyResults, Totals
 
 _COMMIT_ORDER = {"recorded": 0, "serial": 1, "flush-groups": 2}
@@ -70,6 +72,7 @@ def analyze_native(paths: list[str], options: ClockOptions, run: ClockRun,
     tracker = KeyTracker(copy.deepcopy(options.catalog), use_binlog_ddl=options.use_binlog_ddl,
                          what_if=options.what_if)
     bridge = Bridge(tracker, on_progress)
+    approximated_before = dict(APPROXIMATED)
     analyzer = native.Analyzer(run.history_size, _COMMIT_ORDER[run.commit_order], tracker.catalog.version,
                                bridge, PROGRESS_EVERY if on_progress is not None else 0)
     files: list[FileAnalysis] = []
@@ -91,6 +94,11 @@ def analyze_native(paths: list[str], options: ClockOptions, run: ClockRun,
     except BinlogError:
         return None
     res = analyzer.finish()
+    # Values outside a collation's weight table, hashed through the bridge (counted in values).
+    outside = sorted(c for c, n in APPROXIMATED.items() if n != approximated_before.get(c))
+    if outside:
+        res["caveats"] = [*res["caveats"], (approximated_caveat(outside),
+                                            sum(APPROXIMATED[c] - approximated_before.get(c, 0) for c in outside))]
     clocks = {name: _clock(c) for name, c in zip(POLICIES, res["clocks"])}
     policies = PolicyResults(
         run.written, run.history_size, run.commit_order, clocks,

@@ -60,12 +60,12 @@ _NORDIC = str.maketrans({"æ": "ä", "ø": "ö", "ü": "y"})
 
 
 def _server_names() -> None:
-    """Complete :data:`COLLATION_NAMES` with every id of the generated weight table (the hand
-    list above predates it; an id missing here made a column binary)."""
+    """Complete and correct :data:`COLLATION_NAMES` from the generated weight table (the hand
+    list above predates it: an id missing there made a column binary, and five ids were wrong,
+    e.g. 278 is utf8mb4_0900_as_cs and 305 utf8mb4_0900_as_ci, not the reverse)."""
     from .weights import names_by_id
 
-    for cid, name in names_by_id().items():
-        COLLATION_NAMES.setdefault(cid, name)
+    COLLATION_NAMES.update(names_by_id())
 
 
 _server_names()

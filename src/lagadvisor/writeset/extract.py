@@ -23,6 +23,7 @@ from ..binlog.rows import TableMap
 from ..binlog.transactions import Transaction
 from ..schema.model import Catalog, TableSchema
 from .collation import canonicalizer, is_pad_space, prefix_chars
+from .weights import APPROXIMATED, is_exact
 
 _VARLEN = frozenset({"varchar", "varbinary", "tinytext", "text", "mediumtext", "longtext", "tinyblob",
                      "blob", "mediumblob", "longblob", "json", "geometry"})
@@ -179,6 +180,13 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
                               parent.name if parent else fk.ref_table, tuple(parts)))
     # The parent-side check sits inside add_pke's "table has a primary key" block.
     fk_parent = pk is not None and catalog.is_fk_parent(schema.db, schema.name)
+    # Collations without server weights: say so per column, never silently (issue 18).
+    approx = sorted({f"collation {collations[i]} of {schema.qualified_name}.{cols[i].name}: equality "
+                     "approximated, WRITESET may be off"
+                     for i in used if isinstance(collations[i], str) and cols[i].type not in _BINARY_TYPES
+                     and collations[i].lower() != "binary" and not is_exact(collations[i].lower())})
+    if approx:
+        partial = "; ".join([partial, *approx] if partial else approx)
     return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks), fk_parent, pk is None,
                      frozenset(used), partial)
 
@@ -326,6 +334,7 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str], *, l
             ws.caveats.append(plan.partial)
     hashes = ws.hashes
     incomplete: set[str] = set()
+    approximated_before = dict(APPROXIMATED)
     for ch in t.row_changes:
         plan = plans.get(ch.table)
         if not isinstance(plan, TablePlan):
@@ -343,7 +352,16 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str], *, l
             ok = row_hashes(plan, ch.before or {}, hashes, fk_checks, lab)
         if not ok:
             incomplete.add(ch.table)
+    if APPROXIMATED != approximated_before:
+        ws.caveats.append(approximated_caveat(sorted(c for c, n in APPROXIMATED.items()
+                                                     if n != approximated_before.get(c))))
     for name in sorted(incomplete):
         ws.caveats.append(f"key columns of {name} are missing from the row images "
                           "(binlog_row_image=MINIMAL?)")
     return ws
+
+
+def approximated_caveat(names) -> str:
+    """The report line for values outside a collation's weight table (see :mod:`.weights`)."""
+    return (f"collation {', '.join(names)}: values outside the server weight table, equality approximated, "
+            "WRITESET may be off")

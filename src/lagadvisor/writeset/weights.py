@@ -12,8 +12,9 @@ from ``WEIGHT_STRING()`` on a real MySQL server, taken once by
 * contractions between two ASCII letters (Spanish "ch"/"ll", Danish "aa", Czech "ch", ...).
 
 A value is canonicalized as the per-level concatenation of its characters' weights (UCA 9.0.0
-collations have up to four levels separated by ``0000``; the others one), trailing space weights
-dropped under PAD SPACE. A value with a character the table does not hold, an undecodable byte
+collations have up to four levels separated by ``0000``; the others one), trailing fill units
+dropped under PAD SPACE (the fill is ``WEIGHT_STRING('' AS CHAR(1))``, which is not always the
+space's weight: latin7 weighs a space 0x30 and fills with 0x20, so there 'a' and 'a ' differ). A value with a character the table does not hold, an undecodable byte
 sequence, or a collation whose weights are not a per-character concatenation (the two
 ``*_czech_cs`` collations, whose every letter pair differs) falls back to the approximation of
 :mod:`.collation`; :data:`APPROXIMATED` counts those values per collation so the report can
@@ -130,7 +131,8 @@ def exact_canonicalizer(name: str, fallback):
     nlevels = max((len(v) for v in table.values()), default=1)
     single = e["maxlen"] == 1
     codec = CODECS.get(e["charset"])
-    space = table.get(0x20, (b" ",))[0] if e["pad"] else None
+    # PAD SPACE: sort keys are filled with this unit, so trailing ones do not count.
+    space = bytes.fromhex(e["padw"]) if e["pad"] and e.get("padw") else None
 
     def canon(b: bytes):
         if single:
