@@ -67,19 +67,28 @@ def test_fleet_reads_s3_urls_and_equals_advise_on_the_local_files(s3, tmp_path):
     sb = FIXTURES / "sysbench_oltp_write_only" / "binlog.000001"
     fs.put_file(str(sb), "fleet/sb/binlog.000001")
     fs.pipe_file("fleet/sb/binlog.index", b"./binlog.000001\n")
+    fs.put_file(str(rot[0]), "fleet/bad/binlog.000001")
+    data = bytearray(rot[1].read_bytes())
+    data[len(data) // 2:len(data) // 2 + 64] = b"\xff" * 64
+    fs.pipe_file("fleet/bad/binlog.000002", bytes(data))
     fleet = tmp_path / "fleet.toml"
     fleet.write_text('[[servers]]\nname = "rot"\nbinlogs = "s3://fleet/rot/"\n'
                      '[[servers]]\nname = "sb"\nbinlogs = "s3://fleet/sb/binlog.index"\n'
-                     '[[servers]]\nname = "missing"\nbinlogs = "s3://fleet/nothing-here/"\n')
+                     '[[servers]]\nname = "missing"\nbinlogs = "s3://fleet/nothing-here/"\n'
+                     '[[servers]]\nname = "bad"\nbinlogs = "s3://fleet/bad/"\n')
     argv = [sys.executable, "-m", "lagadvisor", "fleet", "--fleet", str(fleet), "--workers", "2", "--format", "json"]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
-    assert r.returncode == 2, r.stderr  # the missing prefix
+    assert r.returncode == 2, r.stderr  # the missing prefix and the corrupt file
     assert SECRET not in " ".join(argv) + fleet.read_text() + r.stdout + r.stderr
     doc = json.loads(r.stdout)
     by = {s["name"]: s for s in doc["servers"]}
     assert by["rot"]["files"] == [f"s3://fleet/rot/{f.name}" for f in rot]
     assert by["sb"]["files"] == ["s3://fleet/sb/binlog.000001"]
     assert by["missing"]["status"] == "error" and "s3://fleet/nothing-here/" in by["missing"]["error"]
+    # a corrupt remote file is named by its URL, at the offset advise names in the local copy
+    bad = by["bad"]["error"]
+    assert bad.startswith("s3://fleet/bad/binlog.000002 at offset ") and "checksum" in bad.lower()
+    assert doc["fleet"]["completed"] == 2
     for name, local_dir, files in (("rot", FIXTURES / "single_rotation", rot), ("sb", sb.parent, [sb])):
         a = subprocess.run([sys.executable, "-m", "lagadvisor", "advise", *map(str, files), "--format", "json"],
                            capture_output=True, text=True, timeout=120, cwd=ROOT)

@@ -109,9 +109,8 @@ def stage(location: str, run_id: str) -> str:
         return local_path(location)
     import fsspec
 
-    key = hashlib.sha256(location.encode()).hexdigest()[:16]
-    folder = os.path.join(cache_dir(run_id), key)
-    dest = os.path.join(folder, location.rstrip("/").rsplit("/", 1)[-1])
+    dest = staged_path(location, run_id)
+    folder = os.path.dirname(dest)
     if os.path.exists(dest):
         return dest
     os.makedirs(folder, exist_ok=True)
@@ -125,6 +124,20 @@ def stage(location: str, run_id: str) -> str:
             os.unlink(tmp)
         raise
     return dest
+
+
+def staged_path(location: str, run_id: str) -> str:
+    """Where :func:`stage` copies a remote file (its name kept, in a folder per URL)."""
+    key = hashlib.sha256(location.encode()).hexdigest()[:16]
+    return os.path.join(cache_dir(run_id), key, location.rstrip("/").rsplit("/", 1)[-1])
+
+
+def _unstage(text: str, job: "ServerJob") -> str:
+    """A message naming staged copies names their URLs instead."""
+    for f in job.files:
+        if is_url(f):
+            text = text.replace(staged_path(f, job.run_id), f)
+    return text
 
 
 def remove_cache(run_id: str) -> None:
@@ -147,13 +160,31 @@ def _error(err: BaseException, local: str | None = None, shown: str | None = Non
 
 def verdict(job: ServerJob) -> Verdict:
     try:
-        locals_ = [stage(f, job.run_id) for f in job.files]
-        run = prepare(locals_, job.options)
+        run = prepare(_sampled_files(job), job.options)
         return Verdict(run.written, run.history_size, run.commit_order)
-    except (LagAdvisorError, OSError) as err:
-        return Verdict(error=_error(err))
-    except Exception as err:  # an fsspec backend's own error: reported, not raised across the cluster
-        return Verdict(error=_error(err))
+    except Exception as err:  # noqa: BLE001 - the reader's or an fsspec backend's: one line, not raised
+        return Verdict(error=_unstage(_error(err), job))
+
+
+def _sampled_files(job: ServerJob) -> list[str]:
+    """The files ``prepare``'s detection reads, as local paths. Local files: all of them (nothing
+    to copy). Remote ones are copied one at a time until the detection has what it reads: the
+    first file decides for 8.4+ and MariaDB, else the first ``DETECT_SAMPLE`` clocked
+    transactions do; so the verdict is the one over all files without copying them all here."""
+    if not any(is_url(f) for f in job.files):
+        return [local_path(f) for f in job.files]
+    from ..binlog.framing import version_tuple
+    from ..depgraph.pipeline import DETECT_SAMPLE, _sample, peek_server
+
+    out: list[str] = []
+    for f in job.files:
+        out.append(stage(f, job.run_id))
+        version, mariadb = peek_server(out[0])
+        if mariadb or version_tuple(version) >= (8, 4, 0):
+            break
+        if sum(1 for t, _ in _sample(out, DETECT_SAMPLE) if t is not None) >= DETECT_SAMPLE:
+            break
+    return out
 
 
 def _run_options(job: ServerJob, v: Verdict, catalog=None) -> ClockOptions:
@@ -253,7 +284,7 @@ def advise_server(job: ServerJob, v: Verdict, *parts: FilePart) -> ServerResult:
     try:
         return _advise(job, v, list(parts), start)
     except Exception as err:  # noqa: BLE001 - a what-if re-read can meet what the first read did not
-        return ServerResult(job.name, files, error=_error(err), seconds=time.perf_counter() - start)
+        return ServerResult(job.name, files, error=_unstage(_error(err), job), seconds=time.perf_counter() - start)
 
 
 def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> ServerResult:
