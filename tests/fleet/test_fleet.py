@@ -168,9 +168,10 @@ def test_unreachable_scheduler_is_one_line_naming_it():
 
 
 def test_worker_killed_mid_run_gives_the_same_fleet(cluster, undisturbed, corrupt_dir):
-    """SIGKILL to a worker process while it runs one of the fleet's tasks (seen in the
-    scheduler's ``processing``): the scheduler gives its tasks to the other worker and the
-    document is identical to the undisturbed run's. Runs last: it leaves one worker."""
+    """SIGKILL to a worker process (and its nanny) while the scheduler has one of the fleet's
+    read or advise tasks on it (``Client.processing``): the scheduler gives its tasks to the
+    other worker and the document is identical to the undisturbed run's. Runs last: it leaves
+    one worker."""
     from lagadvisor.fleet import fleet
     from lagadvisor.report.fleet import fleet_json
 
