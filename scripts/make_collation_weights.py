@@ -85,18 +85,38 @@ def collation_table(cur, name: str, charset: str, maxlen: int) -> tuple[dict, di
             a, b = table.get(key(s[0])), table.get(key(s[1]))
             if a is None or b is None:
                 continue
-            if w != _concat(a, b):
+            if w != _concat(a, b, level_kind(name)):
                 pairs[s] = w
     return table, pairs
 
 
-def _levels(w: str) -> list[str]:
-    """Split a weight hex string into its levels (0000 separators on 2-byte units); single-level
-    weights of 1-byte collations are returned as is."""
-    units = [w[i:i + 4] for i in range(0, len(w), 4)]
+def level_kind(name: str) -> str:
+    """How a collation's weight string separates its levels: ``uca`` (UCA 9.0.0: 2-byte units,
+    ``0000`` between levels), ``czech`` (latin2/cp1250 czech_cs: 1-byte units, ``01`` between
+    levels, ``00`` at the end), ``halves`` (cp1250_czech_cs: two levels of one byte per character,
+    all first-level bytes then all second-level ones) or ``one`` (a single level)."""
+    if "_0900_" in name:
+        return "uca"
+    if name == "cp1250_czech_cs":
+        return "halves"
+    if name.endswith("_czech_cs"):
+        return "czech"
+    return "one"
+
+
+def _levels(w: str, kind: str) -> list[str]:
+    """Split a weight hex string into its levels."""
+    if kind == "one":
+        return [w]
+    if kind == "halves":
+        return [w[:len(w) // 2], w[len(w) // 2:]]
+    size, sep = (4, "0000") if kind == "uca" else (2, "01")
+    if kind == "czech" and w.endswith("00"):
+        w = w[:-2]
+    units = [w[i:i + size] for i in range(0, len(w), size)]
     out, cur = [], []
     for u in units:
-        if u == "0000" and len(u) == 4:
+        if u == sep:
             out.append("".join(cur))
             cur = []
         else:
@@ -105,12 +125,16 @@ def _levels(w: str) -> list[str]:
     return out
 
 
-def _concat(a: str, b: str) -> str:
+def _concat(a: str, b: str, kind: str) -> str:
     """WEIGHT_STRING(ab) of a collation without contractions, from those of a and b."""
-    la, lb = _levels(a), _levels(b)
-    if len(la) != len(lb):
+    la, lb = _levels(a, kind), _levels(b, kind)
+    if kind == "one" or len(la) != len(lb):
         return a + b
-    return "0000".join(x + y for x, y in zip(la, lb))
+    if kind == "uca":
+        return "0000".join(x + y for x, y in zip(la, lb))
+    if kind == "halves":
+        return la[0] + lb[0] + la[1] + lb[1]
+    return "01".join(x + y for x, y in zip(la, lb)) + "00"
 
 
 def main() -> int:
@@ -141,7 +165,8 @@ def main() -> int:
         full: dict[str, dict] = {}
         t0 = time.time()
         for name, cid, charset, pad, maxlen in rows:
-            entry = {"id": cid, "charset": charset, "pad": pad == "PAD SPACE", "maxlen": maxlen}
+            entry = {"id": cid, "charset": charset, "pad": pad == "PAD SPACE", "maxlen": maxlen,
+                     "levels": level_kind(name)}
             if entry["pad"]:
                 # What strnxfrm pads with: not always the space's weight (latin7: space 30, pad 20).
                 cur.execute(f"SELECT HEX(WEIGHT_STRING(CONVERT('' USING {charset}) COLLATE {name} AS CHAR(1)))")

@@ -289,7 +289,8 @@ def compare(files: list[str], labels: dict[str, str], kinds: dict[str, str], *, 
     return res
 
 
-def sweep(server_port: int, *, sample: int | None, seed: int = 18, binlog_files=None, log=print) -> dict:
+def sweep(server_port: int, *, sample: int | None, seed: int = 18, binlog_files=None, log=print,
+          only: list[str] | None = None) -> dict:
     """Run the whole sweep against the server on ``server_port`` (fresh, binlog on, FULL row
     metadata); returns the figures."""
     import pymysql
@@ -300,7 +301,7 @@ def sweep(server_port: int, *, sample: int | None, seed: int = 18, binlog_files=
     cur.execute("SELECT VERSION()")
     version = cur.fetchone()[0]
     allc = server_collations(cur)
-    chosen = pick(allc, sample, seed)
+    chosen = [c for c in allc if c[0] in only] if only else pick(allc, sample, seed)
     char_too = {c for c, _ in chosen} if sample is None else set(SAMPLE_ALWAYS)
     types = type_tables()
     tables = types + functional_tables() + collation_tables(chosen, char_too)
@@ -336,6 +337,7 @@ def main() -> int:
     ap.add_argument("--all", action="store_true", help="every collation (default: the CI sample)")
     ap.add_argument("--sample", type=int, default=36, help="collations in the sample (default 36)")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--collations", help="comma-separated collations to sweep instead (with the types)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "scripts"))
     import realservers
@@ -345,7 +347,8 @@ def main() -> int:
     srv.start()
     try:
         figures = sweep(port, sample=None if args.all else args.sample, binlog_files=srv.binlog_files,
-                        log=lambda s: print(s, file=sys.stderr))
+                        log=lambda s: print(s, file=sys.stderr),
+                        only=args.collations.split(",") if args.collations else None)
     finally:
         srv.stop()
         srv.remove()

@@ -1,4 +1,9 @@
-"""Key-value equality under MySQL collations, without porting the collations.
+"""Key-value equality under MySQL collations.
+
+Where the generated server weight table holds the collation and the value's characters,
+:func:`canonicalizer` returns :mod:`.weights`' exact canonicalizer (the server's own
+``WEIGHT_STRING()`` data, checked by the sweep against recorded WRITESET clocks). What follows is
+the approximation kept for everything else (reported by analyze as "equality approximated").
 
 The server hashes ``Field::make_sort_key`` bytes, so two values conflict exactly when they are
 equal under the column's collation. Only that equality matters for dependencies, so each value

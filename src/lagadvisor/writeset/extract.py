@@ -363,5 +363,5 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str], *, l
 
 def approximated_caveat(names) -> str:
     """The report line for values outside a collation's weight table (see :mod:`.weights`)."""
-    return (f"collation {', '.join(names)}: values outside the server weight table, equality approximated, "
-            "WRITESET may be off")
+    return (f"collation {', '.join(names)}: values the server weight table cannot decide (characters outside "
+            "it), equality approximated, WRITESET may be off")

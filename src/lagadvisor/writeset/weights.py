@@ -13,10 +13,10 @@ from ``WEIGHT_STRING()`` on a real MySQL server, taken once by
 
 A value is canonicalized as the per-level concatenation of its characters' weights (UCA 9.0.0
 collations have up to four levels separated by ``0000``; the others one), trailing fill units
-dropped under PAD SPACE (the fill is ``WEIGHT_STRING('' AS CHAR(1))``, which is not always the
-space's weight: latin7 weighs a space 0x30 and fills with 0x20, so there 'a' and 'a ' differ). A value with a character the table does not hold, an undecodable byte
-sequence, or a collation whose weights are not a per-character concatenation (the two
-``*_czech_cs`` collations, whose every letter pair differs) falls back to the approximation of
+dropped under PAD SPACE single-level collations (the fill is ``WEIGHT_STRING('' AS CHAR(1))``,
+not always the space's weight: latin7 weighs a space 0x30 and fills with 0x20, so there 'a' and
+'a ' differ; the czech_cs collations give a space no weight at all). A value with a character the table does not hold or an undecodable byte
+sequence falls back to the approximation of
 :mod:`.collation`; :data:`APPROXIMATED` counts those values per collation so the report can
 say so.
 """
@@ -38,9 +38,9 @@ CODECS = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "ucs2": "utf-
           "gb2312": "gb2312", "gb18030": "gb18030", "big5": "big5", "sjis": "shift_jis",
           "cp932": "cp932", "ujis": "euc_jp", "eucjpms": "euc_jp", "euckr": "euc_kr"}
 
-#: Collations whose weight strings are not per-character concatenations (multi-level
-#: single-byte weights): left to the approximation.
-NOT_CONCATENATIVE = frozenset({"latin2_czech_cs", "cp1250_czech_cs"})
+#: Collations whose weight strings are not per-character concatenations: left to the
+#: approximation (none since the czech_cs levels are split; kept for a future server).
+NOT_CONCATENATIVE: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=1)
@@ -77,18 +77,25 @@ def _table(name: str) -> dict[int, tuple[bytes, ...]] | None:
     raw: dict[str, str] = {}
     for link in reversed(chain):
         raw.update(link["w"])
-    multilevel = "_0900_" in name
-    return {int(u): _split(w, multilevel) for u, w in raw.items()}
+    kind = colls[name].get("levels", "one")
+    return {int(u): _split(w, kind) for u, w in raw.items()}
 
 
-def _split(w: str, multilevel: bool) -> tuple[bytes, ...]:
-    """Weight hex -> bytes per level (levels of UCA 9.0.0 weights end at a ``0000`` unit)."""
-    if not multilevel:
+def _split(w: str, kind: str) -> tuple[bytes, ...]:
+    """Weight hex -> bytes per level: ``uca`` weights (UCA 9.0.0) separate levels by a ``0000``
+    unit, ``czech`` ones (latin2_czech_cs) by a ``01`` byte and end with ``00``; ``halves``
+    (cp1250_czech_cs) hold one byte per level per character; ``one`` is a single level."""
+    if kind == "one":
         return (bytes.fromhex(w),)
+    if kind == "halves":  # cp1250_czech_cs: all first-level bytes, then all second-level ones
+        return (bytes.fromhex(w[:len(w) // 2]), bytes.fromhex(w[len(w) // 2:]))
+    size, sep = (4, "0000") if kind == "uca" else (2, "01")
+    if kind == "czech" and w.endswith("00"):
+        w = w[:-2]
     levels, cur = [], []
-    for i in range(0, len(w), 4):
-        u = w[i:i + 4]
-        if u == "0000":
+    for i in range(0, len(w), size):
+        u = w[i:i + size]
+        if u == sep:
             levels.append("".join(cur))
             cur = []
         else:
@@ -124,17 +131,26 @@ def exact_canonicalizer(name: str, fallback):
     table = _table(name)
     assert table is not None
     pairs = {}
-    multilevel = "_0900_" in name
+    kind = e.get("levels", "one")
     for seq, w in e.get("pairs", {}).items():
-        pairs[(ord(seq[0]), ord(seq[1]))] = _split(w, multilevel)
+        pairs[(ord(seq[0]), ord(seq[1]))] = _split(w, kind)
     first_of_pair = {a for a, _ in pairs}
     nlevels = max((len(v) for v in table.values()), default=1)
     single = e["maxlen"] == 1
     codec = CODECS.get(e["charset"])
     # PAD SPACE: sort keys are filled with this unit, so trailing ones do not count.
-    space = bytes.fromhex(e["padw"]) if e["pad"] and e.get("padw") else None
+    space = bytes.fromhex(e["padw"]) if e["pad"] and e.get("padw") and kind == "one" else None
+
+    czech = kind == "czech"
 
     def canon(b: bytes):
+        if czech:
+            # latin2_czech_cs skips trailing spaces, and weighs an inner space by its neighbours
+            # (' a' and 'a b' are not per-character concatenations): those values are approximated.
+            b = b.rstrip(b" ")
+            if b" " in b:
+                APPROXIMATED[name] += 1
+                return ("~", fallback(b))
         if single:
             units = b
         else:
