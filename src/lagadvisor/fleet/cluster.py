@@ -45,7 +45,7 @@ def connect(scheduler: str | None, workers: int | None):
                               f"{' '.join(str(err).split()) or type(err).__name__}") from None
         return client, None
     n = workers or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                            silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
