@@ -67,6 +67,7 @@ _NUMERIC = (3, 4, 5)
 
 def render_console(doc: dict, console) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     tab = Table(title=f"lagadvisor fleet: {doc['fleet']['completed']} of {doc['fleet']['servers']} servers",
                 title_justify="left", caption="parallelism: what the recorded, WRITESET and COMMIT_ORDER clocks "
@@ -75,10 +76,10 @@ def render_console(doc: dict, console) -> None:
     for i, h in enumerate(HEADERS):
         tab.add_column(h, overflow="fold", justify="right" if i in _NUMERIC else "left")
     for row in table_rows(doc):
-        tab.add_row(*row)
+        tab.add_row(*(Text(c) for c in row))  # names and versions are data, not rich markup
     console.print(tab)
     for f in doc["fleet"]["failed"]:
-        console.print(f"{f['server']}: {f['error']}", soft_wrap=True)
+        console.print(f"{f['server']}: {f['error']}", markup=False)
 
 
 _CSS = """
