@@ -306,7 +306,8 @@ def export(
             out.close()
     notes = [w for s in run.summaries for w in s.warnings]
     notes += [f"{what} ({n} transactions fell back)" for what, n in sorted(run.tracker.unknown.items())]
-    notes += [f"{what}: WRITESET may overstate parallelism ({n} transactions)"
+    notes += [f"{what} ({n} transactions)" if "WRITESET may" in what
+              else f"{what}: WRITESET may overstate parallelism ({n} transactions)"
               for what, n in sorted(run.tracker.caveats.items())]
     err_console.print(f"lagadvisor: clock written by {run.written.name} ({run.written.evidence}); "
                       f"history size {run.history_size:,}; commit-order input {run.commit_order}",
