@@ -71,7 +71,9 @@ class Cluster:
         self.port = _free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
         self.logs = tempfile.mkdtemp(prefix="lagadvisor-dask-")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # as the README says to start workers: the statistical profiler off (it can free a native
+        # reader object on the wrong thread)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
         self.scheduler = subprocess.Popen(
             [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.logs, "scheduler.log"), "w"), env=env)

@@ -44,9 +44,15 @@ def connect(scheduler: str | None, workers: int | None):
             raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: "
                               f"{' '.join(str(err).split()) or type(err).__name__}") from None
         return client, None
+    import dask
+
     n = workers or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                           silence_logs=logging.ERROR)
+    # The workers' statistical profiler holds sampled frames and frees them on the event loop's
+    # thread; a native reader object (PyO3, bound to the thread that made it) freed there is
+    # reported and leaked. Off (the nanny hands this config to its worker process).
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                               silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
 
@@ -86,4 +92,20 @@ def run_fleet(jobs: list[ServerJob], client, *, stream: bool = False) -> FleetRu
                     list(ctx.data) if ctx is not None else [])
 
 
-__all__ = ["FleetRun", "connect", "run_fleet"]
+def map_on_cluster(fn, args: list[tuple], name: str) -> list:
+    """``fn(*a)`` for each ``a``: as tasks of the cluster when called from a task on a Dask worker
+    (``worker_client`` secedes from the worker's thread pool while it waits, so a one-thread
+    worker does not deadlock), else here, in order."""
+    try:
+        from distributed import get_worker, worker_client
+
+        get_worker()
+    except (ImportError, ValueError):
+        return [fn(*a) for a in args]
+    tok = uuid.uuid4().hex[:8]
+    with worker_client() as client:
+        futures = [client.submit(fn, *a, key=f"{name}-{tok}-{i}", pure=False) for i, a in enumerate(args)]
+        return client.gather(futures)
+
+
+__all__ = ["FleetRun", "connect", "map_on_cluster", "run_fleet"]

@@ -1,4 +1,5 @@
-"""The fleet's tasks: plain functions of picklable values (no Dask here; ``cluster`` schedules them).
+"""The fleet's tasks: plain functions of picklable values (``cluster`` schedules them; only the
+what-if passes reach back to the cluster, through ``cluster.map_on_cluster``).
 
 Per server, three kinds of task, chained like ``advise``'s one pass but split where the split is
 exact (the design of ``analyze --jobs``, :mod:`lagadvisor.report.parallel`):
@@ -14,7 +15,8 @@ exact (the design of ``analyze --jobs``, :mod:`lagadvisor.report.parallel`):
    tables' key plans the earlier files' DDL changed is read again from that catalog, as
    ``analyze --jobs`` does), the dependency-graph summary replayed from the facts (the same
    ``GraphBuilder`` arithmetic, in binlog order), then the rules, the plan and the simulations
-   chained over all the server's transactions: the serial part.
+   chained over all the server's transactions: the serial part. A rule's what-if (another pass
+   over the files with a changed schema or history) runs as one ``what_if_part`` task per file.
 
 Errors are values (``error`` set, one line), so a corrupt file makes its server's result an
 error without an exception crossing the cluster; only a dying worker makes Dask run a task again.
@@ -92,7 +94,8 @@ class ServerResult:
     row: dict | None = None        # the fleet table's row
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
-    seconds: float = 0.0           # the server task's own time (merge, rules, plan, simulations)
+    seconds: float = 0.0           # the server task's time (merge, rules, plan, simulations, what-ifs)
+    what_if_seconds: float = 0.0   # of which waiting for its what-if passes (per-file tasks)
 
 
 # -- files -----------------------------------------------------------------------------------------
@@ -210,25 +213,84 @@ def read_part(job: ServerJob, index: int, v: Verdict, catalog=None) -> FilePart:
     start = time.perf_counter()
     try:
         local = stage(shown, job.run_id)
-        cols = {c: array("q") for c in COLUMNS}
-        dbsets: dict[tuple[str, ...], int] = {}
+        enc = _Encoder()
         gb = GraphBuilder("WRITESET", job.cost, None)
 
         def observe(t, ws, c):
-            f = facts_of(t, c, index)
-            vals = (f.file_idx, f.seq, *f.clocks, f.commit_ts_us, f.inserts, f.updates, f.deletes, f.nbytes,
-                    dbsets.setdefault(f.dbs, len(dbsets)), f.commit_id, f.mariadb_flags)
-            for name, val in zip(COLUMNS, vals):
-                cols[name].append(_NONE if val is None else val)
+            enc.add(facts_of(t, c, index))
             gb.add(t, ws, c)
 
         a = analyze([local], _run_options(job, v, catalog), observe=observe)
+        cols, dbsets = enc.cols, enc.dbsets
     except Exception as err:  # noqa: BLE001 - one line, whatever the reader or fsspec raised
         return FilePart(index, error=_error(err, local, shown), seconds=time.perf_counter() - start)
     if local != shown:
         _rename(a, local, shown)
     return FilePart(index, a, cols, sorted(dbsets, key=dbsets.get), gb.s.conflicts, gb.s.hot_rows,
                     gb.s.hot_tables, time.perf_counter() - start, sum(fa.summary.size for fa in a.files))
+
+
+class _Encoder:
+    """``TrxFacts`` into int64 columns (``dbs`` as an index into the distinct sets)."""
+
+    def __init__(self) -> None:
+        self.cols = {c: array("q") for c in COLUMNS}
+        self.dbsets: dict[tuple[str, ...], int] = {}
+
+    def add(self, f: TrxFacts, file_idx: int | None = None) -> None:
+        vals = (f.file_idx if file_idx is None else file_idx, f.seq, *f.clocks, f.commit_ts_us, f.inserts,
+                f.updates, f.deletes, f.nbytes, self.dbsets.setdefault(f.dbs, len(self.dbsets)), f.commit_id,
+                f.mariadb_flags)
+        for name, val in zip(COLUMNS, vals):
+            self.cols[name].append(_NONE if val is None else val)
+
+
+def what_if_part(job: ServerJob, index: int, v: Verdict, what_if, history_size: int | None, catalog) -> FilePart:
+    """File ``index``'s facts under a what-if (added primary keys, dropped foreign keys, hot rows
+    ignored, a larger history), read as ``Context.what_if_facts`` reads the whole run: the same
+    options with the server's verdict fixed, from the catalog this file is read from."""
+    from ..sim.facts import read_facts
+
+    shown = job.files[index]
+    local = None
+    start = time.perf_counter()
+    try:
+        local = stage(shown, job.run_id)
+        opts = replace(job.options, what_if=what_if, labels=bool(what_if.ignore_rows),
+                       catalog=copy.deepcopy(catalog), written=v.written, commit_order=v.commit_order,
+                       history_size=history_size or job.options.history_size or v.history_size)
+        enc = _Encoder()
+        for f in read_facts([local], opts, prepare([local], opts)):
+            enc.add(f, index)  # read alone, the file is file 0
+    except Exception as err:  # noqa: BLE001 - one line, as in read_part
+        return FilePart(index, error=_error(err, local, shown), seconds=time.perf_counter() - start)
+    return FilePart(index, None, enc.cols, sorted(enc.dbsets, key=enc.dbsets.get), seconds=time.perf_counter() - start)
+
+
+def _what_ifs_per_file(ctx, job: ServerJob, v: Verdict, catalogs: list) -> list[float]:
+    """The context's what-if passes split per file like the first pass: one ``what_if_part``
+    task per file on the cluster (from inside the server task, which leaves its worker slot
+    while it waits), or in this process when not on a Dask worker; cached as ``Context`` caches."""
+    from .cluster import map_on_cluster
+
+    waited = [0.0]
+
+    def what_if_facts(what_if, history_size=None):
+        k = (what_if, history_size)
+        if k not in ctx._what_if_cache:
+            start = time.perf_counter()
+            args = [(job, i, v, what_if, history_size, catalogs[i] if catalogs[i] is not None else job.options.catalog)
+                    for i in range(len(job.files))]
+            parts = map_on_cluster(what_if_part, args, f"whatif-{job.name}")
+            bad = next((p.error for p in parts if p.error is not None), None)
+            if bad is not None:
+                raise LagAdvisorError(bad)
+            ctx._what_if_cache[k] = facts_from(parts)
+            waited[0] += time.perf_counter() - start
+        return ctx._what_if_cache[k]
+
+    ctx.what_if_facts = what_if_facts
+    return waited
 
 
 def _rename(a, local: str, shown: str) -> None:
@@ -304,14 +366,15 @@ def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> 
     analysis.ddl = [d for p in parts for d in p.analysis.ddl]
     facts = facts_from(parts)
     graph = graph_from(parts, facts, job.cost)
-    # The rules' what-ifs read the files again: from the local copies; the advice names the files
-    # as given (for local files the two are the same).
+    # The context names the local copies while the rules run; the advice names the files as given
+    # (for local files the two are the same).
     ctx = context_of(locals_, analysis, graph, facts, job.cost, job.settings, job.options)
+    waited = _what_ifs_per_file(ctx, job, v, catalogs)
     advice = advise_context(ctx)
     ctx.paths = list(job.files)
     doc = advice_json(advice)
     return ServerResult(job.name, list(job.files), doc, fleet_row(job.name, advice, doc),
-                        list(analysis.warnings), None, time.perf_counter() - start)
+                        list(analysis.warnings), None, time.perf_counter() - start, waited[0])
 
 
 def fleet_row(name: str, advice, doc: dict) -> dict:
