@@ -118,14 +118,28 @@ SchemaOpt = Annotated[Optional[str], typer.Option(
     "--schema", help="Table definitions: a `mysqldump --no-data` file (or any file of CREATE TABLE "
                      "statements). Needed for tables created before the first binlog.")]
 HostOpt = Annotated[Optional[str], typer.Option(
-    "--host", help="Read table definitions from this server's information_schema (read-only; "
-                   "needs SELECT). The password comes from LAGADVISOR_PASSWORD or MYSQL_PWD, "
-                   "--ask-password, or --defaults-file.")]
-PortOpt = Annotated[int, typer.Option("--port", help="Server port.")]
-UserOpt = Annotated[Optional[str], typer.Option("--user", help="Server user.")]
-AskPasswordOpt = Annotated[bool, typer.Option("--ask-password", help="Prompt for the password.")]
+    "-h", "--host", help="Read table definitions from this server's information_schema (read-only; "
+                         "needs SELECT). Options are read as the mysql client reads them: option "
+                         "files ([client], [lagadvisor]), --login-path, then the command line. The "
+                         "password comes from -p (prompt), LAGADVISOR_PASSWORD or MYSQL_PWD, an "
+                         "option file or the login path; never from the command line.")]
+PortOpt = Annotated[Optional[int], typer.Option("-P", "--port", help="Server port (default: option files, "
+                                                                     "else 3306).")]
+UserOpt = Annotated[Optional[str], typer.Option("-u", "--user", help="Server user.")]
+AskPasswordOpt = Annotated[bool, typer.Option(
+    "-p", "--password", "--ask-password",
+    help="Prompt for the password (as the mysql client's -p; a password value on the command line "
+         "is refused).")]
 DefaultsFileOpt = Annotated[Optional[str], typer.Option(
-    "--defaults-file", help="A MySQL option file with [client] user/password/ssl settings.")]
+    "--defaults-file", help="Read only this option file (and the login file) instead of the default ones.")]
+SocketOpt = Annotated[Optional[str], typer.Option(
+    "-S", "--socket", help="Unix socket to connect through (host localhost); also connects without --host.")]
+LoginPathOpt = Annotated[Optional[str], typer.Option(
+    "--login-path", help="Read this group of ~/.mylogin.cnf (mysql_config_editor; $MYSQL_TEST_LOGIN_FILE); "
+                         "also connects without --host.")]
+DefaultsExtraFileOpt = Annotated[Optional[str], typer.Option(
+    "--defaults-extra-file", help="Read this option file after the global ones, before ~/.my.cnf.")]
+NoDefaultsOpt = Annotated[bool, typer.Option("--no-defaults", help="Read no option files.")]
 SslCaOpt = Annotated[Optional[str], typer.Option("--ssl-ca", help="CA certificate for TLS.")]
 SslCertOpt = Annotated[Optional[str], typer.Option("--ssl-cert", help="Client certificate for TLS.")]
 SslKeyOpt = Annotated[Optional[str], typer.Option("--ssl-key", help="Client key for TLS.")]
@@ -135,17 +149,31 @@ SslModeOpt = Annotated[Optional[str], typer.Option(
 
 
 def _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert=None, ssl_key=None,
-                    ssl_mode=None):
+                    ssl_mode=None, *, socket=None, login_path=None, defaults_extra_file=None, no_defaults=False):
+    """The server to read from, resolved as the mysql client would (connection.resolve), or None
+    when none was asked for: -h, -S or --login-path asks; a host in an option file alone does not
+    (so a ~/.my.cnf never turns an offline analysis into a connection); a host or socket in a
+    --defaults-file or --defaults-extra-file named on the command line asks too."""
+    from .connection import ClientArgs, resolve
     from .schema.live import ServerOptions, password_from_env, prompt_password
     from .tls import Tls
 
-    if not host:
+    if not (host or socket or login_path or defaults_file or defaults_extra_file):
         return None
-    tls = Tls.from_options(ssl_mode, ssl_ca, ssl_cert, ssl_key)
-    password = password_from_env()
+    ssl = {k: v for k, v in (("ssl-ca", ssl_ca), ("ssl-cert", ssl_cert), ("ssl-key", ssl_key),
+                             ("ssl-mode", ssl_mode)) if v is not None}
+    args = ClientArgs(host, port, user, socket, password_from_env(), login_path, defaults_file,
+                      defaults_extra_file, no_defaults, ssl)
+    r = resolve(args)
+    named = [f for f in (defaults_file, defaults_extra_file) if f]
+    if not (host or socket or login_path) and not any(
+            r.sources.get(k, "").startswith(f"{f} [") for k in ("host", "socket") for f in named):
+        return None  # an option file named on the command line without a host or socket in it
+    tls = Tls.from_options(r.ssl.get("ssl-mode"), r.ssl.get("ssl-ca"), r.ssl.get("ssl-cert"), r.ssl.get("ssl-key"))
+    password = r.password
     if ask_password:
-        password = prompt_password(user, host)
-    return ServerOptions(host, port, user, password, defaults_file, tls)
+        password = prompt_password(r.user, r.socket or r.host)
+    return ServerOptions(r.host, r.port, r.user, password, None, tls, socket=r.socket)
 
 
 def _clock_options(history_size, commit_order, schema, server=None):
@@ -191,7 +219,7 @@ def _inputs(files, from_file, to_file, server):
     from .binlog.stream import list_files, pymysql_settings
 
     settings = pymysql_settings(server.host, server.port, server.user, server.password,
-                                option_file=server.option_file, tls=server.tls)
+                                option_file=server.option_file, tls=server.tls, socket=server.socket)
     return list_files(settings, from_file, to_file)
 
 
@@ -206,10 +234,14 @@ def analyze(
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
     host: HostOpt = None,
-    port: PortOpt = 3306,
+    port: PortOpt = None,
     user: UserOpt = None,
     ask_password: AskPasswordOpt = False,
     defaults_file: DefaultsFileOpt = None,
+    socket: SocketOpt = None,
+    login_path: LoginPathOpt = None,
+    defaults_extra_file: DefaultsExtraFileOpt = None,
+    no_defaults: NoDefaultsOpt = False,
     ssl_ca: SslCaOpt = None,
     ssl_cert: SslCertOpt = None,
     ssl_key: SslKeyOpt = None,
@@ -226,7 +258,8 @@ def analyze(
 
     try:
         server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key,
-                                     ssl_mode)
+                                     ssl_mode, socket=socket, login_path=login_path,
+                                     defaults_extra_file=defaults_extra_file, no_defaults=no_defaults)
         files = _inputs(files, from_file, to_file, server)
         opts = _clock_options(history_size, commit_order, schema, server)
         if jobs != 1 and len(files) > 1 and not from_file:
@@ -268,10 +301,14 @@ def export(
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
     host: HostOpt = None,
-    port: PortOpt = 3306,
+    port: PortOpt = None,
     user: UserOpt = None,
     ask_password: AskPasswordOpt = False,
     defaults_file: DefaultsFileOpt = None,
+    socket: SocketOpt = None,
+    login_path: LoginPathOpt = None,
+    defaults_extra_file: DefaultsExtraFileOpt = None,
+    no_defaults: NoDefaultsOpt = False,
     ssl_ca: SslCaOpt = None,
     ssl_cert: SslCertOpt = None,
     ssl_key: SslKeyOpt = None,
@@ -285,7 +322,8 @@ def export(
     out = open(output, "w", encoding="utf-8") if output else sys.stdout
     try:
         run = prepare(files, _clock_options(history_size, commit_order, schema, _server_options(
-            host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode)))
+            host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode, socket=socket,
+            login_path=login_path, defaults_extra_file=defaults_extra_file, no_defaults=no_defaults)))
         writer = CsvWriter(out) if output_format == ExportFormat.csv else None
         for t, ws, c in run_clocks(files, run):
             rec = transaction_record(t, keys=keys and writer is None)
@@ -521,10 +559,14 @@ def advise(
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
     host: HostOpt = None,
-    port: PortOpt = 3306,
+    port: PortOpt = None,
     user: UserOpt = None,
     ask_password: AskPasswordOpt = False,
     defaults_file: DefaultsFileOpt = None,
+    socket: SocketOpt = None,
+    login_path: LoginPathOpt = None,
+    defaults_extra_file: DefaultsExtraFileOpt = None,
+    no_defaults: NoDefaultsOpt = False,
     ssl_ca: SslCaOpt = None,
     ssl_cert: SslCertOpt = None,
     ssl_key: SslKeyOpt = None,
@@ -545,7 +587,8 @@ def advise(
 
     try:
         server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key,
-                                     ssl_mode)
+                                     ssl_mode, socket=socket, login_path=login_path,
+                                     defaults_extra_file=defaults_extra_file, no_defaults=no_defaults)
         inputs = _inputs(files, from_file, to_file, server)
         settings = settings_from_server(server) if server is not None else None
         opts = _clock_options(history_size, commit_order, schema, server)
@@ -689,7 +732,24 @@ def calibrate(
         err_console.print(f"lagadvisor: warning: {w}", soft_wrap=True)
 
 
+def _password_on_argv(argv: list[str]) -> bool:
+    """-pSECRET / --password=SECRET: refused, as a password on argv is visible to every local user
+    (ps, /proc) and shell history; the mysql client only warns, this tool does not take it."""
+    for a in argv:
+        if a == "--":
+            break
+        if (a.startswith("-p") and len(a) > 2 and not a.startswith("--")) or \
+                a.startswith(("--password=", "--ask-password=")):
+            return True
+    return False
+
+
 def main() -> None:
+    if _password_on_argv(sys.argv[1:]):
+        err_console.print("lagadvisor: error: a password on the command line is refused (visible in ps): use "
+                          "-p to be prompted, LAGADVISOR_PASSWORD or MYSQL_PWD, an option file or --login-path",
+                          soft_wrap=True)
+        sys.exit(EXIT_BAD_INPUT)
     try:
         app()
     except KeyboardInterrupt:

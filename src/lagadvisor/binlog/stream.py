@@ -191,8 +191,11 @@ def _describe(err: Exception) -> str:
 
 
 def pymysql_settings(host: str, port: int, user: str | None, password: str | None, *,
-                     option_file: str | None = None, tls: Tls | None = None, connect_timeout: int = 10) -> dict:
+                     option_file: str | None = None, tls: Tls | None = None, connect_timeout: int = 10,
+                     socket: str | None = None) -> dict:
     s: dict = {"host": host, "port": port, "connect_timeout": connect_timeout}
+    if socket:
+        s["unix_socket"] = socket
     if user:
         s["user"] = user
     if password is not None:

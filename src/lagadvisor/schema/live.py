@@ -31,6 +31,8 @@ class ServerOptions:
     option_file: str | None = None
     tls: Tls = Tls()
     connect_timeout: int = 10
+    #: a Unix socket (-S/--socket): used instead of TCP, as the client does for host localhost
+    socket: str | None = None
 
 
 def password_from_env() -> str | None:
@@ -47,6 +49,8 @@ def connect(opts: ServerOptions):
 
     kw: dict = {"host": opts.host, "port": opts.port, "connection_timeout": opts.connect_timeout,
                 "autocommit": True}
+    if opts.socket:
+        kw["unix_socket"] = opts.socket
     if opts.user:
         kw["user"] = opts.user
     if opts.password is not None:
@@ -55,7 +59,7 @@ def connect(opts: ServerOptions):
         kw["option_files"] = opts.option_file
         kw["option_groups"] = ["client", "lagadvisor"]
     kw.update(opts.tls.connector_kwargs())
-    where = f"cannot connect to {opts.host}:{opts.port}"
+    where = f"cannot connect to {opts.socket if opts.socket else f'{opts.host}:{opts.port}'}"
     try:
         conn = mysql.connector.connect(**kw)
     except mysql.connector.Error as err:
