@@ -217,7 +217,7 @@ def list_files(settings: dict, start: str, stop: str | None = None, **kw) -> lis
     """The server's binlog files from ``start`` (through ``stop``), via SHOW BINARY LOGS."""
     import pymysql
 
-    server = f"{settings.get('host')}:{settings.get('port')}"
+    server = settings.get("unix_socket") or f"{settings.get('host')}:{settings.get('port')}"
     try:
         conn = pymysql.connect(**settings)
     except Exception as err:
