@@ -91,6 +91,27 @@ class _Progress:
                                  description=trx.file.rsplit("/", 1)[-1])
 
 
+def _policy_name(value):
+    """--policy names are case-insensitive (writeset, Writeset-Session, RECORDED): normalised once,
+    here, to MySQL's spelling; an unknown name is left for the command's own one-line error."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_policy_name(v) for v in value]
+    canonical = {"recorded": "recorded", "commit_order": "COMMIT_ORDER", "writeset": "WRITESET",
+                 "writeset_session": "WRITESET_SESSION"}
+    return canonical.get(value.strip().lower().replace("-", "_"), value)
+
+
+def _progressed(files, items):
+    """``items`` ((transaction, ...) tuples from run_clocks) with the byte progress bar over
+    ``files``, on a terminal only: graph and export show the bar analyze shows."""
+    with _Progress(list(files), True) as bar:
+        for item in items:
+            bar.update(None, item[0])
+            yield item
+
+
 class OutputFormat(str, Enum):
     text = "text"
     json = "json"
@@ -325,7 +346,7 @@ def export(
             host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode, socket=socket,
             login_path=login_path, defaults_extra_file=defaults_extra_file, no_defaults=no_defaults)))
         writer = CsvWriter(out) if output_format == ExportFormat.csv else None
-        for t, ws, c in run_clocks(files, run):
+        for t, ws, c in _progressed(files, run_clocks(files, run)):
             rec = transaction_record(t, keys=keys and writer is None)
             rec["computed"] = c.as_dict()
             rec["fallback"] = c.fallback.value if c.fallback else None
@@ -381,7 +402,9 @@ def simulate(
     workers: Annotated[str, typer.Option(help="replica_parallel_workers values to simulate "
                                               "(0 = single-threaded applier).")] = "1,2,4,8,16",
     policy: Annotated[Optional[list[str]], typer.Option(
-        help="Clocks to simulate: COMMIT_ORDER, WRITESET, WRITESET_SESSION (re-derived) or 'recorded'. "
+        callback=_policy_name,
+        help="Clocks to simulate: COMMIT_ORDER, WRITESET, WRITESET_SESSION (re-derived) or 'recorded'; "
+             "any case. "
              "Repeat the option for several. Default: the three policies.")] = None,
     preserve_commit_order: Annotated[str, typer.Option(help="replica_preserve_commit_order: on or off.")] = "on",
     durable: Annotated[bool, typer.Option("--durable/--relaxed",
@@ -467,7 +490,8 @@ def _read_warnings(summaries) -> None:
 def graph(
     files: Annotated[list[str], typer.Argument(help="Binlog files, in order.")],
     *,
-    policy: Annotated[str, typer.Option(help="Clock: recorded, COMMIT_ORDER, WRITESET or WRITESET_SESSION.")] = "WRITESET",
+    policy: Annotated[str, typer.Option(callback=_policy_name, help="Clock: recorded, COMMIT_ORDER, WRITESET or "
+                                                                    "WRITESET_SESSION (any case).")] = "WRITESET",
     top: Annotated[int, typer.Option(help="How many hot rows and tables to list.", min=1)] = 10,
     range_: Annotated[str, typer.Option("--range", help="Transactions (0-based, in binlog order) kept for "
                                                         "export, as START:END.")] = "0:2000",
@@ -496,7 +520,7 @@ def graph(
         opts.labels = True
         run = prepare(files, opts)
         gb = GraphBuilder(policy, CostModel(), range(a, b))
-        for t, ws, c in run_clocks(files, run):
+        for t, ws, c in _progressed(files, run_clocks(files, run)):
             gb.add(t, ws, c)
         s = gb.s
         if graphml:
@@ -715,8 +739,10 @@ def calibrate(
     from .sim.model import CostModel
 
     try:
-        result = fit(files, durable=durable, base=CostModel.from_file(base) if base else None,
-                     cores=cores or os.cpu_count() or 1, redo_share=redo_share)
+        with _Progress(files, True) as bar:
+            result = fit(files, durable=durable, base=CostModel.from_file(base) if base else None,
+                         cores=cores or os.cpu_count() or 1, redo_share=redo_share,
+                         on_transaction=(lambda t: bar.update(None, t)) if bar.enabled else None)
     except LagAdvisorError as err:
         raise _fail(err) from None
     text = result.model.to_json()

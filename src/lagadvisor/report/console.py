@@ -148,8 +148,10 @@ def render_analysis(a: Analysis, console: Console) -> None:
     warnings = a.warnings
     unknown = sum(sum(fa.summary.unknown_events.values()) for fa in a.files)
     if warnings or unknown:
-        console.print("[bold yellow]warnings[/]")
-        for w in warnings:
-            console.print(f"  [yellow]![/] {w}", highlight=False)
+        # The warnings themselves go to stderr, once, as every command prints them (issue 22):
+        # printed here too they appeared twice on a terminal.
+        console.print(f"[bold yellow]warnings[/]: {len(warnings)}, printed on stderr"
+                      + (f"; {unknown:,} unknown events (see the events table)" if unknown else ""),
+                      highlight=False)
     else:
         console.print("[green]no warnings[/]")

@@ -62,20 +62,41 @@ class GapFit:
     stall_factor: float = 1.0   # all gaps' time over the time the stall-free fit explains
 
 
+#: Transactions with rows read before deciding that the binlog was not written by a replica:
+#: a replica's own binlog (log_replica_updates=ON) carries the source's original_commit_timestamp,
+#: different from its immediate one; a source's has them equal (or none, before 8.0.1). A few
+#: local transactions on a replica are tolerated; a whole file is not read to find that out.
+SOURCE_PROOF_TRANSACTIONS = 64
+
+
 def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
-             summaries: list[FileSummary] | None = None) -> GapFit:
+             summaries: list[FileSummary] | None = None, on_transaction=None) -> GapFit:
     """Regress the one-worker commit gaps of a replica's own binlog; ``serial_byte_us`` (the
     coordinator's measured cost per byte read, serial with the worker when there is one) is
     taken out of each gap first. Each file's :class:`FileSummary` (its warnings) is appended
-    to ``summaries`` when given."""
+    to ``summaries`` when given; ``on_transaction(t)`` is called for each transaction read
+    (a progress bar). A binlog not written by a replica is refused after its first
+    :data:`SOURCE_PROOF_TRANSACTIONS` transactions with rows, not after the whole file."""
     samples: list[tuple[float, int, int, int, int]] = []
+    local = replicated = 0
     for path in paths:
         prev = None
         summary = FileSummary(path)
         if summaries is not None:
             summaries.append(summary)
         for t in read_transactions(path, summary, selector=lambda tm: frozenset()):
+            if on_transaction is not None:
+                on_transaction(t)
             ts = t.immediate_commit_timestamp
+            if t.rows and not replicated:
+                if ts and t.original_commit_timestamp and t.original_commit_timestamp != ts:
+                    replicated += 1
+                elif (local := local + 1) >= SOURCE_PROOF_TRANSACTIONS:
+                    raise ConfigError(
+                        f"{path}: not a replica's binlog (the first {local} transactions were committed "
+                        "here, none replicated: original_commit_timestamp = immediate_commit_timestamp): "
+                        "calibrate from the binlog of a replica (log_replica_updates=ON) that applied a "
+                        "backlog with one worker")
             if not ts or not t.rows:
                 prev = ts or None
                 continue
@@ -152,7 +173,7 @@ def redo_share_of(model: CostModel) -> float:
 
 
 def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None, cores: int | None = None,
-              min_lag_us: int = 100_000, redo_share: float | None = None) -> Calibration:
+              min_lag_us: int = 100_000, redo_share: float | None = None, on_transaction=None) -> Calibration:
     """A cost model from a one-worker replica binlog.
 
     Relaxed: the per-row and per-byte costs come from the fit; the per-transaction intercept
@@ -164,7 +185,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     performance_schema.file_summary_by_event_name, innodb_log_file against binlog fsync time)."""
     model = base or CostModel()
     summaries: list[FileSummary] = []
-    fit = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us, summaries=summaries)
+    fit = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us, summaries=summaries,
+                   on_transaction=on_transaction)
     fixed = model.dispatch_us + model.trx_us + model.commit_us
     if durable and base is not None:
         excess = max(0.0, fit.intercept - fixed)
