@@ -103,10 +103,10 @@ def _policy_name(value):
     return canonical.get(value.strip().lower().replace("-", "_"), value)
 
 
-def _progressed(files, items):
+def _progressed(files, items, enabled: bool = True):
     """``items`` ((transaction, ...) tuples from run_clocks) with the byte progress bar over
     ``files``, on a terminal only: graph and export show the bar analyze shows."""
-    with _Progress(list(files), True) as bar:
+    with _Progress(list(files), enabled) as bar:
         for item in items:
             bar.update(None, item[0])
             yield item
@@ -346,7 +346,8 @@ def export(
             host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode, socket=socket,
             login_path=login_path, defaults_extra_file=defaults_extra_file, no_defaults=no_defaults)))
         writer = CsvWriter(out) if output_format == ExportFormat.csv else None
-        for t, ws, c in _progressed(files, run_clocks(files, run)):
+        # no bar over records written to the same terminal
+        for t, ws, c in _progressed(files, run_clocks(files, run), enabled=out is not sys.stdout or not out.isatty()):
             rec = transaction_record(t, keys=keys and writer is None)
             rec["computed"] = c.as_dict()
             rec["fallback"] = c.fallback.value if c.fallback else None
