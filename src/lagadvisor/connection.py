@@ -30,7 +30,7 @@ DEFAULT_PORT = 3306
 GROUPS = ("client", "lagadvisor")
 LOGIN_KEY_OFFSET = 4
 LOGIN_KEY_LEN = 20
-#: The client refuses login files larger than this (mysys MAX_LOGIN_FILE... a sanity bound here).
+#: A bound on what is read: a login file holds a few short lines; a huge file is not one.
 MAX_LOGIN_FILE_BYTES = 1 << 20
 #: Keys this tool uses; option files may hold any other client option, which is ignored.
 KEYS = ("host", "port", "user", "password", "socket", "ssl-ca", "ssl-cert", "ssl-key", "ssl-mode")
