@@ -157,7 +157,7 @@ def render(advice: Advice, console) -> None:
     for i, f in enumerate(advice.findings, 1):
         tab = Table(show_header=False, box=None, pad_edge=False)
         tab.add_column(style="bold", no_wrap=True)
-        tab.add_column()
+        tab.add_column(overflow="fold")  # a long path in the evidence folds, never ends in '…'
         tab.add_row("setting", f.setting + f"  [dim]({f.where})[/]")
         tab.add_row("current", (f.current or "unknown") + ("  [dim](default, not read from a server)[/]"
                                                            if f.current_assumed else ""))
