@@ -19,6 +19,9 @@ transactions and is what limits a relaxed replica's speedup.
 from __future__ import annotations
 
 import json
+import math
+import os
+import stat
 from dataclasses import asdict, dataclass, fields, replace
 
 from ..errors import ConfigError
@@ -63,25 +66,88 @@ class CostModel:
 
     @classmethod
     def from_file(cls, path: str) -> "CostModel":
+        """Read and validate a cost model written by ``calibrate`` (or by hand)."""
         try:
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode):  # a FIFO would block, a directory is not a model
+                kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+                raise ConfigError(f"{path}: cannot read the cost model: {kind}")
             with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except (OSError, ValueError) as err:
-            raise ConfigError(f"{path}: cannot read the cost model: {err}") from err
+                text = f.read(1 << 20)
+                if f.read(1):
+                    raise ConfigError(f"{path}: not a cost model: larger than 1 MiB")
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"{path}: not a cost model: not UTF-8 text ({err.reason} at byte {err.start})") from err
+        except OSError as err:
+            raise ConfigError(f"{path}: cannot read the cost model: {err.strerror or err}") from err
+        try:
+            data = json.loads(text, parse_constant=_refuse_constant)
+        except ValueError as err:
+            raise ConfigError(f"{path}: not a cost model: {err}") from err
+        return cls.from_dict(data, path)
+
+    @classmethod
+    def from_dict(cls, data: object, where: str = "cost model") -> "CostModel":
+        """Validate a cost model's keys and values against :data:`COST_MODEL_SCHEMA`: numbers only
+        (no booleans, strings or null), finite, in range; unset keys keep their defaults."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: a cost model is a JSON object of numbers, got {_json_kind(data)}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(f"{path}: unknown cost model keys {unknown}; known: {sorted(known)}")
-        try:
-            model = replace(cls(), **{k: (int(v) if k in ("cores", "fsync_devices") else float(v))
-                                      for k, v in data.items()})
-        except (TypeError, ValueError) as err:
-            raise ConfigError(f"{path}: bad value: {err}") from err
-        if model.cores < 1 or any(getattr(model, f.name) < 0 for f in fields(cls)):
-            raise ConfigError(f"{path}: costs must be >= 0 and cores >= 1")
-        if model.fsync_devices not in (1, 2):
-            raise ConfigError(f"{path}: fsync_devices must be 1 (redo log and binlog on one device) or 2")
-        return model
+            raise ConfigError(f"{where}: unknown cost model key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+        values = {}
+        for key in sorted(data):
+            v = data[key]
+            kind, lo, hi, unit = COST_MODEL_SCHEMA[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ConfigError(f"{where}: {key}: expected a number, got {_json_kind(v)}")
+            if not math.isfinite(v):
+                raise ConfigError(f"{where}: {key}: expected a finite number, got {v}")
+            if kind is int and v != int(v):
+                raise ConfigError(f"{where}: {key}: expected an integer, got {v}")
+            if not lo <= v <= hi:
+                raise ConfigError(f"{where}: {key}: {v:g} is outside {lo:g}..{hi:g} {unit}".rstrip())
+            values[key] = int(v) if kind is int else float(v)
+        if values.get("fsync_devices", 1) not in (1, 2):
+            raise ConfigError(f"{where}: fsync_devices: 1 (redo log and binlog on one device) or 2, "
+                              f"got {values['fsync_devices']}")
+        return replace(cls(), **values)
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number a cost model can hold")
+
+
+def _json_kind(v: object) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return f"the number {v!r}"
+    return {dict: "an object", list: "an array", str: "a string"}.get(type(v), type(v).__name__) + (
+        f" {v!r}" if isinstance(v, str) and len(v) < 40 else "")
+
+
+#: key -> (type, min, max, unit). Costs are microseconds; at most one second per row, per
+#: transaction or per group (a larger number is a unit mistake, and would overflow the clock).
+COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
+    "trx_us": (float, 0, 1e6, "microseconds"),
+    "insert_us": (float, 0, 1e6, "microseconds"),
+    "update_us": (float, 0, 1e6, "microseconds"),
+    "delete_us": (float, 0, 1e6, "microseconds"),
+    "byte_us": (float, 0, 1e3, "microseconds per byte"),
+    "dispatch_us": (float, 0, 1e6, "microseconds"),
+    "dispatch_byte_us": (float, 0, 1e3, "microseconds per byte"),
+    "commit_us": (float, 0, 1e6, "microseconds"),
+    "flush_us": (float, 0, 1e6, "microseconds"),
+    "redo_flush_us": (float, 0, 1e6, "microseconds"),
+    "handoff_us": (float, 0, 1e6, "microseconds"),
+    "multi_worker_cpu": (float, 0.1, 100, "(a CPU factor)"),
+    "cores": (int, 1, 4096, "cores"),
+    "fsync_devices": (int, 1, 2, "devices"),
+}
 
 
 @dataclass(frozen=True, slots=True)
