@@ -23,7 +23,7 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
     settings read (``--host``-style settings as ``advise`` reads them), its cost model loaded."""
     from ..depgraph.pipeline import ClockOptions
     from ..errors import ConfigError, SchemaError
-    from ..schema.ddl import load_schema_file
+    from ..schema.ddl import read_schema_path
     from ..schema.live import ServerOptions, ServerSettings, catalog_from_server, password_from_env, \
         settings_from_server
     from ..sim.model import CostModel
@@ -38,13 +38,10 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
         settings = settings_from_server(server)
         catalog = catalog_from_server(server)
     elif entry.schema:
-        try:
-            with open(entry.schema, encoding="utf-8", errors="surrogateescape") as f:
-                catalog = load_schema_file(f.read())
-        except OSError as err:
-            raise SchemaError(f"{entry.schema}: cannot read schema file: {err.strerror}") from None
-        if not catalog.tables:
-            raise SchemaError(f"{entry.schema}: no CREATE TABLE statement found")
+        loaded = read_schema_path(entry.schema)
+        if not loaded.catalog.tables:  # a fleet entry's schema that gives nothing is a mistake in the file
+            raise SchemaError(loaded.warnings(entry.schema)[-1])
+        catalog = loaded.catalog
     if entry.replica:
         variables = {k: str(v) for k, v in entry.replica.items()}
         if settings is None:

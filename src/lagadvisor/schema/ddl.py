@@ -12,24 +12,23 @@ Naming rules follow the server: an unnamed UNIQUE index takes its first column's
 
 from __future__ import annotations
 
+import gc
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
 
-_TOKEN = re.compile(r"""
-    (?P<ws>\s+)
-  | (?P<vcomment>/\*!\d*)            # versioned comment opener: its content is SQL
+_TOKEN = re.compile(r"""\s*(?:
+    (?P<vcomment>/\*!\d*)            # versioned comment opener: its content is SQL
   | (?P<comment>/\*.*?\*/|--[^\n]*|\#[^\n]*)
   | (?P<vend>\*/)
-  | (?P<bq>`(?:[^`]|``)*`)
-  | (?P<str>'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")
+  | (?P<bq>`[^`]*(?:``[^`]*)*`)
+  | (?P<str>'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'|"[^"\\]*(?:(?:\\.|"")[^"\\]*)*")
   | (?P<num>\d+(?:\.\d+)?)
   | (?P<word>[A-Za-z_$@][\w$@]*)
   | (?P<op>[(),;.=])
   | (?P<other>.)
-""", re.X | re.S)
-
+)""", re.X | re.S)
 
 class Tok(str):
     """A token; ``quoted`` when it was a backtick identifier (never a keyword)."""
@@ -38,24 +37,88 @@ class Tok(str):
     kind: str = "word"
 
 
+class _Word(Tok):
+    __slots__ = ()
+    kind = "word"
+
+
+class _Num(Tok):
+    __slots__ = ()
+    kind = "num"
+
+
+class _Op(Tok):
+    __slots__ = ()
+    kind = "op"
+
+
+class _Other(Tok):
+    __slots__ = ()
+    kind = "other"
+
+
+class _Str(Tok):
+    __slots__ = ()
+    kind = "str"
+
+
+class _Ident(Tok):
+    __slots__ = ()
+    kind = "ident"
+    quoted = True
+
+
+#: The same tokens as :data:`_TOKEN` as plain strings (``findall`` runs in C); the kind is told by
+#: the first character, in the order of :data:`_TOKEN`'s alternatives.
+_TOKEN_TEXT = re.compile(r"""\s*(
+    /\*!\d* | /\*.*?\*/ | --[^\n]* | \#[^\n]* | \*/
+  | `[^`]*(?:``[^`]*)*`
+  | '[^'\\]*(?:(?:\\.|'')[^'\\]*)*' | "[^"\\]*(?:(?:\\.|"")[^"\\]*)*"
+  | \d+(?:\.\d+)? | [A-Za-z_$@][\w$@]* | [(),;.=] | .
+)""", re.X | re.S)
+_OPS = frozenset("(),;.=")
+_WORD_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$@")
+
+
 def tokenize(sql: str) -> list[Tok]:
+    out: list[Tok] = []
+    append = out.append
+    for text in _TOKEN_TEXT.findall(sql):
+        c = text[0]
+        if c in _WORD_START:
+            append(_Word(text))
+        elif c in _OPS:
+            append(_Op(text))
+        elif c == "`" and len(text) > 1:
+            append(_Ident(text[1:-1].replace("``", "`")))
+        elif c == "'" or c == '"':
+            if len(text) > 1 and text[-1] == c:
+                append(_Str(text[1:-1]))
+            else:
+                append(_Other(text))  # an unterminated quote: one character, as _TOKEN
+        elif c in "0123456789":
+            append(_Num(text))
+        elif c == "/" and text[:2] == "/*" or c == "#" or text[:2] == "--" or text == "*/":
+            continue
+        else:
+            append(_Other(text))
+    return out
+
+
+def _tokenize_reference(sql: str) -> list[Tok]:
+    """The tokenizer by named groups (kept as the specification :func:`tokenize` is tested against)."""
     out: list[Tok] = []
     for m in _TOKEN.finditer(sql):
         kind = m.lastgroup
-        text = m.group()
-        if kind in ("ws", "comment", "vcomment", "vend"):
+        if kind in ("vcomment", "comment", "vend"):
             continue
+        text = m.group(kind)
         if kind == "bq":
-            t = Tok(text[1:-1].replace("``", "`"))
-            t.quoted = True
-            t.kind = "ident"
+            out.append(_Ident(text[1:-1].replace("``", "`")))
         elif kind == "str":
-            t = Tok(text[1:-1])
-            t.kind = "str"
+            out.append(_Str(text[1:-1]))
         else:
-            t = Tok(text)
-            t.kind = kind or "other"
-        out.append(t)
+            out.append({"word": _Word, "num": _Num, "op": _Op, "other": _Other}[kind](text))
     return out
 
 
@@ -72,12 +135,24 @@ class _P:
 
     def kw(self, *words: str) -> bool:
         """Consume the keyword sequence if it is next."""
+        t, i = self.t, self.i
+        if i + len(words) > len(t):
+            return False
         for k, w in enumerate(words):
-            t = self.peek(k)
-            if t is None or t.quoted or t.kind == "str" or t.upper() != w:
+            tok = t[i + k]
+            if tok.kind == "ident" or tok.kind == "str" or tok.upper() != w:
                 return False
-        self.i += len(words)
+        self.i = i + len(words)
         return True
+
+    def word(self, k: int = 0) -> str:
+        """The upper-cased keyword at ``k`` ahead, or "" (a quoted name, string, number or the end)."""
+        j = self.i + k
+        if j < len(self.t):
+            tok = self.t[j]
+            if tok.kind == "word":
+                return tok.upper()
+        return ""
 
     def at(self, *words: str) -> bool:
         for k, w in enumerate(words):
@@ -107,18 +182,13 @@ class _P:
     def skip_group(self) -> list[Tok]:
         """Consume a balanced ``( ... )`` and return its inner tokens."""
         assert self.peek() == "("
-        depth = 0
         start = self.i
-        while self.i < len(self.t):
-            t = self.t[self.i]
-            self.i += 1
-            if t == "(" and t.kind == "op":
-                depth += 1
-            elif t == ")" and t.kind == "op":
-                depth -= 1
-                if depth == 0:
-                    return self.t[start + 1:self.i - 1]
-        return self.t[start + 1:]
+        end = _after_group(self.t, start)
+        if end < 0:
+            self.i = len(self.t)
+            return self.t[start + 1:]
+        self.i = end
+        return self.t[start + 1:end - 1]
 
     def until_comma(self) -> list[Tok]:
         """Tokens up to (not including) the next top-level comma or the end."""
@@ -135,6 +205,29 @@ class _P:
             out.append(t)
             self.i += 1
         return out
+
+
+def _after_group(toks: list[Tok], i: int) -> int:
+    """The index after the ``( ... )`` group that opens at ``toks[i]``, or -1 when it never closes."""
+    depth = 0
+    n = len(toks)
+    while i < n:
+        t = toks[i]
+        i += 1
+        if t.kind == "op":
+            if t == "(":
+                depth += 1
+            elif t == ")":
+                depth -= 1
+                if depth == 0:
+                    return i
+    return -1
+
+
+def _skip(toks: list[Tok], i: int) -> int:
+    """:func:`_after_group`, to the end when the group never closes (as :meth:`_P.skip_group`)."""
+    j = _after_group(toks, i)
+    return len(toks) if j < 0 else j
 
 
 def _split_top(toks: list[Tok]) -> list[list[Tok]]:
@@ -198,48 +291,78 @@ def _parse_column(name: str, toks: list[Tok], table_collation: str | None) -> tu
     generated = invisible = False
     inline: list[str] = []
     binary_attr = False
-    while p.peek() is not None:
-        if p.kw("UNSIGNED"):
+    toks = p.t
+    n = len(toks)
+    i = p.i
+    while i < n:
+        t = toks[i]
+        if t.kind != "word":
+            i = _skip(toks, i) if t == "(" else i + 1
+            continue
+        w = t.upper()
+        nxt = toks[i + 1] if i + 1 < n else None
+        w1 = nxt.upper() if nxt is not None and nxt.kind == "word" else ""
+        if w == "UNSIGNED":
+            i += 1
             unsigned = True
-        elif p.kw("NOT", "NULL"):
+        elif w == "NOT" and w1 == "NULL":
+            i += 2
             nullable = False
-        elif p.kw("NULL"):
+        elif w == "NULL":
+            i += 1
             nullable = True
-        elif p.kw("CHARACTER", "SET") or p.kw("CHARSET"):
-            charset = (p.ident() or "").lower()
-        elif p.kw("COLLATE"):
-            collation = (p.ident() or "").lower()
-        elif p.kw("PRIMARY", "KEY") or p.kw("PRIMARY"):
+        elif (w == "CHARACTER" and w1 == "SET") or w == "CHARSET":
+            i += 2 if w == "CHARACTER" else 1
+            if i < n:
+                charset = str(toks[i]).lower()
+                i += 1
+            else:
+                charset = ""
+        elif w == "COLLATE":
+            i += 1
+            if i < n:
+                collation = str(toks[i]).lower()
+                i += 1
+            else:
+                collation = ""
+        elif w == "PRIMARY":
+            i += 2 if w1 == "KEY" else 1
             inline.append("PRIMARY")
             nullable = False
-        elif p.kw("UNIQUE", "KEY") or p.kw("UNIQUE", "INDEX") or p.kw("UNIQUE"):
+        elif w == "UNIQUE":
+            i += 2 if w1 in ("KEY", "INDEX") else 1
             inline.append("UNIQUE")
-        elif p.kw("KEY"):
+        elif w == "KEY":
+            i += 1
             inline.append("PRIMARY")  # a bare KEY in a column definition means PRIMARY KEY
             nullable = False
-        elif p.kw("GENERATED", "ALWAYS") or p.kw("AS"):
+        elif (w == "GENERATED" and w1 == "ALWAYS") or w == "AS":
+            i += 2 if w == "GENERATED" else 1
             generated = True
-            if p.peek() == "(":
-                p.skip_group()
-            elif p.kw("AS") and p.peek() == "(":
-                p.skip_group()
-        elif p.kw("INVISIBLE"):
+            if i < n and toks[i] == "(":
+                i = _skip(toks, i)
+            elif i < n and toks[i].kind == "word" and toks[i].upper() == "AS":
+                i += 1
+                if i < n and toks[i] == "(":
+                    i = _skip(toks, i)
+        elif w == "INVISIBLE":
+            i += 1
             invisible = True
-        elif p.kw("BINARY"):
+        elif w == "BINARY":
+            i += 1
             binary_attr = True
-        elif p.kw("DEFAULT") or p.kw("COMMENT") or p.kw("ON", "UPDATE"):
-            t = p.peek()
-            if t is not None and t.kind == "word" and p.peek(1) == "(":
-                p.next()
-                p.skip_group()
-            else:
-                p.next()
-                if p.peek() == "(":
-                    p.skip_group()
-        elif p.peek() == "(":
-            p.skip_group()
+        elif w in ("DEFAULT", "COMMENT") or (w == "ON" and w1 == "UPDATE"):
+            i += 2 if w == "ON" else 1
+            if i < n:  # the value: a word, a function call, a literal or a parenthesised expression
+                if toks[i].kind == "word" and i + 1 < n and toks[i + 1] == "(":
+                    i = _skip(toks, i + 1)
+                else:
+                    i += 1
+                    if i < n and toks[i] == "(":
+                        i = _skip(toks, i)
         else:
-            p.next()
+            i += 1
+    p.i = i
     if typ in ("serial",):
         typ, unsigned, nullable = "bigint", True, False
         inline.append("UNIQUE")
@@ -385,12 +508,20 @@ def _parse_constraint(p: _P, tb: _TableBuilder, db: str) -> bool:
     return False
 
 
+_CONSTRAINT_WORDS = frozenset(("CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "KEY", "INDEX", "FULLTEXT",
+                               "SPATIAL", "CHECK"))
+
+
 def _parse_create_body(body: list[Tok], tb: _TableBuilder, db: str) -> None:
     for item in _split_top(body):
-        p = _P(item)
-        if _parse_constraint(p, tb, db):
-            continue
-        p = _P(item)
+        head = item[0]
+        if head.kind != "word" or head.upper() not in _CONSTRAINT_WORDS:
+            p = _P(item)  # a column: no constraint clause starts with a name
+        else:
+            p = _P(item)
+            if _parse_constraint(p, tb, db):
+                continue
+            p = _P(item)
         name = p.ident()
         if name is None:
             continue
@@ -401,22 +532,27 @@ def _parse_create_body(body: list[Tok], tb: _TableBuilder, db: str) -> None:
 
 
 def _table_options(p: _P, tb: _TableBuilder) -> None:
-    while p.peek() is not None:
-        if p.kw("DEFAULT"):
-            continue
-        if p.kw("CHARACTER", "SET") or p.kw("CHARSET"):
+    toks = p.t
+    n = len(toks)
+    while p.i < n:
+        t = toks[p.i]
+        w = t.upper() if t.kind == "word" else ""
+        if w == "CHARACTER" and p.word(1) == "SET" or w == "CHARSET":
+            p.i += 2 if w == "CHARACTER" else 1
             p.kw("=")
             cs = (p.ident() or "").lower()
             if tb.collation is None or charset_of(tb.collation) != cs:
                 tb.collation = default_collation(cs)
-        elif p.kw("COLLATE"):
+        elif w == "COLLATE":
+            p.i += 1
             p.kw("=")
             tb.collation = (p.ident() or "").lower()
-        elif p.kw("ENGINE"):
+        elif w == "ENGINE":
+            p.i += 1
             p.kw("=")
             tb.engine = (p.ident() or "").lower()
         else:
-            p.next()
+            p.i += 1  # DEFAULT and everything else
 
 
 class UnsupportedDDL(Exception):
@@ -436,6 +572,8 @@ def apply_statement(cat: Catalog, sql: str, default_db: str, source: str = "binl
             p.kw("TEMPORARY")  # temporary tables are never binlogged in row format
             if p.kw("TABLE"):
                 return _create_table(cat, p, default_db, source)
+            if p.kw("UNIQUE", "INDEX") or p.kw("UNIQUE", "KEY"):
+                return _create_unique_index(cat, p, default_db, source)
             if p.kw("DATABASE") or p.kw("SCHEMA"):
                 p.kw("IF", "NOT", "EXISTS")
                 db = p.ident() or ""
@@ -459,6 +597,8 @@ def apply_statement(cat: Catalog, sql: str, default_db: str, source: str = "binl
                 if tb.collation:
                     cat.db_collation[db.lower()] = tb.collation
             return []
+        if p.kw("DROP", "INDEX") or p.kw("DROP", "KEY"):
+            return _drop_index(cat, p, default_db, source)
         if p.kw("DROP"):
             p.kw("TEMPORARY")
             if p.kw("TABLE") or p.kw("TABLES"):
@@ -482,6 +622,41 @@ def apply_statement(cat: Catalog, sql: str, default_db: str, source: str = "binl
             return []
     except (IndexError, ValueError, AssertionError) as err:
         raise UnsupportedDDL(str(err)) from err
+    return []
+
+
+def _create_unique_index(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
+    """``CREATE UNIQUE INDEX name [USING ...] ON tbl (parts)``: the server's ``ALTER TABLE tbl
+    ADD UNIQUE name (parts)`` (sql/sql_yacc.yy create_index_stmt maps to the same Alter_info).
+    A non-unique index changes no writeset and is not followed."""
+    iname = p.ident()
+    while p.peek() is not None and not (not p.peek().quoted and p.peek().upper() == "ON"):
+        p.next()  # USING BTREE
+    if not p.kw("ON"):
+        return []
+    db, name = p.qualified(default_db)
+    t = cat.get(db, name)
+    if t is None or p.peek() != "(":
+        return []
+    tb = _TableBuilder(t)
+    parts, fn = _key_parts(p.skip_group())
+    tb.add_key("UNIQUE", iname, parts, fn)
+    cat.put(tb.build(source if t.source != "schema-file" or source == "schema-file" else t.source))
+    return []
+
+
+def _drop_index(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
+    """``DROP INDEX name ON tbl``: ``ALTER TABLE tbl DROP INDEX name``."""
+    iname = (p.ident() or "").lower()
+    if not p.kw("ON"):
+        return []
+    db, name = p.qualified(default_db)
+    t = cat.get(db, name)
+    if t is None:
+        return []
+    tb = _TableBuilder(t)
+    tb.keys = [k for k in tb.keys if not ((k.name or "").lower() == iname or (iname == "primary" and k.primary))]
+    cat.put(tb.build(source if t.source != "schema-file" or source == "schema-file" else t.source))
     return []
 
 
@@ -655,36 +830,166 @@ def _alter_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]
     return []
 
 
+@dataclass
+class SchemaLoad:
+    """What reading a schema file gave: the catalog and an account of its statements."""
+
+    catalog: Catalog
+    statements: int = 0          # statements in the file (after DELIMITER handling)
+    followed: int = 0            # DDL statements applied (CREATE/ALTER/DROP/RENAME TABLE, USE, ...)
+    ignored: int = 0             # statements a dump holds that change no key (INSERT, SET, LOCK, ...)
+    not_understood: int = 0      # anything else: not SQL a dump holds, or DDL that could not be parsed
+    first_not_understood: tuple[int, str] | None = None   # (line, the statement's first characters)
+
+    def warnings(self, name: str) -> list[str]:
+        out = []
+        if self.not_understood:
+            line, snip = self.first_not_understood or (0, "")
+            out.append(f"{name}: {self.not_understood:,} of {self.statements:,} statements not understood "
+                       f"and ignored (the first at line {line:,}: {snip!r})")
+        if not self.catalog.tables:
+            out.append(f"{name}: no CREATE TABLE statement among {self.statements:,} statements: table "
+                       "definitions come from the binlog alone")
+        return out
+
+
+#: First words of statements a dump (mysqldump, mydumper, mysqlpump, SHOW CREATE output) holds that
+#: change no key: skipped without being parsed (a data dump's INSERTs are most of its bytes).
+_IGNORED_STATEMENTS = frozenset("""
+    INSERT REPLACE UPDATE DELETE SELECT SET LOCK UNLOCK START BEGIN COMMIT ROLLBACK SAVEPOINT RELEASE
+    GRANT REVOKE FLUSH TRUNCATE CALL DO ANALYZE OPTIMIZE CHECK CHECKSUM REPAIR SHOW PREPARE EXECUTE
+    DEALLOCATE CHANGE RESET PURGE INSTALL UNINSTALL XA HANDLER LOAD KILL EXPLAIN DESCRIBE DESC WITH
+    VALUES TABLE HELP IMPORT CLONE STOP SOURCE WARNINGS NOWARNINGS TEE NOTEE CONNECT USE_SECONDARY
+    """.split())
+_DDL_STATEMENTS = frozenset(("CREATE", "ALTER", "DROP", "RENAME", "USE"))
+_FIRST_WORD = re.compile(r"(?:\s+|/\*(?!!).*?\*/|--[^\n]*|\#[^\n]*|/\*!\d*)*([A-Za-z_]+)?", re.S)
+
+
 def load_schema_file(text: str, cat: Catalog | None = None, default_db: str = "") -> Catalog:
     """Read ``mysqldump --no-data`` output (or any file of DDL statements) into a catalog.
     ``USE db`` switches the default database, as in the dump."""
-    cat = cat if cat is not None else Catalog()
+    return read_schema_file(text, cat, default_db).catalog
+
+
+def read_schema_file(text: str, cat: Catalog | None = None, default_db: str = "") -> SchemaLoad:
+    """:func:`load_schema_file` with the account of what was followed, ignored and not understood.
+    Linear in the file: statements are split by a scanner that matches whole runs, and only DDL
+    is tokenized (a full dump's data statements are classified by their first word)."""
+    enabled = gc.isenabled()
+    gc.disable()  # the catalog only grows and holds no cycles: collections would rescan it (~20%)
+    try:
+        return _read_schema_file(text, cat, default_db)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_schema_file(text: str, cat: Catalog | None, default_db: str) -> SchemaLoad:
+    out = SchemaLoad(cat if cat is not None else Catalog())
     db = default_db
-    for stmt in split_statements(text):
-        toks = tokenize(stmt)
-        if not toks:
+    for offset, stmt in iter_statements(text):
+        m = _FIRST_WORD.match(stmt)
+        word = (m.group(1) or "").upper()
+        if not word:
+            if stmt[m.end():].strip():
+                _not_understood(out, text, offset, stmt)
+            continue  # only comments (a dump's /*!40101 ... */ settings are SET statements)
+        out.statements += 1
+        if word in _IGNORED_STATEMENTS:
+            out.ignored += 1
             continue
-        if toks[0].upper() == "USE" and len(toks) > 1:
-            db = str(toks[1])
+        if word not in _DDL_STATEMENTS:
+            _not_understood(out, text, offset, stmt)
+            continue
+        if word == "USE":
+            toks = tokenize(stmt)
+            if len(toks) > 1:
+                db = str(toks[1])
+            out.followed += 1
             continue
         try:
-            apply_statement(cat, stmt, db, source="schema-file")
+            apply_statement(out.catalog, stmt, db, source="schema-file")
+            out.followed += 1
         except UnsupportedDDL:
+            _not_understood(out, text, offset, stmt)
+    return out
+
+
+def _not_understood(out: SchemaLoad, text: str, offset: int, stmt: str) -> None:
+    out.not_understood += 1
+    if out.first_not_understood is None:
+        lead = len(stmt) - len(stmt.lstrip())
+        snip = " ".join(stmt[lead:lead + 60].split())
+        out.first_not_understood = (text.count("\n", 0, offset + lead) + 1, snip)
+
+
+def _split_pattern(delimiter: str) -> re.Pattern:
+    """Whole runs of plain text, strings, quoted identifiers and comments as single matches, so
+    a statement costs a few matches rather than one per character (no nested quantifiers: no
+    backtracking blow-up on an unterminated string)."""
+    first = re.escape(delimiter[0])
+    return re.compile(
+        rf"""[^'"`/\#\-{first}]+
+          | '[^'\\]*(?:\\.[^'\\]*)*'
+          | "[^"\\]*(?:\\.[^"\\]*)*"
+          | `[^`]*`
+          | /\*.*?\*/
+          | --[^\n]*
+          | \#[^\n]*
+          | (?P<delim>{re.escape(delimiter)})
+          | .""", re.X | re.S)
+
+
+_DELIMITER_CMD = re.compile(r"\s*DELIMITER[ \t]+(\S+)[^\n]*", re.I)
+
+
+def iter_statements(text: str):
+    """``(offset, statement)`` for each statement, split on the current delimiter outside strings
+    and comments; the mysql client's ``DELIMITER x`` lines (mysqldump's triggers and routines)
+    switch it, as ``mysql < dump.sql`` would."""
+    pos, start, delimiter = 0, 0, ";"
+    patterns: dict[str, re.Pattern] = {}
+    n = len(text)
+    while pos < n:
+        cmd = _DELIMITER_CMD.match(text, start)
+        if cmd:
+            delimiter = cmd.group(1)
+            pos = start = cmd.end()
             continue
-    return cat
+        pat = patterns.get(delimiter) or patterns.setdefault(delimiter, _split_pattern(delimiter))
+        for m in pat.finditer(text, pos):
+            if m.lastgroup == "delim":
+                yield start, text[start:m.start()]
+                pos = start = m.end()
+                break
+        else:
+            pos = n
+    if text[start:].strip():
+        yield start, text[start:]
 
 
 def split_statements(text: str) -> list[str]:
-    """Split on top-level ``;`` outside strings and comments (``DELIMITER`` blocks skipped)."""
-    out = []
-    buf = []
-    for m in _TOKEN.finditer(text):
-        s = m.group()
-        if m.lastgroup == "op" and s == ";":
-            out.append("".join(buf))
-            buf = []
-        else:
-            buf.append(s)
-    if "".join(buf).strip():
-        out.append("".join(buf))
-    return out
+    """The statements of ``text`` (see :func:`iter_statements`)."""
+    return [stmt for _, stmt in iter_statements(text)]
+
+
+def read_schema_path(path: str, limit: int = 4 << 30) -> SchemaLoad:
+    """Read a ``--schema`` file: only a regular file (a FIFO would block, a directory is refused in
+    one line), decoded as UTF-8 with undecodable bytes kept (names compare as the server's bytes)."""
+    import os
+    import stat
+
+    from ..errors import SchemaError
+
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise SchemaError(f"{path}: cannot read the schema file: {kind}")
+        if st.st_size > limit:
+            raise SchemaError(f"{path}: schema file of {st.st_size:,} bytes: larger than {limit:,}")
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            text = f.read()
+    except OSError as err:
+        raise SchemaError(f"{path}: cannot read the schema file: {err.strerror or err}") from None
+    return read_schema_file(text)

@@ -1,0 +1,83 @@
+"""Schema files: statements split as the mysql client splits them (strings, comments, DELIMITER),
+the fast tokenizer equal to the named-group one, the account of what was not understood, and
+CREATE UNIQUE INDEX / DROP INDEX followed (issue 20)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lagadvisor.schema.ddl import (_tokenize_reference, apply_statement, iter_statements, read_schema_file,
+                                   split_statements, tokenize)
+from lagadvisor.schema.model import Catalog
+
+SQLISH = st.text(alphabet=st.sampled_from(list("ab_$@`'\"\\/*!#-;()=,. \n\t0123456789éZ½²")), max_size=80)
+
+
+@settings(max_examples=400, deadline=None)
+@given(SQLISH)
+def test_fast_tokenizer_equals_the_named_group_one(text):
+    fast = [(str(t), t.kind, t.quoted) for t in tokenize(text)]
+    ref = [(str(t), t.kind, t.quoted) for t in _tokenize_reference(text)]
+    assert fast == ref
+
+
+@settings(max_examples=300, deadline=None)
+@given(SQLISH)
+def test_statements_cover_the_text_without_overlap(text):
+    """Every statement is a slice at its offset; the slices and the delimiters between them are
+    the whole text (nothing dropped, nothing read twice), and splitting always ends."""
+    pos = 0
+    for offset, stmt in iter_statements(text):
+        assert offset >= pos and text[offset:offset + len(stmt)] == stmt
+        pos = offset + len(stmt)
+    assert pos <= len(text)
+
+
+def test_semicolons_inside_strings_and_comments_do_not_split():
+    text = ("CREATE TABLE a (s varchar(9) DEFAULT 'x;y' COMMENT \"p;q\") /* c; d */;\n"
+            "-- a comment; with a semicolon\n# another; one\nINSERT INTO a VALUES ('it''s;', 'b\\';c');\n"
+            "CREATE TABLE `we;ird` (id int primary key);")
+    stmts = [s.strip() for s in split_statements(text)]
+    assert len(stmts) == 3, stmts
+    assert stmts[1].endswith("INSERT INTO a VALUES ('it''s;', 'b\\';c')")
+    assert stmts[2] == "CREATE TABLE `we;ird` (id int primary key)"
+
+
+def test_delimiter_blocks_as_the_mysql_client():
+    text = ("CREATE TABLE t (id int primary key);\nDELIMITER ;;\n"
+            "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW BEGIN SET NEW.id = 1; SET @a = 2; END ;;\n"
+            "delimiter $$\nCREATE PROCEDURE p() BEGIN SELECT 1; END$$\nDELIMITER ;\n"
+            "CREATE TABLE u (id int, unique key (id));\n")
+    stmts = [s.strip() for s in split_statements(text)]
+    assert len(stmts) == 4, stmts
+    assert stmts[1].startswith("CREATE TRIGGER") and stmts[1].endswith("END")
+    assert stmts[2] == "CREATE PROCEDURE p() BEGIN SELECT 1; END"
+    r = read_schema_file(text)
+    assert r.not_understood == 0 and {n for _, n in r.catalog.tables} == {"t", "u"}
+
+
+def test_the_account_of_a_dump():
+    text = ("/*!40101 SET NAMES utf8mb4 */;\nUSE `d`;\nCREATE TABLE t (id int primary key);\n"
+            "LOCK TABLES t WRITE;\nINSERT INTO t VALUES (1),(2);\nUNLOCK TABLES;\n"
+            "hello world;\nCREATE TABLE ( broken;\nselec 1;\n")
+    r = read_schema_file(text)
+    assert (r.statements, r.followed, r.ignored, r.not_understood) == (9, 3, 4, 2)
+    assert r.first_not_understood == (7, "hello world")
+    assert ("d", "t") in r.catalog.tables
+    (w,) = r.warnings("dump.sql")
+    assert "2 of 9 statements not understood" in w and "line 7" in w
+
+
+def test_create_unique_index_and_drop_index():
+    cat = Catalog()
+    for sql in ("CREATE TABLE t (id int primary key, a int, b varchar(10))",
+                "CREATE UNIQUE INDEX ua USING BTREE ON t (a) ALGORITHM=INPLACE",
+                "CREATE INDEX plain ON t (b)",  # not unique: no writeset key
+                "create unique key ub on d.t (b(4), a)"):
+        apply_statement(cat, sql, "d")
+    keys = {k.name: [(p.column, p.prefix) for p in k.parts] for k in cat.get("d", "t").keys}
+    assert keys == {"PRIMARY": [("id", None)], "ua": [("a", None)], "ub": [("b", 4), ("a", None)]}
+    apply_statement(cat, "DROP INDEX ua ON t", "d")
+    apply_statement(cat, "DROP INDEX `PRIMARY` ON d.t", "d")
+    assert [k.name for k in cat.get("d", "t").keys] == ["ub"]
