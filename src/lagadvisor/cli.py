@@ -127,7 +127,7 @@ class CommitOrder(str, Enum):
 from .versions import describe_history_defaults  # noqa: E402  (import-free module)
 
 HistoryOpt = Annotated[Optional[int], typer.Option(
-    "--history-size", min=1,
+    "--history-size", min=1, max=1_000_000,
     help="binlog_transaction_dependency_history_size of the source (default: the server "
          f"version's default: {describe_history_defaults()}).")]
 CommitOrderOpt = Annotated[CommitOrder, typer.Option(
@@ -199,21 +199,21 @@ def _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_c
 
 def _clock_options(history_size, commit_order, schema, server=None):
     from .depgraph.pipeline import ClockOptions
-    from .errors import SchemaError
-    from .schema.ddl import load_schema_file
+    from .errors import ConfigError
+    from .schema.ddl import read_schema_path
     from .schema.live import catalog_from_server
 
     catalog = None
     if server is not None:
+        if schema:
+            raise ConfigError("give either --schema or a server (--host, --socket, --login-path) for the "
+                              "table definitions, not both")
         catalog = catalog_from_server(server)
     elif schema:
-        try:
-            with open(schema, encoding="utf-8", errors="surrogateescape") as f:
-                catalog = load_schema_file(f.read())
-        except OSError as err:
-            raise SchemaError(f"{schema}: cannot read schema file: {err.strerror}") from err
-        if not catalog.tables:
-            raise SchemaError(f"{schema}: no CREATE TABLE statement found")
+        loaded = read_schema_path(schema)
+        for w in loaded.warnings(schema):
+            err_console.print(f"lagadvisor: warning: {w}", soft_wrap=True)
+        catalog = loaded.catalog
     return ClockOptions(history_size=history_size, commit_order=commit_order.value, catalog=catalog)
 
 
@@ -221,6 +221,52 @@ FromOpt = Annotated[Optional[str], typer.Option(
     "--from", help="With --host: stream the server's binlogs from this file (e.g. binlog.000042) to the "
                    "newest, over the replication protocol (needs REPLICATION SLAVE and REPLICATION CLIENT).")]
 ToOpt = Annotated[Optional[str], typer.Option("--to", help="With --from: the last file to stream.")]
+
+
+def _distinct(files) -> list[str]:
+    """The input files, each once: a file named twice (also through a link or another path) would
+    be counted twice, so it is refused in one line naming both spellings."""
+    import os
+
+    from .errors import ConfigError
+
+    seen: dict[object, str] = {}
+    for f in files:
+        try:
+            st = os.stat(f)
+            key: object = (st.st_dev, st.st_ino)
+        except OSError:
+            key = os.path.abspath(f)  # missing: the reader names it
+        if key in seen:
+            same = "" if seen[key] == f else f" (as {seen[key]} and {f})"
+            raise ConfigError(f"{f}: the same file is given twice{same}; give each file once")
+        seen[key] = f
+    return list(files)
+
+
+def _output_path(output, inputs) -> None:
+    """-o/--output: refused in one line before anything is read when it names a directory, sits in
+    a missing directory, or is one of the input files (writing would truncate it)."""
+    import os
+
+    from .errors import ConfigError
+
+    if not output:
+        return
+    if os.path.isdir(output):
+        raise ConfigError(f"--output {output}: is a directory")
+    parent = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(parent):
+        raise ConfigError(f"--output {output}: the directory {parent} does not exist")
+    if os.path.exists(output):
+        st = os.stat(output)
+        for f in inputs:
+            try:
+                fs = os.stat(f)
+            except OSError:
+                continue
+            if (fs.st_dev, fs.st_ino) == (st.st_dev, st.st_ino):
+                raise ConfigError(f"--output {output}: is the input file {f} (it would be overwritten)")
 
 
 def _inputs(files, from_file, to_file, server):
@@ -232,7 +278,7 @@ def _inputs(files, from_file, to_file, server):
             raise ConfigError("--to needs --from")
         if not files:
             raise ConfigError("give binlog files, or --host with --from FILE to stream from a server")
-        return list(files)
+        return _distinct(files)
     if server is None:
         raise ConfigError("--from needs --host (the server to stream binlogs from)")
     if files:
@@ -338,9 +384,20 @@ def export(
     """Write one record per transaction, in binlog order, with the recorded clock and every
     policy's re-derived last_committed ("computed") and WRITESET's fallback reason."""
     from .depgraph.pipeline import prepare, run_clocks
+    from .errors import ConfigError
     from .report.records import CsvWriter, jsonl_line, transaction_record
 
-    out = open(output, "w", encoding="utf-8") if output else sys.stdout
+    try:
+        if keys and output_format == ExportFormat.csv:
+            raise ConfigError("--keys: key values are written in JSONL only (CSV has one column per field, "
+                              "no place for a row's keys); use --format jsonl")
+        files = _distinct(files)
+        _output_path(output, files)
+        out = open(output, "w", encoding="utf-8") if output else sys.stdout
+    except OSError as err:
+        raise _fail(LagAdvisorError(f"--output {output}: cannot write: {err.strerror or err}")) from None
+    except LagAdvisorError as err:
+        raise _fail(err) from None
     try:
         run = prepare(files, _clock_options(history_size, commit_order, schema, _server_options(
             host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode, socket=socket,
@@ -387,12 +444,16 @@ class Mode(str, Enum):
 def _int_list(text: str, what: str) -> list[int]:
     from .errors import ConfigError
 
+    items = text.split(",")
+    for k, x in enumerate(items, 1):
+        if not x.strip():
+            raise ConfigError(f"{what} {text}: item {k} of {len(items)} is empty")
     try:
-        vals = [int(x) for x in text.split(",") if x.strip()]
+        vals = [int(x) for x in items]
     except ValueError:
         raise ConfigError(f"{what}: expected a comma-separated list of integers, got {text!r}") from None
-    if not vals or any(v < 0 or v > 1024 for v in vals):
-        raise ConfigError(f"{what}: values must be between 0 and 1024")
+    if any(v < 0 or v > 1024 for v in vals):
+        raise ConfigError(f"{what} {text}: values must be between 0 and 1024")
     return vals
 
 
@@ -414,7 +475,7 @@ def simulate(
     cost_model: Annotated[Optional[str], typer.Option("--cost-model",
         help="JSON file of apply cost coefficients (see `lagadvisor calibrate`).")] = None,
     cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replica (default: the cost "
-                                                     "model's).", min=1)] = None,
+                                                     "model's).", min=1, max=4096)] = None,
     catch_up: Annotated[bool, typer.Option("--catch-up",
         help="All transactions are already in the relay log (a stopped replica catching up); "
              "default: they arrive at the source's commit timestamps.")] = False,
@@ -440,6 +501,8 @@ def simulate(
 
     try:
         wl = _int_list(workers, "--workers")
+        files = _distinct(files)
+        _finite(lag_threshold, "--lag-threshold")
         if mode.value.startswith("mariadb"):
             # MariaDB schedules by its group-commit ids: the policy clocks do not apply
             if policy and set(policy) != {"recorded"}:
@@ -480,6 +543,15 @@ def simulate(
     _read_warnings(run.summaries)
 
 
+def _finite(value: float, what: str) -> None:
+    import math
+
+    from .errors import ConfigError
+
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{what} {value}: expected a finite number of seconds >= 0")
+
+
 def _read_warnings(summaries) -> None:
     """What reading the files reported (a truncated tail: the partial result was used)."""
     for s in summaries:
@@ -517,6 +589,9 @@ def graph(
             a, b = (int(x) for x in range_.split(":"))
         except ValueError:
             raise ConfigError(f"--range {range_}: expected START:END") from None
+        if a < 0 or b <= a:
+            raise ConfigError(f"--range {range_}: expected 0 <= START < END (transactions START to END-1)")
+        files = _distinct(files)
         opts = _clock_options(history_size, commit_order, schema)
         opts.labels = True
         run = prepare(files, opts)
@@ -579,7 +654,7 @@ def advise(
     cost_model: Annotated[Optional[str], typer.Option("--cost-model",
         help="JSON file of apply cost coefficients (see `lagadvisor calibrate`).")] = None,
     cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replica (default: the cost "
-                                                     "model's).", min=1)] = None,
+                                                     "model's).", min=1, max=4096)] = None,
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
@@ -662,7 +737,8 @@ def fleet(
         "the fleet overview and a section per server.")] = None,
     cost_model: Annotated[Optional[str], typer.Option("--cost-model",
         help="JSON file of apply cost coefficients for every DIR server.")] = None,
-    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replicas (DIR servers).", min=1)] = None,
+    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replicas (DIR servers).", min=1,
+                                                 max=4096)] = None,
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
@@ -723,7 +799,7 @@ def calibrate(
              "innodb_flush_log_at_trx_commit=1, or relaxed).")] = True,
     base: Annotated[Optional[str], typer.Option(help="For --durable: a cost model fitted on a relaxed "
                                                      "run, to split CPU from flush time.")] = None,
-    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replica.", min=1)] = None,
+    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replica.", min=1, max=4096)] = None,
     redo_share: Annotated[Optional[float], typer.Option(
         help="For --durable: the InnoDB redo fsync's share of the fsync time per commit (the rest "
              "is the binlog fsync); default: the --base model's split. Measure it from "
@@ -740,6 +816,8 @@ def calibrate(
     from .sim.model import CostModel
 
     try:
+        files = _distinct(files)
+        _output_path(output, files)
         with _Progress(files, True) as bar:
             result = fit(files, durable=durable, base=CostModel.from_file(base) if base else None,
                          cores=cores or os.cpu_count() or 1, redo_share=redo_share,
@@ -748,8 +826,11 @@ def calibrate(
         raise _fail(err) from None
     text = result.model.to_json()
     if output:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        except OSError as err:
+            raise _fail(LagAdvisorError(f"--output {output}: cannot write: {err.strerror or err}")) from None
     else:
         print(text)
     err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
@@ -771,14 +852,83 @@ def _password_on_argv(argv: list[str]) -> bool:
     return False
 
 
+#: Flag pairs where the last one given would silently win: both given is a mistake worth a line.
+_OPPOSITE_FLAGS = (("--durable", "--relaxed"), ("--progress", "--no-progress"))
+
+
+def _opposite_flags(argv: list[str]) -> str | None:
+    given = set()
+    for a in argv:
+        if a == "--":
+            break
+        given.add(a.split("=", 1)[0])
+    for a, b in _OPPOSITE_FLAGS:
+        if a in given and b in given:
+            return f"{a} and {b} contradict each other: give one"
+    return None
+
+
+def _usage_error_line(err) -> str:
+    """A click usage error as one line: ``--format: 'bogus' is not one of 'text', 'json'`` plus where
+    to look, instead of the boxed usage block."""
+    param = getattr(err, "param", None)
+    message = getattr(err, "message", None) or str(err)
+    hint = getattr(err, "param_hint", None)
+    if param is not None and hasattr(err, "param_hint"):
+        opts = [o for o in getattr(param, "opts", []) if o.startswith("--")] or list(getattr(param, "opts", []))
+        name = opts[0] if opts and getattr(param, "param_type_name", "") == "option" else \
+            (hint if isinstance(hint, str) else (getattr(param, "human_readable_name", None) or ""))
+        if name:
+            message = f"{name}: {message}"
+    message = " ".join(str(message).removeprefix("Value error, ").split())
+    ctx = getattr(err, "ctx", None)
+    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    return f"{message}{where}"
+
+
+def _click_exceptions() -> tuple[type, type, type]:
+    """(ClickException, UsageError, Abort) of the click that typer runs on: recent typer carries its
+    own copy (typer._click), older typer uses click itself."""
+    try:
+        from typer._click.exceptions import ClickException, UsageError
+        from typer.exceptions import Abort
+    except ImportError:  # older typer on the real click
+        from click.exceptions import Abort, ClickException, UsageError
+    return ClickException, UsageError, Abort
+
+
 def main() -> None:
-    if _password_on_argv(sys.argv[1:]):
+    argv = sys.argv[1:]
+    if _password_on_argv(argv):
         err_console.print("lagadvisor: error: a password on the command line is refused (visible in ps): use "
                           "-p to be prompted, LAGADVISOR_PASSWORD or MYSQL_PWD, an option file or --login-path",
                           soft_wrap=True)
         sys.exit(EXIT_BAD_INPUT)
+    clash = _opposite_flags(argv)
+    if clash:
+        err_console.print(f"lagadvisor: error: {clash}", soft_wrap=True)
+        sys.exit(EXIT_BAD_INPUT)
+    click_exception, usage_error, abort = _click_exceptions()
     try:
-        app()
-    except KeyboardInterrupt:
+        rv = app(standalone_mode=False)
+    except (KeyboardInterrupt, abort):
         err_console.print("lagadvisor: interrupted")
         sys.exit(130)
+    except click_exception as err:
+        if type(err).__name__ == "NoArgsIsHelpError":  # the help was printed already
+            sys.exit(EXIT_BAD_INPUT)
+        err_console.print(f"lagadvisor: error: {_usage_error_line(err)}", soft_wrap=True, markup=False)
+        sys.exit(EXIT_BAD_INPUT if isinstance(err, usage_error) else err.exit_code)
+    except BrokenPipeError:  # e.g. `lagadvisor simulate --help | head`
+        _quiet_stdout()
+        sys.exit(0)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _quiet_stdout() -> None:
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -75,7 +75,16 @@ def local_path(location: str) -> str:
 
 def load_fleet(path: str) -> list[ServerEntry]:
     """The servers of a fleet file (TOML unless it ends in .yaml/.yml)."""
+    import os
+    import stat
+
     try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise ConfigError(f"{path}: cannot read the fleet file: {kind}")
+        if st.st_size > 64 << 20:
+            raise ConfigError(f"{path}: a fleet file of {st.st_size:,} bytes: larger than 64 MiB")
         with open(path, "rb") as f:
             raw = f.read()
     except OSError as err:

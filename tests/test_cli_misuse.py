@@ -1,0 +1,220 @@
+"""Bad options, bad cost models and bad schema files (issue 20): one line on stderr and exit 2 (or
+exit 0 with a warning), within seconds, never a traceback; ``--help`` stays the rich help."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPUS, FIXTURES
+
+BINLOG = FIXTURES / "single_minimal_metadata" / "binlog.000001"
+TIMEOUT_S = 10
+
+
+def run(*args: str, timeout: float = TIMEOUT_S) -> tuple[int, str, str]:
+    env = dict(os.environ, COLUMNS="100")
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "lagadvisor", *args], capture_output=True, text=True,
+                       env=env, timeout=timeout, stdin=subprocess.DEVNULL)
+    assert time.monotonic() - t0 < timeout
+    return r.returncode, r.stdout, r.stderr
+
+
+def one_line_error(args, *expect: str) -> str:
+    code, _, err = run(*args)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert "Traceback" not in err, err
+    assert code == 2, (code, err)
+    assert len(lines) == 1 and lines[0].startswith("lagadvisor: error: "), err
+    for e in expect:
+        assert e in lines[0], (e, lines[0])
+    return lines[0]
+
+
+B = str(BINLOG)
+
+#: (id, arguments, words the one line must hold)
+MISUSE = [
+    ("workers-empty-item", ["simulate", "--workers", "1,,2", B], ["--workers", "item 2 of 3 is empty"]),
+    ("workers-trailing-comma", ["simulate", "--workers", "4,", B], ["--workers", "empty"]),
+    ("workers-not-a-number", ["simulate", "--workers", "four", B], ["--workers"]),
+    ("workers-too-many", ["simulate", "--workers", "1,5000", B], ["--workers", "1024"]),
+    ("keys-with-csv", ["export", "--keys", "--format", "csv", B], ["--keys", "JSONL"]),
+    ("graph-range-reversed", ["graph", "--range", "10:5", B], ["--range 10:5"]),
+    ("graph-range-empty", ["graph", "--range", "5:5", B], ["--range 5:5"]),
+    ("graph-range-negative", ["graph", "--range", "-3:5", B], ["--range"]),
+    ("graph-range-garbage", ["graph", "--range", "a:b", B], ["--range", "START:END"]),
+    ("lag-threshold-nan", ["simulate", "--lag-threshold", "nan", B], ["--lag-threshold"]),
+    ("lag-threshold-inf", ["simulate", "--lag-threshold", "inf", B], ["--lag-threshold"]),
+    ("lag-threshold-negative", ["simulate", "--lag-threshold=-1", B], ["--lag-threshold"]),
+    ("durable-and-relaxed", ["simulate", "--durable", "--relaxed", B], ["--durable", "--relaxed"]),
+    ("relaxed-and-durable-calibrate", ["calibrate", "--relaxed", "--durable", B], ["--durable", "--relaxed"]),
+    ("progress-both", ["analyze", "--progress", "--no-progress", B], ["--progress", "--no-progress"]),
+    ("same-file-twice-analyze", ["analyze", B, B], ["given twice"]),
+    ("same-file-twice-simulate", ["simulate", B, B], ["given twice"]),
+    ("same-file-twice-export", ["export", B, B], ["given twice"]),
+    ("same-file-twice-graph", ["graph", B, B], ["given twice"]),
+    ("same-file-twice-advise", ["advise", B, B], ["given twice"]),
+    ("same-file-twice-calibrate", ["calibrate", B, B], ["given twice"]),
+    ("format-bogus", ["analyze", "--format", "bogus", B], ["--format", "'bogus'"]),
+    ("unknown-option", ["simulate", "--bogus", B], ["--bogus"]),
+    ("unknown-command", ["bogus"], ["bogus"]),
+    ("missing-files", ["export"], ["files"]),
+    ("cores-zero", ["simulate", "--cores", "0", B], ["--cores"]),
+    ("cores-huge", ["advise", "--cores", "99999", B], ["--cores", "4096"]),
+    ("history-size-zero", ["simulate", "--history-size", "0", B], ["--history-size"]),
+    ("history-size-over-server-max", ["analyze", "--history-size", "1000001", B], ["--history-size"]),
+    ("top-not-a-number", ["graph", "--top", "x", B], ["--top"]),
+    ("mode-bogus", ["simulate", "--mode", "x", B], ["--mode"]),
+    ("schema-and-host", ["analyze", "--schema", "/dev/null", "--host", "127.0.0.1", "--port", "1", B],
+     ["--schema", "not both"]),
+    ("password-on-argv", ["analyze", "-psecret", B], ["password"]),
+]
+
+
+@pytest.mark.parametrize("args,expect", [pytest.param(a, e, id=i) for i, a, e in MISUSE])
+def test_misuse_is_one_line(args, expect):
+    one_line_error(args, *expect)
+
+
+def test_help_stays_rich_and_no_args_shows_help():
+    code, out, err = run("simulate", "--help")
+    assert code == 0 and "Usage" in out and "--workers" in out
+    code, out, err = run()
+    assert code == 2 and "Usage" in out + err and "Traceback" not in err
+
+
+def test_the_same_file_through_a_link_is_named_twice(tmp_path):
+    link = tmp_path / "link.000001"
+    link.symlink_to(BINLOG)
+    line = one_line_error(["analyze", str(BINLOG), str(link)], "given twice")
+    assert str(link) in line and str(BINLOG) in line
+
+
+# -- output paths --------------------------------------------------------------------------------
+
+def test_output_paths(tmp_path):
+    one_line_error(["export", "-o", str(tmp_path / "missing" / "out.jsonl"), B], "does not exist")
+    one_line_error(["export", "-o", str(tmp_path), B], "is a directory")
+    one_line_error(["calibrate", "-o", str(tmp_path), B], "is a directory")
+    copy = tmp_path / "binlog.000001"
+    shutil.copy(BINLOG, copy)
+    one_line_error(["export", "-o", str(copy), str(copy)], "is the input file")
+    assert copy.read_bytes() == BINLOG.read_bytes()  # not truncated
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.access(ro, os.W_OK):  # root ignores the mode
+            pytest.skip("running as root: a read-only directory is writable")
+        one_line_error(["export", "-o", str(ro / "x.jsonl"), B], "cannot write")
+    finally:
+        ro.chmod(0o700)
+
+
+def test_graph_writes_to_a_bad_path_in_one_line(tmp_path):
+    one_line_error(["graph", "--graphml", str(tmp_path / "missing" / "g.graphml"), B], "cannot write the graph")
+
+
+# -- cost models ---------------------------------------------------------------------------------
+
+BAD_INPUTS = CORPUS / "bad-inputs"
+SHARED_MODELS = sorted(BAD_INPUTS.glob("cost-model-*.json")) if BAD_INPUTS.is_dir() else []
+
+#: (id, JSON text, words the line must hold)
+MADE_MODELS = [
+    ("bool", '{"insert_us": true}', ["insert_us", "expected a number"]),
+    ("string", '{"commit_us": "218"}', ["commit_us", "expected a number"]),
+    ("null-value", '{"flush_us": null}', ["flush_us", "expected a number"]),
+    ("cores-1e12", '{"cores": 1e12}', ["cores", "4096"]),
+    ("cores-fraction", '{"cores": 2.5}', ["cores", "integer"]),
+    ("negative", '{"update_us": -1}', ["update_us"]),
+    ("a-second-and-more-per-row", '{"insert_us": 2000000}', ["insert_us"]),
+    ("fsync-devices-3", '{"fsync_devices": 3}', ["fsync_devices"]),
+    ("unknown-key", '{"insert_us": 1, "inserts_us": 2}', ["inserts_us", "unknown"]),
+    ("not-json", '{"insert_us": ', ["not a cost model"]),
+    ("neg-infinity", '{"commit_us": -Infinity}', ["-Infinity"]),
+]
+
+
+def _model_args(command: str, path: str) -> list[str]:
+    return {"simulate": ["simulate", "--workers", "1,4", "--cost-model", path, B],
+            "advise": ["advise", "--no-progress", "--cost-model", path, B],
+            "calibrate": ["calibrate", "--base", path, B]}[command]
+
+
+@pytest.mark.skipif(not SHARED_MODELS, reason="../shared/corpus/bad-inputs is not there")
+@pytest.mark.parametrize("command", ["simulate", "advise", "calibrate"])
+@pytest.mark.parametrize("model", SHARED_MODELS, ids=lambda p: p.stem)
+def test_shared_bad_cost_models(model, command):
+    one_line_error(_model_args(command, str(model)), str(model))
+
+
+@pytest.mark.parametrize("command", ["simulate", "advise", "calibrate"])
+@pytest.mark.parametrize("name,text,expect", [pytest.param(*m, id=m[0]) for m in MADE_MODELS])
+def test_made_bad_cost_models(tmp_path, command, name, text, expect):
+    path = tmp_path / f"{name}.json"
+    path.write_text(text)
+    one_line_error(_model_args(command, str(path)), str(path), *expect)
+
+
+def test_cost_model_not_a_file(tmp_path):
+    one_line_error(_model_args("simulate", str(tmp_path)), "cannot read the cost model: a directory")
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    one_line_error(_model_args("simulate", str(fifo)), "not a regular file")
+
+
+def test_every_key_at_its_bounds_is_accepted(tmp_path):
+    """The schema's limits are inclusive and a model written by calibrate reads back."""
+    from lagadvisor.sim.model import COST_MODEL_SCHEMA, CostModel
+
+    for key, (kind, lo, hi, _) in COST_MODEL_SCHEMA.items():
+        for v in (lo, hi):
+            assert getattr(CostModel.from_dict({key: kind(v)}), key) == kind(v)
+    path = tmp_path / "m.json"
+    path.write_text(CostModel().to_json())
+    assert CostModel.from_file(str(path)) == CostModel()
+    code, out, err = run("simulate", "--workers", "1", "--cost-model", str(path), "--format", "json", B)
+    assert code == 0, err
+    assert json.loads(out)["cost_model"] == json.loads(CostModel().to_json())
+
+
+# -- schema files --------------------------------------------------------------------------------
+
+def test_garbage_schema_warns_with_the_count(tmp_path):
+    path = tmp_path / "garbage.sql"
+    path.write_text("hello world;\nCREATE TABLE t (id int primary key);\nthis is not sql; neither; is this\n")
+    code, _, err = run("analyze", "--no-progress", "--schema", str(path), B)
+    assert code == 0, err
+    warn = [ln for ln in err.splitlines() if "garbage.sql" in ln]
+    assert len(warn) == 1 and "4 of 5 statements not understood" in warn[0] and "line 1" in warn[0], err
+
+
+def test_schema_without_a_table_warns(tmp_path):
+    path = tmp_path / "empty.sql"
+    path.write_text("-- nothing here\nSET NAMES utf8mb4;\n")
+    code, _, err = run("analyze", "--no-progress", "--schema", str(path), B)
+    assert code == 0 and "no CREATE TABLE statement among 1 statements" in err, err
+
+
+def test_schema_not_a_regular_file(tmp_path):
+    one_line_error(["analyze", "--schema", str(tmp_path), B], "a directory")
+    fifo = tmp_path / "schema.sql"
+    os.mkfifo(fifo)
+    one_line_error(["simulate", "--schema", str(fifo), B], "not a regular file")
+    one_line_error(["analyze", "--schema", str(tmp_path / "missing.sql"), B], "missing.sql")
+
+
+def test_fleet_file_not_a_regular_file(tmp_path):
+    fifo = tmp_path / "fleet.toml"
+    os.mkfifo(fifo)
+    one_line_error(["fleet", "--fleet", str(fifo)], "not a regular file")
