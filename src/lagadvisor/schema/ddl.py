@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import re
+from sys import intern as _intern
 from dataclasses import dataclass, replace
 
 from .model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
@@ -387,7 +388,9 @@ def _parse_column(name: str, toks: list[Tok], table_collation: str | None) -> tu
             length = 1
     else:
         charset = collation = None
-    return Column(name, typ, length, unsigned, nullable, collation, charset, generated, invisible), inline
+    # one string object per type, collation and charset name across a catalog of many tables
+    return Column(name, _intern(typ), length, unsigned, nullable, collation and _intern(collation),
+                  charset and _intern(charset), generated, invisible), inline
 
 
 def _key_parts(toks: list[Tok]) -> tuple[tuple[KeyPart, ...], bool]:
