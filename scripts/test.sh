@@ -58,4 +58,4 @@ export LAGADVISOR_REQUIRE_SERVERS=1
 export LAGADVISOR_REQUIRE_NATIVE=1
 # the tests import lagadvisor from the installed wheel, never from src/
 export LAGADVISOR_REQUIRE_INSTALLED=1
-exec python -m pytest -q -p no:cacheprovider "$@"
+exec python -m pytest -q -p no:cacheprovider --durations=25 "$@"

@@ -153,3 +153,28 @@ def test_login_path_written_by_mysql_config_editor(server, tmp_path):
                                                       tmp_path, env_extra=env))
     finally:
         host_file.unlink(missing_ok=True)
+
+
+def test_fleet_entries_connect_as_the_client(server, tmp_path):
+    """A fleet entry's connection keys go through the same resolver: a socket and user, or a
+    defaults file with host, port and user in it (no host key in the fleet file)."""
+    srv, _ = server
+    from conftest import FIXTURES
+
+    binlogs = FIXTURES / "single_minimal_metadata"
+    cnf = tmp_path / "fleet.cnf"
+    cnf.write_text(f"[client]\nhost = 127.0.0.1\nport = {srv.port}\nuser = {USER}\npassword = \"{PASSWORD}\"\n")
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(f'[[servers]]\nname = "by-socket"\nbinlogs = "{binlogs}"\nsocket = "{_socket(srv)}"\n'
+                     f'user = "{USER}"\n\n'
+                     f'[[servers]]\nname = "by-defaults-file"\nbinlogs = "{binlogs}"\ndefaults_file = "{cnf}"\n\n'
+                     f'[[servers]]\nname = "bad-socket"\nbinlogs = "{binlogs}"\nsocket = "{tmp_path}/none.sock"\n'
+                     f'user = "{USER}"\n')
+    r = _run(["fleet", "--fleet", str(fleet), "--workers", "1", "--format", "json"], tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]  # the bad socket fails alone
+    doc = json.loads(r.stdout)
+    by = {s["name"]: s for s in doc["servers"]}
+    for name in ("by-socket", "by-defaults-file"):
+        assert by[name]["error"] is None, by[name]["error"]
+        assert by[name]["advice"]["input"]["settings_from"], by[name]["advice"]["input"]
+    assert "none.sock" in by["bad-socket"]["error"]

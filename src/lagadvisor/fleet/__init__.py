@@ -21,6 +21,7 @@ from ..report.fleet import FLEET_SCHEMA_VERSION
 def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
     """What the tasks of one server need, built on the client: its files listed, its schema and
     settings read (``--host``-style settings as ``advise`` reads them), its cost model loaded."""
+    from ..connection import ClientArgs, resolve
     from ..depgraph.pipeline import ClockOptions
     from ..errors import ConfigError, SchemaError
     from ..schema.ddl import read_schema_path
@@ -32,9 +33,23 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
     files = tuple(list_binlogs(entry.binlogs))
     settings = None
     catalog = None
-    if entry.host:
-        server = ServerOptions(entry.host, entry.port, entry.user, password_from_env(), entry.defaults_file,
-                               Tls.from_options(entry.ssl_mode, entry.ssl_ca, entry.ssl_cert, entry.ssl_key))
+    resolved = None
+    if entry.host or entry.socket or entry.login_path or entry.defaults_file:
+        # resolved as `advise --host` resolves its options (connection.resolve): option files,
+        # the login path, then the fleet entry's own keys
+        ssl = {k: v for k, v in (("ssl-ca", entry.ssl_ca), ("ssl-cert", entry.ssl_cert),
+                                 ("ssl-key", entry.ssl_key), ("ssl-mode", entry.ssl_mode)) if v is not None}
+        r = resolve(ClientArgs(entry.host, entry.port, entry.user, entry.socket, password_from_env(),
+                               entry.login_path, entry.defaults_file, None, False, ssl))
+        # a defaults file alone connects when it names the host or socket (as the CLI's rule)
+        if entry.host or entry.socket or entry.login_path or any(
+                r.sources.get(k, "").startswith(f"{entry.defaults_file} [") for k in ("host", "socket")):
+            resolved = r
+    if resolved is not None:
+        r = resolved
+        server = ServerOptions(r.host, r.port, r.user, r.password, None,
+                               Tls.from_options(r.ssl.get("ssl-mode"), r.ssl.get("ssl-ca"), r.ssl.get("ssl-cert"),
+                                                r.ssl.get("ssl-key")), socket=r.socket)
         settings = settings_from_server(server)
         catalog = catalog_from_server(server)
     elif entry.schema:

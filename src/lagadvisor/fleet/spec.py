@@ -17,7 +17,7 @@ gives every server's options unless its own entry says otherwise::
     replica_parallel_workers = 16
 
 Per-server keys: ``name``, ``binlogs``, ``schema``, ``cost_model``, ``cores``, ``history_size``,
-``commit_order``, ``host``, ``port``, ``user``, ``defaults_file``, ``ssl_ca``, ``ssl_cert``,
+``commit_order``, ``host``, ``port``, ``user``, ``socket``, ``login_path``, ``defaults_file``, ``ssl_ca``, ``ssl_cert``,
 ``ssl_key``, ``ssl_mode``, ``replica``. A password never goes in the fleet file or on the
 command line: it comes from ``LAGADVISOR_PASSWORD``/``MYSQL_PWD`` or ``defaults_file``, as for
 ``advise --host``; object-storage credentials come from fsspec's usual environment and config
@@ -38,7 +38,8 @@ from ..errors import ConfigError
 BINLOG_NAME = re.compile(r".+\.\d+(\.gz)?$")
 
 KEYS = frozenset({"name", "binlogs", "schema", "cost_model", "cores", "history_size", "commit_order", "host",
-                  "port", "user", "defaults_file", "ssl_ca", "ssl_cert", "ssl_key", "ssl_mode", "replica"})
+                  "port", "user", "socket", "login_path", "defaults_file", "ssl_ca", "ssl_cert", "ssl_key",
+                  "ssl_mode", "replica"})
 _SECRET_KEYS = frozenset({"password", "passwd", "aws_secret_access_key", "secret", "key", "token"})
 
 
@@ -54,8 +55,10 @@ class ServerEntry:
     history_size: int | None = None
     commit_order: str = "auto"
     host: str | None = None
-    port: int = 3306
+    port: int | None = None        # None: from the option files, else 3306 (as the mysql client)
     user: str | None = None
+    socket: str | None = None
+    login_path: str | None = None  # a group of ~/.mylogin.cnf (mysql_config_editor)
     defaults_file: str | None = None
     ssl_ca: str | None = None
     ssl_cert: str | None = None
