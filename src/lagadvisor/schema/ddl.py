@@ -232,18 +232,24 @@ def _skip(toks: list[Tok], i: int) -> int:
 
 
 def _split_top(toks: list[Tok]) -> list[list[Tok]]:
-    parts: list[list[Tok]] = [[]]
+    parts: list[list[Tok]] = []
+    cur: list[Tok] = []
     depth = 0
     for t in toks:
-        if t.kind == "op" and t == "(":
-            depth += 1
-        elif t.kind == "op" and t == ")":
-            depth -= 1
-        if depth == 0 and t.kind == "op" and t == ",":
-            parts.append([])
-            continue
-        parts[-1].append(t)
-    return [p for p in parts if p]
+        if t.kind == "op":
+            if t == "(":
+                depth += 1
+            elif t == ")":
+                depth -= 1
+            elif t == "," and depth == 0:
+                if cur:
+                    parts.append(cur)
+                cur = []
+                continue
+        cur.append(t)
+    if cur:
+        parts.append(cur)
+    return parts
 
 
 _STRING_TYPES = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set",
