@@ -219,7 +219,7 @@ class Bridge:
             fks.append((hash(fk.ref_key), hash(fk.ref_db), hash(fk.ref_table),
                         [(i, pack if pad else none) for i, _canon, pad in fk.parts], py))
         return ("plan", plan.missing_keys, plan.fk_parent, plan.partial, sorted(plan.columns), keys, fks,
-                (plan, cols, {}))
+                (plan, cols, {}), plan.scans, plan.table_rows)
 
     def key_hashes(self, handle, fk: bool, idx: int, values) -> list[int]:
         """The reference's hashes (``extract.row_hashes``) of one key of one row image, from

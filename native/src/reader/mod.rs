@@ -93,7 +93,8 @@ struct Open {
     truncated: bool,
     gtid: Option<Gtid>,
     thread_id: Option<u32>,
-    stats: Vec<(usize, [u64; 3])>,
+    /// Per table: rows written, updated, deleted, and UPDATE/DELETE rows events.
+    stats: Vec<(usize, [u64; 4])>,
     events: u64,
     ddl: bool,
     sbr: bool,
@@ -139,6 +140,8 @@ struct FileState {
     transactions: u64,
     index: u64,
     totals: Totals,
+    /// Rows inserted minus deleted per table since the file's start (`sim.run.ScanSizes`).
+    net_rows: HashMap<usize, i64>,
 }
 
 /// Per-transaction simulation facts (`sim.run.facts_of`), one column per field, in binlog
@@ -147,16 +150,16 @@ struct FileState {
 #[derive(Default)]
 struct Facts {
     /// file_idx, seq, recorded, COMMIT_ORDER, WRITESET, WRITESET_SESSION, commit_ts_us,
-    /// inserts, updates, deletes, nbytes, dbset.
-    cols: [Vec<i64>; 12],
+    /// inserts, updates, deletes, nbytes, dbset, scan_rows.
+    cols: [Vec<i64>; 13],
     db_names: Vec<Vec<u8>>,
     db_ids: HashMap<Vec<u8>, usize>,
     dbsets: Vec<Vec<usize>>,
     dbset_ids: HashMap<Vec<usize>, usize>,
 }
 
-const FACT_COLUMNS: [&str; 12] = ["file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
-                                   "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset"];
+const FACT_COLUMNS: [&str; 13] = ["file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
+                                   "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows"];
 
 impl Facts {
     fn db(&mut self, name: &[u8]) -> usize {
@@ -821,7 +824,7 @@ impl Analyzer {
             "plan" => {
                 type KeyT = (i64, i64, i64, u8, Vec<(usize, i64, i64)>, bool);
                 type FkT = (i64, i64, i64, Vec<(usize, i64)>, bool);
-                let (_, missing_keys, fk_parent, partial, columns, keys, fks, handle): (String, bool, bool, Option<String>, Vec<usize>, Vec<KeyT>, Vec<FkT>, PyObject) =
+                let (_, missing_keys, fk_parent, partial, columns, keys, fks, handle, scans, table_rows): (String, bool, bool, Option<String>, Vec<usize>, Vec<KeyT>, Vec<FkT>, PyObject, bool, i64) =
                     tup.extract().map_err(py_abort)?;
                 let mut slot_of_col = vec![-1i32; tm.ncols];
                 let mut int_slots: Vec<Option<bool>> = vec![None; columns.len()];
@@ -864,7 +867,8 @@ impl Analyzer {
                 }
                 let nslots = columns.len();
                 PlanEntry {
-                    plan: Plan::Known(TablePlan { keys: kplans, fks: fplans, fk_parent, missing_keys, partial, columns, int_slots }),
+                    plan: Plan::Known(TablePlan { keys: kplans, fks: fplans, fk_parent, missing_keys, partial, columns, int_slots,
+                                                  scans, table_rows }),
                     handle: Some(handle),
                     slot_of_col,
                     nslots,
@@ -1027,11 +1031,16 @@ impl Analyzer {
         if incomplete && !o.incomplete_tables.contains(&tm.name) {
             o.incomplete_tables.push(tm.name);
         }
+        let search = (kind != 0) as u64; // an UPDATE or DELETE event: the replica looks its rows up
         match o.stats.iter_mut().find(|(nm, _)| *nm == tm.name) {
-            Some((_, st)) => st[kind] += n,
+            Some((_, st)) => {
+                st[kind] += n;
+                st[3] += search;
+            }
             None => {
-                let mut st = [0u64; 3];
+                let mut st = [0u64; 4];
                 st[kind] = n;
+                st[3] = search;
                 o.stats.push((tm.name, st));
             }
         }
@@ -1066,6 +1075,7 @@ impl Analyzer {
         let mut missing_tables: Vec<usize> = Vec::new();
         let mut fk_parent_tables: Vec<usize> = Vec::new();
         let mut unknown_any = false;
+        let mut scan_rows: i64 = 0;
         for (name, st) in &o.stats {
             if st[0] + st[1] + st[2] == 0 {
                 continue;
@@ -1091,6 +1101,12 @@ impl Analyzer {
                     }
                     if let Some(c) = &p.partial {
                         *self.caveats.entry(c.clone()).or_insert(0) += 1;
+                    }
+                    if p.scans && st[3] > 0 {
+                        // `sim.run.ScanSizes`: each event scans the table's known size plus the
+                        // rows this file added so far (never below zero)
+                        let net = self.fs.net_rows.get(name).copied().unwrap_or(0).max(0);
+                        scan_rows += st[3] as i64 * (p.table_rows + net);
                     }
                 }
             }
@@ -1217,9 +1233,15 @@ impl Analyzer {
             }
             let dbset = f.dbset(o.dbs.clone()) as i64;
             let vals = [file_idx as i64, seq, last_committed.unwrap_or(co), co, wparent, sparent, ts,
-                        rows[0], rows[1], rows[2], bytes, dbset];
+                        rows[0], rows[1], rows[2], bytes, dbset, scan_rows];
             for (c, v) in f.cols.iter_mut().zip(vals) {
                 c.push(v);
+            }
+        }
+        for (name, st) in &o.stats {
+            let d = st[0] as i64 - st[2] as i64;
+            if d != 0 {
+                *self.fs.net_rows.entry(*name).or_insert(0) += d;
             }
         }
 

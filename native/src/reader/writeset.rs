@@ -87,6 +87,10 @@ pub struct TablePlan {
     pub columns: Vec<usize>,
     /// Per slot: `Some(unsigned)` for integer columns (TINY..LONGLONG, INT24), else None.
     pub int_slots: Vec<Option<bool>>,
+    /// No index at all: the replica scans the table for every UPDATE/DELETE rows event.
+    pub scans: bool,
+    /// The table's size when a server told it (`Catalog.rows_of`).
+    pub table_rows: i64,
 }
 
 /// A value of one plan column in one row image: absent from the image, NULL, or its bytes

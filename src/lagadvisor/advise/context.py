@@ -21,7 +21,7 @@ from ..sim.build import WORKER_DEPENDENT, TrxFacts, base_columns, scheduler_inpu
 from ..sim.engine import SimResult, simulate
 from ..sim.facts import read_facts
 from ..sim.model import CostModel, ReplicaConfig
-from ..sim.run import facts_of, percentile
+from ..sim.run import ScanSizes, facts_of, percentile
 from ..writeset.tracker import WhatIf
 
 WORKERS = (1, 2, 4, 8, 16, 32)
@@ -53,6 +53,8 @@ class Context:
     baseline: Baseline
     version: tuple[int, int, int]
     mariadb: bool
+    # tables without any index: table -> [UPDATE/DELETE rows events, table rows scanned]
+    scans: dict = field(default_factory=dict)
     _trx_cache: dict = field(default_factory=dict, repr=False)
     _sim_cache: dict = field(default_factory=dict, repr=False)
     _what_if_cache: dict = field(default_factory=dict, repr=False)
@@ -166,17 +168,24 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     index = {p: i for i, p in enumerate(paths)}
     facts: list[TrxFacts] = []
     gb = GraphBuilder("WRITESET", cost, None)
+    sizes = ScanSizes()
+    scans: dict[str, list[int]] = {}
 
     def observe(t, ws, c):
-        facts.append(facts_of(t, c, index.get(t.file, 0)))
+        before = dict(sizes.net) if ws.scans and sizes.file == t.file else {}
+        facts.append(facts_of(t, c, index.get(t.file, 0), sizes.step(t, ws)))
+        for table, events, known in ws.scans:
+            acc = scans.setdefault(table, [0, 0])
+            acc[0] += events
+            acc[1] += events * (known + max(0, before.get(table, 0)))
         gb.add(t, ws, c)
 
     result = analyze(paths, opts, on_transaction=on_transaction, observe=observe)
-    return context_of(list(paths), result, gb.s, facts, cost, settings, options)
+    return context_of(list(paths), result, gb.s, facts, cost, settings, options, scans)
 
 
 def context_of(paths: list[str], result: Analysis, graph: GraphSummary, facts: list[TrxFacts], cost: CostModel,
-               settings: ServerSettings | None, options: ClockOptions) -> Context:
+               settings: ServerSettings | None, options: ClockOptions, scans: dict | None = None) -> Context:
     """The context from a finished pass (``gather``'s, or ``fleet``'s merged per-file parts)."""
     written = result.policies.written if result.policies else None
     version = version_tuple(written.server_version if written else "")
@@ -186,4 +195,4 @@ def context_of(paths: list[str], result: Analysis, graph: GraphSummary, facts: l
     if settings is not None and settings.version:
         mariadb = mariadb or settings.mariadb
     return Context(list(paths), result, graph, facts, cost, settings, options,
-                   baseline_from(settings, mariadb, version), version, mariadb)
+                   baseline_from(settings, mariadb, version), version, mariadb, dict(scans or {}))

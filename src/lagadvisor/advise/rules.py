@@ -259,9 +259,12 @@ def missing_primary_keys(ctx: Context) -> list[Finding]:
     facts = ctx.what_if_facts(WhatIf(add_primary_key=frozenset(n.lower() for n in names)))
     after_ws = ctx.seconds("WRITESET", w, facts=facts, key="add_pk")
     before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
+    scanned = {t: ctx.scans[t] for t in names if t in ctx.scans}
     eff = Effect(f"{how}, {w} workers, with a primary key on {', '.join(names)} (estimated as the "
-                 "rows' NOT NULL columns; the full-scan cost of keyless row lookups on the replica is not "
-                 "modelled, so this is a lower bound)", before=before, after=after)
+                 "rows' NOT NULL columns)" + (
+                     "; it also ends the full scans a row-based replica makes to find the rows of each "
+                     f"UPDATE/DELETE on a table without any index ({ctx.cost.scan_row_us:g} us per row "
+                     "scanned, bench/keyless_apply.py)" if scanned else ""), before=before, after=after)
     gipk = ("-- MariaDB: no generated invisible primary keys; add a key to new tables" if ctx.mariadb else
             "SET PERSIST sql_generate_invisible_primary_key = ON;  -- 8.0.30+, for tables created later")
     stmts = tuple(f"ALTER TABLE {_q(n)} ADD COLUMN my_row_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT "
@@ -271,8 +274,31 @@ def missing_primary_keys(ctx: Context) -> list[Finding]:
                     "PRIMARY KEY", "none", "add a primary key (or a generated invisible one)",
                     "transactions writing to a table without a primary key get no writeset and keep the "
                     "commit-order parent: " + ", ".join(f"{t} ({n:,} transactions)" for t, n in tables)
-                    + "; row-based replicas also search such tables by full scan", eff, where="schema",
+                    + (_scan_evidence(ctx, scanned) if scanned else
+                       "; each has an index, so a row-based replica still seeks its rows"
+                       if all(_known_indexed(ctx, t) for t in names) else
+                       "; a row-based replica searches a table without any index by full scan"),
+                    eff, where="schema",
                     statements=stmts, tables=names)]
+
+
+def _scan_evidence(ctx: Context, scanned: dict) -> str:
+    known = ctx.options.catalog is not None and bool(ctx.options.catalog.table_rows)
+    size = ("sizes from the server's TABLE_ROWS plus the rows the binlog added" if known else
+            "sizes unknown without --host: counted as the rows this binlog inserted minus deleted, a lower "
+            "bound")
+    parts = [f"{t}: {ev:,} UPDATE/DELETE events scanned {rows:,} rows" for t, (ev, rows) in sorted(scanned.items())]
+    return "; without any index, a row-based replica scans the whole table for each UPDATE/DELETE " \
+           f"event: {', '.join(parts)} ({size})"
+
+
+def _known_indexed(ctx: Context, name: str) -> bool:
+    cat = ctx.options.catalog
+    if cat is None or "." not in name:
+        return False
+    db, table = name.split(".", 1)
+    t = cat.get(db, table)
+    return t is not None and (t.indexed or bool(t.keys) or bool(t.foreign_keys))
 
 
 def fk_parents(ctx: Context) -> list[Finding]:
@@ -324,10 +350,10 @@ def hot_rows(ctx: Context) -> list[Finding]:
 
 def large_transactions(ctx: Context) -> list[Finding]:
     t = ctx.analysis.total
-    total_us = sum(ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes) for f in ctx.facts) or 1.0
+    total_us = sum(ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in ctx.facts) or 1.0
     big = []
     for nbytes, rows, gtid, where in t.largest_sorted():
-        f_us = next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes) for f in ctx.facts
+        f_us = next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in ctx.facts
                      if f.nbytes == nbytes and f.inserts + f.updates + f.deletes == rows), 0.0)
         if (rows >= LARGE_TRX_ROWS or nbytes >= LARGE_TRX_BYTES
                 or (f_us / total_us >= LARGE_TRX_SHARE and f_us >= LARGE_TRX_MIN_US)):

@@ -57,7 +57,7 @@ def bottleneck(advice: Advice, config: Config) -> Bottleneck:
                   else max(cost.redo_flush_us, cost.flush_us)) if config.durable else 0.0
     commit_s = (n * cost.commit_us + res.flushes * fsync_each) / 1e6
     factor = cost.multi_worker_cpu if config.workers >= 2 else 1.0
-    cpu_s = sum(cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes) for f in facts) * factor \
+    cpu_s = sum(cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in facts) * factor \
         / max(1, min(max(config.workers, 1), cost.cores)) / 1e6
     coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * f.nbytes for f in facts) / 1e6
     ideal = _ideal(advice, config)
@@ -114,6 +114,12 @@ def assumptions(advice: Advice) -> list[str]:
     if b.workers == 0:
         out.append("0 workers is the single-threaded applier: simulated as one worker (the same time in this model)")
     out.append(f"cost model: {cost_model_origin(ctx.cost)}")
+    if ctx.scans:
+        cat = ctx.options.catalog
+        how = ("their sizes from the server's TABLE_ROWS" if cat is not None and cat.table_rows else
+               "their sizes unknown without --host, counted as the rows the binlog inserted (a lower bound)")
+        out.append(f"tables without any index ({', '.join(sorted(ctx.scans))}): the replica scans them for "
+                   f"each UPDATE/DELETE at {ctx.cost.scan_row_us:g} us per row, {how}")
     out.append(f"baseline: the clock the source recorded, at {w} worker{'s' if w != 1 else ''}; every time is a "
                "catch-up time (a stopped replica applying the whole input)")
     return out

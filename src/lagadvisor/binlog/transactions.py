@@ -48,6 +48,7 @@ class TableStats:
     inserts: int = 0
     updates: int = 0
     deletes: int = 0
+    search_events: int = 0   # UPDATE and DELETE rows events: each makes the replica find its rows
 
     @property
     def rows(self) -> int:
@@ -330,8 +331,10 @@ class TransactionAssembler:
             cur.truncated = True
         st = cur.stats.get(name)
         if st is None:
-            st = cur.stats[name] = [0, 0, 0]
+            st = cur.stats[name] = [0, 0, 0, 0]
         st[kind] += n
+        if kind != RowsKind.WRITE:
+            st[3] += 1
         cur.rows += n
 
     def _close(self, cur: _Open, end: int, incomplete: bool = False) -> Transaction:
@@ -339,7 +342,7 @@ class TransactionAssembler:
         g = cur.gtid_ev
         m = cur.mgtid
         gtid = g.gtid if g is not None else (m.gtid if m is not None else None)
-        tables = tuple(TableStats(n, s[0], s[1], s[2]) for n, s in cur.stats.items())
+        tables = tuple(TableStats(n, s[0], s[1], s[2], s[3]) for n, s in cur.stats.items())
         return Transaction(
             file=self.file, start_offset=cur.start, end_offset=end, index=self.index, gtid=gtid,
             last_committed=g.last_committed if g else None,

@@ -433,13 +433,14 @@ class _TableBuilder:
         self.fks = list(t.foreign_keys)
         self.collation = t.default_collation
         self.engine = t.engine
+        self.indexed = t.indexed
         self.fk_counter = max([int(m.group(1)) for fk in self.fks
                                if (m := re.search(r"_ibfk_(\d+)$", fk.name))] or [0])
 
     def build(self, source: str) -> TableSchema:
         keys = sorted(self.keys, key=lambda k: not k.primary)
         return TableSchema(self.db, self.name, tuple(self.columns), tuple(keys), tuple(self.fks),
-                           self.collation, source, True, self.engine)
+                           self.collation, source, True, self.engine, self.indexed)
 
     def taken(self) -> set[str]:
         return {k.name.lower() for k in self.keys}
@@ -512,7 +513,10 @@ def _parse_constraint(p: _P, tb: _TableBuilder, db: str) -> bool:
         return True
     if name is not None and p.kw("CHECK"):
         return True
-    if p.at("KEY") or p.at("INDEX") or p.at("FULLTEXT") or p.at("SPATIAL") or p.at("CHECK"):
+    if p.at("KEY") or p.at("INDEX"):
+        tb.indexed = True  # a non-unique index: the replica can seek rows through it
+        return True
+    if p.at("FULLTEXT") or p.at("SPATIAL") or p.at("CHECK"):
         return True
     return False
 
@@ -583,6 +587,8 @@ def apply_statement(cat: Catalog, sql: str, default_db: str, source: str = "binl
                 return _create_table(cat, p, default_db, source)
             if p.kw("UNIQUE", "INDEX") or p.kw("UNIQUE", "KEY"):
                 return _create_unique_index(cat, p, default_db, source)
+            if p.kw("INDEX") or p.kw("KEY"):
+                return _create_index(cat, p, default_db, source)
             if p.kw("DATABASE") or p.kw("SCHEMA"):
                 p.kw("IF", "NOT", "EXISTS")
                 db = p.ident() or ""
@@ -651,6 +657,20 @@ def _create_unique_index(cat: Catalog, p: _P, default_db: str, source: str) -> l
     parts, fn = _key_parts(p.skip_group())
     tb.add_key("UNIQUE", iname, parts, fn)
     cat.put(tb.build(source if t.source != "schema-file" or source == "schema-file" else t.source))
+    return []
+
+
+def _create_index(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
+    """``CREATE INDEX name ON tbl (...)``: no writeset key, but the replica can seek through it."""
+    p.ident()
+    while p.peek() is not None and not (not p.peek().quoted and p.peek().upper() == "ON"):
+        p.next()
+    if not p.kw("ON"):
+        return []
+    db, name = p.qualified(default_db)
+    t = cat.get(db, name)
+    if t is not None and not t.indexed:
+        cat.put(replace(t, indexed=True))
     return []
 
 

@@ -104,9 +104,14 @@ def load_catalog(conn, databases: list[str] | None = None) -> Catalog:
         cur = conn.cursor()
         server_coll = _rows(cur, "SELECT @@collation_server")[0][0]
         cat.server_collation = server_coll
-        tables = {(r[0], r[1]): (r[2], r[3]) for r in _rows(
-            cur, f"SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION, ENGINE FROM information_schema.TABLES "
-                 f"WHERE TABLE_TYPE = 'BASE TABLE' AND {where}", args)}
+        listed = _rows(cur, "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_COLLATION, ENGINE, TABLE_ROWS FROM "
+                            f"information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' AND {where}", args)
+        tables = {(r[0], r[1]): (r[2], r[3]) for r in listed}
+        sizes = {(r[0], r[1]): int(r[4] or 0) for r in listed}
+        # any non-unique, non-fulltext index: the replica seeks rows through it
+        indexed = {(r[0], r[1]) for r in _rows(
+            cur, "SELECT DISTINCT TABLE_SCHEMA, TABLE_NAME FROM information_schema.STATISTICS WHERE NON_UNIQUE = 1 "
+                 f"AND INDEX_TYPE NOT IN ('FULLTEXT', 'SPATIAL') AND {where}", args)}
         cols: dict[tuple[str, str], list[Column]] = {k: [] for k in tables}
         for schema, table, name, dtype, clen, nullable, coll, cset, ctype, extra in _rows(
                 cur, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, "
@@ -151,7 +156,10 @@ def load_catalog(conn, databases: list[str] | None = None) -> Catalog:
         fl = [ForeignKey(name, tuple(p[0] for p in ps), ps[0][1], ps[0][2], tuple(p[3] for p in ps))
               for name, ps in sorted(fks.get((schema, table), {}).items())]
         cat.put(TableSchema(schema, table, tuple(cols[(schema, table)]), tuple(kl), tuple(fl),
-                            coll.lower() if coll else None, "server", True, (engine or "").lower() or None))
+                            coll.lower() if coll else None, "server", True, (engine or "").lower() or None,
+                            (schema, table) in indexed))
+        # TABLE_ROWS is InnoDB's estimate (within tens of percent): enough to price a full scan
+        cat.table_rows[(schema.lower(), table.lower())] = sizes.get((schema, table), 0)
     return cat
 
 

@@ -59,6 +59,14 @@ class TableSchema:
     source: str = "unknown"   # server | schema-file | binlog-ddl | row-metadata
     complete: bool = True     # False when only part of the keys is known (row metadata: PK only)
     engine: str | None = None
+    indexed: bool = False     # a non-unique index is known (KEY/INDEX, or one a FOREIGN KEY creates)
+
+    @property
+    def scanned_by_replica(self) -> bool:
+        """No index at all: a row-based replica finds each updated or deleted row by scanning the
+        whole table, once per rows event (HASH_SCAN, sql/log_event.cc
+        ``Rows_log_event::do_hash_scan_and_update``). Only said of a table known in full."""
+        return self.complete and not self.keys and not self.indexed and not self.foreign_keys
 
     @property
     def qualified_name(self) -> str:
@@ -113,6 +121,11 @@ class Catalog:
     db_collation: dict[str, str] = field(default_factory=dict)
     server_collation: str = "utf8mb4_0900_ai_ci"
     version: int = 0  # bumps on every change, so callers can cache per version
+    table_rows: dict[tuple[str, str], int] = field(default_factory=dict)  # sizes read from a server
+
+    def rows_of(self, db: str, table: str) -> int:
+        """The table's size when a server told it (information_schema.TABLES.TABLE_ROWS), else 0."""
+        return self.table_rows.get(_key(db, table), 0)
 
     def get(self, db: str, table: str) -> TableSchema | None:
         return self.tables.get(_key(db, table))

@@ -38,6 +38,7 @@ class TrxFacts:
     dbs: tuple[str, ...]
     commit_id: int | None
     mariadb_flags: int = 0              # MariaDB Gtid_log_event flags2 (FL_WAITED, FL_DDL, ...)
+    scan_rows: int = 0                  # table rows the replica scans for it (tables without an index)
 
 
 Base = tuple[array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('q')
@@ -46,7 +47,7 @@ Base = tuple[array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('
 def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> Base:
     """The columns that do not depend on the clock: arrival, apply work, size."""
     return (array("d", _arrivals(facts, catch_up)),
-            array("d", [cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes) for f in facts]),
+            array("d", [cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in facts]),
             array("q", [f.nbytes for f in facts]))
 
 

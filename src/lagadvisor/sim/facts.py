@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from ..depgraph.pipeline import ClockOptions, ClockRun, run_clocks
 from ..errors import BinlogError
 from .build import TrxFacts
-from .run import facts_of
+from .run import ScanSizes, facts_of
 
 #: The native columns, in ``TrxFacts`` order (``clocks`` = the four from recorded on).
 FACT_COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
-                "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset")
+                "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows")
 _COMMIT_ORDER = {"recorded": 0, "serial": 1, "flush-groups": 2}
 
 
@@ -36,7 +36,8 @@ def read_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list[T
 def reference_facts(paths: list[str], run: ClockRun) -> list[TrxFacts]:
     """The reference read (a repeated path is numbered by its last position, as ever)."""
     index = {f: i for i, f in enumerate(paths)}
-    return [facts_of(t, c, index.get(t.file, 0)) for t, ws, c in run_clocks(paths, run)]
+    scans = ScanSizes()
+    return [facts_of(t, c, index.get(t.file, 0), scans.step(t, ws)) for t, ws, c in run_clocks(paths, run)]
 
 
 def native_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list[TrxFacts] | None:
@@ -65,6 +66,7 @@ class FactColumns:
     deletes: array
     nbytes: array
     dbset: array
+    scan_rows: array
     dbsets: list[tuple[str, ...]]
 
     def __len__(self) -> int:
@@ -84,8 +86,8 @@ class FactColumns:
 
     def to_facts(self) -> list[TrxFacts]:
         dbsets = self.dbsets
-        return [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None)
-                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k
+        return [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan)
+                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan
                 in zip(*(getattr(self, name) for name in FACT_COLUMNS))]
 
 

@@ -51,15 +51,19 @@ class CostModel:
     flush_us: float = 218.2        # sync stage, per group (serial), when durable: binlog fsync
     redo_flush_us: float = 206.6   # flush stage, per group (serial), when durable: redo fsync
     handoff_us: float = 0.0        # commit-order wake-up of a worker that waited for its turn
+    scan_row_us: float = 0.259    # worker, per table row scanned to find the rows of an UPDATE/DELETE
+                                   # event on a table without any index (bench/keyless_apply.py:
+                                   # MySQL 9.7.4, tables of 2k-40k rows, R^2 0.9999)
     multi_worker_cpu: float = 1.09  # worker CPU factor with >= 2 workers (transactions change threads)
     cores: int = 2
     fsync_devices: int = 1         # 1: redo log and binlog on one device/filesystem, one fsync at a
                                    # time; 2: on separate devices, their fsyncs overlap
 
-    def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int) -> float:
-        """Worker CPU before the commit."""
+    def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int, scan_rows: int = 0) -> float:
+        """Worker CPU before the commit (``scan_rows``: rows of tables without an index scanned
+        to find the changed rows, ``TrxFacts.scan_rows``)."""
         return (self.trx_us + self.insert_us * inserts + self.update_us * updates
-                + self.delete_us * deletes + self.byte_us * nbytes)
+                + self.delete_us * deletes + self.byte_us * nbytes + self.scan_row_us * scan_rows)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
@@ -144,6 +148,7 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "flush_us": (float, 0, 1e6, "microseconds"),
     "redo_flush_us": (float, 0, 1e6, "microseconds"),
     "handoff_us": (float, 0, 1e6, "microseconds"),
+    "scan_row_us": (float, 0, 1e3, "microseconds per row scanned"),
     "multi_worker_cpu": (float, 0.1, 100, "(a CPU factor)"),
     "cores": (int, 1, 4096, "cores"),
     "fsync_devices": (int, 1, 2, "devices"),

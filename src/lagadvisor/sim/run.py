@@ -13,14 +13,40 @@ from .engine import SimResult, simulate
 from .model import CostModel, ReplicaConfig
 
 
-def facts_of(t: Transaction, c: Computed, file_idx: int) -> TrxFacts:
+def facts_of(t: Transaction, c: Computed, file_idx: int, scan_rows: int = 0) -> TrxFacts:
     ins = sum(s.inserts for s in t.tables)
     upd = sum(s.updates for s in t.tables)
     dele = sum(s.deletes for s in t.tables)
     recorded = t.last_committed if t.last_committed is not None else c.commit_order
     return TrxFacts(file_idx, c.sequence_number, (recorded, c.commit_order, c.writeset, c.writeset_session),
                     t.commit_ts_us or t.timestamp * 1_000_000, ins, upd, dele, t.bytes,
-                    tuple(sorted(t.databases)), t.commit_id, t.mariadb_flags)
+                    tuple(sorted(t.databases)), t.commit_id, t.mariadb_flags, scan_rows)
+
+
+class ScanSizes:
+    """The table rows a row-based replica scans for each transaction: for every UPDATE or DELETE
+    rows event on a table without any index (``Writeset.scans``), the table's size, taken as
+    the size a server told (``information_schema.TABLES.TABLE_ROWS`` through ``--host``) plus
+    the rows inserted minus deleted since the file's start (never below zero) — without a
+    server a lower bound. Per file, so files can be read apart (``--jobs``, fleet) and give the
+    same numbers; the native core computes the same (``FileState.net_rows``)."""
+
+    def __init__(self) -> None:
+        self.file: str | None = None
+        self.net: dict[str, int] = {}
+
+    def step(self, t: Transaction, ws) -> int:
+        if t.file != self.file:
+            self.file, self.net = t.file, {}
+        net = self.net
+        total = 0
+        for table, events, known in ws.scans:
+            total += events * (known + max(0, net.get(table, 0)))
+        for st in t.tables:
+            d = st.inserts - st.deletes
+            if d:
+                net[st.table] = net.get(st.table, 0) + d
+        return total
 
 
 def percentile(sorted_vals: list[float], p: float) -> float:

@@ -62,6 +62,8 @@ class TablePlan:
     missing_keys: bool
     columns: frozenset[int]
     partial: str | None = None  # why the plan may miss hashes (unique keys unknown, ...)
+    scans: bool = False         # no index at all: the replica scans the table per UPDATE/DELETE event
+    table_rows: int = 0         # its size when a server told it (Catalog.rows_of), else 0
 
 
 _BLOBS = frozenset({"tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob",
@@ -188,7 +190,8 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
     if approx:
         partial = "; ".join([partial, *approx] if partial else approx)
     return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks), fk_parent, pk is None,
-                     frozenset(used), partial)
+                     frozenset(used), partial, schema.scanned_by_replica,
+                     catalog.rows_of(schema.db, schema.name) if schema.scanned_by_replica else 0)
 
 
 _SIGN_FLIP = 1 << 63
@@ -310,6 +313,9 @@ class Writeset:
     unknown: list[str] = field(default_factory=list)   # tables whose keys cannot be known at all
     caveats: list[str] = field(default_factory=list)   # hashes that may be missing (overstates parallelism)
     labels: list[str] = field(default_factory=list)    # readable key per hash, when asked for
+    # (table, UPDATE/DELETE rows events, its known size) for tables without any index: the
+    # replica scans them (sim.run.ScanSizes prices it)
+    scans: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str], *, labels: bool = False) -> Writeset:
@@ -332,6 +338,8 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str], *, l
             ws.fk_parent_tables.append(st.table)
         if plan.partial:
             ws.caveats.append(plan.partial)
+        if plan.scans and st.search_events:
+            ws.scans.append((st.table, st.search_events, plan.table_rows))
     hashes = ws.hashes
     incomplete: set[str] = set()
     approximated_before = dict(APPROXIMATED)
