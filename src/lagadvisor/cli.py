@@ -480,6 +480,9 @@ def simulate(
         help="All transactions are already in the relay log (a stopped replica catching up); "
              "default: they arrive at the source's commit timestamps.")] = False,
     lag_threshold: Annotated[float, typer.Option(help="Seconds; report time spent above it.")] = 1.0,
+    window: Annotated[str, typer.Option(help="Lag per time window of the source's timeline: a duration "
+                                             "(15m, 1h, 1d), off, or auto (1h-style windows for inputs "
+                                             "longer than 2 hours).")] = "auto",
     mode: Annotated[Mode, typer.Option(help="Applier: logical_clock (MySQL), database (5.6 "
                                             "DATABASE mode), mariadb_conservative, mariadb_optimistic (MariaDB's default since 10.5) or "
                                             "mariadb_aggressive.")] = Mode.logical_clock,
@@ -497,7 +500,8 @@ def simulate(
     from .errors import ConfigError
     from .sim.facts import read_facts
     from .sim.model import CostModel, ReplicaConfig
-    from .sim.run import sweep
+    from .sim.run import sweep, window_for
+    from .sim.windows import parse_window
 
     try:
         wl = _int_list(workers, "--workers")
@@ -522,7 +526,9 @@ def simulate(
         run = prepare(files, opts)
         facts = read_facts(files, opts, run)
         cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value)
-        rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold)
+        window_s = window_for(facts, parse_window(window))
+        rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold,
+                     window_s=window_s)
         if mode.value.startswith("mariadb"):
             for r in rows:  # one row per worker count, named by the mode that schedules it
                 r.policy = mode.value
@@ -531,6 +537,7 @@ def simulate(
     if output_format == OutputFormat.json:
         print(json.dumps({"transactions": len(facts), "catch_up": catch_up, "durable": durable,
                           "mode": mode.value, "cost_model": json.loads(cost.to_json()),
+                          "window_seconds": window_s if not catch_up else 0,
                           "written_by": run.written.name,
                           "results": [r.as_json() for r in rows]}, indent=2, sort_keys=True))
     else:
@@ -539,7 +546,13 @@ def simulate(
         tab = simulate_table(rows, f"{len(facts):,} transactions; replica {'durable' if durable else 'relaxed'}, "
                              f"preserve_commit_order={preserve_commit_order}, {cost.cores} cores"
                              + ("; catch-up" if catch_up else "; arrivals at source commit times"))
-        Console(highlight=False).print(tab)
+        con = Console(highlight=False)
+        con.print(tab)
+        from .report.tables import window_table
+
+        wt = window_table(rows)
+        if wt is not None:
+            con.print(wt)
     _read_warnings(run.summaries)
 
 
@@ -672,6 +685,9 @@ def advise(
     ssl_key: SslKeyOpt = None,
     ssl_mode: SslModeOpt = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")] = True,
+    window: Annotated[str, typer.Option(help="The summary's worst lag window on the source's timeline: a "
+                                             "duration (15m, 1h, 1d), off, or auto (for inputs longer "
+                                             "than 2 hours).")] = "auto",
 ) -> None:
     """What to change: findings ordered by expected gain, each with the setting, its current and
     suggested value, the evidence from the binlog and the simulated effect. With --host, current
@@ -695,8 +711,12 @@ def advise(
         cost = CostModel.from_file(cost_model) if cost_model else CostModel()
         if cores:
             cost = dc_replace(cost, cores=cores)
+        from .sim.windows import parse_window
+
+        window_s = parse_window(window)
         with _Progress(inputs, progress) as bar:
-            advice = run(inputs, opts, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t))
+            advice = run(inputs, opts, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t),
+                         window_s=window_s)
         if html:
             try:
                 with open(html, "w", encoding="utf-8") as f:

@@ -33,8 +33,11 @@ PLAN_FINDINGS = ("dependency_tracking", "replica_durability", "replica_parallel_
 
 
 def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = None,
-           settings: ServerSettings | None = None, on_transaction=None) -> Advice:
-    return advise_context(gather(list(paths), options, cost or CostModel(), settings, on_transaction))
+           settings: ServerSettings | None = None, on_transaction=None, window_s: float | None = None) -> Advice:
+    """``window_s``: the lag window of the summary's worst window (None: chosen from the span)."""
+    ctx = gather(list(paths), options, cost or CostModel(), settings, on_transaction)
+    ctx.window_s = window_s
+    return advise_context(ctx)
 
 
 def advise_context(ctx: Context) -> Advice:

@@ -55,6 +55,7 @@ class Context:
     mariadb: bool
     # tables without any index: table -> [UPDATE/DELETE rows events, table rows scanned]
     scans: dict = field(default_factory=dict)
+    window_s: float | None = None   # lag windows: None = chosen from the span (sim.run.window_for)
     _trx_cache: dict = field(default_factory=dict, repr=False)
     _sim_cache: dict = field(default_factory=dict, repr=False)
     _what_if_cache: dict = field(default_factory=dict, repr=False)

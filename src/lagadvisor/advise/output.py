@@ -134,6 +134,13 @@ def render_summary(advice: Advice, console) -> None:
             verdict = f"{-step.marginal_gain:+.1%}" + ("" if step.kept else ": left out, gains too little")
             tab.add_row(f"  step {i}", f"{step.setting}: {step.before} -> {step.after} ({verdict})")
         tab.add_row("bottleneck", doc["bottleneck"]["sentence"])
+        ww = doc.get("worst_window")
+        if ww:
+            plan = ww["lag_p99_seconds_with_plan"]
+            tab.add_row("worst window", f"{ww['label']} UTC ({ww['transactions']:,} transactions): lag p99 "
+                        f"{ww['lag_p99_seconds']:,.3f} s now" + (f", {plan:,.3f} s with the plan" if plan is not None
+                                                                    else "") +
+                        f" (the worst of {ww['windows']} windows of {ww['window_seconds']:g} s)")
     for line in doc["confirmed"]:
         tab.add_row("checked", f"{line} (no change needed)")
     for i, line in enumerate(doc["assumptions"]):

@@ -125,6 +125,33 @@ def assumptions(advice: Advice) -> list[str]:
     return out
 
 
+def worst_window(advice: Advice) -> dict | None:
+    """The window of the source's timeline where the replica falls furthest behind now (lag p99,
+    arrivals at the source's commit times), and the same window with the plan; None for inputs
+    too short to split (``sim.windows.auto_window``) or without commit times."""
+    from ..sim.run import window_for
+    from ..sim.windows import lag_windows, worst
+
+    ctx, plan = advice.context, advice.plan
+    win = window_for(ctx.facts, ctx.window_s)
+    if not win or plan is None:
+        return None
+    origin = min((f.commit_ts_us for f in ctx.facts if f.commit_ts_us), default=0)
+
+    def windows(c: Config):
+        res = ctx.run(c.clock, c.workers, preserve=c.preserve, durable=c.durable, mode=c.mode, catch_up=False)
+        return lag_windows(res.arrival_us, res.commit_us, win, 1.0, origin)
+
+    now = windows(plan.current)
+    if not now:
+        return None
+    w = worst(now, 1)[0]
+    later = {x.start_us: x for x in windows(plan.recommended)}
+    after = later.get(w.start_us)
+    return {"window_seconds": win, "windows": len(now), **w.as_json(), "label": w.label(),
+            "lag_p99_seconds_with_plan": round(after.lag_p99_seconds, 6) if after else None}
+
+
 def summary(advice: Advice) -> dict:
     """The report's summary as data (JSON ``summary``; the text and HTML render it)."""
     plan = advice.plan
@@ -142,6 +169,7 @@ def summary(advice: Advice) -> dict:
                      "lag_p99_seconds": round(plan.recommended_lag_p99, 6),
                      "changes": [f"{s.setting}: {s.before} -> {s.after}" for s in plan.kept()]},
         gain=round(plan.gain, 4),
+        worst_window=worst_window(advice),
         bottleneck={"name": cur_b.name, "sentence": cur_b.sentence(plan.current, cores),
                     "seconds": {k: round(v, 6) for k, v in cur_b.seconds.items()},
                     "ideal_speedup": round(cur_b.ideal_speedup, 4), "simulated_speedup": round(cur_b.speedup, 4)},

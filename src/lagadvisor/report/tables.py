@@ -71,6 +71,34 @@ def simulate_table(rows, title: str) -> Table:
     return tab
 
 
+def window_table(rows, k: int = 5) -> Table | None:
+    """Lag p99 by time window for the first policy's rows (one column per worker count), the
+    ``k`` worst windows first (by the fewest workers' lag), or None without windows."""
+    from ..sim.windows import worst
+
+    first = [r for r in rows if r.policy == rows[0].policy and r.windows] if rows else []
+    if not first:
+        return None
+    ref = first[0].windows
+    span = ref[0].end_us - ref[0].start_us
+    unit = next((f"{span // d}{u}" for d, u in ((86_400_000_000, "d"), (3_600_000_000, "h"), (60_000_000, "min"))
+                 if span % d == 0), f"{span / 1e6:g}s")
+    shown = worst(ref, k)
+    tab = compact_table(f"lag p99 by {unit} window (UTC), {policy_label(rows[0].policy, True)}: the {len(shown)} "
+                        f"worst of {len(ref)}")
+    text_column(tab, "window")
+    number_column(tab, "trx")
+    for r in first:
+        number_column(tab, f"{r.workers}\nworkers" if r.workers != 1 else "1\nworker")
+    for win in shown:
+        cells = []
+        for r in first:
+            match = next((x for x in r.windows if x.start_us == win.start_us), None)
+            cells.append(seconds(match.lag_p99_seconds) if match else "-")
+        tab.add_row(win.label(), f"{win.transactions:,}", *cells)
+    return tab
+
+
 def hot_table(title: str, items: list[dict], column: str) -> Table:
     """``graph``'s hot rows or hot tables: the key wraps, it is never shortened."""
     tab = compact_table(title)

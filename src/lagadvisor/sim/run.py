@@ -73,10 +73,14 @@ class Row:
     dependency_wait_seconds: float
     flushes: int
     lag_series: list[tuple[float, float]] = field(default_factory=list, repr=False)
+    windows: list = field(default_factory=list, repr=False)   # sim.windows.LagWindow, in time order
 
     def as_json(self) -> dict:
-        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()
-                if k != "lag_series"}
+        out = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()
+               if k not in ("lag_series", "windows")}
+        if self.windows:
+            out["windows"] = [w.as_json() for w in self.windows]
+        return out
 
 
 def _lag_stats(res: SimResult, threshold_s: float) -> tuple[float, float, float, float, list]:
@@ -112,8 +116,24 @@ def _lag_stats_python(res: SimResult, threshold_s: float) -> tuple[float, float,
     return (percentile(s, 50) / 1e6, percentile(s, 99) / 1e6, (s[-1] if s else 0.0) / 1e6, above / 1e6, series)
 
 
+def window_for(facts: list[TrxFacts], window_s: float | None) -> float:
+    """``--window``: as given, or for ``auto`` (None) chosen from the source's commit span."""
+    from .windows import auto_window
+
+    if window_s is not None:
+        return window_s
+    ts = [f.commit_ts_us for f in facts if f.commit_ts_us]
+    return auto_window((max(ts) - min(ts)) / 1e6) if ts else 0.0
+
+
 def sweep(facts: list[TrxFacts], policies: list[str], workers: list[int], cfg: ReplicaConfig,
-          cost: CostModel, *, catch_up: bool = False, threshold_s: float = 1.0) -> list[Row]:
+          cost: CostModel, *, catch_up: bool = False, threshold_s: float = 1.0,
+          window_s: float = 0.0) -> list[Row]:
+    """Every (policy, workers) cell; with ``window_s`` (and arrivals at the source's commit
+    times) each row also holds its lag per window of that length (:mod:`.windows`)."""
+    from .windows import lag_windows
+
+    origin = min((f.commit_ts_us for f in facts if f.commit_ts_us), default=0)
     rows = []
     base = base_columns(facts, cost, catch_up=catch_up)
     for policy in policies:
@@ -131,5 +151,7 @@ def sweep(facts: list[TrxFacts], policies: list[str], workers: list[int], cfg: R
             p50, p99, mx, above, series = _lag_stats(res, threshold_s)
             rows.append(Row(policy, w, cfg.preserve_commit_order, res.apply_us / 1e6,
                             one.apply_us / res.apply_us if res.apply_us else 0.0, p50, p99, mx, above,
-                            res.utilisation, res.dependency_wait_us / 1e6, res.flushes, series))
+                            res.utilisation, res.dependency_wait_us / 1e6, res.flushes, series,
+                            lag_windows(res.arrival_us, res.commit_us, window_s, threshold_s, origin)
+                            if window_s and not catch_up else []))
     return rows
