@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
-from .tasks import ServerJob, ServerResult, advise_server, read_part, remove_cache, verdict
+from .tasks import ServerJob, ServerResult, advise_server, map_on_cluster, read_part, remove_cache, verdict
 
 CONNECT_TIMEOUT_S = 5
 
@@ -90,22 +90,6 @@ def run_fleet(jobs: list[ServerJob], client, *, stream: bool = False) -> FleetRu
     addr = client.scheduler.address if client.scheduler else ""
     return FleetRun(list(results), workers, addr, time.perf_counter() - start, ntasks,
                     list(ctx.data) if ctx is not None else [])
-
-
-def map_on_cluster(fn, args: list[tuple], name: str) -> list:
-    """``fn(*a)`` for each ``a``: as tasks of the cluster when called from a task on a Dask worker
-    (``worker_client`` secedes from the worker's thread pool while it waits, so a one-thread
-    worker does not deadlock), else here, in order."""
-    try:
-        from distributed import get_worker, worker_client
-
-        get_worker()
-    except (ImportError, ValueError):
-        return [fn(*a) for a in args]
-    tok = uuid.uuid4().hex[:8]
-    with worker_client() as client:
-        futures = [client.submit(fn, *a, key=f"{name}-{tok}-{i}", pure=False) for i, a in enumerate(args)]
-        return client.gather(futures)
 
 
 __all__ = ["FleetRun", "connect", "map_on_cluster", "run_fleet"]

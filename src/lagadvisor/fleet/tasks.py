@@ -268,12 +268,28 @@ def what_if_part(job: ServerJob, index: int, v: Verdict, what_if, history_size: 
     return FilePart(index, None, enc.cols, sorted(enc.dbsets, key=enc.dbsets.get), seconds=time.perf_counter() - start)
 
 
+def map_on_cluster(fn, args: list[tuple], name: str) -> list:
+    """``fn(*a)`` for each ``a``: as tasks of the cluster when called from a task on a Dask worker
+    (``worker_client`` secedes from the worker's thread pool while it waits, so a one-thread
+    worker does not deadlock), else here, in order."""
+    try:
+        from distributed import get_worker, worker_client
+
+        get_worker()
+    except (ImportError, ValueError):
+        return [fn(*a) for a in args]
+    import uuid
+
+    tok = uuid.uuid4().hex[:8]
+    with worker_client() as client:
+        futures = [client.submit(fn, *a, key=f"{name}-{tok}-{i}", pure=False) for i, a in enumerate(args)]
+        return client.gather(futures)
+
+
 def _what_ifs_per_file(ctx, job: ServerJob, v: Verdict, catalogs: list) -> list[float]:
     """The context's what-if passes split per file like the first pass: one ``what_if_part``
     task per file on the cluster (from inside the server task, which leaves its worker slot
     while it waits), or in this process when not on a Dask worker; cached as ``Context`` caches."""
-    from .cluster import map_on_cluster
-
     waited = [0.0]
 
     def what_if_facts(what_if, history_size=None):

@@ -1,0 +1,98 @@
+"""Imports go one way (issue 21): cli -> fleet -> report/advise -> sim -> depgraph -> writeset ->
+schema -> binlog, parsed from the source (module-level and function-level imports alike), and
+no two modules import each other."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import lagadvisor
+
+PKG = Path(lagadvisor.__file__).resolve().parent
+#: Top to bottom; a package may import those below it, or its own level (report and advise
+#: render each other's results), never those above.
+LAYERS = [("cli", "__main__"), ("fleet",), ("report", "advise"), ("sim",), ("depgraph",), ("writeset",),
+          ("schema",), ("binlog",)]
+#: Modules every layer may use: no lagadvisor imports of their own but these.
+SHARED = {"errors", "versions", "native", "connection", "tls"}
+#: Known debt, to be paid (issue 21): an edge here is tolerated, a new one is not.
+TOLERATED = {("lagadvisor.depgraph.graph", "lagadvisor.sim.model"),
+             ("lagadvisor.native", "lagadvisor.report.native_analysis"),
+             ("lagadvisor.native", "lagadvisor.sim.model")}
+
+
+def _modules():
+    for f in sorted(PKG.rglob("*.py")):
+        rel = f.relative_to(PKG.parent).with_suffix("")
+        name = ".".join(rel.parts)
+        if name.endswith(".__init__"):
+            name = name[: -len(".__init__")]
+        yield name, f
+
+
+def _imports(name: str, f: Path) -> set[str]:
+    pkg = name if f.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+                names = [target] if node.module else [f"{target}.{a.name}" for a in node.names]
+            else:
+                names = [node.module or ""]
+            out.update(n for n in names if n.startswith("lagadvisor"))
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("lagadvisor"))
+    return out
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else ""
+    if top in SHARED or top.startswith("_"):
+        return None
+    for i, names in enumerate(LAYERS):
+        if top in names:
+            return i
+    return None
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = dict(_modules())
+    graph = {}
+    for name, f in mods.items():
+        targets = set()
+        for t in _imports(name, f):
+            while t not in mods and "." in t:  # `from .x import y` names y, a symbol of module x
+                t = t.rsplit(".", 1)[0]
+            if t in mods and t != name:
+                targets.add(t)
+        graph[name] = targets
+    return graph
+
+
+def test_layers_import_downward():
+    bad = []
+    for m, targets in _graph().items():
+        lm = _layer(m)
+        for t in targets:
+            lt = _layer(t)
+            if lm is not None and lt is not None and lt < lm and (m, t) not in TOLERATED:
+                bad.append(f"{m} imports {t}")
+    assert not bad, "imports pointing up a layer:\n" + "\n".join(sorted(bad))
+
+
+def test_shared_modules_stay_at_the_bottom():
+    for m, targets in _graph().items():
+        top = m.split(".")[1] if "." in m else ""
+        if top in SHARED - {"native", "connection"}:
+            assert all(t.split(".")[1] in SHARED for t in targets), (m, targets)
+
+
+def test_no_two_modules_import_each_other():
+    g = _graph()
+    pairs = sorted({tuple(sorted((a, b))) for a, ts in g.items() for b in ts if a in g.get(b, set())})
+    tolerated = {("lagadvisor.report.analysis", "lagadvisor.report.native_analysis")}  # issue 21
+    assert set(pairs) <= tolerated, pairs
