@@ -892,7 +892,7 @@ def _usage_error_line(err) -> str:
     """A click usage error as one line: ``--format: 'bogus' is not one of 'text', 'json'`` plus where
     to look, instead of the boxed usage block."""
     param = getattr(err, "param", None)
-    message = getattr(err, "message", None) or str(err)
+    message = str(getattr(err, "message", None) or err).removeprefix("Value error, ")  # pydantic's wording
     hint = getattr(err, "param_hint", None)
     if param is not None and hasattr(err, "param_hint"):
         opts = [o for o in getattr(param, "opts", []) if o.startswith("--")] or list(getattr(param, "opts", []))
@@ -900,21 +900,19 @@ def _usage_error_line(err) -> str:
             (hint if isinstance(hint, str) else (getattr(param, "human_readable_name", None) or ""))
         if name:
             message = f"{name}: {message}"
-    message = " ".join(str(message).removeprefix("Value error, ").split())
+    message = " ".join(str(message).split())
     ctx = getattr(err, "ctx", None)
     where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
     return f"{message}{where}"
 
 
 def _click_exceptions() -> tuple[type, type, type]:
-    """(ClickException, UsageError, Abort) of the click that typer runs on: recent typer carries its
-    own copy (typer._click), older typer uses click itself."""
-    try:
-        from typer._click.exceptions import ClickException, UsageError
-        from typer.exceptions import Abort
-    except ImportError:  # older typer on the real click
-        from click.exceptions import Abort, ClickException, UsageError
-    return ClickException, UsageError, Abort
+    """(ClickException, UsageError, Abort) of the click that typer runs on (recent typer carries
+    its own copy, older typer uses click): found through typer's own BadParameter."""
+    mro = typer.BadParameter.__mro__
+    click_exception = next(c for c in mro if c.__name__ == "ClickException")
+    usage_error = next(c for c in mro if c.__name__ == "UsageError")
+    return click_exception, usage_error, typer.Abort
 
 
 def main() -> None:
