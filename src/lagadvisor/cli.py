@@ -103,15 +103,6 @@ def _policy_name(value):
     return canonical.get(value.strip().lower().replace("-", "_"), value)
 
 
-def _progressed(files, items, enabled: bool = True):
-    """``items`` ((transaction, ...) tuples from run_clocks) with the byte progress bar over
-    ``files``, on a terminal only: graph and export show the bar analyze shows."""
-    with _Progress(list(files), enabled) as bar:
-        for item in items:
-            bar.update(None, item[0])
-            yield item
-
-
 class OutputFormat(str, Enum):
     text = "text"
     json = "json"
@@ -383,9 +374,9 @@ def export(
 ) -> None:
     """Write one record per transaction, in binlog order, with the recorded clock and every
     policy's re-derived last_committed ("computed") and WRITESET's fallback reason."""
-    from .depgraph.pipeline import prepare, run_clocks
+    from .depgraph.pipeline import prepare
     from .errors import ConfigError
-    from .report.records import CsvWriter, jsonl_line, transaction_record
+    from .report.records import CsvWriter, export_records, jsonl_line
 
     try:
         if keys and output_format == ExportFormat.csv:
@@ -399,19 +390,18 @@ def export(
     except LagAdvisorError as err:
         raise _fail(err) from None
     try:
-        run = prepare(files, _clock_options(history_size, commit_order, schema, _server_options(
+        opts = _clock_options(history_size, commit_order, schema, _server_options(
             host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode, socket=socket,
-            login_path=login_path, defaults_extra_file=defaults_extra_file, no_defaults=no_defaults)))
+            login_path=login_path, defaults_extra_file=defaults_extra_file, no_defaults=no_defaults))
+        run = prepare(files, opts)
         writer = CsvWriter(out) if output_format == ExportFormat.csv else None
+        write = out.write
+        emit = writer.write if writer is not None else (lambda rec: write(jsonl_line(rec) + "\n"))
         # no bar over records written to the same terminal
-        for t, ws, c in _progressed(files, run_clocks(files, run), enabled=out is not sys.stdout or not out.isatty()):
-            rec = transaction_record(t, keys=keys and writer is None)
-            rec["computed"] = c.as_dict()
-            rec["fallback"] = c.fallback.value if c.fallback else None
-            if writer is not None:
-                writer.write(rec)
-            else:
-                out.write(jsonl_line(rec) + "\n")
+        with _Progress(files, out is not sys.stdout or not out.isatty()) as bar:
+            notes = export_records(files, opts, run, emit, keys=keys and writer is None,
+                                   on_progress=bar.at if bar.enabled else None,
+                                   on_transaction=(lambda t: bar.update(None, t)) if bar.enabled else None)
     except LagAdvisorError as err:
         out.flush()
         raise _fail(err) from None
@@ -421,11 +411,6 @@ def export(
     finally:
         if output:
             out.close()
-    notes = [w for s in run.summaries for w in s.warnings]
-    notes += [f"{what} ({n} transactions fell back)" for what, n in sorted(run.tracker.unknown.items())]
-    notes += [f"{what} ({n} transactions)" if "WRITESET may" in what
-              else f"{what}: WRITESET may overstate parallelism ({n} transactions)"
-              for what, n in sorted(run.tracker.caveats.items())]
     err_console.print(f"lagadvisor: clock written by {run.written.name} ({run.written.evidence}); "
                       f"history size {run.history_size:,}; commit-order input {run.commit_order}",
                       soft_wrap=True)
@@ -590,8 +575,8 @@ def graph(
 ) -> None:
     """The dependency graph: critical path (transactions and estimated apply time), width, the
     rows and tables that create the most dependencies, export to GraphML/DOT."""
-    from .depgraph.graph import GraphBuilder, write_graph
-    from .depgraph.pipeline import prepare, run_clocks
+    from .depgraph.graph import build_graph, write_graph
+    from .depgraph.pipeline import prepare
     from .errors import ConfigError
     from .sim.model import CostModel
 
@@ -608,10 +593,10 @@ def graph(
         opts = _clock_options(history_size, commit_order, schema)
         opts.labels = True
         run = prepare(files, opts)
-        gb = GraphBuilder(policy, CostModel(), range(a, b))
-        for t, ws, c in _progressed(files, run_clocks(files, run)):
-            gb.add(t, ws, c)
-        s = gb.s
+        with _Progress(files, True) as bar:
+            s = build_graph(files, run, opts, policy, CostModel().graph_weights(), range(a, b),
+                            on_progress=bar.at if bar.enabled else None,
+                            on_transaction=(lambda t: bar.update(None, t)) if bar.enabled else None)
         if graphml:
             write_graph(s.graph, graphml)
         if dot:
@@ -716,7 +701,7 @@ def advise(
         window_s = parse_window(window)
         with _Progress(inputs, progress) as bar:
             advice = run(inputs, opts, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t),
-                         window_s=window_s)
+                         window_s=window_s, on_progress=bar.at if bar.enabled else None)
         if html:
             try:
                 with open(html, "w", encoding="utf-8") as f:
@@ -841,7 +826,8 @@ def calibrate(
         with _Progress(files, True) as bar:
             result = fit(files, durable=durable, base=CostModel.from_file(base) if base else None,
                          cores=cores or os.cpu_count() or 1, redo_share=redo_share,
-                         on_transaction=(lambda t: bar.update(None, t)) if bar.enabled else None)
+                         on_transaction=(lambda t: bar.update(None, t)) if bar.enabled else None,
+                         on_progress=bar.at if bar.enabled else None)
     except LagAdvisorError as err:
         raise _fail(err) from None
     text = result.model.to_json()

@@ -24,7 +24,7 @@ from .binlog.framing import RawEvent
 from .binlog.rows import decode_table_map, decode_value, table_plan
 from .binlog.transactions import Statement, classify_statement
 from .errors import LagAdvisorError
-from .writeset.extract import TablePlan, row_hashes
+from .writeset.extract import TablePlan, _label, row_hashes
 from .writeset.tracker import KeyTracker
 
 _module: ModuleType | None = None
@@ -212,12 +212,14 @@ class Bridge:
             for i, prefix, _canon, _coll, pad, full_chars in k.parts:
                 py = py or prefix is not None or full_chars is not None or not native_col(i)
                 parts.append((i, key if pad else none, pack if pad else none))
-            keys.append((hash(k.name), hash(plan.db), hash(plan.table), k.hashes, parts, py))
+            keys.append((hash(k.name), hash(plan.db), hash(plan.table), k.hashes, parts, py,
+                         f"{plan.db}.{plan.table} {k.name}=("))
         fks = []
         for fk in plan.fks:
             py = any(not native_col(i) for i, _canon, _pad in fk.parts)
             fks.append((hash(fk.ref_key), hash(fk.ref_db), hash(fk.ref_table),
-                        [(i, pack if pad else none) for i, _canon, pad in fk.parts], py))
+                        [(i, pack if pad else none) for i, _canon, pad in fk.parts], py,
+                        f"{fk.ref_db}.{fk.ref_table} {fk.ref_key}=(", f" (foreign key of {plan.db}.{plan.table})"))
         return ("plan", plan.missing_keys, plan.fk_parent, plan.partial, sorted(plan.columns), keys, fks,
                 (plan, cols, {}), plan.scans, plan.table_rows)
 
@@ -236,6 +238,18 @@ class Bridge:
         row_hashes(sub, image, out, fk)
         return out
 
+    def key_hashes_labelled(self, handle, fk: bool, idx: int, values) -> tuple[list[int], str]:
+        """:meth:`key_hashes` and the key's readable label (``extract._label``: the decoded
+        values of the parts, a NULL foreign-key part left out)."""
+        plan, cols, _subs = handle
+        hashes = self.key_hashes(handle, fk, idx, values)
+        parts = [p[0] for p in (plan.fks[idx].parts if fk else plan.keys[idx].parts)]
+        raw = [decode_value(cols[i], v) for i, v in zip(parts, values) if v is not None]
+        if fk:
+            f = plan.fks[idx]
+            return hashes, _label(f.ref_key, f.ref_db, f.ref_table, raw) + f" (foreign key of {plan.db}.{plan.table})"
+        return hashes, _label(plan.keys[idx].name, plan.db, plan.table, raw)
+
     def observe(self, file: str, start: int, statements) -> int:
         stmts = [Statement(k, d.decode("utf-8", "surrogateescape"), q.decode("utf-8", "surrogateescape"))
                  for k, d, q in statements]
@@ -247,4 +261,96 @@ class Bridge:
             self.on_progress(file, offset)
 
 
-__all__ = ["Bridge", "load", "forced_pure", "unavailable_notice", "statement_blocks", "LOG_EVENT_HEADER_LEN"]
+_COMMIT_ORDER = {"recorded": 0, "serial": 1, "flush-groups": 2}
+#: ``graph --policy`` as the native graph builder numbers it.
+GRAPH_POLICIES = {"recorded": 0, "COMMIT_ORDER": 1, "WRITESET": 2, "WRITESET_SESSION": 3}
+PROGRESS_EVERY = 2048
+
+
+class NativeRun:
+    """One read of a run of files by the native core (:func:`read_run`): the analyzer (its
+    ``finish``, ``take_facts`` and ``take_graph`` hold the results), the per-file summaries and
+    counters, and the collation approximations counted while it read."""
+
+    def __init__(self, analyzer, bridge: Bridge, tracker: KeyTracker) -> None:
+        self.analyzer = analyzer
+        self.bridge = bridge
+        self.tracker = tracker
+        self.files: list[tuple[object, dict]] = []   # (FileSummary, Analyzer.read_file's dict)
+        self.approximated_before: dict = {}
+
+    def approximated(self) -> list[tuple[str, int]]:
+        """The collations whose weight tables could not decide some values during this read,
+        as the caveat line and its count (values hashed through the bridge)."""
+        from .writeset.extract import approximated_caveat
+        from .writeset.weights import APPROXIMATED
+
+        before = self.approximated_before
+        outside = sorted(c for c, n in APPROXIMATED.items() if n != before.get(c))
+        if not outside:
+            return []
+        return [(approximated_caveat(outside), sum(APPROXIMATED[c] - before.get(c, 0) for c in outside))]
+
+
+def read_run(paths, options, run, *, on_progress=None, facts: bool = False, records=None,
+             graph: tuple | None = None):
+    """The one native loader: read ``paths`` in order with the native core, for the clock
+    options and prepared run (``depgraph.pipeline.ClockOptions``/``ClockRun``), keeping what
+    the caller asks for: simulation facts (``facts``), export records (``records``: called as
+    ``records(file_index, path, Analyzer.take_records())`` after each file), the dependency
+    graph (``graph`` = (policy name, six apply-time weights, keep start, keep end)).
+
+    Returns a :class:`NativeRun`, or None when the native core is unavailable, cannot take
+    these inputs, or gives the run back (``NativeFallback``, or a read error the reference
+    reports with its own context): the caller then reads the run with the reference. This is
+    the only place that decides it."""
+    native = load()
+    if native is None or not readable(paths):
+        return None
+    from .errors import BinlogError
+    from .writeset.weights import APPROXIMATED
+
+    # The native run applies the binlog's DDL to its own copy of the catalog, so a fallback
+    # starts the reference from the catalog as given.
+    import copy
+
+    tracker = KeyTracker(copy.deepcopy(options.catalog), use_binlog_ddl=options.use_binlog_ddl,
+                         what_if=options.what_if)
+    bridge = Bridge(tracker, on_progress)
+    analyzer = native.Analyzer(run.history_size, _COMMIT_ORDER[run.commit_order], tracker.catalog.version,
+                               bridge, PROGRESS_EVERY if on_progress is not None else 0)
+    out = NativeRun(analyzer, bridge, tracker)
+    out.approximated_before = dict(APPROXIMATED)
+    ignore = tracker.what_if.ignore_rows if tracker.what_if else ()
+    if options.labels or ignore or graph is not None:
+        analyzer.collect_labels(sorted(ignore or ()))
+    if facts:
+        analyzer.collect_facts()
+    if records is not None:
+        analyzer.collect_records()
+    if graph is not None:
+        policy, weights, start, end = graph
+        analyzer.collect_graph(GRAPH_POLICIES[policy], tuple(float(w) for w in weights), start, end)
+    try:
+        for i, path in enumerate(paths):
+            try:
+                size = os.path.getsize(path)
+            except OSError:
+                return None  # the reference reports it
+            bridge.begin_file()
+            r = analyzer.read_file(path, i)
+            out.files.append((native_summary(path, size, bridge.first_fde, r), r))
+            if records is not None:
+                records(i, path, analyzer.take_records())
+    except native.NativeFallback as err:
+        if os.environ.get("LAGADVISOR_NATIVE_DEBUG"):
+            import sys
+
+            print(f"lagadvisor: native core gave up: {err}", file=sys.stderr)
+        return None
+    except BinlogError:
+        return None
+    return out
+
+
+__all__ = ["Bridge", "NativeRun", "read_run", "load", "forced_pure", "unavailable_notice", "statement_blocks", "LOG_EVENT_HEADER_LEN"]

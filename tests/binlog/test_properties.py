@@ -137,7 +137,7 @@ def test_whole_pipeline_on_damaged_binlogs(data):
         f.flush()
         try:
             run = prepare([f.name], ClockOptions(labels=True))
-            gb = GraphBuilder("WRITESET", CostModel())
+            gb = GraphBuilder("WRITESET", CostModel().graph_weights())
             facts = []
             for t, ws, c in run_clocks([f.name], run):
                 gb.add(t, ws, c)

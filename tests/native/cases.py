@@ -3,6 +3,7 @@ to the reference (and why), and the clock options with or without a schema file.
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -24,6 +25,19 @@ EXPECTED_FALLBACK = {
     "ver_5_1-wl2325_r.001": "error",
     "ver_5_1-wl2325_s.001": "error",
 }
+
+
+def native_or_skip():
+    """The native module; these tests skip without it, but fail under
+    ``LAGADVISOR_REQUIRE_NATIVE=1`` (CI), where they must run."""
+    from lagadvisor import native
+
+    mod = native.load()
+    if mod is None:
+        if os.environ.get("LAGADVISOR_REQUIRE_NATIVE") == "1":
+            pytest.fail("lagadvisor._native is required (LAGADVISOR_REQUIRE_NATIVE=1)", pytrace=False)
+        pytest.skip("native core not built (LAGADVISOR_PUREPYTHON or no extension)", allow_module_level=True)
+    return mod
 
 
 def cases():

@@ -25,8 +25,9 @@ from lagadvisor.report.analysis import analyze
 from lagadvisor.report.jsonout import analysis_json
 from lagadvisor.report.native_analysis import analyze_native
 
-NATIVE = native.load()
-pytestmark = pytest.mark.skipif(NATIVE is None, reason="native core not built (LAGADVISOR_PUREPYTHON or no extension)")
+from cases import native_or_skip  # noqa: E402
+
+NATIVE = native_or_skip()
 
 from cases import DAMAGE, EXPECTED_FALLBACK, damaged_file, multi_file_run  # noqa: E402
 from cases import cases as _cases  # noqa: E402

@@ -23,8 +23,9 @@ from lagadvisor.errors import LagAdvisorError
 from lagadvisor.sim import facts as sim_facts
 from lagadvisor.sim.facts import native_facts, read_facts, reference_facts
 
-NATIVE = native.load()
-pytestmark = pytest.mark.skipif(NATIVE is None, reason="native core not built (LAGADVISOR_PUREPYTHON or no extension)")
+from cases import native_or_skip  # noqa: E402
+
+NATIVE = native_or_skip()
 
 from cases import DAMAGE, EXPECTED_FALLBACK, damaged_file, multi_file_run  # noqa: E402
 from cases import cases as _cases  # noqa: E402

@@ -5,6 +5,7 @@ binlog, gives back the catch-up the replica really took."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -33,8 +34,9 @@ def _workload(seed: int, n: int) -> str:
     return "\n".join(out)
 
 
-def _lagadvisor(*args: str) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "lagadvisor", *args], capture_output=True, text=True, timeout=300)
+def _lagadvisor(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    r = subprocess.run([sys.executable, "-m", "lagadvisor", *args], capture_output=True, text=True, timeout=300,
+                       env=env)
     assert r.returncode == 0, r.stderr
     return r
 
@@ -76,6 +78,11 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
         fitted = json.loads(model.read_text())
         assert "commit gaps" in cal.stderr
         assert min(fitted["insert_us"], fitted["update_us"], fitted["delete_us"]) > 0
+        # The native read (per-transaction columns) and the reference fit the same model, to the bit.
+        pure_model = tmp_path / "cost-pure.json"
+        pure = _lagadvisor("calibrate", "--relaxed", "--cores", "2", "-o", str(pure_model), *replica_files,
+                           env=dict(os.environ, LAGADVISOR_PUREPYTHON="1"))
+        assert (pure.stdout, pure.stderr, pure_model.read_text()) == (cal.stdout, cal.stderr, model.read_text())
 
         # The replica's catch-up: from the SQL thread's first commit to its last.
         applied = [t for f in replica_files for t in read_transactions(f) if t.rows]

@@ -113,6 +113,10 @@ struct Open {
     /// `_Open.dbs`: databases of its statements and table maps, first seen first (kept only
     /// when facts are collected).
     dbs: Vec<usize>,
+    /// A TRANSACTION_PAYLOAD event or an event from inside one belongs to it.
+    compressed: bool,
+    /// One readable key per hash (when labels are asked for).
+    labels: Vec<String>,
 }
 
 impl Open {
@@ -120,7 +124,8 @@ impl Open {
         Open { start, timestamp, server_id, truncated: false, gtid: None, thread_id: None, stats: Vec::new(),
                events: 0, ddl: false, sbr: false, xa: false, incident: false, rows: 0, in_begin: false,
                blocks: false, other_kind: false, ddl_statements: Vec::new(), selected: Vec::new(),
-               current: Vec::new(), kept: 0, hashes: Vec::new(), incomplete_tables: Vec::new(), dbs: Vec::new() }
+               current: Vec::new(), kept: 0, hashes: Vec::new(), incomplete_tables: Vec::new(), dbs: Vec::new(),
+               compressed: false, labels: Vec::new() }
     }
 }
 
@@ -190,6 +195,180 @@ fn push_db(dbs: &mut Vec<usize>, id: usize) {
     }
 }
 
+/// `None` in the record columns.
+const NONE: i64 = i64::MIN;
+
+/// Per-transaction export records (`report.records.transaction_record` plus the computed
+/// clocks), one column per field, taken per file (`take_records`).
+#[derive(Default)]
+struct Records {
+    /// file_idx, start_offset, end_offset, last_committed, sequence_number, thread_id,
+    /// commit_ts_us, immediate_commit_ts_us, rows, flags (ddl, statement_based, xa, incident,
+    /// incomplete, compressed: bits 0..5), COMMIT_ORDER, WRITESET, WRITESET_SESSION, fallback,
+    /// original_commit_ts_us, inserts, updates, deletes.
+    cols: [Vec<i64>; 18],
+    gtids: Vec<Option<String>>,
+    table_ends: Vec<i64>,
+    tables: Vec<i64>,
+}
+
+const RECORD_COLUMNS: [&str; 18] = ["file_idx", "start_offset", "end_offset", "last_committed", "sequence_number",
+                                     "thread_id", "commit_ts_us", "immediate_commit_ts_us", "rows", "flags",
+                                     "commit_order", "writeset", "writeset_session", "fallback",
+                                     "original_commit_ts_us", "inserts", "updates", "deletes"];
+
+/// `depgraph.graph.GraphBuilder.add`, transaction by transaction, with the same float
+/// operations in the same order; the apply-time weights come as plain numbers.
+struct Graph {
+    /// 0 recorded, 1 COMMIT_ORDER, 2 WRITESET, 3 WRITESET_SESSION.
+    policy: u8,
+    /// trx_us, insert_us, update_us, delete_us, byte_us, commit_us.
+    w: [f64; 6],
+    keep: (i64, i64),
+    transactions: i64,
+    depth: i64,
+    critical_path_us: f64,
+    serial_us: f64,
+    width: i64,
+    conflicts: i64,
+    hot_rows: HashMap<u32, i64>,
+    file: Option<usize>,
+    levels: Vec<i64>,
+    finish: Vec<f64>,
+    level_count: HashMap<i64, i64>,
+    /// hash -> (writer index, label, insertion order): a Python dict's insertion order kept
+    /// for the eviction below.
+    last_writer: HashMap<i64, (i64, u32, u64)>,
+    inserted: u64,
+    index: i64,
+    offset: i64,
+    labels: Vec<String>,
+    label_ids: HashMap<String, u32>,
+    /// Kept range: nodes (index, gtid, seq, last_committed, rows, file_idx, cost) and edges
+    /// (source, target, 0 clock / 1 conflict, label id) in the order the builder adds them.
+    nodes: Vec<(i64, String, i64, Option<i64>, i64, usize, f64)>,
+    edges: Vec<(i64, i64, u8, u32)>,
+}
+
+const LAST_WRITER_MAX: usize = 2_000_000;
+
+impl Graph {
+    fn label(&mut self, l: &str) -> u32 {
+        if let Some(i) = self.label_ids.get(l) {
+            return *i;
+        }
+        let i = self.labels.len() as u32;
+        self.labels.push(l.to_string());
+        self.label_ids.insert(l.to_string(), i);
+        i
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add(&mut self, file_idx: usize, lc_in: Option<i64>, seq: i64, rows3: [i64; 3], nbytes: i64, rows: i64,
+           gtid: &Option<String>, hashes: &[i64], labels: &[String]) {
+        self.index += 1;
+        let idx = self.index;
+        if self.file != Some(file_idx) {
+            self.file = Some(file_idx);
+            self.levels = vec![self.depth];
+            self.finish = vec![self.critical_path_us];
+            self.offset = 0;
+            self.last_writer.clear();
+        }
+        let mut lc = lc_in;
+        let w = &self.w;
+        let cost = (w[0] + w[1] * rows3[0] as f64 + w[2] * rows3[1] as f64 + w[3] * rows3[2] as f64
+                    + w[4] * nbytes as f64) + w[5];
+        if seq - self.offset != self.levels.len() as i64 {
+            self.offset = seq - 1;
+            self.levels = vec![self.depth];
+            self.finish = vec![self.critical_path_us];
+            lc = Some(0);
+        }
+        let k0 = lc.unwrap_or(0) - self.offset;
+        let (level, start) = match lc {
+            Some(l) if l > 0 && k0 > 0 => {
+                let k = (k0 as usize).min(self.levels.len() - 1);
+                (self.levels[k] + 1, self.finish[k])
+            }
+            _ => (self.depth + 1, self.critical_path_us),
+        };
+        let finish = start + cost;
+        let last_level = *self.levels.last().unwrap();
+        let last_finish = *self.finish.last().unwrap();
+        self.levels.push(level.max(last_level));
+        self.finish.push(if finish > last_finish { finish } else { last_finish });
+        self.depth = self.depth.max(level);
+        if finish > self.critical_path_us {
+            self.critical_path_us = finish;
+        }
+        self.serial_us += cost;
+        self.transactions += 1;
+        let n = self.level_count.entry(level).or_insert(0);
+        *n += 1;
+        let n = *n;
+        self.width = self.width.max(n);
+        let keep = idx >= self.keep.0 && idx < self.keep.1;
+        if keep {
+            self.nodes.push((idx, gtid.clone().unwrap_or_default(), seq, lc, rows, file_idx, cost));
+        }
+        let mut parents: Vec<(i64, u32)> = Vec::new();
+        let mut counted: Vec<(i64, u32)> = Vec::new();
+        for (h, l) in hashes.iter().zip(labels.iter()) {
+            let label = self.label(l);
+            let prev = self.last_writer.get(h).map(|p| p.0);
+            if let Some(p) = prev {
+                if p != idx && !counted.contains(&(p, label)) {
+                    counted.push((p, label));
+                    self.conflicts += 1;
+                    *self.hot_rows.entry(label).or_insert(0) += 1;
+                    if !parents.iter().any(|(q, _)| *q == p) {
+                        parents.push((p, label));
+                    }
+                }
+            }
+            let order = self.inserted;
+            match self.last_writer.get_mut(h) {
+                Some(e) => {
+                    e.0 = idx;
+                    e.1 = label;
+                }
+                None => {
+                    self.inserted += 1;
+                    self.last_writer.insert(*h, (idx, label, order));
+                }
+            }
+        }
+        if self.last_writer.len() > LAST_WRITER_MAX {
+            // Forget the oldest half, as `sorted(..., key=writer)` (stable over insertion order).
+            let mut items: Vec<(i64, (i64, u32, u64))> = self.last_writer.drain().collect();
+            items.sort_by_key(|(_, v)| (v.0, v.2));
+            let half = items.len() / 2;
+            self.inserted = 0;
+            for (h, (i, l, _)) in items.into_iter().skip(half) {
+                self.last_writer.insert(h, (i, l, self.inserted));
+                self.inserted += 1;
+            }
+        }
+        if keep {
+            if let Some(l) = lc {
+                if l > 0 && seq - l >= 1 {
+                    let src = idx - (seq - l);
+                    if src >= self.keep.0 && src < self.keep.1 {
+                        self.edges.push((src, idx, 0, 0));
+                    }
+                }
+            }
+            parents.sort();
+            for (p, label) in parents {
+                if p >= self.keep.0 && p < self.keep.1 {
+                    self.edges.push((p, idx, 1, label));
+                }
+            }
+        }
+    }
+}
+
 #[pyclass(unsendable)]
 pub struct Analyzer {
     cb: PyObject,
@@ -216,6 +395,15 @@ pub struct Analyzer {
     detected: Vec<(i64, i64, Option<u32>)>,
     /// Simulation facts, when asked for (`collect_facts`).
     facts: Option<Facts>,
+    /// Tables without any index: UPDATE/DELETE rows events and table rows scanned, per table.
+    scan_tables: HashMap<usize, (i64, i64)>,
+    /// Readable keys per hash (`collect_labels`), and the keys a what-if ignores.
+    labels_on: bool,
+    ignore: std::collections::HashSet<String>,
+    /// Export records (`collect_records`) and the dependency graph (`collect_graph`).
+    records: Option<Records>,
+    graph: Option<Graph>,
+    in_payload: bool,
     // per file
     fde: Fde,
     table_maps: HashMap<u64, Rc<TmInfo>>,
@@ -273,6 +461,12 @@ impl Analyzer {
             detect_limit: 0,
             detected: Vec::new(),
             facts: None,
+            scan_tables: HashMap::new(),
+            labels_on: false,
+            ignore: std::collections::HashSet::new(),
+            records: None,
+            graph: None,
+            in_payload: false,
             fde: Fde::default_fde(),
             table_maps: HashMap::new(),
             tm_cache: HashMap::new(),
@@ -342,6 +536,77 @@ impl Analyzer {
         }
         d.set_item("db_names", names)?;
         d.set_item("dbsets", f.dbsets.clone())?;
+        let scans: Vec<(String, i64, i64)> =
+            self.scan_tables.iter().map(|(n, (e, r))| (self.names[*n].clone(), *e, *r)).collect();
+        d.set_item("scans", scans)?;
+        Ok(d.into())
+    }
+
+    /// From now on, keep a readable key per hash (`extract._label`); with `ignore`, leave out
+    /// the hashes whose key is in it (`WhatIf.ignore_rows`, as `KeyTracker.writeset`).
+    fn collect_labels(&mut self, ignore: Vec<String>) {
+        self.labels_on = true;
+        self.ignore = ignore.into_iter().collect();
+    }
+
+    /// From now on, keep every transaction's export record (see `take_records`).
+    fn collect_records(&mut self) {
+        if self.records.is_none() {
+            self.records = Some(Records::default());
+        }
+    }
+
+    /// The records kept since the last call: one `bytes` of native int64 per column
+    /// (`RECORD_COLUMNS`; `NONE` = i64::MIN for None), `gtids` (str or None each),
+    /// `table_ends` (cumulative ends into `tables`) and `tables` (indices into `names`), and
+    /// `names` (every table name interned so far).
+    fn take_records(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let r = match self.records.as_mut() {
+            Some(r) => std::mem::take(r),
+            None => Records::default(),
+        };
+        let d = PyDict::new_bound(py);
+        for (name, col) in RECORD_COLUMNS.iter().zip(r.cols.iter()) {
+            d.set_item(*name, PyBytes::new_bound(py, &i64_bytes(col)))?;
+        }
+        d.set_item("table_ends", PyBytes::new_bound(py, &i64_bytes(&r.table_ends)))?;
+        d.set_item("tables", PyBytes::new_bound(py, &i64_bytes(&r.tables)))?;
+        d.set_item("gtids", r.gtids)?;
+        d.set_item("names", self.names.clone())?;
+        Ok(d.into())
+    }
+
+    /// Build the dependency graph of `policy` (0 recorded, 1 COMMIT_ORDER, 2 WRITESET,
+    /// 3 WRITESET_SESSION) while reading: `weights` = (trx_us, insert_us, update_us, delete_us,
+    /// byte_us, commit_us) of the apply-time estimate; transactions `keep_start..keep_end` are
+    /// kept as nodes and edges. Needs labels (`collect_labels`).
+    fn collect_graph(&mut self, policy: u8, weights: [f64; 6], keep_start: i64, keep_end: i64) {
+        self.labels_on = true;
+        self.graph = Some(Graph {
+            policy, w: weights, keep: (keep_start, keep_end), transactions: 0, depth: 0, critical_path_us: 0.0,
+            serial_us: 0.0, width: 0, conflicts: 0, hot_rows: HashMap::new(), file: None, levels: vec![0],
+            finish: vec![0.0], level_count: HashMap::new(), last_writer: HashMap::new(), inserted: 0, index: -1,
+            offset: 0, labels: Vec::new(), label_ids: HashMap::new(), nodes: Vec::new(), edges: Vec::new(),
+        });
+    }
+
+    /// The graph's summary: a dict of the `GraphSummary` numbers, `hot_rows` as
+    /// `(label, dependencies)` pairs, and the kept `nodes` and `edges` (edge labels as text).
+    fn take_graph(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let Some(g) = self.graph.take() else { return Ok(py.None()) };
+        let d = PyDict::new_bound(py);
+        d.set_item("transactions", g.transactions)?;
+        d.set_item("depth", g.depth)?;
+        d.set_item("critical_path_us", g.critical_path_us)?;
+        d.set_item("serial_us", g.serial_us)?;
+        d.set_item("width", g.width)?;
+        d.set_item("conflicts", g.conflicts)?;
+        let hot: Vec<(String, i64)> = g.hot_rows.iter().map(|(l, n)| (g.labels[*l as usize].clone(), *n)).collect();
+        d.set_item("hot_rows", hot)?;
+        d.set_item("nodes", g.nodes.clone())?;
+        let edges: Vec<(i64, i64, u8, String)> =
+            g.edges.iter().map(|(a, b, k, l)| (*a, *b, *k, if *k == 1 { g.labels[*l as usize].clone() } else { String::new() })).collect();
+        d.set_item("edges", edges)?;
         Ok(d.into())
     }
 
@@ -377,6 +642,14 @@ impl Analyzer {
         d.set_item("resets", self.ws.resets)?;
         Ok(d.into())
     }
+}
+
+fn i64_bytes(col: &[i64]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(col.len() * 8);
+    for v in col {
+        b.extend_from_slice(&v.to_ne_bytes());
+    }
+    b
 }
 
 fn clock_py(py: Python<'_>, c: &ClockStats) -> PyResult<PyObject> {
@@ -576,6 +849,7 @@ impl Analyzer {
         }
         let Some(o) = cur.as_mut() else { return Ok(()) };
         o.events += 1;
+        o.compressed |= self.in_payload;
         if let Some((thread_id, db, q)) = query {
             if o.thread_id.is_none() {
                 o.thread_id = Some(thread_id);
@@ -707,6 +981,7 @@ impl Analyzer {
         }
         if let Some(o) = cur.as_mut() {
             o.events += 1;
+            o.compressed = true;
         }
         self.fs.saw_compression = true;
         let inner: Vec<u8> = match ctype {
@@ -750,7 +1025,10 @@ impl Analyzer {
                 data,
                 body_end: size,
             };
-            self.event(py, &ev, cur)?;
+            self.in_payload = true;
+            let r = self.event(py, &ev, cur);
+            self.in_payload = false;
+            r?;
             pos += size;
         }
         Ok(())
@@ -822,8 +1100,8 @@ impl Analyzer {
                 PlanEntry { plan: Plan::Unknown(reason), handle: None, slot_of_col: vec![-1; tm.ncols], nslots: 0 }
             }
             "plan" => {
-                type KeyT = (i64, i64, i64, u8, Vec<(usize, i64, i64)>, bool);
-                type FkT = (i64, i64, i64, Vec<(usize, i64)>, bool);
+                type KeyT = (i64, i64, i64, u8, Vec<(usize, i64, i64)>, bool, String);
+                type FkT = (i64, i64, i64, Vec<(usize, i64)>, bool, String, String);
                 let (_, missing_keys, fk_parent, partial, columns, keys, fks, handle, scans, table_rows): (String, bool, bool, Option<String>, Vec<usize>, Vec<KeyT>, Vec<FkT>, PyObject, bool, i64) =
                     tup.extract().map_err(py_abort)?;
                 let mut slot_of_col = vec![-1i32; tm.ncols];
@@ -842,7 +1120,7 @@ impl Analyzer {
                     columns.iter().position(|x| *x == c).ok_or_else(|| Abort::new("key part outside the plan's columns"))
                 };
                 let mut kplans = Vec::new();
-                for (a, b, c, hashes, parts, py_key) in keys {
+                for (a, b, c, hashes, parts, py_key, label) in keys {
                     let mut ps = Vec::new();
                     for (col, kt, pt) in parts {
                         let slot = slot_of(col)?;
@@ -851,10 +1129,10 @@ impl Analyzer {
                         }
                         ps.push(Part { slot, key_tag: kt, pack_tag: pt });
                     }
-                    kplans.push(KeyPlan { head: [a, b, c], hashes, parts: ps, py: py_key });
+                    kplans.push(KeyPlan { head: [a, b, c], hashes, label, parts: ps, py: py_key });
                 }
                 let mut fplans = Vec::new();
-                for (a, b, c, parts, py_key) in fks {
+                for (a, b, c, parts, py_key, label, label_tail) in fks {
                     let mut ps = Vec::new();
                     for (col, pt) in parts {
                         let slot = slot_of(col)?;
@@ -863,7 +1141,7 @@ impl Analyzer {
                         }
                         ps.push(Part { slot, key_tag: pt, pack_tag: pt });
                     }
-                    fplans.push(FkPlan { head: [a, b, c], parts: ps, py: py_key });
+                    fplans.push(FkPlan { head: [a, b, c], parts: ps, py: py_key, label, label_tail });
                 }
                 let nslots = columns.len();
                 PlanEntry {
@@ -995,13 +1273,23 @@ impl Analyzer {
                     if let Some(tp) = tplan {
                         let cb = &self.cb;
                         let handle = plan.handle.as_ref();
-                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| -> Res<Vec<i64>> {
+                        let labels_on = self.labels_on;
+                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| -> Res<(Vec<i64>, Option<String>)> {
                             let Some(h) = handle else { return Err(Abort::new("no plan handle")) };
                             let vals: Vec<Option<Bound<'_, PyBytes>>> = values.iter().map(|v| v.map(|b| PyBytes::new_bound(py, b))).collect();
-                            cb.call_method1(py, "key_hashes", (h.clone_ref(py), fk, idx, vals))
-                                .and_then(|r| r.extract::<Vec<i64>>(py))
-                                .map_err(py_abort)
+                            if labels_on {
+                                cb.call_method1(py, "key_hashes_labelled", (h.clone_ref(py), fk, idx, vals))
+                                    .and_then(|r| r.extract::<(Vec<i64>, String)>(py))
+                                    .map(|(hs, l)| (hs, Some(l)))
+                                    .map_err(py_abort)
+                            } else {
+                                cb.call_method1(py, "key_hashes", (h.clone_ref(py), fk, idx, vals))
+                                    .and_then(|r| r.extract::<Vec<i64>>(py))
+                                    .map(|hs| (hs, None))
+                                    .map_err(py_abort)
+                            }
                         };
+                        let mut lab = if labels_on { Some(&mut o.labels) } else { None };
                         let ok = match kind {
                             1 => {
                                 let present_after = img_a.iter().filter(|v| **v != Val::Absent).count();
@@ -1012,12 +1300,12 @@ impl Analyzer {
                                         }
                                     }
                                 }
-                                let ok_a = row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys)?;
-                                let ok_b = row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys)?;
+                                let ok_a = row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut())?;
+                                let ok_b = row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut())?;
                                 ok_a && ok_b
                             }
-                            0 => row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys)?,
-                            _ => row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys)?,
+                            0 => row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut())?,
+                            _ => row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut())?,
                         };
                         incomplete |= !ok;
                     }
@@ -1050,7 +1338,7 @@ impl Analyzer {
 
     /// `_close` + `KeyTracker.writeset` + `ClockComputer.step` + `Totals.add` + the policy
     /// clocks + `KeyTracker.observe`.
-    fn close(&mut self, py: Python<'_>, o: Open, end: u64, incomplete: bool) -> Res<()> {
+    fn close(&mut self, py: Python<'_>, mut o: Open, end: u64, incomplete: bool) -> Res<()> {
         self.fs.index += 1;
         self.fs.transactions += 1;
         if self.detect_limit > 0 {
@@ -1107,6 +1395,10 @@ impl Analyzer {
                         // rows this file added so far (never below zero)
                         let net = self.fs.net_rows.get(name).copied().unwrap_or(0).max(0);
                         scan_rows += st[3] as i64 * (p.table_rows + net);
+                        // per table over the run (`advise.context.gather`'s `scans`)
+                        let acc = self.scan_tables.entry(*name).or_insert((0, 0));
+                        acc.0 += st[3] as i64;
+                        acc.1 += st[3] as i64 * (p.table_rows + net);
                     }
                 }
             }
@@ -1158,6 +1450,20 @@ impl Analyzer {
         } else {
             None
         };
+        if !self.ignore.is_empty() && !o.hashes.is_empty() {
+            // `KeyTracker.writeset`: the what-if leaves these row keys out.
+            let ignore = &self.ignore;
+            let mut k = 0;
+            for i in 0..o.hashes.len() {
+                if !ignore.contains(&o.labels[i]) {
+                    o.hashes.swap(k, i);
+                    o.labels.swap(k, i);
+                    k += 1;
+                }
+            }
+            o.hashes.truncate(k);
+            o.labels.truncate(k);
+        }
         let (wparent, reason) = self.ws.dependency(seq, co, &o.hashes, &ws, reason);
         let sparent = self.session.dependency(seq, wparent, o.thread_id);
         if let Some(r) = reason {
@@ -1245,6 +1551,49 @@ impl Analyzer {
             }
         }
 
+        if self.records.is_some() || self.graph.is_some() {
+            let gtid = g.and_then(|g| {
+                if g.anonymous {
+                    None
+                } else {
+                    Some(g.text.clone().unwrap_or_else(|| format!("{}:{}", uuid_text(&g.sid), g.gno)))
+                }
+            });
+            let mut rows3 = [0i64; 3];
+            for (_, st) in &o.stats {
+                for k in 0..3 {
+                    rows3[k] += st[k] as i64;
+                }
+            }
+            if let Some(gr) = self.graph.as_mut() {
+                if self.labels_on && o.labels.len() != o.hashes.len() {
+                    return Err(Abort::new("labels and hashes disagree"));
+                }
+                let lc = match gr.policy {
+                    0 => last_committed,
+                    1 => Some(co),
+                    2 => Some(wparent),
+                    _ => Some(sparent),
+                };
+                gr.add(file_idx, lc, seq, rows3, bytes, o.rows as i64, &gtid, &o.hashes, &o.labels);
+            }
+            if let Some(r) = self.records.as_mut() {
+                let flags = (o.ddl as i64) | (o.sbr as i64) << 1 | (o.xa as i64) << 2 | (o.incident as i64) << 3
+                    | (incomplete as i64) << 4 | (o.compressed as i64) << 5;
+                let vals = [file_idx as i64, o.start as i64, end as i64, last_committed.unwrap_or(NONE),
+                            sequence_number.unwrap_or(NONE), o.thread_id.map_or(NONE, |t| t as i64), commit_ts,
+                            imm, o.rows as i64, flags, co, wparent, sparent, reason.map_or(-1, |r| r as i64),
+                            orig, rows3[0], rows3[1], rows3[2]];
+                for (c, v) in r.cols.iter_mut().zip(vals) {
+                    c.push(v);
+                }
+                r.gtids.push(gtid);
+                for (name, _) in &o.stats {
+                    r.tables.push(*name as i64);
+                }
+                r.table_ends.push(r.tables.len() as i64);
+            }
+        }
         if o.ddl {
             let stmts: Vec<(String, Py<PyBytes>, Py<PyBytes>)> = o
                 .ddl_statements

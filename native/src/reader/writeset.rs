@@ -59,6 +59,8 @@ pub struct KeyPlan {
     pub head: [i64; 3],
     pub parts: Vec<Part>,
     pub hashes: u8,
+    /// The readable label's head, `db.table name=(` (`extract._label`).
+    pub label: String,
     /// Hashed by the reference (string, temporal, decimal or prefix parts): the native side
     /// decides skip/absent, the bridge returns the hashes of the part values.
     pub py: bool,
@@ -69,6 +71,9 @@ pub struct FkPlan {
     pub head: [i64; 3],
     pub parts: Vec<Part>, // pack_tag used
     pub py: bool,
+    /// Label head `ref_db.ref_table ref_key=(` and tail `) (foreign key of db.table)`.
+    pub label: String,
+    pub label_tail: String,
 }
 
 /// A table's resolved plan (`extract.TablePlan`) or the reason it is unknown.
@@ -130,12 +135,29 @@ pub fn number_key_hash(v: i128) -> i64 {
     tuple_hash(&[int_hash(u >> 32), int_hash(u & 0xFFFF_FFFF)])
 }
 
-/// Callback for reference-hashed keys: (fk?, key index, part values (None = NULL)) -> hashes.
-pub type PyKeys<'a> = dyn FnMut(bool, usize, &[Option<&[u8]>]) -> Result<Vec<i64>, super::framing::Abort> + 'a;
+/// Callback for reference-hashed keys: (fk?, key index, part values (None = NULL)) -> hashes,
+/// and the key's label when labels are asked for.
+pub type PyKeys<'a> = dyn FnMut(bool, usize, &[Option<&[u8]>]) -> Result<(Vec<i64>, Option<String>), super::framing::Abort> + 'a;
 
-/// `row_hashes`: append the hashes of one image; false if a key column is absent.
+fn int_label(head: &str, ints: &[i128], tail: &str) -> String {
+    let mut s = String::with_capacity(head.len() + tail.len() + 8 * ints.len() + 1);
+    s.push_str(head);
+    for (i, v) in ints.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(&v.to_string());
+    }
+    s.push(')');
+    s.push_str(tail);
+    s
+}
+
+/// `row_hashes`: append the hashes of one image (and with `labels`, one readable key per
+/// hash, as `extract._label` writes it); false if a key column is absent.
 pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i64>, fk_checks: bool,
-                  pykeys: &mut PyKeys) -> Result<bool, super::framing::Abort> {
+                  pykeys: &mut PyKeys, mut labels: Option<&mut Vec<String>>) -> Result<bool, super::framing::Abort> {
+    let mut ints: Vec<i128> = Vec::with_capacity(4);
     let mut complete = true;
     let mut vals: Vec<i64> = Vec::with_capacity(4);
     let mut full: Vec<i64> = Vec::with_capacity(4);
@@ -151,6 +173,7 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
     for (ki, k) in plan.keys.iter().enumerate() {
         vals.clear();
         full.clear();
+        ints.clear();
         let mut skip = false;
         for p in &k.parts {
             match image[p.slot] {
@@ -166,7 +189,9 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
                 Val::Raw(s, l) => {
                     if !k.py {
                         let unsigned = plan.int_slots[p.slot].unwrap_or(false);
-                        let hv = number_key_hash(le_int(bytes(s, l), unsigned));
+                        let iv = le_int(bytes(s, l), unsigned);
+                        ints.push(iv);
+                        let hv = number_key_hash(iv);
                         vals.push(tuple_hash(&[hv, p.key_tag]));
                         if k.hashes == 2 {
                             full.push(tuple_hash(&[hv, p.pack_tag]));
@@ -180,17 +205,30 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
         }
         if k.py {
             let values = raw_values(&mut k.parts.iter().map(|p| p.slot));
-            out.extend(pykeys(false, ki, &values)?);
+            let (hs, label) = pykeys(false, ki, &values)?;
+            if let Some(l) = labels.as_deref_mut() {
+                let label = label.ok_or_else(|| super::framing::Abort::new("no key label"))?;
+                l.extend(std::iter::repeat(label).take(hs.len()));
+            }
+            out.extend(hs);
             continue;
         }
         out.push(tuple_hash(&[k.head[0], k.head[1], k.head[2], tuple_hash(&vals)]));
         if k.hashes == 2 {
             out.push(tuple_hash(&[k.head[0], k.head[1], k.head[2], tuple_hash(&full)]));
         }
+        if let Some(l) = labels.as_deref_mut() {
+            let label = int_label(&k.label, &ints, "");
+            if k.hashes == 2 {
+                l.push(label.clone());
+            }
+            l.push(label);
+        }
     }
     if fk_checks {
         for (fi, fk) in plan.fks.iter().enumerate() {
             vals.clear();
+            ints.clear();
             let mut absent = false;
             for p in &fk.parts {
                 match image[p.slot] {
@@ -203,7 +241,9 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
                     Val::Raw(s, l) => {
                         if !fk.py {
                             let unsigned = plan.int_slots[p.slot].unwrap_or(false);
-                            vals.push(tuple_hash(&[number_key_hash(le_int(bytes(s, l), unsigned)), p.pack_tag]));
+                            let iv = le_int(bytes(s, l), unsigned);
+                            ints.push(iv);
+                            vals.push(tuple_hash(&[number_key_hash(iv), p.pack_tag]));
                         }
                     }
                 }
@@ -213,10 +253,18 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
             }
             if fk.py {
                 let values = raw_values(&mut fk.parts.iter().map(|p| p.slot));
-                out.extend(pykeys(true, fi, &values)?);
+                let (hs, label) = pykeys(true, fi, &values)?;
+                if let Some(l) = labels.as_deref_mut() {
+                    let label = label.ok_or_else(|| super::framing::Abort::new("no key label"))?;
+                    l.extend(std::iter::repeat(label).take(hs.len()));
+                }
+                out.extend(hs);
                 continue;
             }
             out.push(tuple_hash(&[fk.head[0], fk.head[1], fk.head[2], tuple_hash(&vals)]));
+            if let Some(l) = labels.as_deref_mut() {
+                l.push(int_label(&fk.label, &ints, &fk.label_tail));
+            }
         }
     }
     Ok(complete)

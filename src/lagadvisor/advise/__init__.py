@@ -33,9 +33,10 @@ PLAN_FINDINGS = ("dependency_tracking", "replica_durability", "replica_parallel_
 
 
 def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = None,
-           settings: ServerSettings | None = None, on_transaction=None, window_s: float | None = None) -> Advice:
+           settings: ServerSettings | None = None, on_transaction=None, window_s: float | None = None,
+           on_progress=None) -> Advice:
     """``window_s``: the lag window of the summary's worst window (None: chosen from the span)."""
-    ctx = gather(list(paths), options, cost or CostModel(), settings, on_transaction)
+    ctx = gather(list(paths), options, cost or CostModel(), settings, on_transaction, on_progress)
     ctx.window_s = window_s
     return advise_context(ctx)
 

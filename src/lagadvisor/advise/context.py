@@ -16,12 +16,13 @@ from ..depgraph.pipeline import ClockOptions, prepare
 from ..depgraph.policies import POLICIES
 from ..binlog.framing import version_tuple
 from ..report.analysis import Analysis, analyze
+from ..report.native_analysis import native_pass
 from ..schema.live import ServerSettings
 from ..sim.build import WORKER_DEPENDENT, TrxFacts, base_columns, scheduler_input
 from ..sim.engine import SimResult, simulate
-from ..sim.facts import read_facts
+from ..sim.facts import FactColumns, read_facts
 from ..sim.model import CostModel, ReplicaConfig
-from ..sim.run import ScanSizes, facts_of, percentile
+from ..sim.run import ScanSizes, facts_of, lag_stats
 from ..writeset.tracker import WhatIf
 
 WORKERS = (1, 2, 4, 8, 16, 32)
@@ -92,8 +93,7 @@ class Context:
 
     def lag_p99(self, clock: str, workers: int, **kw) -> float:
         res = self.run(clock, workers, catch_up=False, **kw)
-        lags = sorted(res.lags_us())
-        return percentile(lags, 99) / 1e6
+        return lag_stats(res, 0.0)[1]  # the p99 of the sorted lags (natively when built)
 
     def curve(self, clock: str, **kw) -> dict[int, float]:
         """Simulated catch-up seconds by worker count."""
@@ -163,26 +163,39 @@ def baseline_from(settings: ServerSettings | None, mariadb: bool = False,
 
 
 def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: ServerSettings | None,
-           on_transaction=None) -> Context:
-    """One pass: the analysis, the WRITESET dependency graph with labelled hot rows, the facts."""
+           on_transaction=None, on_progress=None) -> Context:
+    """One pass: the analysis, the WRITESET dependency graph with labelled hot rows, the facts.
+    The native core collects all three while it reads (``on_progress(file, offset)`` now and
+    then); when it gives the run back, the reference reads it (``on_transaction`` for each)."""
     opts = replace(options, labels=True, catalog=copy.deepcopy(options.catalog))
+    run = prepare(paths, opts)
+    weights = cost.graph_weights()
+    pair = native_pass(paths, opts, run, on_progress, facts=True, graph=("WRITESET", weights, 0, 0))
+    if pair is not None:
+        result, nr = pair
+        taken = nr.analyzer.take_facts()
+        facts = FactColumns.from_native(taken).to_facts()
+        graph = GraphSummary.from_native("WRITESET", nr.analyzer.take_graph(), list(paths))
+        scans = {table: [events, rows] for table, events, rows in sorted(taken["scans"])}
+        return context_of(list(paths), result, graph, facts, cost, settings, options, scans)
     index = {p: i for i, p in enumerate(paths)}
-    facts: list[TrxFacts] = []
-    gb = GraphBuilder("WRITESET", cost, None)
+    ref_facts: list[TrxFacts] = []
+    gb = GraphBuilder("WRITESET", weights, None)
     sizes = ScanSizes()
     scans: dict[str, list[int]] = {}
 
     def observe(t, ws, c):
         before = dict(sizes.net) if ws.scans and sizes.file == t.file else {}
-        facts.append(facts_of(t, c, index.get(t.file, 0), sizes.step(t, ws)))
+        ref_facts.append(facts_of(t, c, index.get(t.file, 0), sizes.step(t, ws)))
         for table, events, known in ws.scans:
             acc = scans.setdefault(table, [0, 0])
             acc[0] += events
             acc[1] += events * (known + max(0, before.get(table, 0)))
         gb.add(t, ws, c)
 
-    result = analyze(paths, opts, on_transaction=on_transaction, observe=observe)
-    return context_of(list(paths), result, gb.s, facts, cost, settings, options, scans)
+    # the clock's writer is known now: the reference pass does not detect it again
+    result = analyze(paths, replace(opts, written=run.written), on_transaction=on_transaction, observe=observe)
+    return context_of(list(paths), result, gb.s, ref_facts, cost, settings, options, scans)
 
 
 def context_of(paths: list[str], result: Analysis, graph: GraphSummary, facts: list[TrxFacts], cost: CostModel,

@@ -4,6 +4,11 @@ Two kinds of edges: the clock's (a transaction may start only after the transact
 ``last_committed`` names, and everything before it) and the writeset conflicts behind them
 (the previous writer of each row key the transaction writes). The whole stream is summarised in
 one pass with bounded state; a chosen range is kept as a networkx DiGraph for GraphML/DOT.
+
+Transactions are weighted by an estimated apply time given as plain numbers (:data:`Weights`:
+the cost model lives above, in ``sim``; ``CostModel.graph_weights()`` gives them). The native
+core builds the same summary while it reads (``Analyzer.collect_graph``, same float operations
+in the same order); :meth:`GraphSummary.from_native` turns its result into this one.
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from ..binlog import Transaction
-from ..sim.model import CostModel
 from ..writeset.extract import Writeset
 from .policies import Computed
+
+#: Apply-time weights, us: per transaction, per inserted, updated and deleted row, per byte,
+#: and the commit (``sim.model.CostModel``: apply_us(...) + commit_us).
+Weights = tuple[float, float, float, float, float, float]
 
 _POLICY_FIELD = {"COMMIT_ORDER": "commit_order", "WRITESET": "writeset", "WRITESET_SESSION": "writeset_session"}
 
@@ -39,14 +47,45 @@ class GraphSummary:
     def parallelism(self) -> float:
         return self.serial_us / self.critical_path_us if self.critical_path_us else 0.0
 
+    @classmethod
+    def from_native(cls, policy: str, d: dict, paths: list[str]) -> "GraphSummary":
+        """From ``Analyzer.take_graph``: the kept nodes and edges are added in the builder's
+        order, so attributes merge as :meth:`GraphBuilder.add` merges them."""
+        s = cls(policy, d["transactions"], d["depth"], d["critical_path_us"], d["serial_us"], d["width"],
+                d["conflicts"])
+        for label, n in d["hot_rows"]:
+            s.hot_rows[label] = n
+            s.hot_tables[(label or "?").split(" ", 1)[0]] += n
+        g = s.graph
+        nodes = iter(d["nodes"])
+        node = next(nodes, None)
+        for a, b, kind, key in d["edges"]:
+            while node is not None and node[0] <= b:
+                _add_node(g, node, paths)
+                node = next(nodes, None)
+            if kind == 0:
+                g.add_edge(a, b, kind="clock")
+            else:
+                g.add_edge(a, b, kind="conflict", key=key)
+        while node is not None:
+            _add_node(g, node, paths)
+            node = next(nodes, None)
+        return s
+
+
+def _add_node(g: nx.DiGraph, node, paths: list[str]) -> None:
+    idx, gtid, seq, lc, rows, file_idx, cost = node
+    g.add_node(idx, gtid=gtid, seq=seq, last_committed=lc, rows=rows,
+               file=paths[file_idx].rsplit("/", 1)[-1], cost_us=round(cost, 1))
+
 
 class GraphBuilder:
     """Feed transactions (with labelled writesets) in binlog order."""
 
-    def __init__(self, policy: str, cost: CostModel, keep: range | None = None) -> None:
+    def __init__(self, policy: str, weights: Weights, keep: range | None = None) -> None:
         self.s = GraphSummary(policy)
         self.field = _POLICY_FIELD.get(policy)
-        self.cost = cost
+        self.weights = weights
         self.keep = keep
         self._file: str | None = None
         self._levels = array("q", [0])
@@ -74,7 +113,8 @@ class GraphBuilder:
         ins = sum(x.inserts for x in t.tables)
         upd = sum(x.updates for x in t.tables)
         dele = sum(x.deletes for x in t.tables)
-        cost = self.cost.apply_us(ins, upd, dele, t.bytes) + self.cost.commit_us
+        w = self.weights
+        cost = (w[0] + w[1] * ins + w[2] * upd + w[3] * dele + w[4] * t.bytes) + w[5]
         if seq - self._offset != len(self._levels):
             # Gap or step back in sequence numbers: a barrier; index the new run from here.
             self._offset = seq - 1
@@ -123,6 +163,27 @@ class GraphBuilder:
             for p, label in sorted(parents.items()):
                 if p in g:
                     g.add_edge(p, idx, kind="conflict", key=label)
+
+
+def build_graph(paths: list[str], run, options, policy: str, weights: Weights, keep: range,
+                on_progress=None, on_transaction=None) -> GraphSummary:
+    """The graph of a run (``run`` from ``pipeline.prepare``): built by the native core while it
+    reads when it can (``on_progress(file, offset)`` now and then), else by
+    :class:`GraphBuilder` over the reference's read (``on_transaction(t)`` for each). The read's
+    file summaries are added to ``run.summaries`` either way."""
+    from ..native import read_run
+    from .pipeline import run_clocks
+
+    nr = read_run(paths, options, run, on_progress=on_progress, graph=(policy, weights, keep.start, keep.stop))
+    if nr is not None:
+        run.summaries.extend(s for s, _ in nr.files)
+        return GraphSummary.from_native(policy, nr.analyzer.take_graph(), paths)
+    gb = GraphBuilder(policy, weights, keep)
+    for t, ws, c in run_clocks(paths, run):
+        if on_transaction is not None:
+            on_transaction(t)
+        gb.add(t, ws, c)
+    return gb.s
 
 
 def write_graph(g: nx.DiGraph, path: str) -> None:

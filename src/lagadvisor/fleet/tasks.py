@@ -214,7 +214,7 @@ def read_part(job: ServerJob, index: int, v: Verdict, catalog=None) -> FilePart:
     try:
         local = stage(shown, job.run_id)
         enc = _Encoder()
-        gb = GraphBuilder("WRITESET", job.cost, None)
+        gb = GraphBuilder("WRITESET", job.cost.graph_weights(), None)
         scans = ScanSizes()
 
         def observe(t, ws, c):
@@ -339,7 +339,7 @@ def graph_from(parts: list[FilePart], facts: list[TrxFacts], cost: CostModel):
     (counted per file: the builder forgets its writers at every file, as the server does)."""
     from ..depgraph.graph import GraphBuilder
 
-    gb = GraphBuilder("WRITESET", cost, None)
+    gb = GraphBuilder("WRITESET", cost.graph_weights(), None)
     no_keys = SimpleNamespace(hashes=(), labels=None)
     for f in facts:
         t = SimpleNamespace(file=f.file_idx, last_committed=f.clocks[0], bytes=f.nbytes,

@@ -7,7 +7,7 @@ import datetime as _dt
 from rich.console import Console
 from rich.table import Table
 
-from .analysis import Analysis, FileAnalysis, Totals
+from .results import Analysis, FileAnalysis, Totals
 from .tables import compact_table, label_column, number_column, policy_caption, policy_label, text_column
 
 

@@ -1,5 +1,7 @@
-"""``analyze`` through the native core: the same :class:`~.analysis.Analysis`, built from the
-counters the native analyzer keeps (see :mod:`lagadvisor.native`).
+"""``analyze`` through the native core: the same :class:`~.results.Analysis`, built from the
+counters the native analyzer keeps (see :mod:`lagadvisor.native`). Called by
+:func:`.analysis.analyze` (and by the commands that want more from the same read); imports
+nothing from it.
 
 Returns None when the native core is unavailable or gives up on the run (``NativeFallback``);
 the caller then reads the run with the reference.
@@ -7,26 +9,15 @@ the caller then reads the run with the reference.
 
 from __future__ import annotations
 
-import copy
-import os
 from array import array
 from collections import Counter
-from dataclasses import replace
 from typing import Callable
 
-from ..binlog import FileSummary
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.policies import POLICIES
-from ..errors import BinlogError
-from ..native import Bridge, load, native_summary
-from ..writeset.extract import approximated_caveat
-from ..writeset.tracker import KeyTracker
-from ..writeset.weights import APPROXIMATED
-from .analysis import Analysis, FileAnalysis, PolicyResults, Totals
-
-_COMMIT_ORDER = {"recorded": 0, "serial": 1, "flush-groups": 2}
-PROGRESS_EVERY = 2048
+from ..native import NativeRun, read_run
+from .results import Analysis, FileAnalysis, PolicyResults, Totals
 
 
 def _clock(d: dict) -> ClockStats:
@@ -57,58 +48,39 @@ def _totals(d: dict) -> Totals:
     return t
 
 
-def _summary(path: str, size: int, bridge: Bridge, r: dict) -> FileSummary:
-    """``FileSummary.fill`` from the native counters."""
-    return native_summary(path, size, bridge.first_fde, r)
-
-
-def analyze_native(paths: list[str], options: ClockOptions, run: ClockRun,
-                   on_progress: Callable[[str, int], None] | None) -> Analysis | None:
-    native = load()
-    if native is None:
-        return None
-    # The native run applies the binlog's DDL to its own copy of the catalog, so a fallback
-    # starts the reference from the catalog as given.
-    tracker = KeyTracker(copy.deepcopy(options.catalog), use_binlog_ddl=options.use_binlog_ddl,
-                         what_if=options.what_if)
-    bridge = Bridge(tracker, on_progress)
-    approximated_before = dict(APPROXIMATED)
-    analyzer = native.Analyzer(run.history_size, _COMMIT_ORDER[run.commit_order], tracker.catalog.version,
-                               bridge, PROGRESS_EVERY if on_progress is not None else 0)
-    files: list[FileAnalysis] = []
-    try:
-        for i, path in enumerate(paths):
-            try:
-                size = os.path.getsize(path)
-            except OSError:
-                return None  # the reference reports it
-            bridge.begin_file()
-            r = analyzer.read_file(path, i)
-            files.append(FileAnalysis(_summary(path, size, bridge, r), _totals(r["totals"])))
-    except native.NativeFallback as err:
-        if os.environ.get("LAGADVISOR_NATIVE_DEBUG"):
-            import sys
-
-            print(f"lagadvisor: native core gave up: {err}", file=sys.stderr)
-        return None
-    except BinlogError:
-        return None
-    res = analyzer.finish()
+def analysis_of(nr: NativeRun, run: ClockRun) -> Analysis:
+    """The :class:`Analysis` from a finished native read (:func:`lagadvisor.native.read_run`)."""
+    files = [FileAnalysis(summary, _totals(r["totals"])) for summary, r in nr.files]
+    res = nr.analyzer.finish()
     # Values outside a collation's weight table, hashed through the bridge (counted in values).
-    outside = sorted(c for c, n in APPROXIMATED.items() if n != approximated_before.get(c))
-    if outside:
-        res["caveats"] = [*res["caveats"], (approximated_caveat(outside),
-                                            sum(APPROXIMATED[c] - approximated_before.get(c, 0) for c in outside))]
+    caveats = [*res["caveats"], *nr.approximated()]
     clocks = {name: _clock(c) for name, c in zip(POLICIES, res["clocks"])}
     policies = PolicyResults(
         run.written, run.history_size, run.commit_order, clocks,
         dict(sorted(res["fallbacks"].items(), key=lambda kv: (-kv[1], kv[0]))),
         sorted(res["fallback_tables"], key=lambda x: (-x[2], x[0], x[1])),
         sorted(res["unknown"], key=lambda kv: (-kv[1], kv[0])),
-        sorted(res["caveats"], key=lambda kv: (-kv[1], kv[0])),
+        sorted(caveats, key=lambda kv: (-kv[1], kv[0])),
         res["resets"],
     )
-    return Analysis(files, _totals(res["total"]), policies, list(tracker.applied))
+    return Analysis(files, _totals(res["total"]), policies, list(nr.tracker.applied))
 
 
-__all__ = ["analyze_native", "replace"]
+def analyze_native(paths: list[str], options: ClockOptions, run: ClockRun,
+                   on_progress: Callable[[str, int], None] | None, **collect) -> Analysis | None:
+    """``analyze`` by the native core, or None (unavailable, or it gave the run back).
+    ``collect`` goes to :func:`~lagadvisor.native.read_run` (facts, records, graph)."""
+    pair = native_pass(paths, options, run, on_progress, **collect)
+    return None if pair is None else pair[0]
+
+
+def native_pass(paths: list[str], options: ClockOptions, run: ClockRun,
+                on_progress: Callable[[str, int], None] | None = None, **collect) -> tuple[Analysis, NativeRun] | None:
+    """The analysis and the native read it came from (for what else it collected)."""
+    nr = read_run(paths, options, run, on_progress=on_progress, **collect)
+    if nr is None:
+        return None
+    return analysis_of(nr, run), nr
+
+
+__all__ = ["analysis_of", "analyze_native", "native_pass"]

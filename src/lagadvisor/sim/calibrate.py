@@ -69,43 +69,94 @@ class GapFit:
 SOURCE_PROOF_TRANSACTIONS = 64
 
 
-def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
-             summaries: list[FileSummary] | None = None, on_transaction=None) -> GapFit:
-    """Regress the one-worker commit gaps of a replica's own binlog; ``serial_byte_us`` (the
-    coordinator's measured cost per byte read, serial with the worker when there is one) is
-    taken out of each gap first. Each file's :class:`FileSummary` (its warnings) is appended
-    to ``summaries`` when given; ``on_transaction(t)`` is called for each transaction read
-    (a progress bar). A binlog not written by a replica is refused after its first
-    :data:`SOURCE_PROOF_TRANSACTIONS` transactions with rows, not after the whole file."""
-    samples: list[tuple[float, int, int, int, int]] = []
-    local = replicated = 0
-    for path in paths:
-        prev = None
-        summary = FileSummary(path)
-        if summaries is not None:
-            summaries.append(summary)
-        for t in read_transactions(path, summary, selector=lambda tm: frozenset()):
-            if on_transaction is not None:
-                on_transaction(t)
-            ts = t.immediate_commit_timestamp
-            if t.rows and not replicated:
-                if ts and t.original_commit_timestamp and t.original_commit_timestamp != ts:
-                    replicated += 1
-                elif (local := local + 1) >= SOURCE_PROOF_TRANSACTIONS:
+class _Gaps:
+    """The commit gaps of one-worker apply, transaction by transaction (see :func:`fit_gaps`)."""
+
+    def __init__(self, min_lag_us: int, serial_byte_us: float) -> None:
+        self.min_lag_us = min_lag_us
+        self.serial_byte_us = serial_byte_us
+        self.samples: list[tuple[float, int, int, int, int]] = []
+        self.local = self.replicated = 0
+        self.prev: int | None = None
+
+    def new_file(self) -> None:
+        self.prev = None
+
+    def add(self, path: str, ts: int, orig: int, rows: int, ins: int, upd: int, dele: int, nbytes: int) -> None:
+        if rows and not self.replicated:
+            if ts and orig and orig != ts:
+                self.replicated += 1
+            else:
+                self.local += 1
+                if self.local >= SOURCE_PROOF_TRANSACTIONS:
                     raise ConfigError(
-                        f"{path}: not a replica's binlog (the first {local} transactions were committed "
+                        f"{path}: not a replica's binlog (the first {self.local} transactions were committed "
                         "here, none replicated: original_commit_timestamp = immediate_commit_timestamp): "
                         "calibrate from the binlog of a replica (log_replica_updates=ON) that applied a "
                         "backlog with one worker")
-            if not ts or not t.rows:
-                prev = ts or None
-                continue
-            if prev is not None and ts - t.original_commit_timestamp >= min_lag_us and ts > prev:
-                ins = sum(s.inserts for s in t.tables)
-                upd = sum(s.updates for s in t.tables)
-                dele = sum(s.deletes for s in t.tables)
-                samples.append((float(ts - prev) - serial_byte_us * t.bytes, ins, upd, dele, t.bytes))
-            prev = ts
+        if not ts or not rows:
+            self.prev = ts or None
+            return
+        if self.prev is not None and ts - orig >= self.min_lag_us and ts > self.prev:
+            self.samples.append((float(ts - self.prev) - self.serial_byte_us * nbytes, ins, upd, dele, nbytes))
+        self.prev = ts
+
+
+def _native_gaps(paths: list[str], gaps: _Gaps, on_progress) -> list[FileSummary] | None:
+    """Feed ``gaps`` from the native core's per-transaction columns, file by file; the files'
+    summaries, or None when the native core is unavailable or gives the run back."""
+    from array import array
+    from types import SimpleNamespace
+
+    from ..depgraph.pipeline import ClockOptions
+    from ..native import read_run
+
+    def per_file(_i: int, path: str, d: dict) -> None:
+        cols = {}
+        for name in ("immediate_commit_ts_us", "original_commit_ts_us", "rows", "inserts", "updates", "deletes",
+                     "start_offset", "end_offset"):
+            cols[name] = a = array("q")
+            a.frombytes(d[name])
+        gaps.new_file()
+        for ts, orig, rows, ins, upd, dele, so, eo in zip(*cols.values()):
+            gaps.add(path, ts, orig, rows, ins, upd, dele, eo - so)
+
+    # no clock is derived here: the smallest history, the recorded commit order
+    nr = read_run(paths, ClockOptions(), SimpleNamespace(history_size=1, commit_order="recorded"),
+                  on_progress=on_progress, records=per_file)
+    return None if nr is None else [s for s, _ in nr.files]
+
+
+def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
+             summaries: list[FileSummary] | None = None, on_transaction=None, on_progress=None) -> GapFit:
+    """Regress the one-worker commit gaps of a replica's own binlog; ``serial_byte_us`` (the
+    coordinator's measured cost per byte read, serial with the worker when there is one) is
+    taken out of each gap first. Each file's :class:`FileSummary` (its warnings) is appended
+    to ``summaries`` when given. A binlog not written by a replica is refused after its first
+    :data:`SOURCE_PROOF_TRANSACTIONS` transactions with rows, not after the rest of its file.
+
+    The native core reads the files when it can (per-transaction columns, file by file;
+    ``on_progress(file, offset)`` now and then); else the reference (``on_transaction(t)`` for
+    each transaction read: a progress bar). Both feed the same gaps to the fit."""
+    gaps = _Gaps(min_lag_us, serial_byte_us)
+    native_summaries = _native_gaps(paths, gaps, on_progress)
+    if native_summaries is not None:
+        if summaries is not None:
+            summaries.extend(native_summaries)
+    else:
+        gaps = _Gaps(min_lag_us, serial_byte_us)
+        for path in paths:
+            gaps.new_file()
+            summary = FileSummary(path)
+            if summaries is not None:
+                summaries.append(summary)
+            for t in read_transactions(path, summary, selector=lambda tm: frozenset()):
+                if on_transaction is not None:
+                    on_transaction(t)
+                gaps.add(path, t.immediate_commit_timestamp, t.original_commit_timestamp, t.rows,
+                         sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
+                         sum(s.deletes for s in t.tables), t.bytes)
+    samples = gaps.samples
     if len(samples) < 50:
         raise ConfigError(f"only {len(samples)} usable commit gaps: calibrate from the binlog of a replica "
                           "(log_replica_updates=ON) that applied a backlog with one worker")
@@ -173,7 +224,8 @@ def redo_share_of(model: CostModel) -> float:
 
 
 def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None, cores: int | None = None,
-              min_lag_us: int = 100_000, redo_share: float | None = None, on_transaction=None) -> Calibration:
+              min_lag_us: int = 100_000, redo_share: float | None = None, on_transaction=None,
+              on_progress=None) -> Calibration:
     """A cost model from a one-worker replica binlog.
 
     Relaxed: the per-row and per-byte costs come from the fit; the per-transaction intercept
@@ -186,7 +238,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     model = base or CostModel()
     summaries: list[FileSummary] = []
     fit = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us, summaries=summaries,
-                   on_transaction=on_transaction)
+                   on_transaction=on_transaction, on_progress=on_progress)
     fixed = model.dispatch_us + model.trx_us + model.commit_us
     if durable and base is not None:
         excess = max(0.0, fit.intercept - fixed)

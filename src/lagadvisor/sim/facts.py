@@ -9,20 +9,16 @@ give the same facts (``tests/native/test_facts.py``).
 
 from __future__ import annotations
 
-import copy
-import os
 from array import array
 from dataclasses import dataclass
 
 from ..depgraph.pipeline import ClockOptions, ClockRun, run_clocks
-from ..errors import BinlogError
 from .build import TrxFacts
 from .run import ScanSizes, facts_of
 
 #: The native columns, in ``TrxFacts`` order (``clocks`` = the four from recorded on).
 FACT_COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
                 "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows")
-_COMMIT_ORDER = {"recorded": 0, "serial": 1, "flush-groups": 2}
 
 
 def read_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list[TrxFacts]:
@@ -94,38 +90,13 @@ class FactColumns:
 def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) -> FactColumns | None:
     """The run's facts as columns, read by the native core; None when it is unavailable or
     gives the run back (the caller then reads it with :func:`reference_facts`)."""
-    from ..native import Bridge, load, native_summary, readable
-    from ..writeset.tracker import KeyTracker
+    from ..native import read_run
 
-    native = load()
-    if native is None or options.labels or not readable(paths):
+    nr = read_run(paths, options, run, facts=True)
+    if nr is None:
         return None
-    # As in analyze_native: the native run changes its own copy of the catalog, so a fallback
-    # starts the reference from the catalog as given.
-    tracker = KeyTracker(copy.deepcopy(options.catalog), use_binlog_ddl=options.use_binlog_ddl,
-                         what_if=options.what_if)
-    bridge = Bridge(tracker)
-    analyzer = native.Analyzer(run.history_size, _COMMIT_ORDER[run.commit_order], tracker.catalog.version,
-                               bridge, 0)
-    analyzer.collect_facts()
-    summaries = []
-    try:
-        for i, path in enumerate(paths):
-            if not os.path.isfile(path):
-                return None  # the reference reports it
-            bridge.begin_file()
-            r = analyzer.read_file(path, i)
-            summaries.append(native_summary(path, os.path.getsize(path), bridge.first_fde, r))
-    except native.NativeFallback as err:
-        if os.environ.get("LAGADVISOR_NATIVE_DEBUG"):
-            import sys
-
-            print(f"lagadvisor: native core gave up: {err}", file=sys.stderr)
-        return None
-    except BinlogError:
-        return None  # the reference raises it with its context
-    run.summaries.extend(summaries)  # as run_clocks leaves them: the truncated-tail warnings
-    return FactColumns.from_native(analyzer.take_facts())
+    run.summaries.extend(s for s, _ in nr.files)  # as run_clocks leaves them: the truncated-tail warnings
+    return FactColumns.from_native(nr.analyzer.take_facts())
 
 
 __all__ = ["FACT_COLUMNS", "FactColumns", "native_fact_columns", "native_facts", "read_facts", "reference_facts"]

@@ -65,6 +65,11 @@ class CostModel:
         return (self.trx_us + self.insert_us * inserts + self.update_us * updates
                 + self.delete_us * deletes + self.byte_us * nbytes + self.scan_row_us * scan_rows)
 
+    def graph_weights(self) -> tuple[float, float, float, float, float, float]:
+        """The dependency graph's apply-time weights (``depgraph.graph.Weights``): ``apply_us``'s
+        coefficients and ``commit_us``, as plain numbers."""
+        return (self.trx_us, self.insert_us, self.update_us, self.delete_us, self.byte_us, self.commit_us)
+
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
 

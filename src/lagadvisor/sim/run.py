@@ -83,11 +83,14 @@ class Row:
         return out
 
 
-def _lag_stats(res: SimResult, threshold_s: float) -> tuple[float, float, float, float, list]:
+def lag_stats(res: SimResult, threshold_s: float) -> tuple[float, float, float, float, list]:
     """Lag p50, p99, max, seconds above *threshold_s*, and a ~200-point (commit s, lag s) series."""
     if engine.NATIVE is not None:
         return _lag_stats_native(res, threshold_s)
     return _lag_stats_python(res, threshold_s)
+
+
+_lag_stats = lag_stats
 
 
 def _lag_stats_native(res: SimResult, threshold_s: float) -> tuple[float, float, float, float, list]:
@@ -148,7 +151,7 @@ def sweep(facts: list[TrxFacts], policies: list[str], workers: list[int], cfg: R
                 inp1 = trxs or scheduler_input(cfg.mode, facts, policy, cost, 1, catch_up=catch_up, base=base)
                 one = simulate(inp1, ReplicaConfig(1, cfg.preserve_commit_order, cfg.durable,
                                                    cfg.pending_jobs_size_max, cfg.mode), cost) if w != 1 else res
-            p50, p99, mx, above, series = _lag_stats(res, threshold_s)
+            p50, p99, mx, above, series = lag_stats(res, threshold_s)
             rows.append(Row(policy, w, cfg.preserve_commit_order, res.apply_us / 1e6,
                             one.apply_us / res.apply_us if res.apply_us else 0.0, p50, p99, mx, above,
                             res.utilisation, res.dependency_wait_us / 1e6, res.flushes, series,
