@@ -17,6 +17,10 @@
      is counted; the ``chroot`` wrapper's own cost is included and negligible);
    * ``lagadvisor analyze FILE`` (output to /dev/null);
    * ``lagadvisor simulate FILE --workers 1,2,4,8,16,32,64`` (the three policies);
+   * ``lagadvisor advise FILE``, ``lagadvisor export --format jsonl FILE`` (to /dev/null) and
+     ``lagadvisor graph FILE``; then ``analyze``, ``advise``, ``graph`` and ``export`` again with
+     ``--schema`` (sysbench's table definition, :data:`SCHEMA`: with it the writesets are
+     hashed and the graph has its row conflicts; without it the tables' keys are unknown);
    * with ``--with-pure``: ``analyze`` again with ``LAGADVISOR_PUREPYTHON=1``;
    * with ``--jobs N`` and an ``analyze --jobs`` option: ``analyze --jobs N`` over ``--files``
      copies of the file (hard links; several files).
@@ -25,7 +29,8 @@
    the one built into ``src/lagadvisor/``.
 
 Prints a Markdown table (MB/s, transactions/s, peak RSS, time relative to mysqlbinlog plain and
--vv) and writes it with the raw numbers to ``bench/throughput.json``.
+-vv, and to ``analyze`` with the same schema option) and writes it with the raw numbers to
+``bench/throughput.json``.
 
 Usage: python3 bench/throughput.py [--data DIR] [--min-mb 500] [--repeat N] [--with-pure]
                                    [--jobs N] [--build-only] [--out bench/throughput.json]
@@ -57,6 +62,11 @@ OPTIONS = ["--server-id=1", "--gtid-mode=ON", "--enforce-gtid-consistency=ON", "
            "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"]
 SYSBENCH = ["oltp_write_only", "--tables=8", "--table-size=100000", "--mysql-db=sbtest"]
 WORKERS = "1,2,4,8,16,32,64"
+#: sysbench's table (oltp_common.lua ``create_table``, MySQL driver, defaults), for --schema.
+SCHEMA = "CREATE DATABASE sbtest;\n" + "".join(
+    f"CREATE TABLE sbtest.sbtest{i} (id INT NOT NULL AUTO_INCREMENT, k INT NOT NULL DEFAULT '0', "
+    f"c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', PRIMARY KEY (id), "
+    f"KEY k_{i} (k)) ENGINE=InnoDB;\n" for i in range(1, 9))
 
 
 def log(msg: str) -> None:
@@ -168,7 +178,15 @@ def run_all(data: Path, meta: dict, args) -> dict:
             ("mysqlbinlog -vv", ["chroot", str(root), "mysqlbinlog", "-vv", chroot_file], None),
             ("lagadvisor analyze", [*py, "analyze", str(path)], lagadvisor_env(False)),
             ("lagadvisor simulate", [*py, "simulate", str(path), "--workers", WORKERS], lagadvisor_env(False)),
+            ("lagadvisor advise", [*py, "advise", str(path)], lagadvisor_env(False)),
+            ("lagadvisor export --format jsonl", [*py, "export", "--format", "jsonl", str(path)], lagadvisor_env(False)),
+            ("lagadvisor graph", [*py, "graph", str(path)], lagadvisor_env(False)),
         ]
+        schema = tmp / "sbtest.sql"
+        schema.write_text(SCHEMA)
+        for cmd in ("analyze", "advise", "graph", "export --format jsonl"):
+            plan.append((f"lagadvisor {cmd} --schema", [*py, *cmd.split(), "--schema", str(schema), str(path)],
+                         lagadvisor_env(False)))
         if args.with_pure:
             plan.append(("lagadvisor analyze (pure Python)", [*py, "analyze", str(path)], lagadvisor_env(True)))
             plan.append(("lagadvisor simulate (pure Python)", [*py, "simulate", str(path), "--workers", WORKERS],
@@ -209,6 +227,9 @@ def run_all(data: Path, meta: dict, args) -> dict:
     for r in results:
         r["x_mysqlbinlog"] = r["wall_s"] / base["mysqlbinlog"]
         r["x_mysqlbinlog_vv"] = r["wall_s"] / base["mysqlbinlog -vv"]
+        if r["command"].startswith("lagadvisor") and "--jobs" not in r["command"] and "pure" not in r["command"]:
+            analyze = "lagadvisor analyze --schema" if r["command"].endswith("--schema") else "lagadvisor analyze"
+            r["x_analyze"] = r["wall_s"] / base[analyze]
     return {"binlog": meta, "repeat": args.repeat, "cores": os.cpu_count(),
             "native_simulation": native_sim_built(), "results": results, "skipped": skipped,
             "date": time.strftime("%Y-%m-%d %H:%M:%S")}
@@ -226,12 +247,14 @@ def markdown(doc: dict) -> str:
              f"(MySQL {b['server']}, {b['workload']}); median of {doc['repeat']} run(s); "
              f"{doc['cores']} cores; native simulation engine: {'yes' if doc['native_simulation'] else 'no'}",
              "",
-             "| command | wall s | CPU s | MB/s | transactions/s | peak RSS MB | x mysqlbinlog | x mysqlbinlog -vv |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| command | wall s | CPU s | MB/s | transactions/s | peak RSS MB | x mysqlbinlog | x mysqlbinlog -vv "
+             "| x analyze |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in doc["results"]:
+        xa = f"{r['x_analyze']:.2f}" if "x_analyze" in r else ""
         lines.append(f"| {r['command']} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {r['mb_per_s']:.1f} | "
                      f"{r['transactions_per_s']:,.0f} | {r['peak_rss_mb']:,.0f} | {r['x_mysqlbinlog']:.2f} | "
-                     f"{r['x_mysqlbinlog_vv']:.2f} |")
+                     f"{r['x_mysqlbinlog_vv']:.2f} | {xa} |")
     for s in doc["skipped"]:
         lines.append(f"\nskipped: {s}")
     return "\n".join(lines)

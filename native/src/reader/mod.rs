@@ -236,9 +236,10 @@ struct Graph {
     levels: Vec<i64>,
     finish: Vec<f64>,
     level_count: HashMap<i64, i64>,
-    /// hash -> (writer index, label, insertion order): a Python dict's insertion order kept
-    /// for the eviction below.
-    last_writer: HashMap<i64, (i64, u32, u64)>,
+    /// hash -> (writer index, insertion order): a Python dict's insertion order kept for the
+    /// eviction below (the writer's label is never read back: a conflict is named by the
+    /// label of the transaction that meets it).
+    last_writer: HashMap<i64, (i64, u64)>,
     inserted: u64,
     index: i64,
     offset: i64,
@@ -315,10 +316,10 @@ impl Graph {
         let mut parents: Vec<(i64, u32)> = Vec::new();
         let mut counted: Vec<(i64, u32)> = Vec::new();
         for (h, l) in hashes.iter().zip(labels.iter()) {
-            let label = self.label(l);
             let prev = self.last_writer.get(h).map(|p| p.0);
-            if let Some(p) = prev {
-                if p != idx && !counted.contains(&(p, label)) {
+            if let Some(p) = prev.filter(|p| *p != idx) {
+                let label = self.label(l);
+                if !counted.contains(&(p, label)) {
                     counted.push((p, label));
                     self.conflicts += 1;
                     *self.hot_rows.entry(label).or_insert(0) += 1;
@@ -329,24 +330,21 @@ impl Graph {
             }
             let order = self.inserted;
             match self.last_writer.get_mut(h) {
-                Some(e) => {
-                    e.0 = idx;
-                    e.1 = label;
-                }
+                Some(e) => e.0 = idx,
                 None => {
                     self.inserted += 1;
-                    self.last_writer.insert(*h, (idx, label, order));
+                    self.last_writer.insert(*h, (idx, order));
                 }
             }
         }
         if self.last_writer.len() > LAST_WRITER_MAX {
             // Forget the oldest half, as `sorted(..., key=writer)` (stable over insertion order).
-            let mut items: Vec<(i64, (i64, u32, u64))> = self.last_writer.drain().collect();
-            items.sort_by_key(|(_, v)| (v.0, v.2));
+            let mut items: Vec<(i64, (i64, u64))> = self.last_writer.drain().collect();
+            items.sort_by_key(|(_, v)| *v);
             let half = items.len() / 2;
             self.inserted = 0;
-            for (h, (i, l, _)) in items.into_iter().skip(half) {
-                self.last_writer.insert(h, (i, l, self.inserted));
+            for (h, (i, _)) in items.into_iter().skip(half) {
+                self.last_writer.insert(h, (i, self.inserted));
                 self.inserted += 1;
             }
         }

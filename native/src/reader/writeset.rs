@@ -11,6 +11,8 @@
 //! prefixes) are not hashed natively: such a plan is refused and the run is read by Python.
 //! Server side: `add_pke` in mysql-server `sql/rpl_write_set_handler.cc`.
 
+use std::fmt::Write;
+
 const P: u128 = (1u128 << 61) - 1;
 const XXPRIME_1: u64 = 11400714785074694791;
 const XXPRIME_2: u64 = 14029467366897019727;
@@ -146,7 +148,7 @@ fn int_label(head: &str, ints: &[i128], tail: &str) -> String {
         if i > 0 {
             s.push_str(", ");
         }
-        s.push_str(&v.to_string());
+        let _ = write!(s, "{v}");
     }
     s.push(')');
     s.push_str(tail);
