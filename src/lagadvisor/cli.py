@@ -475,6 +475,8 @@ def simulate(
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, max=1024, help="Read the files on this many "
+                                      "processes (0 = one per CPU core); the result is the same.")] = 1,
 ) -> None:
     """Simulate the replica's multi-threaded applier for each policy and worker count: apply
     time, speedup, lag against the source's commit timeline, worker utilisation."""
@@ -509,7 +511,12 @@ def simulate(
             cost = dc_replace(cost, cores=cores)
         opts = _clock_options(history_size, commit_order, schema)
         run = prepare(files, opts)
-        facts = read_facts(files, opts, run)
+        if jobs != 1 and len(files) > 1:
+            from .sim.parallel import read_facts_parallel
+
+            facts = read_facts_parallel(files, opts, run, jobs)
+        else:
+            facts = read_facts(files, opts, run)
         cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value)
         window_s = window_for(facts, parse_window(window))
         rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold,
