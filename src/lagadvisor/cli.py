@@ -475,6 +475,19 @@ def simulate(
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
+    host: HostOpt = None,
+    port: PortOpt = None,
+    user: UserOpt = None,
+    ask_password: AskPasswordOpt = False,
+    defaults_file: DefaultsFileOpt = None,
+    socket: SocketOpt = None,
+    login_path: LoginPathOpt = None,
+    defaults_extra_file: DefaultsExtraFileOpt = None,
+    no_defaults: NoDefaultsOpt = False,
+    ssl_ca: SslCaOpt = None,
+    ssl_cert: SslCertOpt = None,
+    ssl_key: SslKeyOpt = None,
+    ssl_mode: SslModeOpt = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, max=1024, help="Read the files on this many "
                                       "processes (0 = one per CPU core); the result is the same.")] = 1,
 ) -> None:
@@ -509,7 +522,9 @@ def simulate(
         cost = CostModel.from_file(cost_model) if cost_model else CostModel()
         if cores:
             cost = dc_replace(cost, cores=cores)
-        opts = _clock_options(history_size, commit_order, schema)
+        opts = _clock_options(history_size, commit_order, schema, _server_options(
+            host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode, socket=socket,
+            login_path=login_path, defaults_extra_file=defaults_extra_file, no_defaults=no_defaults))
         run = prepare(files, opts)
         if jobs != 1 and len(files) > 1:
             from .sim.parallel import read_facts_parallel
@@ -579,6 +594,19 @@ def graph(
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
+    host: HostOpt = None,
+    port: PortOpt = None,
+    user: UserOpt = None,
+    ask_password: AskPasswordOpt = False,
+    defaults_file: DefaultsFileOpt = None,
+    socket: SocketOpt = None,
+    login_path: LoginPathOpt = None,
+    defaults_extra_file: DefaultsExtraFileOpt = None,
+    no_defaults: NoDefaultsOpt = False,
+    ssl_ca: SslCaOpt = None,
+    ssl_cert: SslCertOpt = None,
+    ssl_key: SslKeyOpt = None,
+    ssl_mode: SslModeOpt = None,
 ) -> None:
     """The dependency graph: critical path (transactions and estimated apply time), width, the
     rows and tables that create the most dependencies, export to GraphML/DOT."""
@@ -597,7 +625,9 @@ def graph(
         if a < 0 or b <= a:
             raise ConfigError(f"--range {range_}: expected 0 <= START < END (transactions START to END-1)")
         files = _distinct(files)
-        opts = _clock_options(history_size, commit_order, schema)
+        opts = _clock_options(history_size, commit_order, schema, _server_options(
+            host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode, socket=socket,
+            login_path=login_path, defaults_extra_file=defaults_extra_file, no_defaults=no_defaults))
         opts.labels = True
         run = prepare(files, opts)
         with _Progress(files, True) as bar:

@@ -118,3 +118,41 @@ def test_table_sizes_from_the_server(binlog):
     k, i = cat.get("kl", "k"), cat.get("kl", "i")
     assert k.scanned_by_replica and not i.scanned_by_replica and i.indexed
     assert cat.rows_of("kl", "k") > 0  # InnoDB's estimate of ROWS - DELETES
+
+
+def test_simulate_and_graph_take_sizes_from_the_server(binlog):
+    """With --host the scanned table's size is the server's TABLE_ROWS when larger than what the
+    file inserted: a table filled before the binlog (here: a file that only updates it)."""
+    import mysql.connector
+
+    path, srv = binlog
+    conn = mysql.connector.connect(host="127.0.0.1", port=srv.port, user="root", password="", autocommit=True)
+    cur = conn.cursor()
+    cur.execute("FLUSH BINARY LOGS")
+    for n in range(10):
+        cur.execute(f"UPDATE kl.k SET b = b + 1 WHERE a = {n * 13}")
+    cur.execute("FLUSH BINARY LOGS")
+    cur.execute("ANALYZE TABLE kl.k")
+    cur.fetchall()
+    cur.close()
+    conn.close()
+    only_updates = srv.binlog_files()[-2]
+
+    def apply_seconds(*extra):
+        r = subprocess.run([sys.executable, "-m", "lagadvisor", "simulate", "--workers", "1", "--policy", "recorded",
+                            "--catch-up", "--relaxed", "--format", "json", *extra, str(only_updates)],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["results"][0]["apply_seconds"]
+
+    without = apply_seconds()
+    with_host = apply_seconds("-h", "127.0.0.1", "-P", str(srv.port), "-u", "root")
+    from lagadvisor.sim.model import CostModel
+
+    # ten events over a table of ~2,985 rows (TABLE_ROWS is InnoDB's estimate: within 20%)
+    extra = with_host - without
+    expect = 10 * (ROWS - DELETES) * CostModel().scan_row_us / 1e6
+    assert 0.8 * expect < extra < 1.2 * expect, (without, with_host, expect)
+    r = subprocess.run([sys.executable, "-m", "lagadvisor", "graph", "-h", "127.0.0.1", "-P", str(srv.port), "-u",
+                        "root", "--format", "json", str(only_updates)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr

@@ -1389,14 +1389,14 @@ impl Analyzer {
                         *self.caveats.entry(c.clone()).or_insert(0) += 1;
                     }
                     if p.scans && st[3] > 0 {
-                        // `sim.run.ScanSizes`: each event scans the table's known size plus the
-                        // rows this file added so far (never below zero)
+                        // `sim.run.ScanSizes`: each event scans the larger of the table's known
+                        // size and the rows this file added so far
                         let net = self.fs.net_rows.get(name).copied().unwrap_or(0).max(0);
-                        scan_rows += st[3] as i64 * (p.table_rows + net);
+                        scan_rows += st[3] as i64 * p.table_rows.max(net);
                         // per table over the run (`advise.context.gather`'s `scans`)
                         let acc = self.scan_tables.entry(*name).or_insert((0, 0));
                         acc.0 += st[3] as i64;
-                        acc.1 += st[3] as i64 * (p.table_rows + net);
+                        acc.1 += st[3] as i64 * p.table_rows.max(net);
                     }
                 }
             }

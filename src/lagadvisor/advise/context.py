@@ -190,7 +190,7 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
         for table, events, known in ws.scans:
             acc = scans.setdefault(table, [0, 0])
             acc[0] += events
-            acc[1] += events * (known + max(0, before.get(table, 0)))
+            acc[1] += events * max(known, before.get(table, 0))
         gb.add(t, ws, c)
 
     # the clock's writer is known now: the reference pass does not detect it again

@@ -284,7 +284,7 @@ def missing_primary_keys(ctx: Context) -> list[Finding]:
 
 def _scan_evidence(ctx: Context, scanned: dict) -> str:
     known = ctx.options.catalog is not None and bool(ctx.options.catalog.table_rows)
-    size = ("sizes from the server's TABLE_ROWS plus the rows the binlog added" if known else
+    size = ("sizes: the larger of the server's TABLE_ROWS and the rows the binlog added" if known else
             "sizes unknown without --host: counted as the rows this binlog inserted minus deleted, a lower "
             "bound")
     parts = [f"{t}: {ev:,} UPDATE/DELETE events scanned {rows:,} rows" for t, (ev, rows) in sorted(scanned.items())]

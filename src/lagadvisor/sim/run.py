@@ -26,9 +26,9 @@ def facts_of(t: Transaction, c: Computed, file_idx: int, scan_rows: int = 0) -> 
 class ScanSizes:
     """The table rows a row-based replica scans for each transaction: for every UPDATE or DELETE
     rows event on a table without any index (``Writeset.scans``), the table's size, taken as
-    the size a server told (``information_schema.TABLES.TABLE_ROWS`` through ``--host``) plus
-    the rows inserted minus deleted since the file's start (never below zero) — without a
-    server a lower bound. Per file, so files can be read apart (``--jobs``, fleet) and give the
+    the larger of the size a server told (``information_schema.TABLES.TABLE_ROWS`` through
+    ``--host``: the size now, which already counts what the binlog inserted) and the rows
+    inserted minus deleted since the file's start — without a server a lower bound. Per file, so files can be read apart (``--jobs``, fleet) and give the
     same numbers; the native core computes the same (``FileState.net_rows``)."""
 
     def __init__(self) -> None:
@@ -41,7 +41,7 @@ class ScanSizes:
         net = self.net
         total = 0
         for table, events, known in ws.scans:
-            total += events * (known + max(0, net.get(table, 0)))
+            total += events * max(known, net.get(table, 0))
         for st in t.tables:
             d = st.inserts - st.deletes
             if d:
