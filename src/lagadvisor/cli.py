@@ -610,7 +610,7 @@ def graph(
 ) -> None:
     """The dependency graph: critical path (transactions and estimated apply time), width, the
     rows and tables that create the most dependencies, export to GraphML/DOT."""
-    from .depgraph.graph import build_graph, write_graph
+    from .depgraph.graph import build_graph, hot_rows_max, write_graph
     from .depgraph.pipeline import prepare
     from .errors import ConfigError
     from .sim.model import CostModel
@@ -648,6 +648,7 @@ def graph(
            "conflicts": s.conflicts,
            "hot_rows": [{"key": k, "dependencies": n} for k, n in sorted(s.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))[:top]],
            "hot_tables": [{"table": k, "dependencies": n} for k, n in sorted(s.hot_tables.items(), key=lambda kv: (-kv[1], kv[0]))[:top]],
+           "hot_rows_error": s.hot_rows_error,
            "kept": {"nodes": s.graph.number_of_nodes(), "edges": s.graph.number_of_edges()}}
     if output_format == OutputFormat.json:
         print(json.dumps(doc, indent=2, sort_keys=True))
@@ -660,6 +661,9 @@ def graph(
                   f"(parallelism {s.parallelism:,.2f}x), widest level {s.width:,}, {s.conflicts:,} row conflicts")
         for title, items, col in (("hot rows", doc["hot_rows"], "key"), ("hot tables", doc["hot_tables"], "table")):
             con.print(hot_table(title, items, col))
+        if s.hot_rows_error:
+            con.print(f"(more than {hot_rows_max():,} rows conflicted: the less frequent were dropped as they came, "
+                      f"so a hot row's count may be short by up to {s.hot_rows_error:,})")
     _read_warnings(run.summaries)
 
 

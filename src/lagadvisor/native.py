@@ -298,7 +298,8 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     options and prepared run (``depgraph.pipeline.ClockOptions``/``ClockRun``), keeping what
     the caller asks for: simulation facts (``facts``), export records (``records``: called as
     ``records(file_index, path, Analyzer.take_records())`` after each file), the dependency
-    graph (``graph`` = (policy name, six apply-time weights, keep start, keep end)).
+    graph (``graph`` = (policy name, six apply-time weights, keep start, keep end, the most hot rows
+    counted: ``depgraph.graph.hot_rows_max``)).
 
     Returns a :class:`NativeRun`, or None when the native core is unavailable, cannot take
     these inputs, or gives the run back (``NativeFallback``, or a read error the reference
@@ -329,8 +330,8 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     if records is not None:
         analyzer.collect_records()
     if graph is not None:
-        policy, weights, start, end = graph
-        analyzer.collect_graph(GRAPH_POLICIES[policy], tuple(float(w) for w in weights), start, end)
+        policy, weights, start, end, hot_max = graph
+        analyzer.collect_graph(GRAPH_POLICIES[policy], tuple(float(w) for w in weights), start, end, hot_max)
     try:
         for i, path in enumerate(paths):
             try:

@@ -232,6 +232,12 @@ struct Graph {
     width: i64,
     conflicts: i64,
     hot_rows: HashMap<u32, i64>,
+    /// Conflicts by the table part of the row label (`(label or "?").split(" ", 1)[0]`).
+    hot_tables: HashMap<String, i64>,
+    /// `depgraph.graph.GraphBuilder._bound`: at most `hot_max` rows counted; the sum over the
+    /// cuts of the largest count each dropped (a row's count may be short by at most this).
+    hot_max: usize,
+    hot_rows_error: i64,
     file: Option<usize>,
     levels: Vec<i64>,
     finish: Vec<f64>,
@@ -248,7 +254,7 @@ struct Graph {
     /// Kept range: nodes (index, gtid, seq, last_committed, rows, file_idx, cost) and edges
     /// (source, target, 0 clock / 1 conflict, label id) in the order the builder adds them.
     nodes: Vec<(i64, String, i64, Option<i64>, i64, usize, f64)>,
-    edges: Vec<(i64, i64, u8, u32)>,
+    edges: Vec<(i64, i64, u8, String)>,
 }
 
 const LAST_WRITER_MAX: usize = 2_000_000;
@@ -323,6 +329,13 @@ impl Graph {
                     counted.push((p, label));
                     self.conflicts += 1;
                     *self.hot_rows.entry(label).or_insert(0) += 1;
+                    let table = if l.is_empty() { "?" } else { l.split(' ').next().unwrap_or("") };
+                    match self.hot_tables.get_mut(table) {
+                        Some(n) => *n += 1,
+                        None => {
+                            self.hot_tables.insert(table.to_string(), 1);
+                        }
+                    }
                     if !parents.iter().any(|(q, _)| *q == p) {
                         parents.push((p, label));
                     }
@@ -353,19 +366,48 @@ impl Graph {
                 if l > 0 && seq - l >= 1 {
                     let src = idx - (seq - l);
                     if src >= self.keep.0 && src < self.keep.1 {
-                        self.edges.push((src, idx, 0, 0));
+                        self.edges.push((src, idx, 0, String::new()));
                     }
                 }
             }
             parents.sort();
             for (p, label) in parents {
                 if p >= self.keep.0 && p < self.keep.1 {
-                    self.edges.push((p, idx, 1, label));
+                    let text = self.labels[label as usize].clone();
+                    self.edges.push((p, idx, 1, text));
                 }
             }
         }
+        self.bound();
+    }
+
+    /// `depgraph.graph.GraphBuilder._bound`: keep the counted rows and the per-level counts
+    /// within their limits, the same way and at the same moments as the reference.
+    fn bound(&mut self) {
+        if self.hot_rows.len() > self.hot_max {
+            let mut items: Vec<(String, i64)> =
+                self.hot_rows.iter().map(|(l, n)| (self.labels[*l as usize].clone(), *n)).collect();
+            items.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let keep = self.hot_max / 2;
+            self.hot_rows_error += items[keep].1; // each cut loses a row at most its largest drop
+            items.truncate(keep);
+            self.labels.clear();
+            self.label_ids.clear();
+            self.hot_rows.clear();
+            for (l, n) in items {
+                let id = self.label(&l);
+                self.hot_rows.insert(id, n);
+            }
+        }
+        if self.level_count.len() > LEVELS_MAX {
+            let floor = self.depth - (LEVELS_MAX / 2) as i64;
+            self.level_count.retain(|level, _| *level >= floor);
+        }
     }
 }
+
+/// Levels whose transaction counts are kept for the width (`depgraph.graph.LEVELS_MAX`).
+const LEVELS_MAX: usize = 1_000_000;
 
 #[pyclass(unsendable)]
 pub struct Analyzer {
@@ -578,11 +620,12 @@ impl Analyzer {
     /// 3 WRITESET_SESSION) while reading: `weights` = (trx_us, insert_us, update_us, delete_us,
     /// byte_us, commit_us) of the apply-time estimate; transactions `keep_start..keep_end` are
     /// kept as nodes and edges. Needs labels (`collect_labels`).
-    fn collect_graph(&mut self, policy: u8, weights: [f64; 6], keep_start: i64, keep_end: i64) {
+    fn collect_graph(&mut self, policy: u8, weights: [f64; 6], keep_start: i64, keep_end: i64, hot_max: usize) {
         self.labels_on = true;
         self.graph = Some(Graph {
             policy, w: weights, keep: (keep_start, keep_end), transactions: 0, depth: 0, critical_path_us: 0.0,
-            serial_us: 0.0, width: 0, conflicts: 0, hot_rows: HashMap::new(), file: None, levels: vec![0],
+            serial_us: 0.0, width: 0, conflicts: 0, hot_rows: HashMap::new(), hot_tables: HashMap::new(),
+            hot_max: hot_max.max(2), hot_rows_error: 0, file: None, levels: vec![0],
             finish: vec![0.0], level_count: HashMap::new(), last_writer: HashMap::new(), inserted: 0, index: -1,
             offset: 0, labels: Vec::new(), label_ids: HashMap::new(), nodes: Vec::new(), edges: Vec::new(),
         });
@@ -601,9 +644,11 @@ impl Analyzer {
         d.set_item("conflicts", g.conflicts)?;
         let hot: Vec<(String, i64)> = g.hot_rows.iter().map(|(l, n)| (g.labels[*l as usize].clone(), *n)).collect();
         d.set_item("hot_rows", hot)?;
+        let tables: Vec<(String, i64)> = g.hot_tables.iter().map(|(t, n)| (t.clone(), *n)).collect();
+        d.set_item("hot_tables", tables)?;
+        d.set_item("hot_rows_error", g.hot_rows_error)?;
         d.set_item("nodes", g.nodes.clone())?;
-        let edges: Vec<(i64, i64, u8, String)> =
-            g.edges.iter().map(|(a, b, k, l)| (*a, *b, *k, if *k == 1 { g.labels[*l as usize].clone() } else { String::new() })).collect();
+        let edges: Vec<(i64, i64, u8, String)> = g.edges.clone();
         d.set_item("edges", edges)?;
         Ok(d.into())
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 
-from ..depgraph.graph import GraphBuilder, GraphSummary
+from ..depgraph.graph import GraphBuilder, GraphSummary, hot_rows_max
 from ..depgraph.pipeline import ClockOptions, prepare
 from ..depgraph.policies import POLICIES
 from ..binlog.framing import version_tuple
@@ -170,7 +170,7 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     opts = replace(options, labels=True, catalog=copy.deepcopy(options.catalog))
     run = prepare(paths, opts)
     weights = cost.graph_weights()
-    pair = native_pass(paths, opts, run, on_progress, facts=True, graph=("WRITESET", weights, 0, 0))
+    pair = native_pass(paths, opts, run, on_progress, facts=True, graph=("WRITESET", weights, 0, 0, hot_rows_max()))
     if pair is not None:
         result, nr = pair
         taken = nr.analyzer.take_facts()

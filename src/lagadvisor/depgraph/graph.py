@@ -42,6 +42,7 @@ class GraphSummary:
     hot_rows: Counter = field(default_factory=Counter)
     hot_tables: Counter = field(default_factory=Counter)
     graph: nx.DiGraph = field(default_factory=nx.DiGraph, repr=False)
+    hot_rows_error: int = 0              # a hot row's count may be short by at most this (0: exact)
 
     @property
     def parallelism(self) -> float:
@@ -55,7 +56,9 @@ class GraphSummary:
                 d["conflicts"])
         for label, n in d["hot_rows"]:
             s.hot_rows[label] = n
-            s.hot_tables[(label or "?").split(" ", 1)[0]] += n
+        for table, n in d["hot_tables"]:
+            s.hot_tables[table] = n
+        s.hot_rows_error = d["hot_rows_error"]
         g = s.graph
         nodes = iter(d["nodes"])
         node = next(nodes, None)
@@ -79,8 +82,31 @@ def _add_node(g: nx.DiGraph, node, paths: list[str]) -> None:
                file=paths[file_idx].rsplit("/", 1)[-1], cost_us=round(cost, 1))
 
 
+#: Rows counted for the hot-row report at most (``LAGADVISOR_HOT_ROWS_MAX`` to change): when
+#: more rows have conflicted, the less frequent half is dropped; a row dropped at a cut loses at
+#: most the largest count that cut dropped, so the sum of those over the cuts bounds how short
+#: any reported count can be (``GraphSummary.hot_rows_error``; the top rows are exact when their
+#: counts exceed it by the gap to the next).
+HOT_ROWS_MAX = 100_000
+#: Levels whose transaction counts are kept for the width; older levels (more than half of this
+#: below the current depth) are forgotten: a transaction that still joins one would be counted
+#: from zero there.
+LEVELS_MAX = 1_000_000
+
+
+def hot_rows_max() -> int:
+    import os
+
+    try:
+        return max(2, int(os.environ.get("LAGADVISOR_HOT_ROWS_MAX", HOT_ROWS_MAX)))
+    except ValueError:
+        return HOT_ROWS_MAX
+
+
 class GraphBuilder:
-    """Feed transactions (with labelled writesets) in binlog order."""
+    """Feed transactions (with labelled writesets) in binlog order. Memory stays bounded: the
+    last writers (2,000,000 keys), the counted hot rows (:data:`HOT_ROWS_MAX`) and the per-level
+    counts (:data:`LEVELS_MAX`) are each cut back when they pass their limit."""
 
     def __init__(self, policy: str, weights: Weights, keep: range | None = None) -> None:
         self.s = GraphSummary(policy)
@@ -96,6 +122,18 @@ class GraphBuilder:
         self._last_writer: dict[int, tuple[int, str]] = {}
         self._index = -1
         self._offset = 0
+        self._hot_max = hot_rows_max()
+
+    def _bound(self) -> None:
+        s = self.s
+        if len(s.hot_rows) > self._hot_max:
+            items = sorted(s.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))
+            keep = self._hot_max // 2
+            s.hot_rows_error += items[keep][1]  # a row dropped now loses at most this; again later, more
+            s.hot_rows = Counter(dict(items[:keep]))
+        if len(self._level_count) > LEVELS_MAX:
+            floor = s.depth - LEVELS_MAX // 2
+            self._level_count = Counter({k: v for k, v in self._level_count.items() if k >= floor})
 
     def add(self, t: Transaction, ws: Writeset, c: Computed) -> None:
         s = self.s
@@ -163,6 +201,7 @@ class GraphBuilder:
             for p, label in sorted(parents.items()):
                 if p in g:
                     g.add_edge(p, idx, kind="conflict", key=label)
+        self._bound()
 
 
 def build_graph(paths: list[str], run, options, policy: str, weights: Weights, keep: range,
@@ -174,7 +213,8 @@ def build_graph(paths: list[str], run, options, policy: str, weights: Weights, k
     from ..native import read_run
     from .pipeline import run_clocks
 
-    nr = read_run(paths, options, run, on_progress=on_progress, graph=(policy, weights, keep.start, keep.stop))
+    nr = read_run(paths, options, run, on_progress=on_progress, graph=(policy, weights, keep.start, keep.stop,
+                                                                                  hot_rows_max()))
     if nr is not None:
         run.summaries.extend(s for s, _ in nr.files)
         return GraphSummary.from_native(policy, nr.analyzer.take_graph(), paths)
