@@ -46,8 +46,9 @@ def load() -> ModuleType | None:
         try:
             from . import _native  # type: ignore[attr-defined]
 
-            if not hasattr(_native, "Analyzer"):
-                raise ImportError("lagadvisor._native has no Analyzer (stale build)")
+            if not hasattr(getattr(_native, "Analyzer", None), "collect_graph"):
+                # an extension built from older sources (a copied .so): the reference reads
+                raise ImportError("lagadvisor._native is a stale build (no Analyzer.collect_graph)")
             _module = _native
         except ImportError as err:
             _import_error = str(err)
