@@ -139,6 +139,8 @@ class Bridge:
         self.on_progress = on_progress
         self.cur_fde: ev.FormatDescription = ev.DEFAULT_FDE
         self.first_fde: ev.FormatDescription | None = None
+        self.on_records = None
+        self.raised: BaseException | None = None   # what ``on_records`` raised (not a fallback)
         self._none = hash(None)
         self._key = hash("key")
         self._pack = hash("pack")
@@ -257,6 +259,16 @@ class Bridge:
         self.tracker.observe(SimpleNamespace(ddl=True, statements=stmts, file=file, start_offset=start))  # type: ignore[arg-type]
         return self.tracker.catalog.version
 
+    def records(self, d: dict) -> None:
+        """A chunk of export records (``Analyzer.collect_records``); an exception of the
+        consumer (its own error, a closed pipe) is kept and raised again by :func:`read_run`:
+        it is the command's answer, not a reason to read the run with the reference."""
+        try:
+            self.on_records(d)
+        except BaseException as err:
+            self.raised = err
+            raise
+
     def progress(self, file: str, offset: int) -> None:
         if self.on_progress is not None:
             self.on_progress(file, offset)
@@ -266,6 +278,8 @@ _COMMIT_ORDER = {"recorded": 0, "serial": 1, "flush-groups": 2}
 #: ``graph --policy`` as the native graph builder numbers it.
 GRAPH_POLICIES = {"recorded": 0, "COMMIT_ORDER": 1, "WRITESET": 2, "WRITESET_SESSION": 3}
 PROGRESS_EVERY = 2048
+#: Export records handed over per chunk of this many transactions (bounded memory).
+RECORDS_CHUNK = 16384
 
 
 class NativeRun:
@@ -298,7 +312,8 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     """The one native loader: read ``paths`` in order with the native core, for the clock
     options and prepared run (``depgraph.pipeline.ClockOptions``/``ClockRun``), keeping what
     the caller asks for: simulation facts (``facts``), export records (``records``: called as
-    ``records(file_index, path, Analyzer.take_records())`` after each file), the dependency
+    ``records(file_index, path, Analyzer.take_records())`` every :data:`RECORDS_CHUNK`
+    transactions and at the end of each file; what it raises is raised here), the dependency
     graph (``graph`` = (policy name, six apply-time weights, keep start, keep end, the most hot rows
     counted: ``depgraph.graph.hot_rows_max``)).
 
@@ -329,7 +344,7 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     if facts:
         analyzer.collect_facts()
     if records is not None:
-        analyzer.collect_records()
+        analyzer.collect_records(RECORDS_CHUNK)
     if graph is not None:
         policy, weights, start, end, hot_max = graph
         analyzer.collect_graph(GRAPH_POLICIES[policy], tuple(float(w) for w in weights), start, end, hot_max)
@@ -340,11 +355,15 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
             except OSError:
                 return None  # the reference reports it
             bridge.begin_file()
+            if records is not None:
+                bridge.on_records = lambda d, i=i, path=path: records(i, path, d)
             r = analyzer.read_file(path, i)
             out.files.append((native_summary(path, size, bridge.first_fde, r), r))
             if records is not None:
                 records(i, path, analyzer.take_records())
     except native.NativeFallback as err:
+        if bridge.raised is not None:
+            raise bridge.raised from None
         if os.environ.get("LAGADVISOR_NATIVE_DEBUG"):
             import sys
 

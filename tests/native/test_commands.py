@@ -156,3 +156,28 @@ def test_export_fallback_after_a_file_writes_each_record_once(tmp_path, monkeypa
     assert native_files == [str(first)]  # the first file was written from the native read
     assert mine == ref
     assert ref[1].count("\n") > 100
+
+
+def test_records_in_chunks(monkeypatch, tmp_path):
+    """Export and calibrate take the native records in chunks of a few transactions (memory
+    bounded by the chunk): the same output; and a run the native core gives back in the middle
+    of a file, after chunks of it were written, still writes each record once."""
+    monkeypatch.setattr(native, "RECORDS_CHUNK", 7)
+    d = FIXTURES / "sysbench_oltp_write_only"
+    files = sorted(str(p) for p in d.glob("binlog.0*"))
+    _both(d.name, ["export", "--schema", str(d / "schema.sql"), *files], monkeypatch)
+    _both(d.name, ["calibrate", "--relaxed", *files], monkeypatch)
+    monkeypatch.setattr(native, "RECORDS_CHUNK", 2)
+    partial = next((FIXTURES.parent.parent / "shared" / "corpus").rglob("json.binlog.000001"))
+    chunks = []
+    real = records.native_records
+
+    def seen(path, d):
+        chunks.append(path)
+        return real(path, d)
+
+    monkeypatch.setattr(records, "native_records", seen)
+    ref = _run(["export", str(partial)], monkeypatch, pure=True)
+    mine = _run(["export", str(partial)], monkeypatch, pure=False)
+    assert chunks, "no chunk was written before the native core gave the run back"
+    assert mine == ref

@@ -442,6 +442,7 @@ pub struct Analyzer {
     ignore: std::collections::HashSet<String>,
     /// Export records (`collect_records`) and the dependency graph (`collect_graph`).
     records: Option<Records>,
+    records_chunk: u64,
     graph: Option<Graph>,
     in_payload: bool,
     // per file
@@ -505,6 +506,7 @@ impl Analyzer {
             labels_on: false,
             ignore: std::collections::HashSet::new(),
             records: None,
+            records_chunk: 0,
             graph: None,
             in_payload: false,
             fde: Fde::default_fde(),
@@ -589,11 +591,14 @@ impl Analyzer {
         self.ignore = ignore.into_iter().collect();
     }
 
-    /// From now on, keep every transaction's export record (see `take_records`).
-    fn collect_records(&mut self) {
+    /// From now on, keep every transaction's export record (see `take_records`); with
+    /// `chunk` > 0, hand them to the bridge's `records` every `chunk` transactions (memory
+    /// bounded by the chunk, not the file).
+    fn collect_records(&mut self, chunk: u64) {
         if self.records.is_none() {
             self.records = Some(Records::default());
         }
+        self.records_chunk = chunk;
     }
 
     /// The records kept since the last call: one `bytes` of native int64 per column
@@ -1635,6 +1640,10 @@ impl Analyzer {
                     r.tables.push(*name as i64);
                 }
                 r.table_ends.push(r.tables.len() as i64);
+                if self.records_chunk > 0 && r.gtids.len() as u64 >= self.records_chunk {
+                    let d = self.take_records(py).map_err(py_abort)?;
+                    self.cb.call_method1(py, "records", (d,)).map_err(py_abort)?;
+                }
             }
         }
         if o.ddl {

@@ -111,13 +111,17 @@ def _native_gaps(paths: list[str], gaps: _Gaps, on_progress) -> list[FileSummary
     from ..depgraph.pipeline import ClockOptions
     from ..native import read_run
 
-    def per_file(_i: int, path: str, d: dict) -> None:
+    current = [-1]
+
+    def per_file(i: int, path: str, d: dict) -> None:  # a chunk of file i's transactions
+        if i != current[0]:
+            current[0] = i
+            gaps.new_file()
         cols = {}
         for name in ("immediate_commit_ts_us", "original_commit_ts_us", "rows", "inserts", "updates", "deletes",
                      "start_offset", "end_offset"):
             cols[name] = a = array("q")
             a.frombytes(d[name])
-        gaps.new_file()
         for ts, orig, rows, ins, upd, dele, so, eo in zip(*cols.values()):
             gaps.add(path, ts, orig, rows, ins, upd, dele, eo - so)
 
