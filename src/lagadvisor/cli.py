@@ -541,25 +541,15 @@ def simulate(
                 r.policy = mode.value
     except LagAdvisorError as err:
         raise _fail(err) from None
+    from .report.commands import render_simulate, simulate_doc
+
     if output_format == OutputFormat.json:
-        print(json.dumps({"transactions": len(facts), "catch_up": catch_up, "durable": durable,
-                          "mode": mode.value, "cost_model": json.loads(cost.to_json()),
-                          "window_seconds": window_s if not catch_up else 0,
-                          "written_by": run.written.name,
-                          "results": [r.as_json() for r in rows]}, indent=2, sort_keys=True))
+        print(json.dumps(simulate_doc(rows, transactions=len(facts), catch_up=catch_up, durable=durable,
+                                      mode=mode.value, cost=cost, window_s=window_s, written_by=run.written.name),
+                         indent=2, sort_keys=True))
     else:
-        from .report.tables import simulate_table
-
-        tab = simulate_table(rows, f"{len(facts):,} transactions; replica {'durable' if durable else 'relaxed'}, "
-                             f"preserve_commit_order={preserve_commit_order}, {cost.cores} cores"
-                             + ("; catch-up" if catch_up else "; arrivals at source commit times"))
-        con = Console(highlight=False)
-        con.print(tab)
-        from .report.tables import window_table
-
-        wt = window_table(rows)
-        if wt is not None:
-            con.print(wt)
+        render_simulate(rows, Console(highlight=False), transactions=len(facts), durable=durable,
+                        preserve_commit_order=preserve_commit_order, cores=cost.cores, catch_up=catch_up)
     _read_warnings(run.summaries)
 
 
@@ -642,28 +632,13 @@ def graph(
         raise _fail(LagAdvisorError(f"cannot write the graph: {err}")) from None
     except LagAdvisorError as err:
         raise _fail(err) from None
-    doc = {"policy": policy, "transactions": s.transactions, "depth": s.depth, "width": s.width,
-           "critical_path_seconds": round(s.critical_path_us / 1e6, 6),
-           "serial_seconds": round(s.serial_us / 1e6, 6), "parallelism": round(s.parallelism, 4),
-           "conflicts": s.conflicts,
-           "hot_rows": [{"key": k, "dependencies": n} for k, n in sorted(s.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))[:top]],
-           "hot_tables": [{"table": k, "dependencies": n} for k, n in sorted(s.hot_tables.items(), key=lambda kv: (-kv[1], kv[0]))[:top]],
-           "hot_rows_error": s.hot_rows_error,
-           "kept": {"nodes": s.graph.number_of_nodes(), "edges": s.graph.number_of_edges()}}
+    from .report.commands import graph_doc, render_graph
+
+    doc = graph_doc(s, policy, top)
     if output_format == OutputFormat.json:
         print(json.dumps(doc, indent=2, sort_keys=True))
     else:
-        from .report.tables import hot_table
-
-        con = Console(highlight=False)
-        con.print(f"{policy}: {s.transactions:,} transactions, critical path {s.depth:,} transactions / "
-                  f"{s.critical_path_us / 1e6:,.3f} s of {s.serial_us / 1e6:,.3f} s serial apply "
-                  f"(parallelism {s.parallelism:,.2f}x), widest level {s.width:,}, {s.conflicts:,} row conflicts")
-        for title, items, col in (("hot rows", doc["hot_rows"], "key"), ("hot tables", doc["hot_tables"], "table")):
-            con.print(hot_table(title, items, col))
-        if s.hot_rows_error:
-            con.print(f"(more than {hot_rows_max():,} rows conflicted: the less frequent were dropped as they came, "
-                      f"so a hot row's count may be short by up to {s.hot_rows_error:,})")
+        render_graph(doc, s, Console(highlight=False), hot_rows_max())
     _read_warnings(run.summaries)
 
 
@@ -722,8 +697,8 @@ def advise(
 
     from .advise import Severity
     from .advise import advise as run
-    from .advise.html import render_html
-    from .advise.output import advice_json, mycnf as render_mycnf, render
+    from .report.advice import advice_json, mycnf as render_mycnf, render
+    from .report.advice_html import render_html
     from .schema.live import settings_from_server
     from .sim.model import CostModel
 

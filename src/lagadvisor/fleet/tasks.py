@@ -369,7 +369,7 @@ def advise_server(job: ServerJob, v: Verdict, *parts: FilePart) -> ServerResult:
 def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> ServerResult:
     from ..advise import advise_context
     from ..advise.context import context_of
-    from ..advise.output import advice_json
+    from ..report.advice import advice_json
     from ..report.parallel import _ddl_catalogs, merge
 
     locals_ = [stage(f, job.run_id) for f in job.files]

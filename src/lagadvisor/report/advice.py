@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from .. import __version__
-from . import Advice
-from .findings import SCHEMA_VERSION
-from .summary import summary
+from ..advise import Advice
+from ..advise.findings import SCHEMA_VERSION
+from ..advise.summary import summary
 
 
 def charts(advice: Advice) -> dict:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import html
 import json
 
-from . import Advice
-from .output import advice_json
+from ..advise import Advice
+from .advice import advice_json
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}

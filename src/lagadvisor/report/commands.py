@@ -1,0 +1,59 @@
+"""The ``simulate`` and ``graph`` reports: their JSON documents and their terminal rendering
+(the CLI only wires options to the core and hands the results here)."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+
+
+def simulate_doc(rows, *, transactions: int, catch_up: bool, durable: bool, mode: str, cost, window_s: float,
+                 written_by: str) -> dict:
+    """``simulate --format json``."""
+    return {"transactions": transactions, "catch_up": catch_up, "durable": durable, "mode": mode,
+            "cost_model": json.loads(cost.to_json()), "window_seconds": window_s if not catch_up else 0,
+            "written_by": written_by, "results": [r.as_json() for r in rows]}
+
+
+def render_simulate(rows, console: Console, *, transactions: int, durable: bool, preserve_commit_order: str,
+                    cores: int, catch_up: bool) -> None:
+    """The policy x workers table, then the worst lag windows when there are any."""
+    from .tables import simulate_table, window_table
+
+    console.print(simulate_table(rows, f"{transactions:,} transactions; replica "
+                                       f"{'durable' if durable else 'relaxed'}, preserve_commit_order="
+                                       f"{preserve_commit_order}, {cores} cores"
+                                       + ("; catch-up" if catch_up else "; arrivals at source commit times")))
+    wt = window_table(rows)
+    if wt is not None:
+        console.print(wt)
+
+
+def graph_doc(s, policy: str, top: int) -> dict:
+    """``graph --format json`` from a ``depgraph.graph.GraphSummary``."""
+    def ranked(counter, name):
+        return [{name: k, "dependencies": n} for k, n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:top]]
+
+    return {"policy": policy, "transactions": s.transactions, "depth": s.depth, "width": s.width,
+            "critical_path_seconds": round(s.critical_path_us / 1e6, 6),
+            "serial_seconds": round(s.serial_us / 1e6, 6), "parallelism": round(s.parallelism, 4),
+            "conflicts": s.conflicts, "hot_rows": ranked(s.hot_rows, "key"), "hot_tables": ranked(s.hot_tables, "table"),
+            "hot_rows_error": s.hot_rows_error,
+            "kept": {"nodes": s.graph.number_of_nodes(), "edges": s.graph.number_of_edges()}}
+
+
+def render_graph(doc: dict, s, console: Console, hot_rows_max: int) -> None:
+    from .tables import hot_table
+
+    console.print(f"{doc['policy']}: {s.transactions:,} transactions, critical path {s.depth:,} transactions / "
+                  f"{s.critical_path_us / 1e6:,.3f} s of {s.serial_us / 1e6:,.3f} s serial apply "
+                  f"(parallelism {s.parallelism:,.2f}x), widest level {s.width:,}, {s.conflicts:,} row conflicts")
+    for title, items, col in (("hot rows", doc["hot_rows"], "key"), ("hot tables", doc["hot_tables"], "table")):
+        console.print(hot_table(title, items, col))
+    if s.hot_rows_error:
+        console.print(f"(more than {hot_rows_max:,} rows conflicted: the less frequent were dropped as they came, "
+                      f"so a hot row's count may be short by up to {s.hot_rows_error:,})")
+
+
+__all__ = ["graph_doc", "render_graph", "render_simulate", "simulate_doc"]
