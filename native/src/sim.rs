@@ -694,8 +694,74 @@ fn sim_lag_stats(
     Ok((s.p50_us, s.p99_us, s.max_us, s.above_us, s.series))
 }
 
+/// `sim.build.base_columns` over fact columns (native int64 bytes each): arrival (the source's
+/// commit time relative to the first one, or 0 in catch-up) and the worker's apply time, with
+/// `CostModel.apply_us`'s float operations in its order: ((((trx + ins) + upd) + del) + bytes) + scan.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn sim_base_columns<'py>(
+    py: Python<'py>,
+    commit_ts_us: &[u8],
+    inserts: &[u8],
+    updates: &[u8],
+    deletes: &[u8],
+    nbytes: &[u8],
+    scan_rows: &[u8],
+    w: [f64; 6],
+    catch_up: bool,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let ts = i64s(commit_ts_us, "commit_ts_us")?;
+    let cols = [i64s(inserts, "inserts")?, i64s(updates, "updates")?, i64s(deletes, "deletes")?,
+                i64s(nbytes, "nbytes")?, i64s(scan_rows, "scan_rows")?];
+    let n = ts.len();
+    if cols.iter().any(|c| c.len() != n) {
+        return Err(pyo3::exceptions::PyValueError::new_err("sim_base_columns: columns of different lengths"));
+    }
+    let first = ts.iter().copied().filter(|t| *t != 0).min().unwrap_or(0);
+    let mut arrival = Vec::with_capacity(n * 8);
+    let mut work = Vec::with_capacity(n * 8);
+    for i in 0..n {
+        let a = if catch_up || ts[i] == 0 { 0.0 } else { (ts[i] - first) as f64 };
+        arrival.extend_from_slice(&a.to_ne_bytes());
+        let u = w[0] + w[1] * cols[0][i] as f64 + w[2] * cols[1][i] as f64 + w[3] * cols[2][i] as f64
+            + w[4] * cols[3][i] as f64 + w[5] * cols[4][i] as f64;
+        work.extend_from_slice(&u.to_ne_bytes());
+    }
+    Ok((PyBytes::new_bound(py, &arrival), PyBytes::new_bound(py, &work)))
+}
+
+/// `sim.build.logical_clock`'s needs over fact columns: for each transaction the last one it
+/// waits for (a barrier at a file change, a gap or step back in sequence numbers, or a
+/// last_committed of 0; otherwise the transaction last_committed names, within its segment).
+#[pyfunction]
+fn sim_clock_needs<'py>(py: Python<'py>, file_idx: &[u8], seq: &[u8], last_committed: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let (fi, sq, lcs) = (i64s(file_idx, "file_idx")?, i64s(seq, "seq")?, i64s(last_committed, "last_committed")?);
+    let n = sq.len();
+    if fi.len() != n || lcs.len() != n {
+        return Err(pyo3::exceptions::PyValueError::new_err("sim_clock_needs: columns of different lengths"));
+    }
+    let mut out = Vec::with_capacity(n * 8);
+    let (mut prev_file, mut prev_seq, mut seg_start) = (-1i64, 0i64, 0i64);
+    for i in 0..n {
+        let (lc, s) = (lcs[i], sq[i]);
+        let barrier = if fi[i] != prev_file {
+            seg_start = i as i64;
+            true
+        } else {
+            lc <= 0 || s != prev_seq + 1 || s <= lc
+        };
+        prev_file = fi[i];
+        prev_seq = s;
+        let need = if barrier || i == 0 { i as i64 - 1 } else { (seg_start - 1).max(i as i64 - (s - lc)) };
+        out.extend_from_slice(&need.to_ne_bytes());
+    }
+    Ok(PyBytes::new_bound(py, &out))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim_run, m)?)?;
     m.add_function(wrap_pyfunction!(sim_lag_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_base_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_clock_needs, m)?)?;
     Ok(())
 }

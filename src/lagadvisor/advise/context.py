@@ -91,6 +91,14 @@ class Context:
     def seconds(self, clock: str, workers: int, **kw) -> float:
         return self.run(clock, workers, **kw).apply_us / 1e6
 
+    def work_us_total(self) -> float:
+        """The workers' apply time of every transaction, summed in binlog order (the sum of
+        ``cost.apply_us`` over the facts, from the simulation's cached work column)."""
+        base = self._trx_cache.get(("", True)) or self._trx_cache.get(("", False))
+        if base is None:
+            base = self._trx_cache[("", True)] = base_columns(self.facts, self.cost, catch_up=True)
+        return sum(base[1])
+
     def lag_p99(self, clock: str, workers: int, **kw) -> float:
         res = self.run(clock, workers, catch_up=False, **kw)
         return lag_stats(res, 0.0)[1]  # the p99 of the sorted lags (natively when built)

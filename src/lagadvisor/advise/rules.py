@@ -350,7 +350,7 @@ def hot_rows(ctx: Context) -> list[Finding]:
 
 def large_transactions(ctx: Context) -> list[Finding]:
     t = ctx.analysis.total
-    total_us = sum(ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in ctx.facts) or 1.0
+    total_us = ctx.work_us_total() or 1.0
     big = []
     for nbytes, rows, gtid, where in t.largest_sorted():
         f_us = next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in ctx.facts

@@ -57,7 +57,7 @@ def bottleneck(advice: Advice, config: Config) -> Bottleneck:
                   else max(cost.redo_flush_us, cost.flush_us)) if config.durable else 0.0
     commit_s = (n * cost.commit_us + res.flushes * fsync_each) / 1e6
     factor = cost.multi_worker_cpu if config.workers >= 2 else 1.0
-    cpu_s = sum(cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in facts) * factor \
+    cpu_s = ctx.work_us_total() * factor \
         / max(1, min(max(config.workers, 1), cost.cores)) / 1e6
     coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * f.nbytes for f in facts) / 1e6
     ideal = _ideal(advice, config)

@@ -13,6 +13,7 @@ from .engine import ENTERED, PREFIX, SPECIFIC, SimInput
 from .model import CostModel
 
 CLOCKS = ("recorded", "COMMIT_ORDER", "WRITESET", "WRITESET_SESSION")
+_CLOCK_COLUMNS = ("recorded", "commit_order", "writeset", "writeset_session")  # sim.facts.FactColumns
 
 
 def _arrivals(facts: list["TrxFacts"], catch_up: bool) -> list[float]:
@@ -44,8 +45,31 @@ class TrxFacts:
 Base = tuple[array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('q')
 
 
+def _native_columns(facts):
+    """``facts.columns`` when the facts came from native columns and the native core is loaded."""
+    cols = getattr(facts, "columns", None)
+    if cols is None or len(cols) != len(facts):
+        return None, None
+    from .engine import NATIVE
+
+    if NATIVE is None or not hasattr(NATIVE, "sim_clock_needs"):
+        return None, None
+    return cols, NATIVE
+
+
 def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> Base:
-    """The columns that do not depend on the clock: arrival, apply work, size."""
+    """The columns that do not depend on the clock: arrival, apply work, size (natively from
+    the fact columns when there are some: the same float operations)."""
+    cols, native = _native_columns(facts)
+    if cols is not None:
+        a, w = native.sim_base_columns(cols.commit_ts_us.tobytes(), cols.inserts.tobytes(), cols.updates.tobytes(),
+                                       cols.deletes.tobytes(), cols.nbytes.tobytes(), cols.scan_rows.tobytes(),
+                                       (cost.trx_us, cost.insert_us, cost.update_us, cost.delete_us, cost.byte_us,
+                                        cost.scan_row_us), catch_up)
+        arrival, work = array("d"), array("d")
+        arrival.frombytes(a)
+        work.frombytes(w)
+        return arrival, work, array("q", cols.nbytes)
     return (array("d", _arrivals(facts, catch_up)),
             array("d", [cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in facts]),
             array("q", [f.nbytes for f in facts]))
@@ -56,6 +80,13 @@ def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_u
     """LOGICAL_CLOCK scheduling input for one clock (``recorded`` or a policy name); *base*
     reuses :func:`base_columns` across clocks."""
     k = CLOCKS.index(clock)
+    cols, native = _native_columns(facts)
+    if cols is not None:
+        needs = array("q")
+        needs.frombytes(native.sim_clock_needs(cols.file_idx.tobytes(), cols.seq.tobytes(),
+                                               getattr(cols, _CLOCK_COLUMNS[k]).tobytes()))
+        arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
+        return SimInput(arrival, work, nbytes, needs, array("b", bytes(len(facts))))
     needs = array("q", bytes(8 * len(facts)))
     prev_file = -1
     prev_seq = 0

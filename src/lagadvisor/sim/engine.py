@@ -134,9 +134,23 @@ def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) ->
     f = cost.multi_worker_cpu
     if cfg.workers < 2 or f == 1.0:
         return inp, cost
-    work = array("d", [w * f for w in inp.work_us])
-    return (SimInput(inp.arrival_us, work, inp.nbytes, inp.need, inp.need_kind),
+    return (SimInput(inp.arrival_us, _scaled(inp.work_us, f), inp.nbytes, inp.need, inp.need_kind),
             replace(cost, commit_us=cost.commit_us * f))
+
+
+_SCALED: list[tuple[object, float, array]] = []
+
+
+def _scaled(work, f: float) -> array:
+    """``work`` times ``f``, remembered for the last few arrays (a sweep or an advice report
+    simulates the same input at many worker counts)."""
+    for w, g, out in _SCALED:
+        if w is work and g == f:
+            return out
+    out = array("d", [w * f for w in work])
+    _SCALED.insert(0, (work, f, out))
+    del _SCALED[4:]
+    return out
 
 
 def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimResult:

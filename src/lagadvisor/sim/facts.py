@@ -80,11 +80,24 @@ class FactColumns:
         names = [b.decode("utf-8", "surrogateescape") for b in d["db_names"]]
         return cls(**cols, dbsets=[tuple(sorted(names[i] for i in s)) for s in d["dbsets"]])
 
-    def to_facts(self) -> list[TrxFacts]:
+    def to_facts(self) -> "FactList":
         dbsets = self.dbsets
-        return [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan)
+        return FactList(self, [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan)
                 for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan
-                in zip(*(getattr(self, name) for name in FACT_COLUMNS))]
+                in zip(*(getattr(self, name) for name in FACT_COLUMNS))])
+
+
+class FactList(list):
+    """The facts as ``TrxFacts`` (what the rules read) that also keep the columns they were made
+    from (``columns``): the simulation input is then built from the columns natively
+    (``sim.build.base_columns`` and ``logical_clock``), with the same numbers. Not to be
+    changed in place: a changed list would no longer match its columns."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: FactColumns, items) -> None:
+        super().__init__(items)
+        self.columns = columns
 
 
 def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) -> FactColumns | None:
