@@ -811,10 +811,26 @@ def fleet(
 
 @app.command()
 def calibrate(
-    files: Annotated[list[str], typer.Argument(help="The replica's own binlog files "
+    files: Annotated[Optional[list[str]], typer.Argument(help="The replica's own binlog files "
                                                     "(log_replica_updates=ON), written while it "
-                                                    "applied a backlog with one worker.")],
+                                                    "applied a backlog with one worker; or --host.")] = None,
     *,
+    window: Annotated[Optional[float], typer.Option(
+        "--window", help="With --host: seconds to watch the running replica (read-only: performance_schema "
+                         "and its own binlog; any worker count). Default 60.", min=1.0, max=86400.0)] = None,
+    host: HostOpt = None,
+    port: PortOpt = None,
+    user: UserOpt = None,
+    ask_password: AskPasswordOpt = False,
+    defaults_file: DefaultsFileOpt = None,
+    socket: SocketOpt = None,
+    login_path: LoginPathOpt = None,
+    defaults_extra_file: DefaultsExtraFileOpt = None,
+    no_defaults: NoDefaultsOpt = False,
+    ssl_ca: SslCaOpt = None,
+    ssl_cert: SslCertOpt = None,
+    ssl_key: SslKeyOpt = None,
+    ssl_mode: SslModeOpt = None,
     durable: Annotated[bool, typer.Option("--durable/--relaxed",
         help="The replica's durability during that run (sync_binlog=1 and "
              "innodb_flush_log_at_trx_commit=1, or relaxed).")] = True,
@@ -837,6 +853,17 @@ def calibrate(
     from .sim.model import CostModel
 
     try:
+        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key,
+                                 ssl_mode, socket=socket, login_path=login_path,
+                                 defaults_extra_file=defaults_extra_file, no_defaults=no_defaults)
+        if server is not None:
+            if files:
+                raise LagAdvisorError("give either binlog files or --host (a running replica), not both")
+            return _calibrate_live(server, window or 60.0, base, cores, output)
+        if window is not None:
+            raise LagAdvisorError("--window needs --host (the running replica to watch)")
+        if not files:
+            raise LagAdvisorError("give the replica's binlog files, or --host to calibrate a running replica")
         files = _distinct(files)
         _output_path(output, files)
         with _Progress(files, True) as bar:
@@ -860,6 +887,43 @@ def calibrate(
                       f"x{result.stall_factor:.2f})")
     for w in result.warnings:
         err_console.print(f"lagadvisor: warning: {w}", soft_wrap=True)
+
+
+def _calibrate_live(server, window: float, base: str | None, cores: int | None, output: str | None) -> None:
+    """calibrate --host: the fit from a running replica (sim.live), the model on stdout or -o,
+    the evidence on stderr."""
+    import os
+
+    from .binlog.stream import pymysql_settings
+    from .sim.live import calibrate_live
+    from .sim.model import CostModel
+
+    try:
+        _output_path(output, [])
+        settings = pymysql_settings(server.host, server.port, server.user, server.password,
+                                    option_file=server.option_file, tls=server.tls, socket=server.socket)
+        result = calibrate_live(settings, window, base=CostModel.from_file(base) if base else None,
+                                cores=cores or os.cpu_count() or 1, on_start=lambda s: err_console.print(
+                                    f"lagadvisor: watching the replica for {window:g} s (read-only; "
+                                    f"{s['workers']} workers)"))
+    except LagAdvisorError as err:
+        raise _fail(err) from None
+    text = result.model.to_json()
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        except OSError as err:
+            raise _fail(LagAdvisorError(f"--output {output}: cannot write: {err.strerror or err}")) from None
+    else:
+        print(text)
+    e = result.evidence
+    err_console.print(
+        f"lagadvisor: fitted live on {e['samples_kept']:,} of {e['samples']:,} applied transactions "
+        f"({e['workers']} workers, {'durable' if e['durable'] else 'relaxed'}; mean worker time "
+        f"{e['mean_worker_us']:,.0f} us, R^2 {e['r2']:.3f}, stalls x{e['stall_factor']:.2f}; redo fsyncs "
+        f"{e['redo_fsyncs']:,} mean {e['redo_fsync_mean_us']:,.0f} us, binlog fsyncs {e['binlog_fsyncs']:,} mean "
+        f"{e['binlog_fsync_mean_us']:,.0f} us; lag median {(e['lag_median_us'] or 0) / 1e3:,.1f} ms)", soft_wrap=True)
 
 
 def _password_on_argv(argv: list[str]) -> bool:

@@ -168,10 +168,15 @@ def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float 
 
 
 def _ols(rows: list[tuple[float, int, int, int, int]]) -> list[float]:
+    """Least squares; a row kind no transaction has (no deletes at all) gets 0 and is left out."""
     xs = [(1.0, float(i), float(u), float(d)) for _, i, u, d, _ in rows]
-    ata = [[sum(x[r] * x[c] for x in xs) for c in range(4)] for r in range(4)]
-    aty = [sum(x[r] * g for x, (g, *_) in zip(xs, rows)) for r in range(4)]
-    return _solve(ata, aty)
+    cols = [0] + [c for c in (1, 2, 3) if any(x[c] for x in xs)]
+    ata = [[sum(x[r] * x[c] for x in xs) for c in cols] for r in cols]
+    aty = [sum(x[r] * g for x, (g, *_) in zip(xs, rows)) for r in cols]
+    coef = [0.0] * 4
+    for c, v in zip(cols, _solve(ata, aty)):
+        coef[c] = v
+    return coef
 
 
 def _residuals(rows: list[tuple[float, int, int, int, int]], coef: list[float]) -> list[float]:

@@ -1,0 +1,237 @@
+"""Fitting the apply cost model from a replica in service (``calibrate --host``), read-only.
+
+Over a window the user chooses, with whatever worker count the replica runs:
+
+* ``performance_schema.events_transactions_history_long`` (polled; rows of the applier
+  worker threads, ``thread/sql/replica_worker``): each applied transaction's time in its
+  worker, from its first event to its commit (``TIMER_END - TIMER_START``), and its GTID;
+* the replica's own binlog (``log_replica_updates=ON``), streamed over the window: each GTID's
+  rows by kind and bytes, and its ``original_commit_timestamp`` against its
+  ``immediate_commit_timestamp`` (the lag it was applied with: the evidence says it);
+* ``performance_schema.file_summary_by_event_name``: the redo log's and the binlog's fsync
+  counts and time (``COUNT_MISC``/``SUM_TIMER_MISC`` of ``wait/io/file/innodb/innodb_log_file``
+  and ``wait/io/file/sql/binlog``; MISC is fsync and friends) over the window;
+* ``performance_schema.replication_applier_status_by_worker``: the worker count, and that the
+  applier is running.
+
+The per-transaction worker times are regressed on rows by kind (:func:`calibrate.fit_samples`,
+stalls found by their residual); a worker's time with N >= 2 workers holds the multi-worker
+CPU factor (the model applies ``multi_worker_cpu`` itself), so it is taken out of the per-row
+costs. The intercept is the worker's fixed cost plus the commit: the fsync time per transaction
+measured from the file instruments is taken out of it, and the rest is ``commit_us``; the
+redo and binlog fsyncs per group are their instruments' mean fsync latency.
+
+Needs (checked first; each missing item is one line saying how to enable it):
+SELECT on ``performance_schema.*``, REPLICATION CLIENT (binlog position), REPLICATION SLAVE
+(the binlog stream); instruments ``transaction``, ``wait/io/file/innodb/innodb_log_file``,
+``wait/io/file/sql/binlog`` enabled and timed; consumers ``global_instrumentation``,
+``thread_instrumentation``, ``events_transactions_history_long``; ``thread/sql/replica_worker``
+instrumented in ``setup_threads``; ``log_bin`` and ``log_replica_updates`` ON.
+Sources: storage/perfschema (pfs_events_transactions.cc), sql/rpl_rli_pdb.cc (worker threads).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from ..errors import ConfigError
+from .calibrate import fit_samples
+from .model import CostModel
+
+WORKER_THREAD = "thread/sql/replica_worker"
+REDO = "wait/io/file/innodb/innodb_log_file"
+BINLOG = "wait/io/file/sql/binlog"
+INSTRUMENTS = ("transaction", REDO, BINLOG)
+CONSUMERS = ("global_instrumentation", "thread_instrumentation", "events_transactions_history_long")
+
+
+class SetupError(ConfigError):
+    """What the replica lacks for a live calibration, in one line with how to enable it."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveCalibration:
+    model: CostModel
+    evidence: dict = field(default_factory=dict)
+
+
+def _rows(cur, sql: str, args=()) -> list[tuple]:
+    cur.execute(sql, args)
+    return list(cur.fetchall())
+
+
+def _denied(err) -> bool:
+    return bool(getattr(err, "args", None)) and err.args[0] in (1142, 1143, 1227, 1044, 1045, 1370)
+
+
+def check_setup(conn) -> dict:
+    """Check what a live calibration reads; the replica's settings (workers, durability...).
+    Raises :class:`SetupError` naming the first missing grant, instrument, consumer or setting."""
+    import pymysql
+
+    with conn.cursor() as cur:
+        try:
+            cur.execute("SELECT 1 FROM performance_schema.setup_instruments LIMIT 1")
+            cur.fetchall()
+        except pymysql.err.MySQLError as err:
+            if _denied(err):
+                raise SetupError("missing grant: SELECT on performance_schema: GRANT SELECT ON "
+                                 "performance_schema.* TO <user>") from None
+            raise
+        try:
+            cur.execute("SHOW BINARY LOG STATUS")
+            cur.fetchall()
+        except pymysql.err.MySQLError as err:
+            if _denied(err):
+                raise SetupError("missing grant: REPLICATION CLIENT (the binlog position): GRANT REPLICATION "
+                                 "CLIENT, REPLICATION SLAVE ON *.* TO <user>") from None
+            raise
+        grants = " ".join(g for (g,) in _rows(cur, "SHOW GRANTS"))
+        if "REPLICATION SLAVE" not in grants and "ALL PRIVILEGES ON *.*" not in grants:
+            raise SetupError("missing grant: REPLICATION SLAVE (to stream the replica's own binlog): GRANT "
+                             "REPLICATION SLAVE ON *.* TO <user>")
+        settings = dict(zip(("log_bin", "log_replica_updates", "sync_binlog", "flush_log", "workers",
+                             "preserve", "binlog_format"),
+                            _rows(cur, "SELECT @@log_bin, @@log_replica_updates, @@sync_binlog, "
+                                       "@@innodb_flush_log_at_trx_commit, @@replica_parallel_workers, "
+                                       "@@replica_preserve_commit_order, @@binlog_format")[0]))
+        if not settings["log_bin"] or not settings["log_replica_updates"]:
+            raise SetupError("the replica does not write what it applies to its binlog: start it with log_bin and "
+                             "log_replica_updates=ON (read-only variables: a restart)")
+        enabled = {n: (e, t) for n, e, t in _rows(
+            cur, "SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME IN (%s, %s, %s)",
+            INSTRUMENTS)}
+        for name in INSTRUMENTS:
+            if enabled.get(name) != ("YES", "YES"):
+                raise SetupError(
+                    f"performance_schema instrument {name} is not enabled and timed: UPDATE "
+                    f"performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' WHERE NAME='{name}' "
+                    f"(my.cnf: performance-schema-instrument='{name}=ON')")
+        consumers = dict(_rows(cur, "SELECT NAME, ENABLED FROM performance_schema.setup_consumers"))
+        for name in CONSUMERS:
+            if consumers.get(name) != "YES":
+                raise SetupError(
+                    f"performance_schema consumer {name} is off: UPDATE performance_schema.setup_consumers SET "
+                    f"ENABLED='YES' WHERE NAME='{name}' (my.cnf: "
+                    f"performance-schema-consumer-{name.replace('_', '-')}=ON)")
+        threads = _rows(cur, "SELECT ENABLED FROM performance_schema.setup_threads WHERE NAME = %s", (WORKER_THREAD,))
+        if threads and threads[0][0] != "YES":
+            raise SetupError(f"performance_schema does not instrument the applier workers: UPDATE "
+                             f"performance_schema.setup_threads SET ENABLED='YES' WHERE NAME='{WORKER_THREAD}' "
+                             "(then restart the replica's SQL thread)")
+        running = _rows(cur, "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status")
+        if not running or all(s != "ON" for (s,) in running):
+            raise SetupError("the replica's applier is not running (START REPLICA SQL_THREAD): nothing to measure")
+    settings["durable"] = int(settings["sync_binlog"]) == 1 and int(settings["flush_log"]) == 1
+    return settings
+
+
+def _file_io(cur) -> dict:
+    return {n: (int(c), int(t)) for n, c, t in _rows(
+        cur, "SELECT EVENT_NAME, COUNT_MISC, SUM_TIMER_MISC FROM performance_schema.file_summary_by_event_name "
+             "WHERE EVENT_NAME IN (%s, %s)", (REDO, BINLOG))}
+
+
+def _poll_transactions(cur, into: dict) -> None:
+    for tid, eid, gtid, start, end in _rows(
+            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.GTID, h.TIMER_START, h.TIMER_END "
+                 "FROM performance_schema.events_transactions_history_long h "
+                 "JOIN performance_schema.threads t USING (THREAD_ID) "
+                 "WHERE t.NAME = %s AND h.STATE = 'COMMITTED' AND h.TIMER_END IS NOT NULL", (WORKER_THREAD,)):
+        if gtid and ":" in gtid:
+            into[(tid, eid)] = (gtid, (int(end) - int(start)) / 1e6)  # picoseconds -> microseconds
+
+
+def _position(cur) -> tuple[str, int]:
+    row = _rows(cur, "SHOW BINARY LOG STATUS")[0]
+    return row[0], int(row[1])
+
+
+def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = None, cores: int | None = None,
+                   poll_s: float = 0.5, sleep=time.sleep, clock=time.monotonic, on_start=None,
+                   on_tick=None) -> LiveCalibration:
+    """A cost model from ``window_s`` seconds of a running replica (``settings``: pymysql
+    connection settings, :func:`binlog.stream.pymysql_settings`). Reads only; see the module
+    docstring for what it reads and needs. ``on_start(server settings)`` once the setup is checked,
+    ``on_tick(elapsed_s, transactions)`` after each poll."""
+    import pymysql
+
+    from ..binlog import FileSummary
+    from ..binlog.stream import list_files
+
+    model = base or CostModel()
+    try:
+        conn = pymysql.connect(autocommit=True, **settings)
+    except pymysql.err.MySQLError as err:
+        raise ConfigError(f"cannot connect to the replica: {err.args[-1] if err.args else err}") from None
+    seen: dict = {}
+    try:
+        server = check_setup(conn)
+        if on_start is not None:
+            on_start(server)
+        with conn.cursor() as cur:
+            io0 = _file_io(cur)
+            seen_before: dict = {}  # what is already in the history is before the window
+            _poll_transactions(cur, seen_before)
+            file0, pos0 = _position(cur)
+            t0 = clock()
+            while clock() - t0 < window_s:
+                sleep(min(poll_s, max(0.0, window_s - (clock() - t0))))
+                _poll_transactions(cur, seen)
+                if on_tick is not None:
+                    on_tick(clock() - t0, len(set(seen) - set(seen_before)))
+            io1 = _file_io(cur)
+            file1, _pos1 = _position(cur)
+    except pymysql.err.MySQLError as err:
+        raise ConfigError(f"reading the replica failed: {err.args[-1] if err.args else err}") from None
+    finally:
+        conn.close()
+    timed = {g: us for k, (g, us) in seen.items() if k not in seen_before}
+    # The window's transactions as the replica wrote them: rows by kind, and the lag applied with.
+    files = list_files(settings, file0, file1)
+    shapes, lags = {}, []
+    for f in files:
+        for t in f.read_transactions(FileSummary(str(f)), selector=lambda tm: frozenset()):
+            if f.name == file0 and t.start_offset < pos0 or not t.gtid or not t.rows:
+                continue
+            if t.original_commit_timestamp and t.original_commit_timestamp != t.immediate_commit_timestamp:
+                lags.append(t.immediate_commit_timestamp - t.original_commit_timestamp)
+            shapes[t.gtid] = (sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
+                              sum(s.deletes for s in t.tables), t.end_offset - t.start_offset)
+    samples = [(us, *shapes[g][:3], shapes[g][3]) for g, us in timed.items() if g in shapes]
+    if len(samples) < 50:
+        raise ConfigError(f"only {len(samples)} replicated transactions timed in the {window_s:g} s window "
+                          f"({len(timed)} in performance_schema, {len(shapes)} in the binlog): choose a longer "
+                          "--window, or a time when the replica applies more")
+    fit = fit_samples(samples)
+    workers = max(1, int(server["workers"]))
+    cpu = model.multi_worker_cpu if workers >= 2 else 1.0
+    n = len(shapes)
+    d_redo = [a - b for a, b in zip(io1.get(REDO, (0, 0)), io0.get(REDO, (0, 0)))]
+    d_bin = [a - b for a, b in zip(io1.get(BINLOG, (0, 0)), io0.get(BINLOG, (0, 0)))]
+    redo_us = d_redo[1] / d_redo[0] / 1e6 if d_redo[0] else 0.0
+    bin_us = d_bin[1] / d_bin[0] / 1e6 if d_bin[0] else 0.0
+    fsync_per_trx = (d_redo[1] + d_bin[1]) / 1e6 / n if server["durable"] else 0.0
+    commit = max(0.0, fit.intercept - fsync_per_trx) - model.dispatch_us - model.trx_us
+    seen_kind = [any(s[k] for s in samples) for k in (1, 2, 3)]  # a kind never applied keeps base's cost
+    model = replace(model, insert_us=fit.insert_us / cpu if seen_kind[0] else model.insert_us,
+                    update_us=fit.update_us / cpu if seen_kind[1] else model.update_us,
+                    delete_us=fit.delete_us / cpu if seen_kind[2] else model.delete_us,
+                    byte_us=0.0, commit_us=max(0.0, commit),
+                    **({"redo_flush_us": redo_us, "flush_us": bin_us} if server["durable"] else {}))
+    if cores:
+        model = replace(model, cores=cores)
+    lags.sort()
+    evidence = {
+        "window_seconds": window_s, "workers": workers, "durable": server["durable"],
+        "transactions_in_binlog": n, "transactions_timed": len(timed), "samples": len(samples),
+        "samples_kept": fit.samples, "r2": round(fit.r2, 4), "mean_worker_us": round(fit.mean_gap_us, 1),
+        "stall_factor": round(fit.stall_factor, 3), "multi_worker_cpu_taken_out": cpu,
+        "redo_fsyncs": d_redo[0], "redo_fsync_mean_us": round(redo_us, 1),
+        "binlog_fsyncs": d_bin[0], "binlog_fsync_mean_us": round(bin_us, 1),
+        "fsync_us_per_transaction": round(fsync_per_trx, 1),
+        "lag_median_us": lags[len(lags) // 2] if lags else None, "lag_max_us": lags[-1] if lags else None,
+        "binlog_files": [f.name for f in files],
+    }
+    return LiveCalibration(model, evidence)
