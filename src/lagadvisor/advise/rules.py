@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Callable
 
 from ..depgraph.policies import Fallback
+from ..sim.build import fact_column, first_commit_ts
 from ..writeset.tracker import WhatIf
 from .context import DEFAULT_WORKERS, WORKERS, Context
 from .findings import Effect, Finding, Severity, severity_for
@@ -193,7 +194,7 @@ def group_commit_delay(ctx: Context) -> list[Finding]:
     p = ctx.analysis.policies
     if p is None or ctx.mariadb or ctx.version >= (8, 4, 0) or p.written.name != "COMMIT_ORDER":
         return []
-    if not any(f.commit_ts_us for f in ctx.facts):
+    if not first_commit_ts(ctx.facts):
         return []
     w = max(ctx.baseline.workers, 2)
     before = ctx.seconds("recorded", w)
@@ -348,13 +349,30 @@ def hot_rows(ctx: Context) -> list[Finding]:
                     metrics={"hot_rows": dict(hot)})]
 
 
+def _largest_apply_us(ctx: Context, nbytes: int, rows: int) -> float:
+    """The apply time of the first transaction of that size and row count (0 if none)."""
+    cols = getattr(ctx.facts, "columns", None) if fact_column(ctx.facts, "nbytes") is not None else None
+    if cols is None:
+        return next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in ctx.facts
+                     if f.nbytes == nbytes and f.inserts + f.updates + f.deletes == rows), 0.0)
+    col, start = cols.nbytes, 0
+    while True:
+        try:
+            i = col.index(nbytes, start)
+        except ValueError:
+            return 0.0
+        if cols.inserts[i] + cols.updates[i] + cols.deletes[i] == rows:
+            return ctx.cost.apply_us(cols.inserts[i], cols.updates[i], cols.deletes[i], cols.nbytes[i],
+                                     cols.scan_rows[i])
+        start = i + 1
+
+
 def large_transactions(ctx: Context) -> list[Finding]:
     t = ctx.analysis.total
     total_us = ctx.work_us_total() or 1.0
     big = []
     for nbytes, rows, gtid, where in t.largest_sorted():
-        f_us = next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in ctx.facts
-                     if f.nbytes == nbytes and f.inserts + f.updates + f.deletes == rows), 0.0)
+        f_us = _largest_apply_us(ctx, nbytes, rows)
         if (rows >= LARGE_TRX_ROWS or nbytes >= LARGE_TRX_BYTES
                 or (f_us / total_us >= LARGE_TRX_SHARE and f_us >= LARGE_TRX_MIN_US)):
             big.append((nbytes, rows, gtid, where, f_us))
@@ -379,7 +397,12 @@ def ddl_barriers(ctx: Context) -> list[Finding]:
     if not t.ddl:
         return []
     w = max(ctx.baseline.workers, 1)
-    ddl_seqs = {(f.file_idx, f.seq) for f in ctx.facts if f.inserts + f.updates + f.deletes == 0 and f.nbytes}
+    cols = getattr(ctx.facts, "columns", None) if fact_column(ctx.facts, "seq") is not None else None
+    if cols is not None:
+        ddl_seqs = {(fi, s) for fi, s, i, u, d, nb in zip(cols.file_idx, cols.seq, cols.inserts, cols.updates,
+                                                          cols.deletes, cols.nbytes) if i + u + d == 0 and nb}
+    else:
+        ddl_seqs = {(f.file_idx, f.seq) for f in ctx.facts if f.inserts + f.updates + f.deletes == 0 and f.nbytes}
     before = ctx.seconds("recorded", w)
     written = ctx.analysis.policies.clocks if ctx.analysis.policies else {}
     barriers = ctx.analysis.total.recorded.barriers

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..sim.build import fact_column, first_commit_ts
 from ..sim.model import CostModel
 from . import Advice
 from .plan import Config
@@ -59,7 +60,9 @@ def bottleneck(advice: Advice, config: Config) -> Bottleneck:
     factor = cost.multi_worker_cpu if config.workers >= 2 else 1.0
     cpu_s = ctx.work_us_total() * factor \
         / max(1, min(max(config.workers, 1), cost.cores)) / 1e6
-    coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * f.nbytes for f in facts) / 1e6
+    nb = fact_column(facts, "nbytes")
+    coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * b for b in (nb if nb is not None else
+                                                                          (f.nbytes for f in facts))) / 1e6
     ideal = _ideal(advice, config)
     dep_s = one / ideal if ideal > 0 else one
     seconds = {"commit and fsync": commit_s, "worker CPU": cpu_s, "coordinator": coord_s}
@@ -136,7 +139,7 @@ def worst_window(advice: Advice) -> dict | None:
     win = window_for(ctx.facts, ctx.window_s)
     if not win or plan is None:
         return None
-    origin = min((f.commit_ts_us for f in ctx.facts if f.commit_ts_us), default=0)
+    origin = first_commit_ts(ctx.facts)
 
     def windows(c: Config):
         res = ctx.run(c.clock, c.workers, preserve=c.preserve, durable=c.durable, mode=c.mode, catch_up=False)

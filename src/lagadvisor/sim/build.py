@@ -20,7 +20,7 @@ def _arrivals(facts: list["TrxFacts"], catch_up: bool) -> list[float]:
     """Arrival on the replica = the source's commit time (relative); 0 for all in catch-up."""
     if catch_up:
         return [0.0] * len(facts)
-    first = min((f.commit_ts_us for f in facts if f.commit_ts_us), default=0)
+    first = first_commit_ts(facts)
     return [float(f.commit_ts_us - first) if f.commit_ts_us else 0.0 for f in facts]
 
 
@@ -43,6 +43,20 @@ class TrxFacts:
 
 
 Base = tuple[array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('q')
+
+
+def fact_column(facts, name: str):
+    """The ``array('q')`` column ``name`` of facts read natively (``sim.facts.FactList``), else
+    None: iterate the ``TrxFacts``."""
+    cols = getattr(facts, "columns", None)
+    return getattr(cols, name) if cols is not None and len(cols) == len(facts) else None
+
+
+def first_commit_ts(facts) -> int:
+    """The earliest known source commit time (0 when none is known)."""
+    col = fact_column(facts, "commit_ts_us")
+    values = (v for v in col if v) if col is not None else (f.commit_ts_us for f in facts if f.commit_ts_us)
+    return min(values, default=0)
 
 
 def _native_columns(facts):

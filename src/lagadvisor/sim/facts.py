@@ -10,10 +10,11 @@ give the same facts (``tests/native/test_facts.py``).
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..depgraph.pipeline import ClockOptions, ClockRun, run_clocks
-from .build import TrxFacts
+from .build import TrxFacts, fact_column  # noqa: F401  (fact_column: re-exported)
 from .run import ScanSizes, facts_of
 
 #: The native columns, in ``TrxFacts`` order (``clocks`` = the four from recorded on).
@@ -81,23 +82,49 @@ class FactColumns:
         return cls(**cols, dbsets=[tuple(sorted(names[i] for i in s)) for s in d["dbsets"]])
 
     def to_facts(self) -> "FactList":
+        return FactList(self)
+
+    def build(self) -> list[TrxFacts]:
+        """One ``TrxFacts`` per transaction."""
         dbsets = self.dbsets
-        return FactList(self, [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan)
+        return ([TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan)
                 for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan
                 in zip(*(getattr(self, name) for name in FACT_COLUMNS))])
 
 
-class FactList(list):
-    """The facts as ``TrxFacts`` (what the rules read) that also keep the columns they were made
-    from (``columns``): the simulation input is then built from the columns natively
-    (``sim.build.base_columns`` and ``logical_clock``), with the same numbers. Not to be
-    changed in place: a changed list would no longer match its columns."""
+class FactList(Sequence):
+    """The facts of a run read natively: a read-only sequence of ``TrxFacts`` built only when
+    something reads them one by one, over the columns they come from (``columns``), which the
+    simulation input (``sim.build.base_columns``, ``logical_clock``) and the advisor's sums read
+    directly, with the same numbers (an advice report over 300k transactions never builds them)."""
 
-    __slots__ = ("columns",)
+    __slots__ = ("columns", "_items")
 
-    def __init__(self, columns: FactColumns, items) -> None:
-        super().__init__(items)
+    def __init__(self, columns: FactColumns) -> None:
         self.columns = columns
+        self._items: list[TrxFacts] | None = None
+
+    def _all(self) -> list[TrxFacts]:
+        if self._items is None:
+            self._items = self.columns.build()
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def __getitem__(self, i):
+        return self._all()[i]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FactList({len(self)} transactions)"
 
 
 def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) -> FactColumns | None:

@@ -125,7 +125,10 @@ def window_for(facts: list[TrxFacts], window_s: float | None) -> float:
 
     if window_s is not None:
         return window_s
-    ts = [f.commit_ts_us for f in facts if f.commit_ts_us]
+    from .build import fact_column
+
+    col = fact_column(facts, "commit_ts_us")
+    ts = [v for v in col if v] if col is not None else [f.commit_ts_us for f in facts if f.commit_ts_us]
     return auto_window((max(ts) - min(ts)) / 1e6) if ts else 0.0
 
 
@@ -136,7 +139,9 @@ def sweep(facts: list[TrxFacts], policies: list[str], workers: list[int], cfg: R
     times) each row also holds its lag per window of that length (:mod:`.windows`)."""
     from .windows import lag_windows
 
-    origin = min((f.commit_ts_us for f in facts if f.commit_ts_us), default=0)
+    from .build import first_commit_ts
+
+    origin = first_commit_ts(facts)
     rows = []
     base = base_columns(facts, cost, catch_up=catch_up)
     for policy in policies:
