@@ -926,6 +926,89 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
         f"{e['binlog_fsync_mean_us']:,.0f} us; lag median {(e['lag_median_us'] or 0) / 1e3:,.1f} ms)", soft_wrap=True)
 
 
+@app.command()
+def eta(
+    *,
+    source: Annotated[Optional[str], typer.Option(
+        "--source", help="The source's host: stream the unapplied transactions from its binlogs (needs "
+                         "REPLICATION SLAVE and REPLICATION CLIENT there; same user and TLS options); "
+                         "default: the replica's relay logs, when readable here.")] = None,
+    source_port: Annotated[Optional[int], typer.Option("--source-port", help="The source's port.")] = None,
+    sample: Annotated[str, typer.Option(help="Watch the applier this long before the first estimate "
+                                             "(its rate calibrates the simulation): 5s, 1m.")] = "5s",
+    watch: Annotated[Optional[str], typer.Option(help="Re-estimate every N (10s, 1m) until caught up, "
+                                                      "with the earlier predictions' errors.")] = None,
+    max_eta: Annotated[Optional[str], typer.Option("--max-eta", help="Exit 1 when the ETA (current settings) "
+                                                                      "is longer than this (10m), or never.")] = None,
+    cost_model: Annotated[Optional[str], typer.Option("--cost-model",
+        help="JSON file of apply cost coefficients (see `lagadvisor calibrate`).")] = None,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="text or json (one line each "
+                                                                          "estimate).")] = OutputFormat.text,
+    host: HostOpt = None,
+    port: PortOpt = None,
+    user: UserOpt = None,
+    ask_password: AskPasswordOpt = False,
+    defaults_file: DefaultsFileOpt = None,
+    socket: SocketOpt = None,
+    login_path: LoginPathOpt = None,
+    defaults_extra_file: DefaultsExtraFileOpt = None,
+    no_defaults: NoDefaultsOpt = False,
+    ssl_ca: SslCaOpt = None,
+    ssl_cert: SslCertOpt = None,
+    ssl_key: SslKeyOpt = None,
+    ssl_mode: SslModeOpt = None,
+) -> None:
+    """When will this replica catch up? The backlog simulated with the replica's settings and the
+    advisor's alternatives, calibrated on the applier's own progress (read-only)."""
+    from dataclasses import replace as dc_replace
+
+    from .errors import ConfigError
+    from .sim import eta as E
+    from .sim.model import CostModel
+
+    try:
+        server = _server_options(host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key,
+                                 ssl_mode, socket=socket, login_path=login_path,
+                                 defaults_extra_file=defaults_extra_file, no_defaults=no_defaults)
+        if server is None:
+            raise ConfigError("eta needs the replica: --host, --socket or --login-path")
+        sample_s = E.parse_duration(sample)
+        watch_s = E.parse_duration(watch) if watch is not None else None
+        limit = E.parse_duration(max_eta) if max_eta is not None else None
+        cost = CostModel.from_file(cost_model) if cost_model else CostModel()
+        conn = E.open_replica(server)
+        cfg = E.replica_config(conn)
+        first = E.snapshot(conn)
+        if source:
+            files = E.source_files(dc_replace(server, host=source, port=source_port or server.port, socket=None),
+                                   first.executed)
+        else:
+            files = E.relay_files(conn) if first.unapplied else []
+
+        def emit(e, earlier):
+            if output_format == OutputFormat.json:
+                print(json.dumps({**e.to_json(), "earlier_predictions": earlier}, sort_keys=True), flush=True)
+                return
+            for line in E.render(e):
+                print(line)
+            for p in earlier:
+                said = E.fmt_s(p["eta_seconds"])
+                err = "n/a" if p["error"] is None else f"{p['error']:+.1%}"
+                what = "took" if "actual_seconds" in p else "now expected"
+                got = p.get("actual_seconds", p.get("expected_now_seconds"))
+                print(f"  earlier prediction {e.at - p['made_at']:.0f} s ago: {said}; {what} {E.fmt_s(got)}: "
+                      f"error {err}")
+            print(flush=True)
+
+        last, _ = E.run(conn, files, cfg, cost, sample_s=sample_s, watch_s=watch_s, emit=emit)
+    except LagAdvisorError as err:
+        raise _fail(err) from None
+    eta_s = last.current.eta_s
+    if limit is not None and (eta_s is None or eta_s > limit):
+        print(f"lagadvisor: ETA {E.fmt_s(eta_s)} is over --max-eta {max_eta}", file=sys.stderr)
+        raise typer.Exit(1)
+
+
 def _password_on_argv(argv: list[str]) -> bool:
     """-pSECRET / --password=SECRET: refused, as a password on argv is visible to every local user
     (ps, /proc) and shell history; the mysql client only warns, this tool does not take it."""

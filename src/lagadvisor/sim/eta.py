@@ -1,0 +1,498 @@
+"""A live catch-up ETA for a lagging replica (``lagadvisor eta``).
+
+What is left to apply is ``GTID_SUBTRACT(RECEIVED_TRANSACTION_SET, @@gtid_executed)``
+(performance_schema.replication_connection_status). Those transactions are read from the source's
+binlogs (``--source``, streamed from the newest file whose Previous_gtids the replica has
+executed) or from the replica's relay logs when they are readable here, and simulated with the
+replica's settings. The simulator gives each transaction's relative cost; the applier's progress
+over a short sample (transactions leaving the backlog) gives the seconds per simulated second on
+this server, so the ETA is calibrated on the replica itself. The band is the spread of that ratio
+across the sample's intervals. While the source writes, the received set's growth is the arrival
+rate; a configuration whose apply rate is below it never catches up.
+
+Read-only. Needs on the replica: SELECT on performance_schema (replication_* tables, threads),
+and, for the relay logs, the files readable by this process; on the source (``--source``):
+REPLICATION SLAVE and REPLICATION CLIENT (SHOW BINARY LOGS, SHOW BINLOG EVENTS, the dump).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError, SchemaError
+from ..schema.live import ServerOptions, connect
+from .build import scheduler_input
+from .engine import simulate
+from .model import CostModel, ReplicaConfig
+
+# -- GTID sets ---------------------------------------------------------------------------------
+
+
+def parse_gtid_set(text: str | None) -> dict[str, list[tuple[int, int]]]:
+    """``uuid[:tag]:1-5:7,uuid2:...`` as {``uuid[:tag]``: [(lo, hi), ...]} (inclusive)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for part in (text or "").replace("\n", "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        fields = part.split(":")
+        sid = fields[0].lower()
+        for f in fields[1:]:
+            if f and (f[0].isalpha() or f[0] == "_"):
+                sid = f"{fields[0].lower()}:{f.lower()}"  # a tag: the intervals after it are tagged
+                continue
+            lo, _, hi = f.partition("-")
+            try:
+                out.setdefault(sid, []).append((int(lo), int(hi or lo)))
+            except ValueError:
+                raise ConfigError(f"bad GTID set {text!r}") from None
+    return out
+
+
+def gtid_count(s: dict[str, list[tuple[int, int]]]) -> int:
+    return sum(hi - lo + 1 for iv in s.values() for lo, hi in iv)
+
+
+def gtid_in(s: dict[str, list[tuple[int, int]]], gtid: str | None) -> bool:
+    if not gtid:
+        return False
+    sid, _, n = gtid.rpartition(":")
+    try:
+        k = int(n)
+    except ValueError:
+        return False
+    return any(lo <= k <= hi for lo, hi in s.get(sid.lower(), ()))
+
+
+def gtid_subset(a: dict, b: dict) -> bool:
+    """Every interval of ``a`` inside one of ``b``'s (``b`` merged by the server: no adjacent ones)."""
+    return all(any(blo <= lo and hi <= bhi for blo, bhi in b.get(sid, ())) for sid, iv in a.items()
+               for lo, hi in iv)
+
+
+# -- the replica now ---------------------------------------------------------------------------
+
+
+def _q(cur, sql: str, args=()):
+    cur.execute(sql, args)
+    return cur.fetchall()
+
+
+def _s(v):
+    return v.decode("utf-8", "replace") if isinstance(v, (bytes, bytearray)) else v
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    at: float                 # time.time()
+    received: str
+    executed: str
+    unapplied: str
+    receiver_on: bool
+    applier_on: bool
+
+    @property
+    def left(self) -> int:
+        return gtid_count(parse_gtid_set(self.unapplied))
+
+    @property
+    def received_count(self) -> int:
+        return gtid_count(parse_gtid_set(self.received))
+
+
+def _missing(err, what: str, grant: str) -> ConfigError:
+    code = getattr(err, "errno", None)
+    if code in (1142, 1143, 1227, 1044):
+        return ConfigError(f"{what}: the user lacks {grant} ({_s(getattr(err, 'msg', err))})")
+    if code == 1146:
+        return ConfigError(f"{what}: performance_schema is not enabled on the replica (performance_schema=ON "
+                           "is needed)")
+    return ConfigError(f"{what}: {_s(getattr(err, 'msg', err))}")
+
+
+def snapshot(conn) -> Snapshot:
+    """What the replica has received and executed now (one consistent-enough read)."""
+    import mysql.connector
+
+    cur = conn.cursor()
+    try:
+        rows = _q(cur, "SELECT RECEIVED_TRANSACTION_SET, SERVICE_STATE FROM "
+                       "performance_schema.replication_connection_status WHERE CHANNEL_NAME = ''")
+        app = _q(cur, "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status "
+                      "WHERE CHANNEL_NAME = ''")
+    except mysql.connector.Error as err:
+        raise _missing(err, "reading performance_schema.replication_connection_status",
+                       "SELECT on performance_schema (GRANT SELECT ON performance_schema.* TO the user)") from None
+    if not rows:
+        raise ConfigError("not a replica: performance_schema.replication_connection_status has no default channel")
+    received = _s(rows[0][0]) or ""
+    (executed, unapplied), = _q(cur, "SELECT @@GLOBAL.gtid_executed, GTID_SUBTRACT(%s, @@GLOBAL.gtid_executed)",
+                                (received,))
+    cur.close()
+    return Snapshot(time.time(), received, _s(executed) or "", _s(unapplied) or "", _s(rows[0][1]) == "ON",
+                    bool(app) and _s(app[0][0]) == "ON")
+
+
+def replica_config(conn) -> ReplicaConfig:
+    """The applier settings now: workers, preserve order, durability."""
+    cur = conn.cursor()
+    v = {_s(k).lower(): _s(x) for k, x in _q(
+        cur, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('replica_parallel_workers', "
+             "'replica_preserve_commit_order', 'sync_binlog', 'innodb_flush_log_at_trx_commit')")}
+    cur.close()
+    return ReplicaConfig(int(v.get("replica_parallel_workers", 4) or 0),
+                         str(v.get("replica_preserve_commit_order", "ON")).upper() in ("ON", "1"),
+                         v.get("sync_binlog") == "1" and v.get("innodb_flush_log_at_trx_commit") == "1")
+
+
+#: performance_schema thread states of the applier, summarized (sql/rpl_replica.cc, rpl_rli_pdb.cc stages).
+_WAIT_KINDS = (("dependency", "waiting for dependent transaction"), ("commit order", "preceding transaction to commit"),
+               ("coordinator", "waiting for an event from coordinator"), ("lock", "lock"),
+               ("fsync", "sync"), ("fsync", "flush"), ("free worker", "slave worker to release"),
+               ("free worker", "replica worker to release"), ("free worker", "waiting for workers"))
+
+
+def worker_states(conn) -> list[dict]:
+    """The applier threads' states now, each with the transaction it applies (if readable)."""
+    import mysql.connector
+
+    cur = conn.cursor()
+    try:
+        rows = _q(cur, "SELECT t.NAME, t.PROCESSLIST_STATE, w.APPLYING_TRANSACTION FROM performance_schema.threads t "
+                       "LEFT JOIN performance_schema.replication_applier_status_by_worker w ON "
+                       "w.THREAD_ID = t.THREAD_ID WHERE t.NAME IN ('thread/sql/replica_worker', "
+                       "'thread/sql/replica_sql', 'thread/sql/slave_worker', 'thread/sql/slave_sql')")
+    except mysql.connector.Error as err:
+        raise _missing(err, "reading performance_schema.threads",
+                       "SELECT on performance_schema (GRANT SELECT ON performance_schema.* TO the user)") from None
+    finally:
+        cur.close()
+    out = []
+    for name, state, trx in rows:
+        st = (_s(state) or "idle")
+        kind = next((k for k, needle in _WAIT_KINDS if needle in st.lower()), "working" if state else "idle")
+        out.append({"thread": "coordinator" if _s(name).endswith("_sql") else "worker", "state": st,
+                    "waiting_on": kind, "transaction": _s(trx) or None})
+    return out
+
+
+# -- the backlog's transactions ----------------------------------------------------------------
+
+
+def source_files(src: ServerOptions, executed: str) -> list:
+    """The source's binlogs from the newest whose Previous_gtids the replica has executed."""
+    import mysql.connector
+
+    from ..binlog.stream import list_files, pymysql_settings
+
+    conn = connect(src)
+    try:
+        cur = conn.cursor()
+        try:
+            names = [_s(r[0]) for r in _q(cur, "SHOW BINARY LOGS")]
+        except mysql.connector.Error as err:
+            raise _missing(err, "SHOW BINARY LOGS on the source", "REPLICATION CLIENT on the source") from None
+        done = parse_gtid_set(executed)
+        start = names[0] if names else None
+        for name in reversed(names):
+            try:
+                evs = _q(cur, f"SHOW BINLOG EVENTS IN '{name}' LIMIT 3")
+            except mysql.connector.Error as err:
+                raise _missing(err, "SHOW BINLOG EVENTS on the source", "REPLICATION SLAVE on the source") from None
+            prev = next((_s(e[5]) for e in evs if _s(e[2]) == "Previous_gtids"), "")
+            if gtid_subset(parse_gtid_set(prev), done):
+                start = name
+                break
+        cur.close()
+    finally:
+        conn.close()
+    if start is None:
+        raise ConfigError(f"the source {src.host}:{src.port} has no binary logs")
+    settings = pymysql_settings(src.host, src.port, src.user, src.password, option_file=src.option_file,
+                                tls=src.tls, socket=src.socket)
+    return list(list_files(settings, start))
+
+
+def relay_files(conn) -> list[str]:
+    """The replica's relay logs when this process can read them (on the replica's host)."""
+    cur = conn.cursor()
+    (index,), = _q(cur, "SELECT @@GLOBAL.relay_log_index")
+    (datadir,), = _q(cur, "SELECT @@GLOBAL.datadir")
+    cur.close()
+    index = _s(index) or ""
+    path = index if os.path.isabs(index) else os.path.join(_s(datadir), index)
+    try:
+        with open(path, encoding="utf-8") as f:
+            names = [ln.strip() for ln in f if ln.strip()]
+    except OSError as err:
+        raise ConfigError(f"the replica's relay logs are not readable here ({path}: {err.strerror}): give "
+                          "--source HOST to stream the backlog from the source's binlogs") from None
+    base = os.path.dirname(path)
+    return [n if os.path.isabs(n) else os.path.join(base, n) for n in names]
+
+
+def backlog_facts(files: list, unapplied: str):
+    """The unapplied transactions' facts and GTIDs, in binlog order (reference read: the GTID of
+    each transaction is needed to tell applied from not)."""
+    from ..depgraph.pipeline import ClockOptions, prepare, run_clocks
+    from .run import ScanSizes, facts_of
+
+    want = parse_gtid_set(unapplied)
+    run = prepare(list(files), ClockOptions())
+    index = {str(f): i for i, f in enumerate(files)}
+    scans = ScanSizes()
+    facts, gtids = [], []
+    for t, ws, c in run_clocks(list(files), run):
+        sr = scans.step(t, ws)
+        if gtid_in(want, t.gtid):
+            facts.append(facts_of(t, c, index.get(t.file, 0), sr))
+            gtids.append(t.gtid.lower())
+    return facts, gtids, [w for s in run.summaries for w in s.warnings]
+
+
+# -- the estimate ------------------------------------------------------------------------------
+
+
+def commit_times(facts, cfg: ReplicaConfig, cost: CostModel) -> list[float]:
+    """Simulated catch-up commit time of each backlog transaction (us from the start)."""
+    if not facts:
+        return []
+    inp = scheduler_input(cfg.mode, facts, "recorded", cost, cfg.workers, catch_up=True)
+    res = simulate(inp, cfg, cost)
+    t0 = min(res.arrival_us)
+    return [c - t0 for c in res.commit_us]
+
+
+@dataclass
+class Option:
+    name: str
+    config: ReplicaConfig
+    sim_s: float                 # simulated seconds for the backlog
+    eta_s: float | None          # None: never catches up
+    low_s: float | None = None
+    high_s: float | None = None
+    current: bool = False
+
+    def describe(self) -> str:
+        c = self.config
+        return (f"{c.workers} worker{'s' if c.workers != 1 else ''}, {'durable' if c.durable else 'relaxed'}, "
+                f"preserve_commit_order={'ON' if c.preserve_commit_order else 'OFF'}")
+
+
+@dataclass
+class Estimate:
+    at: float
+    left: int
+    applied_in_sample: int
+    arrival_rate: float          # transactions/s received during the sample
+    apply_rate: float            # transactions/s applied during the sample
+    ratio: float | None          # real seconds per simulated second (None: not measured)
+    options: list[Option]
+    notes: list[str] = field(default_factory=list)
+    waits: list[dict] = field(default_factory=list)
+
+    @property
+    def current(self) -> Option:
+        return next(o for o in self.options if o.current)
+
+    def to_json(self) -> dict:
+        return {"at": self.at, "transactions_left": self.left, "arrival_rate_trx_s": self.arrival_rate,
+                "apply_rate_trx_s": self.apply_rate, "seconds_per_simulated_second": self.ratio,
+                "options": [{"setting": o.describe(), "workers": o.config.workers, "durable": o.config.durable,
+                             "preserve_commit_order": o.config.preserve_commit_order, "current": o.current,
+                             "eta_seconds": o.eta_s, "eta_low_seconds": o.low_s, "eta_high_seconds": o.high_s,
+                             "done_at": None if o.eta_s is None else self.at + o.eta_s} for o in self.options],
+                "applier_threads": self.waits, "notes": self.notes}
+
+
+def alternatives(cur: ReplicaConfig) -> list[tuple[str, ReplicaConfig]]:
+    """The current settings and what the advisor would try: more workers, relaxed durability,
+    preserve order off."""
+    out = [("current", cur)]
+    for w in sorted({max(1, cur.workers) * 2, max(1, cur.workers) * 4, 8, 16}):
+        if w > cur.workers:
+            out.append((f"workers={w}", ReplicaConfig(w, cur.preserve_commit_order, cur.durable)))
+    if cur.durable:
+        out.append(("relaxed", ReplicaConfig(cur.workers, cur.preserve_commit_order, False)))
+    if cur.preserve_commit_order and cur.workers > 1:
+        out.append(("preserve off", ReplicaConfig(cur.workers, False, cur.durable)))
+    return out
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
+
+
+def estimate(snaps: list[Snapshot], facts, gtids: list[str], cfg: ReplicaConfig, cost: CostModel) -> Estimate:
+    """The ETA from the snapshots of the sample (first and last bound it) over the backlog read
+    at the first one (``facts``/``gtids``)."""
+    first, last = snaps[0], snaps[-1]
+    span = max(1e-6, last.at - first.at)
+    times = commit_times(facts, cfg, cost)
+    pos = {g: i for i, g in enumerate(gtids)}
+
+    def done_upto(s: Snapshot) -> float:
+        """Simulated time of the work the replica applied since the first snapshot."""
+        ex = parse_gtid_set(s.executed)
+        done = [pos[g] for g in gtids if gtid_in(ex, g)]
+        return times[max(done)] if done else 0.0
+
+    left_now = parse_gtid_set(last.unapplied)
+    rest = [f for f, g in zip(facts, gtids) if gtid_in(left_now, g)]
+    done_sim = [done_upto(s) for s in snaps]
+    applied = first.left - sum(1 for g in gtids if gtid_in(left_now, g))
+    arrival = max(0, last.received_count - first.received_count) / span
+    notes: list[str] = []
+    ratio = None
+    ratios: list[float] = []
+    if done_sim[-1] > 0:
+        ratio = span / (done_sim[-1] / 1e6)
+        for a, b, sa, sb in zip(snaps, snaps[1:], done_sim, done_sim[1:]):
+            if sb > sa:
+                ratios.append((b.at - a.at) / ((sb - sa) / 1e6))
+    elif not last.applier_on:
+        notes.append("the applier (SQL thread) is stopped: the ETA is the cost model's, not measured on this "
+                     "replica, and counts from START REPLICA SQL_THREAD")
+    else:
+        notes.append(f"the applier finished no backlog transaction in {span:.1f} s: the ETA is the cost "
+                     "model's, not measured on this replica")
+    r = ratio or 1.0
+    lo_r, hi_r = (min(ratios), max(ratios)) if len(ratios) >= 2 else (r, r)
+    options = []
+    for name, c in alternatives(cfg):
+        sim_s = (commit_times(rest, c, cost)[-1] / 1e6) if rest else 0.0
+        eta = sim_s * r
+        opt = Option(name, c, sim_s, eta, sim_s * min(lo_r, r), sim_s * max(hi_r, r), name == "current")
+        if arrival > 0 and rest:
+            cap = len(rest) / eta if eta > 0 else float("inf")   # transactions/s this setting applies
+            if cap <= arrival:
+                opt.eta_s = opt.low_s = opt.high_s = None
+            else:
+                k = cap / (cap - arrival)   # the backlog drains at cap - arrival
+                opt.eta_s, opt.low_s, opt.high_s = eta * k, opt.low_s * k, opt.high_s * k
+        options.append(opt)
+    return Estimate(last.at, len(rest), applied, arrival, applied / span, ratio, options, notes)
+
+
+def fmt_s(s: float | None) -> str:
+    if s is None:
+        return "never"
+    if s < 90:
+        return f"{s:.1f} s"
+    if s < 5400:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def render(e: Estimate) -> list[str]:
+    cur = e.current
+    clock = time.strftime("%H:%M:%S", time.localtime(e.at + cur.eta_s)) if cur.eta_s is not None else None
+    lines = [f"{e.left} transactions left to apply; applying {e.apply_rate:.0f} trx/s, receiving "
+             f"{e.arrival_rate:.0f} trx/s"]
+    if cur.eta_s is None:
+        deficit = e.arrival_rate - e.apply_rate
+        lines.append(f"falling behind by {deficit:.0f} trx/s: never catches up with {cur.describe()}")
+    else:
+        lines.append(f"caught up in {fmt_s(cur.eta_s)} (band {fmt_s(cur.low_s)} .. {fmt_s(cur.high_s)}), at "
+                     f"{clock}, with {cur.describe()}")
+    for o in e.options:
+        if not o.current:
+            band = "" if o.eta_s is None else f" (band {fmt_s(o.low_s)} .. {fmt_s(o.high_s)})"
+            lines.append(f"  {o.describe()}: {'in ' if o.eta_s is not None else ''}{fmt_s(o.eta_s)}{band}")
+    waits: dict[str, int] = {}
+    for w in e.waits:
+        waits[w["waiting_on"]] = waits.get(w["waiting_on"], 0) + 1
+    if waits:
+        lines.append("applier threads now: " + ", ".join(f"{n} {k}" for k, n in sorted(waits.items())))
+    lines += [f"note: {n}" for n in e.notes]
+    return lines
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``10m``, ``2h`` as seconds."""
+    t = text.strip().lower()
+    mult = {"s": 1, "m": 60, "h": 3600}.get(t[-1:], None)
+    try:
+        v = float(t[:-1] if mult else t) * (mult or 1)
+    except ValueError:
+        raise ConfigError(f"bad duration {text!r} (expected e.g. 90s, 10m, 2h)") from None
+    if not v >= 0 or v == float("inf"):
+        raise ConfigError(f"bad duration {text!r}")
+    return v
+
+
+def sample(conn, seconds: float, step: float = 0.25) -> list[Snapshot]:
+    """Snapshots every ``step`` for ``seconds`` (at least two)."""
+    snaps = [snapshot(conn)]
+    end = snaps[0].at + seconds
+    while True:
+        time.sleep(max(0.0, min(step, end - time.time())))
+        snaps.append(snapshot(conn))
+        if snaps[-1].at >= end or not snaps[-1].unapplied:
+            return snaps
+
+
+@dataclass
+class Prediction:
+    made_at: float
+    eta_s: float | None
+
+
+def prediction_errors(preds: list[Prediction], done_at: float) -> list[dict]:
+    """Each earlier prediction against the catch-up that happened: error = predicted/actual - 1."""
+    out = []
+    for p in preds:
+        actual = done_at - p.made_at
+        err = None if p.eta_s is None or actual <= 0 else p.eta_s / actual - 1
+        out.append({"made_at": p.made_at, "eta_seconds": p.eta_s, "actual_seconds": actual, "error": err})
+    return out
+
+
+def open_replica(opts: ServerOptions):
+    try:
+        return connect(opts)
+    except SchemaError as err:
+        raise ConfigError(str(err)) from None
+
+
+def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, watch_s: float | None,
+        emit, timeout_s: float = 86400.0) -> tuple[Estimate, list[dict]]:
+    """The first estimate after ``sample_s`` (the backlog read at the first snapshot); with
+    ``watch_s``, a new one every ``watch_s`` seconds until caught up, ``emit(estimate,
+    earlier)`` each time with the earlier predictions' errors so far (against the current
+    expectation while lagging, against the real catch-up once done). Returns the last estimate
+    and the final errors (empty without ``watch_s``)."""
+    first = snapshot(conn)
+    if not first.unapplied:
+        e = Estimate(first.at, 0, 0, 0.0, 0.0, None, [Option("current", cfg, 0.0, 0.0, 0.0, 0.0, True)],
+                     ["caught up: nothing left to apply"])
+        emit(e, [])
+        return e, []
+    facts, gtids, warnings = backlog_facts(files, first.unapplied)
+    if len(facts) < first.left:
+        warnings.append(f"{first.left - len(facts)} of the {first.left} unapplied transactions were not found "
+                        "in the binlogs read: the ETA counts only those found")
+    snaps = [first, *sample(conn, max(0.0, sample_s - (time.time() - first.at)))]
+    preds: list[Prediction] = []
+    while True:
+        e = estimate(snaps, facts, gtids, cfg, cost)
+        e.notes += warnings
+        warnings = []
+        e.waits = worker_states(conn)
+        last = snaps[-1]
+        if not last.unapplied:
+            errs = prediction_errors(preds, last.at)
+            emit(e, errs)
+            return e, errs
+        earlier = [{"made_at": p.made_at, "eta_seconds": p.eta_s,
+                    "expected_now_seconds": None if e.current.eta_s is None else last.at + e.current.eta_s - p.made_at,
+                    "error": None if p.eta_s is None or e.current.eta_s is None else
+                    p.eta_s / (last.at + e.current.eta_s - p.made_at) - 1} for p in preds]
+        emit(e, earlier)
+        preds.append(Prediction(e.at, e.current.eta_s))
+        if watch_s is None or time.time() - first.at > timeout_s:
+            return e, []
+        snaps += sample(conn, watch_s)
