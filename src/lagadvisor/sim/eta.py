@@ -330,7 +330,9 @@ def estimate(snaps: list[Snapshot], facts, gtids: list[str], cfg: ReplicaConfig,
     """The ETA from the snapshots of the sample (first and last bound it) over the backlog read
     at the first one (``facts``/``gtids``)."""
     first, last = snaps[0], snaps[-1]
-    span = max(1e-6, last.at - first.at)
+    # the rate is measured after the backlog was read (snaps[1:]): reading it takes CPU from the replica
+    window = snaps[1:] if len(snaps) > 2 else snaps
+    span = max(1e-6, last.at - window[0].at)
     times = commit_times(facts, cfg, cost)
     pos = {g: i for i, g in enumerate(gtids)}
 
@@ -342,15 +344,15 @@ def estimate(snaps: list[Snapshot], facts, gtids: list[str], cfg: ReplicaConfig,
 
     left_now = parse_gtid_set(last.unapplied)
     rest = [f for f, g in zip(facts, gtids) if gtid_in(left_now, g)]
-    done_sim = [done_upto(s) for s in snaps]
-    applied = first.left - sum(1 for g in gtids if gtid_in(left_now, g))
-    arrival = max(0, last.received_count - first.received_count) / span
+    done_sim = [done_upto(s) for s in window]
+    applied = window[0].left - last.left
+    arrival = max(0, last.received_count - window[0].received_count) / span
     notes: list[str] = []
     ratio = None
     ratios: list[float] = []
-    if done_sim[-1] > 0:
-        ratio = span / (done_sim[-1] / 1e6)
-        for a, b, sa, sb in zip(snaps, snaps[1:], done_sim, done_sim[1:]):
+    if done_sim[-1] > done_sim[0]:
+        ratio = span / ((done_sim[-1] - done_sim[0]) / 1e6)
+        for a, b, sa, sb in zip(window, window[1:], done_sim, done_sim[1:]):
             if sb > sa:
                 ratios.append((b.at - a.at) / ((sb - sa) / 1e6))
     elif not last.applier_on:
@@ -475,7 +477,7 @@ def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, wa
     if len(facts) < first.left:
         warnings.append(f"{first.left - len(facts)} of the {first.left} unapplied transactions were not found "
                         "in the binlogs read: the ETA counts only those found")
-    snaps = [first, *sample(conn, max(0.0, sample_s - (time.time() - first.at)))]
+    snaps = [first, *sample(conn, sample_s)]
     preds: list[Prediction] = []
     while True:
         e = estimate(snaps, facts, gtids, cfg, cost)
