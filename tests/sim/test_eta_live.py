@@ -72,7 +72,7 @@ def test_eta_within_15_percent_of_the_real_catch_up(monkeypatch):
 
         started = time.time()
         rep.sql("START REPLICA SQL_THREAD")
-        r = _eta(*conn, "--source", "127.0.0.1", "--source-port", str(src.port), "--sample", "1s",
+        r = _eta(*conn, "--source", "127.0.0.1", "--source-port", str(src.port), "--sample", "2s",
                  "--watch", "1s", "--format", "json")
         rep.sql(f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{gtids}', 300)")
         assert r.returncode == 0, r.stderr

@@ -234,22 +234,29 @@ def relay_files(conn) -> list[str]:
 
 
 def backlog_facts(files: list, unapplied: str):
-    """The unapplied transactions' facts and GTIDs, in binlog order (reference read: the GTID of
-    each transaction is needed to tell applied from not)."""
-    from ..depgraph.pipeline import ClockOptions, prepare, run_clocks
-    from .run import ScanSizes, facts_of
+    """The unapplied transactions' facts and GTIDs, in binlog order. The replica applies by the
+    clock the source recorded, so no other clock is derived and no row image is decoded (the
+    rows are counted by kind): a quick read, as the replica keeps applying meanwhile. A table
+    without any index is not priced for its scans here (``advise`` does that)."""
+    from ..binlog import FileSummary, read_transactions
+    from .build import TrxFacts
 
     want = parse_gtid_set(unapplied)
-    run = prepare(list(files), ClockOptions())
-    index = {str(f): i for i, f in enumerate(files)}
-    scans = ScanSizes()
-    facts, gtids = [], []
-    for t, ws, c in run_clocks(list(files), run):
-        sr = scans.step(t, ws)
-        if gtid_in(want, t.gtid):
-            facts.append(facts_of(t, c, index.get(t.file, 0), sr))
+    facts, gtids, warnings = [], [], []
+    for i, path in enumerate(files):
+        summary = FileSummary(str(path))
+        for t in read_transactions(path, summary, selector=lambda tm: frozenset()):
+            if not gtid_in(want, t.gtid):
+                continue
+            seq = t.sequence_number or 0
+            last = t.last_committed if t.last_committed is not None else seq - 1
+            facts.append(TrxFacts(i, seq, (last, last, last, last), t.commit_ts_us or t.timestamp * 1_000_000,
+                                  sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
+                                  sum(s.deletes for s in t.tables), t.bytes, tuple(sorted(t.databases)),
+                                  t.commit_id, t.mariadb_flags))
             gtids.append(t.gtid.lower())
-    return facts, gtids, [w for s in run.summaries for w in s.warnings]
+        warnings += summary.warnings
+    return facts, gtids, warnings
 
 
 # -- the estimate ------------------------------------------------------------------------------
