@@ -37,3 +37,44 @@ def test_eta_needs_a_replica():
                        timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("lagadvisor: error:") and r.stderr.count("\n") == 1
     assert "--host" in r.stderr
+
+
+def test_render_says_never_when_the_source_writes_faster():
+    from lagadvisor.sim.eta import Estimate, Option, render
+    from lagadvisor.sim.model import ReplicaConfig
+
+    cur = Option("current", ReplicaConfig(4, True, True), 10.0, None, None, None, True)
+    more = Option("workers=8", ReplicaConfig(8, True, True), 5.0, 720.0, 600.0, 800.0)
+    e = Estimate(0.0, 5000, 100, 140.0, 100.0, 2.0, [cur, more],
+                 waits=[{"waiting_on": "commit order"}, {"waiting_on": "commit order"}, {"waiting_on": "fsync"}])
+    text = "\n".join(render(e))
+    assert "falling behind by 40 trx/s: never catches up with 4 workers" in text
+    assert "8 workers, durable, preserve_commit_order=ON: in 12.0 min" in text
+    assert "applier threads now: 2 commit order, 1 fsync" in text
+
+
+def _snap(at, executed_to, received_to):
+    from lagadvisor.sim.eta import Snapshot
+
+    ex = f"{U}:1-{executed_to}" if executed_to else ""
+    return Snapshot(at, f"{U}:1-{received_to}", ex, f"{U}:{executed_to + 1}-{received_to}", True, True)
+
+
+def test_estimate_from_the_applier_progress():
+    """Serial identical transactions: 10 applied in the 1 s window -> 80 left take 8 s; with 30
+    trx/s arriving (faster than 10/s) it never catches up; with none, the band is the ratio's."""
+    from lagadvisor.sim.build import TrxFacts
+    from lagadvisor.sim.eta import estimate
+    from lagadvisor.sim.model import CostModel, ReplicaConfig
+
+    facts = [TrxFacts(0, i + 1, (i, i, i, i), 0, 0, 3, 0, 300, ("c",), None) for i in range(100)]
+    gtids = [f"{U}:{i + 1}" for i in range(100)]
+    cfg = ReplicaConfig(1, True, False)
+    quiet = estimate([_snap(0.0, 0, 100), _snap(1.0, 10, 100), _snap(1.5, 15, 100), _snap(2.0, 20, 100)],
+                     facts, gtids, cfg, CostModel())
+    assert quiet.left == 80 and quiet.applied_in_sample == 10 and quiet.arrival_rate == 0
+    assert quiet.current.eta_s == pytest.approx(8.0, rel=0.02)
+    busy = estimate([_snap(0.0, 0, 100), _snap(1.0, 10, 100), _snap(2.0, 20, 130)], facts, gtids, cfg,
+                    CostModel())
+    assert busy.arrival_rate == pytest.approx(30.0)
+    assert busy.current.eta_s is None
