@@ -1,5 +1,5 @@
 """`lagadvisor eta` against real catch-ups, repeated: a MySQL 9.7 pair on loopback (a durable
-2-worker replica stopped behind a backlog of varied transactions, then started), the first ETA
+2-worker replica with a 4 ms binlog_group_commit_sync_delay, stopped behind a backlog of varied transactions, then started), the first ETA
 against the catch-up measured from it. Prints each run and the summary; writes bench/eta.json.
 
     PYTHONPATH=src python bench/eta_live.py --runs 5 --transactions 3000
@@ -22,7 +22,7 @@ from test_eta_live import catch_up  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--transactions", type=int, default=3000)
+    ap.add_argument("--transactions", type=int, default=2000)
     ap.add_argument("--sample", default="3s")
     ap.add_argument("-o", "--output", default=str(ROOT / "bench" / "eta.json"))
     a = ap.parse_args()
