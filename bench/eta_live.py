@@ -1,8 +1,8 @@
 """`lagadvisor eta` against real catch-ups, repeated: a MySQL 9.7 pair on loopback (a durable
-2-worker replica with a 4 ms binlog_group_commit_sync_delay, stopped behind a backlog of varied transactions, then started), the first ETA
-against the catch-up measured from it. Prints each run and the summary; writes bench/eta.json.
+2-worker replica with a 4 ms binlog_group_commit_sync_delay, stopped behind a backlog of varied
+transactions, then started), the first ETA against the catch-up measured from it. Prints each run and the summary; writes bench/eta.json.
 
-    PYTHONPATH=src python bench/eta_live.py --runs 5 --transactions 3000
+    PYTHONPATH=src python bench/eta_live.py --runs 4 --transactions 2000
 """
 
 from __future__ import annotations
