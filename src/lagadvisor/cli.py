@@ -208,6 +208,9 @@ def _clock_options(history_size, commit_order, schema, server=None):
     return ClockOptions(history_size=history_size, commit_order=commit_order.value, catalog=catalog)
 
 
+_FILES_HELP = ("Binlog or relay-log files in order (.gz/.zst too), a directory, a binlog.index or relay-log "
+               ".index file, or a glob.")
+
 FromOpt = Annotated[Optional[str], typer.Option(
     "--from", help="With --host: stream the server's binlogs from this file (e.g. binlog.000042) to the "
                    "newest, over the replication protocol (needs REPLICATION SLAVE and REPLICATION CLIENT).")]
@@ -215,24 +218,11 @@ ToOpt = Annotated[Optional[str], typer.Option("--to", help="With --from: the las
 
 
 def _distinct(files) -> list[str]:
-    """The input files, each once: a file named twice (also through a link or another path) would
-    be counted twice, so it is refused in one line naming both spellings."""
-    import os
+    """The input files (:func:`.inputs.resolve`: files, directories, index files, globs), each
+    once: a file named twice (also through a link or another path) is refused in one line."""
+    from .inputs import resolve
 
-    from .errors import ConfigError
-
-    seen: dict[object, str] = {}
-    for f in files:
-        try:
-            st = os.stat(f)
-            key: object = (st.st_dev, st.st_ino)
-        except OSError:
-            key = os.path.abspath(f)  # missing: the reader names it
-        if key in seen:
-            same = "" if seen[key] == f else f" (as {seen[key]} and {f})"
-            raise ConfigError(f"{f}: the same file is given twice{same}; give each file once")
-        seen[key] = f
-    return list(files)
+    return resolve(files)
 
 
 def _output_path(output, inputs) -> None:
@@ -283,7 +273,7 @@ def _inputs(files, from_file, to_file, server):
 
 @app.command()
 def analyze(
-    files: Annotated[Optional[list[str]], typer.Argument(help="Binlog or relay-log files, in order.")] = None,
+    files: Annotated[Optional[list[str]], typer.Argument(help=_FILES_HELP)] = None,
     *,
     from_file: FromOpt = None,
     to_file: ToOpt = None,
@@ -349,7 +339,7 @@ class ExportFormat(str, Enum):
 
 @app.command()
 def export(
-    files: Annotated[list[str], typer.Argument(help="Binlog or relay-log files, in order.")],
+    files: Annotated[list[str], typer.Argument(help=_FILES_HELP)],
     *,
     output_format: Annotated[ExportFormat, typer.Option("--format", help="jsonl or csv.")] = ExportFormat.jsonl,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
@@ -444,7 +434,7 @@ def _int_list(text: str, what: str) -> list[int]:
 
 @app.command()
 def simulate(
-    files: Annotated[list[str], typer.Argument(help="Binlog files of the source, in order.")],
+    files: Annotated[list[str], typer.Argument(help=_FILES_HELP)],
     *,
     workers: Annotated[str, typer.Option(help="replica_parallel_workers values to simulate "
                                               "(0 = single-threaded applier).")] = "1,2,4,8,16",
@@ -653,7 +643,7 @@ EXIT_FINDINGS = 1
 
 @app.command()
 def advise(
-    files: Annotated[Optional[list[str]], typer.Argument(help="Binlog files of the source, in order.")] = None,
+    files: Annotated[Optional[list[str]], typer.Argument(help=_FILES_HELP)] = None,
     *,
     from_file: FromOpt = None,
     to_file: ToOpt = None,

@@ -58,9 +58,10 @@ def load() -> ModuleType | None:
 def readable(paths) -> bool:
     """Whether the native reader takes these inputs: local regular files, each named once (a
     file streamed from a server, ``binlog.stream.LiveFile``, a FIFO, a directory or a missing
-    file is read, or refused, by the reference)."""
+    file is read, or refused, by the reference; so is a ``.zst`` compressed file)."""
     return (bool(paths) and len(set(paths)) == len(paths)
-            and not any(hasattr(p, "read_transactions") or not _utf8(p) or not os.path.isfile(p) for p in paths))
+            and not any(hasattr(p, "read_transactions") or not _utf8(p) or not os.path.isfile(p)
+                        or p.endswith(".zst") for p in paths))
 
 
 def _utf8(path: str) -> bool:

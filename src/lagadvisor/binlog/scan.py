@@ -100,9 +100,20 @@ def open_binlog(path: str) -> io.BufferedIOBase:
     try:
         if path.endswith(".gz"):
             return open_gzip(path, _BUFFER)
+        if path.endswith(".zst"):
+            return _open_zstd(path)
         return open(path, "rb", buffering=_BUFFER)
     except OSError as err:
         raise BinlogError(f"cannot open: {err.strerror}", file=path) from err
+
+
+def _open_zstd(path: str) -> io.BufferedReader:
+    """A ``.zst`` binlog (``zstd binlog.000001``), decompressed as it is read."""
+    import zstandard
+
+    raw = open(path, "rb")
+    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
+    return io.BufferedReader(reader, _BUFFER)  # type: ignore[arg-type]
 
 
 def read_transactions(path: str, summary: FileSummary | None = None,

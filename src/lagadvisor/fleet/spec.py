@@ -29,13 +29,11 @@ from __future__ import annotations
 import glob
 import os
 import posixpath
-import re
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 
-#: A binlog or relay log file name in a directory listing: ``<base>.<digits>`` (``.gz`` allowed).
-BINLOG_NAME = re.compile(r".+\.\d+(\.gz)?$")
+from ..inputs import BINLOG_NAME
 
 KEYS = frozenset({"name", "binlogs", "schema", "cost_model", "cores", "history_size", "commit_order", "host",
                   "port", "user", "socket", "login_path", "defaults_file", "ssl_ca", "ssl_cert", "ssl_key",

@@ -1,0 +1,86 @@
+"""Input resolution for every command that reads binlogs: each argument is a binlog or relay-log
+file (plain, ``.gz`` or ``.zst``), a directory, a ``binlog.index`` / relay-log ``.index`` file
+or a glob, expanded in that order into one ordered list of files, each named once.
+
+The rules follow the server's own listing: an index file names the files in order, relative to
+its folder (``MYSQL_BIN_LOG::find_log_pos`` reads it line by line); a directory holding exactly
+one ``.index`` file is read through it, else its ``<base>.<digits>`` files sorted (one base only:
+a directory mixing ``binlog.*`` and ``relay-bin.*`` is refused, it is ambiguous); a glob's matches
+are sorted.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+from .errors import ConfigError
+
+#: A binlog or relay log file name: ``<base>.<digits>``, optionally ``.gz`` or ``.zst`` compressed.
+BINLOG_NAME = re.compile(r"(?P<base>.+)\.\d+(\.gz|\.zst)?$")
+
+
+def read_index(path: str) -> list[str]:
+    """The files an ``.index`` file names, in order, relative to its folder."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = [ln.strip() for ln in f if ln.strip()]
+    except (OSError, UnicodeDecodeError) as err:
+        why = getattr(err, "strerror", None) or "not a text file"
+        raise ConfigError(f"{path}: cannot read the index file: {why}") from None
+    folder = os.path.dirname(path)
+    return [ln if os.path.isabs(ln) else os.path.normpath(os.path.join(folder, ln)) for ln in lines]
+
+
+def _directory(path: str) -> list[str]:
+    names = os.listdir(path)
+    indexes = sorted(n for n in names if n.endswith(".index") and os.path.isfile(os.path.join(path, n)))
+    if len(indexes) == 1:
+        return read_index(os.path.join(path, indexes[0]))
+    found = sorted(n for n in names if BINLOG_NAME.match(n) and os.path.isfile(os.path.join(path, n)))
+    if not found:
+        raise ConfigError(f"{path}: no binlog files (name.NNNNNN) in this directory")
+    bases = sorted({BINLOG_NAME.match(n).group("base") for n in found})
+    if len(bases) > 1:
+        raise ConfigError(f"{path}: holds several logs ({', '.join(bases)}); give one index file or a glob "
+                          f"such as {os.path.join(path, bases[0] + '.*')}")
+    return [os.path.join(path, n) for n in found]
+
+
+def expand(arg: str) -> list[str]:
+    """The files one argument names, in order (see the module's rules). A plain path is returned
+    as given, also when missing (the reader names it)."""
+    if os.path.isdir(arg):
+        return _directory(arg)
+    if arg.endswith(".index") and os.path.isfile(arg):
+        return read_index(arg)
+    if glob.has_magic(arg) and not os.path.exists(arg):
+        found = sorted(p for p in glob.glob(arg) if os.path.isfile(p) and not p.endswith(".index"))
+        if not found:
+            raise ConfigError(f"{arg}: no file matches")
+        return found
+    return [arg]
+
+
+def resolve(args) -> list[str]:
+    """All arguments expanded in order, each resulting file once: a file named twice (also
+    through a link, another path, or an index and a glob) is refused in one line naming both."""
+    seen: dict[object, str] = {}
+    out: list[str] = []
+    for arg in args:
+        for f in expand(arg):
+            try:
+                st = os.stat(f)
+                key: object = (st.st_dev, st.st_ino)
+            except OSError:
+                key = os.path.abspath(f)  # missing: the reader names it
+            if key in seen:
+                same = "" if seen[key] == f else f" (as {seen[key]} and {f})"
+                raise ConfigError(f"{f}: the same file is given twice{same}; give each file once")
+            seen[key] = f
+            out.append(f)
+    return out
+
+
+__all__ = ["BINLOG_NAME", "expand", "read_index", "resolve"]
