@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Issue 15's check: calibrate a replica in service (``calibrate --host``), predict backlogs.
+
+For each durability setting:
+
+1. a source and a replica with ``--calibrate-workers`` workers (default 4) and
+   ``events_transactions_history_long`` on; the source runs the varied calibration workload of
+   bench/replica_catchup.py with one client while the replica keeps up (it serves; no backlog,
+   no one-worker run) and :func:`lagadvisor.sim.live.calibrate_live` watches it for
+   ``--window`` seconds as a least-privilege user;
+2. for each sysbench workload of bench/replica_catchup.py (never seen by the calibration), the
+   catch-up of a backlog measured at 1, 2, 4 and 8 workers (interleaved rounds from one
+   snapshot, median; replica_catchup.catch_up) and predicted by ``simulate --catch-up`` with the
+   live model.
+
+Prints and writes (``--out``) absolute time and speedup errors. Outside CI (minutes).
+Usage: python3 bench/live_calibrate.py [--configs relaxed,durable] [--events 6000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+import threading
+import time
+import types
+from pathlib import Path
+from statistics import median_high
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT.parent / "src"))
+import replica_catchup as rc  # noqa: E402
+
+from lagadvisor.binlog.stream import pymysql_settings  # noqa: E402
+from lagadvisor.sim.live import calibrate_live  # noqa: E402
+
+TAG = "live15"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _own_names() -> None:
+    """Servers, snapshot and binlog copies under names of this bench's own (another bench may run)."""
+    real = rc.realservers
+
+    class Server(real.MySQLServer):
+        def __init__(self, name, port, options=(), **kw):
+            super().__init__(name.replace("bench-", f"{TAG}-"), port, options, **kw)
+
+    proxy = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
+    proxy.MySQLServer = Server
+    proxy.cache_dir = lambda: real.cache_dir() / TAG
+    (real.cache_dir() / TAG).mkdir(parents=True, exist_ok=True)
+    rc.realservers = proxy
+    rc.SRC_PORT, rc.REP_PORT = _free_port(), _free_port()
+
+
+def live_model(config: str, workers: int, window: float, n: int):
+    """The cost model fitted live on a replica with ``workers`` workers serving the calibration workload."""
+    src = rc.realservers.MySQLServer("bench-cal-source", rc.SRC_PORT,
+                                     ["--server-id=1", *rc.BASE, *rc.CONFIGS["relaxed"]], fresh=True)
+    rep = rc.replica(workers, config)
+    rep.options = [*rep.options, "--performance-schema-consumer-events-transactions-history-long=ON"]
+    rep.fresh = True
+    src.start()
+    rep.start()
+    try:
+        s, r = rc.connect(rc.SRC_PORT), rc.connect(rc.REP_PORT)
+        rc.q(r, f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT={rc.SRC_PORT}, "
+                "SOURCE_USER='root', SOURCE_PASSWORD='', SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1")
+        rc.q(r, "START REPLICA")
+        for stmt in ("SET sql_log_bin = 0", "CREATE USER cal@'%' IDENTIFIED BY 'pw'",
+                     "GRANT SELECT ON performance_schema.* TO cal@'%'",
+                     "GRANT REPLICATION CLIENT, REPLICATION SLAVE ON *.* TO cal@'%'"):
+            rc.q(r, stmt)
+        setup, run = rc.calibration_workload(11, n)
+        setup(s)
+        rc.q(r, f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{rc.gtid_executed(s)}', 600)")
+        th = threading.Thread(target=run)
+        th.start()
+        time.sleep(2.0)
+        cal = calibrate_live(pymysql_settings("127.0.0.1", rc.REP_PORT, "cal", "pw"), window, cores=os.cpu_count())
+        th.join()
+        s.close()
+        r.close()
+    finally:
+        rep.stop()
+        src.stop()
+        rep.remove()
+        src.remove()
+    return cal
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--configs", default="relaxed,durable")
+    ap.add_argument("--workloads", default=",".join(rc.WORKLOADS))
+    ap.add_argument("--events", type=int, default=6000)
+    ap.add_argument("--workers", default="1,2,4,8")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--calibrate-workers", type=int, default=4)
+    ap.add_argument("--window", type=float, default=20.0)
+    ap.add_argument("--calibration-transactions", type=int, default=6000)
+    ap.add_argument("--out", default=str(ROOT / "live_calibrate.json"))
+    args = ap.parse_args()
+    _own_names()
+    workers = [int(x) for x in args.workers.split(",")]
+    results, models = [], {}
+    for config in args.configs.split(","):
+        rc.log(f"{config}: live calibration, {args.calibrate_workers} workers, {args.window:g} s window")
+        cal = live_model(config, args.calibrate_workers, args.window, args.calibration_transactions)
+        models[config] = {"model": json.loads(cal.model.to_json()), "evidence": cal.evidence}
+        rc.log(f"  evidence {cal.evidence}")
+        cost_file = rc.realservers.cache_dir() / f"live-{config}.json"
+        cost_file.write_text(cal.model.to_json() + "\n")
+        for name in args.workloads.split(","):
+            spec = rc.WORKLOADS[name]
+            rc.log(f"{name} / {config}: preparing")
+            files, target, snap = rc.prepare_pair(config, rc.sysbench_setup(spec), rc.sysbench_run(spec, args.events))
+            runs: dict[int, list[float]] = {w: [] for w in workers}
+            for k in range(args.repeat):
+                for w in workers:
+                    runs[w].append(rc.catch_up(config, w, target, snap))
+                    rc.log(f"  round {k + 1}, {w} workers: {runs[w][-1]:.2f} s")
+            sim = json.loads(rc.lagadvisor("simulate", "--catch-up", "--policy", "recorded", "--workers",
+                                           ",".join(map(str, workers)), "--format", "json",
+                                           "--durable" if config == "durable" else "--relaxed",
+                                           "--cost-model", str(cost_file), *map(str, files)))
+            predicted = {r["workers"]: r for r in sim["results"]}
+            measured = {w: median_high(runs[w]) for w in workers}
+            for w in workers:
+                ms = median_high(runs[1][k] / runs[w][k] for k in range(args.repeat))
+                ps = predicted[w]["speedup"]
+                pt = predicted[w]["apply_seconds"]
+                row = {"workload": name, "config": config, "workers": w, "transactions": sim["transactions"],
+                       "measured_seconds": round(measured[w], 3), "predicted_seconds": round(pt, 3),
+                       "time_error": round((pt - measured[w]) / measured[w], 4),
+                       "measured_speedup": round(ms, 3), "predicted_speedup": round(ps, 3),
+                       "speedup_error": round((ps - ms) / ms, 4), "runs": [round(x, 3) for x in runs[w]]}
+                results.append(row)
+                rc.log(f"  {w}: measured {measured[w]:.2f} s ({ms:.2f}x), predicted {pt:.2f} s ({ps:.2f}x), "
+                       f"time error {row['time_error']:+.1%}, speedup error {row['speedup_error']:+.1%}")
+    Path(args.out).write_text(json.dumps({"machine": {"cores": os.cpu_count()}, "models": models,
+                                          "results": results}, indent=2) + "\n")
+    print("| workload | replica | workers | measured s | predicted s | time error | measured speedup | "
+          "predicted speedup | speedup error |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['measured_seconds']:.2f} | "
+              f"{r['predicted_seconds']:.2f} | {r['time_error']:+.1%} | {r['measured_speedup']:.2f}x | "
+              f"{r['predicted_speedup']:.2f}x | {r['speedup_error']:+.1%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
