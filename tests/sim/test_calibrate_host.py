@@ -13,7 +13,7 @@ import threading
 import time
 
 import oracle
-from conftest import need, source_and_replica
+from conftest import free_port, need, source_and_replica
 
 
 def _batch(rnd: random.Random, first_id: int, n: int) -> tuple[str, int]:
@@ -106,3 +106,19 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         for key in ("insert_us", "update_us"):
             assert 1.0 < model[key] < 1_000.0, (key, model)
         assert 0.0 < model["commit_us"] < 10_000.0, model
+
+
+def test_calibrate_window_needs_host_and_host_excludes_files(tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "lagadvisor", "calibrate", *args], capture_output=True,
+                              text=True, timeout=60)
+
+    r = run("--window", "5", str(tmp_path / "binlog.000001"))
+    assert (r.returncode, r.stderr) == (2, "lagadvisor: error: --window needs --host (the running replica to "
+                                           "watch)\n")
+    r = run("--no-defaults", "-h", "127.0.0.1", "-P", "1", str(tmp_path / "binlog.000001"))
+    assert (r.returncode, r.stderr) == (2, "lagadvisor: error: give either binlog files or --host (a running "
+                                           "replica), not both\n")
+    r = run("--no-defaults", "-h", "127.0.0.1", "-P", str(free_port()), "--window", "1")
+    assert r.returncode == 2 and r.stderr.startswith("lagadvisor: error: cannot connect to the replica: "), r.stderr
+    assert len(r.stderr.splitlines()) == 1
