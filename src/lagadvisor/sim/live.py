@@ -4,7 +4,8 @@ Over a window the user chooses, with whatever worker count the replica runs:
 
 * ``performance_schema.events_transactions_history_long`` (polled; rows of the applier
   worker threads, ``thread/sql/replica_worker``): each applied transaction's time in its
-  worker, from its first event to its commit (``TIMER_END - TIMER_START``), and its GTID;
+  worker, from its first event to its commit (``TIMER_END - TIMER_START``), and its GTID
+  (``thread/sql/replica_sql`` too: the applier itself with no workers);
 * the replica's own binlog (``log_replica_updates=ON``), streamed over the window: each GTID's
   rows by kind and bytes, and its ``original_commit_timestamp`` against its
   ``immediate_commit_timestamp`` (the lag it was applied with: the evidence says it);
@@ -40,6 +41,7 @@ from .calibrate import fit_samples
 from .model import CostModel
 
 WORKER_THREAD = "thread/sql/replica_worker"
+SQL_THREAD = "thread/sql/replica_sql"  # the applier itself when replica_parallel_workers = 0
 REDO = "wait/io/file/innodb/innodb_log_file"
 BINLOG = "wait/io/file/sql/binlog"
 INSTRUMENTS = ("transaction", REDO, BINLOG)
@@ -138,7 +140,8 @@ def _poll_transactions(cur, into: dict) -> None:
             cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.GTID, h.TIMER_START, h.TIMER_END "
                  "FROM performance_schema.events_transactions_history_long h "
                  "JOIN performance_schema.threads t USING (THREAD_ID) "
-                 "WHERE t.NAME = %s AND h.STATE = 'COMMITTED' AND h.TIMER_END IS NOT NULL", (WORKER_THREAD,)):
+                 "WHERE t.NAME IN (%s, %s) AND h.STATE = 'COMMITTED' AND h.TIMER_END IS NOT NULL",
+            (WORKER_THREAD, SQL_THREAD)):
         if gtid and ":" in gtid:
             into[(tid, eid)] = (gtid, (int(end) - int(start)) / 1e6)  # picoseconds -> microseconds
 
