@@ -928,8 +928,9 @@ def eta(
                                              "(its rate calibrates the simulation): 5s, 1m.")] = "5s",
     watch: Annotated[Optional[str], typer.Option(help="Re-estimate every N (10s, 1m) until caught up, "
                                                       "with the earlier predictions' errors.")] = None,
-    max_eta: Annotated[Optional[str], typer.Option("--max-eta", help="Exit 1 when the ETA (current settings) "
-                                                                      "is longer than this (10m), or never.")] = None,
+    max_eta: Annotated[Optional[str], typer.Option("--max-eta", help="Exit 1 when the ETA (current settings; with "
+                                                                      "--watch the last one) is longer than this "
+                                                                      "(10m), or never.")] = None,
     cost_model: Annotated[Optional[str], typer.Option("--cost-model",
         help="JSON file of apply cost coefficients (see `lagadvisor calibrate`).")] = None,
     output_format: Annotated[OutputFormat, typer.Option("--format", help="text or json (one line each "

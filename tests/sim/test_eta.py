@@ -78,3 +78,12 @@ def test_estimate_from_the_applier_progress():
                     CostModel())
     assert busy.arrival_rate == pytest.approx(30.0)
     assert busy.current.eta_s is None
+
+
+def test_render_caught_up_is_one_line():
+    from lagadvisor.sim.eta import Estimate, Option, render
+    from lagadvisor.sim.model import ReplicaConfig
+
+    e = Estimate(0.0, 0, 10, 0.0, 240.0, 2.0, [Option("current", ReplicaConfig(2), 0.0, 0.0, 0.0, 0.0, True)])
+    lines = render(e)
+    assert len(lines) == 1 and "caught up at" in lines[0] and "240 trx/s" in lines[0]

@@ -398,6 +398,9 @@ def fmt_s(s: float | None) -> str:
 
 def render(e: Estimate) -> list[str]:
     cur = e.current
+    if e.left == 0:
+        return [f"caught up at {time.strftime('%H:%M:%S', time.localtime(e.at))}: nothing left to apply"
+                f" (applied {e.apply_rate:.0f} trx/s)"] + [f"note: {n}" for n in e.notes if "caught up" not in n]
     clock = time.strftime("%H:%M:%S", time.localtime(e.at + cur.eta_s)) if cur.eta_s is not None else None
     lines = [f"{e.left} transactions left to apply; applying {e.apply_rate:.0f} trx/s, receiving "
              f"{e.arrival_rate:.0f} trx/s"]
