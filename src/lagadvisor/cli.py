@@ -211,6 +211,32 @@ def _clock_options(history_size, commit_order, schema, server=None):
 _FILES_HELP = ("Binlog or relay-log files in order (.gz/.zst too), a directory, a binlog.index or relay-log "
                ".index file, or a glob.")
 
+StartPositionOpt = Annotated[Optional[int], typer.Option(
+    "--start-position", help="As mysqlbinlog: start at the first transaction at or after this byte offset of the "
+                             "first file.")]
+StopPositionOpt = Annotated[Optional[int], typer.Option(
+    "--stop-position", help="As mysqlbinlog: stop at the first event at or after this byte offset of the last file "
+                            "(a transaction begun before it is read to its end).")]
+StartDatetimeOpt = Annotated[Optional[str], typer.Option(
+    "--start-datetime", help="As mysqlbinlog: start at the first transaction at or after the first event stamped "
+                             "at or after this local time ('2026-11-22 02:00:00').")]
+StopDatetimeOpt = Annotated[Optional[str], typer.Option(
+    "--stop-datetime", help="As mysqlbinlog: stop at the first event stamped at or after this local time.")]
+
+
+def _windowed(opts, files, start_position, stop_position, start_datetime, stop_datetime, live: bool = False):
+    """The clock options with mysqlbinlog's window options applied to ``files``."""
+    from .binlog.window import windows_for
+    from .errors import ConfigError
+
+    w = windows_for(list(files), start_position, stop_position, start_datetime, stop_datetime)
+    if w is not None and live:
+        raise ConfigError("--start-position/--stop-position/--start-datetime/--stop-datetime apply to binlog files, "
+                          "not to --from streaming")
+    opts.windows = w
+    return opts
+
+
 FromOpt = Annotated[Optional[str], typer.Option(
     "--from", help="With --host: stream the server's binlogs from this file (e.g. binlog.000042) to the "
                    "newest, over the replication protocol (needs REPLICATION SLAVE and REPLICATION CLIENT).")]
@@ -281,6 +307,10 @@ def analyze(
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
+    start_position: StartPositionOpt = None,
+    stop_position: StopPositionOpt = None,
+    start_datetime: StartDatetimeOpt = None,
+    stop_datetime: StopDatetimeOpt = None,
     host: HostOpt = None,
     port: PortOpt = None,
     user: UserOpt = None,
@@ -309,7 +339,8 @@ def analyze(
                                      ssl_mode, socket=socket, login_path=login_path,
                                      defaults_extra_file=defaults_extra_file, no_defaults=no_defaults)
         files = _inputs(files, from_file, to_file, server)
-        opts = _clock_options(history_size, commit_order, schema, server)
+        opts = _windowed(_clock_options(history_size, commit_order, schema, server), files, start_position, stop_position, start_datetime, stop_datetime,
+                         live=from_file is not None)
         if jobs != 1 and len(files) > 1 and not from_file:
             from .report.parallel import analyze_parallel
 
@@ -348,6 +379,10 @@ def export(
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
+    start_position: StartPositionOpt = None,
+    stop_position: StopPositionOpt = None,
+    start_datetime: StartDatetimeOpt = None,
+    stop_datetime: StopDatetimeOpt = None,
     host: HostOpt = None,
     port: PortOpt = None,
     user: UserOpt = None,
@@ -383,6 +418,7 @@ def export(
         opts = _clock_options(history_size, commit_order, schema, _server_options(
             host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode, socket=socket,
             login_path=login_path, defaults_extra_file=defaults_extra_file, no_defaults=no_defaults))
+        opts = _windowed(opts, files, start_position, stop_position, start_datetime, stop_datetime)
         run = prepare(files, opts)
         writer = CsvWriter(out) if output_format == ExportFormat.csv else None
         write = out.write
@@ -465,6 +501,10 @@ def simulate(
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
+    start_position: StartPositionOpt = None,
+    stop_position: StopPositionOpt = None,
+    start_datetime: StartDatetimeOpt = None,
+    stop_datetime: StopDatetimeOpt = None,
     host: HostOpt = None,
     port: PortOpt = None,
     user: UserOpt = None,
@@ -515,6 +555,7 @@ def simulate(
         opts = _clock_options(history_size, commit_order, schema, _server_options(
             host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode, socket=socket,
             login_path=login_path, defaults_extra_file=defaults_extra_file, no_defaults=no_defaults))
+        opts = _windowed(opts, files, start_position, stop_position, start_datetime, stop_datetime)
         run = prepare(files, opts)
         if jobs != 1 and len(files) > 1:
             from .sim.parallel import read_facts_parallel
@@ -574,6 +615,10 @@ def graph(
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
+    start_position: StartPositionOpt = None,
+    stop_position: StopPositionOpt = None,
+    start_datetime: StartDatetimeOpt = None,
+    stop_datetime: StopDatetimeOpt = None,
     host: HostOpt = None,
     port: PortOpt = None,
     user: UserOpt = None,
@@ -608,6 +653,7 @@ def graph(
         opts = _clock_options(history_size, commit_order, schema, _server_options(
             host, port, user, ask_password, defaults_file, ssl_ca, ssl_cert, ssl_key, ssl_mode, socket=socket,
             login_path=login_path, defaults_extra_file=defaults_extra_file, no_defaults=no_defaults))
+        opts = _windowed(opts, files, start_position, stop_position, start_datetime, stop_datetime)
         opts.labels = True
         run = prepare(files, opts)
         with _Progress(files, True) as bar:
@@ -662,6 +708,10 @@ def advise(
     history_size: HistoryOpt = None,
     commit_order: CommitOrderOpt = CommitOrder.auto,
     schema: SchemaOpt = None,
+    start_position: StartPositionOpt = None,
+    stop_position: StopPositionOpt = None,
+    start_datetime: StartDatetimeOpt = None,
+    stop_datetime: StopDatetimeOpt = None,
     host: HostOpt = None,
     port: PortOpt = None,
     user: UserOpt = None,
@@ -698,7 +748,8 @@ def advise(
                                      defaults_extra_file=defaults_extra_file, no_defaults=no_defaults)
         inputs = _inputs(files, from_file, to_file, server)
         settings = settings_from_server(server) if server is not None else None
-        opts = _clock_options(history_size, commit_order, schema, server)
+        opts = _windowed(_clock_options(history_size, commit_order, schema, server), inputs, start_position, stop_position, start_datetime, stop_datetime,
+                         live=from_file is not None)
         cost = CostModel.from_file(cost_model) if cost_model else CostModel()
         if cores:
             cost = dc_replace(cost, cores=cores)

@@ -358,6 +358,9 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
             bridge.begin_file()
             if records is not None:
                 bridge.on_records = lambda d, i=i, path=path: records(i, path, d)
+            window = run.windows.get(path) if getattr(run, "windows", None) else None
+            if window is not None:
+                analyzer.set_window(*window.native_args())
             r = analyzer.read_file(path, i)
             out.files.append((native_summary(path, size, bridge.first_fde, r), r))
             if records is not None:

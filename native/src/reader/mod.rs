@@ -411,6 +411,9 @@ const LEVELS_MAX: usize = 1_000_000;
 
 #[pyclass(unsendable)]
 pub struct Analyzer {
+    /// `binlog.window.gate` for the next file read: start position, stop position, start time,
+    /// stop time (-1: unset); cleared after each file.
+    window: [i64; 4],
     cb: PyObject,
     co: CommitOrder,
     ws: WritesetTracker,
@@ -500,6 +503,7 @@ impl Analyzer {
             progress_every,
             n_tm: 0,
             detect_limit: 0,
+            window: [-1; 4],
             detected: Vec::new(),
             facts: None,
             scan_tables: HashMap::new(),
@@ -521,6 +525,11 @@ impl Analyzer {
 
     /// Read one file; returns its summary dict. Raises `NativeFallback` when the run must be
     /// read by the reference instead.
+    /// The window of the next `read_file` (`binlog.window.Window.native_args`).
+    fn set_window(&mut self, start_position: i64, stop_position: i64, start_time: i64, stop_time: i64) {
+        self.window = [start_position, stop_position, start_time, stop_time];
+    }
+
     fn read_file(&mut self, py: Python<'_>, path: String, file_idx: usize) -> PyResult<PyObject> {
         self.start_file(&path, file_idx);
         // A panic here would be a bug of this module, never an answer: it becomes a fallback
@@ -781,11 +790,32 @@ impl Analyzer {
         let mut framer = Framer::new(BufReader::with_capacity(1 << 20, f), 4);
         framer.check_magic()?;
         let mut cur: Option<Open> = None;
+        let w = std::mem::replace(&mut self.window, [-1; 4]);
+        let windowed = w.iter().any(|v| *v >= 0);
+        let (start_pos, start_ts) = (w[0].max(0) as u64, w[2].max(0));
+        let (mut triggered, mut started, mut stopping) = (false, false, false);
         loop {
             let ev = match framer.next_event()? {
                 Some(ev) => ev,
                 None => break,
             };
+            if windowed && ev.type_code != 15 {
+                // `binlog.window.gate`, event for event
+                let opener = matches!(ev.type_code, 33 | 34 | 42 | 162);
+                if !stopping && ((w[1] >= 0 && ev.offset >= w[1] as u64) || (w[3] >= 0 && ev.timestamp as i64 >= w[3])) {
+                    stopping = true;
+                }
+                if stopping && (opener || !started) {
+                    break;
+                }
+                if !started {
+                    triggered = triggered || (ev.offset >= start_pos && ev.timestamp as i64 >= start_ts);
+                    if !(triggered && opener) {
+                        continue;
+                    }
+                    started = true;
+                }
+            }
             self.event(py, &ev, &mut cur)?;
         }
         // `_tail_tolerant`: a truncated tail ends the file; the open transaction ends where

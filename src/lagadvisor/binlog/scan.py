@@ -116,9 +116,12 @@ def _open_zstd(path: str) -> io.BufferedReader:
     return io.BufferedReader(reader, _BUFFER)  # type: ignore[arg-type]
 
 
+from .window import gate  # noqa: E402
+
+
 def read_transactions(path: str, summary: FileSummary | None = None,
-                      selector: ColumnSelector | None = None, *, strict_tail: bool = False
-                      ) -> Iterator[Transaction]:
+                      selector: ColumnSelector | None = None, *, strict_tail: bool = False,
+                      window=None) -> Iterator[Transaction]:
     """Transactions of one binlog file in binlog order.
 
     ``summary`` (if given) is filled in as the file is read and is complete when the iterator is
@@ -134,20 +137,21 @@ def read_transactions(path: str, summary: FileSummary | None = None,
         raise BinlogError(f"cannot open: {err.strerror}", file=path) from err
     with open_binlog(path) as f:
         try:
-            yield from read_stream(path, f, summary, selector, strict_tail=strict_tail)
+            yield from read_stream(path, f, summary, selector, strict_tail=strict_tail, window=window)
         except OSError as err:
             raise BinlogError(f"read error: {err.strerror or err}", file=path) from err
 
 
 def read_stream(name: str, stream, summary: FileSummary, selector: ColumnSelector | None = None, *,
-                strict_tail: bool = False) -> Iterator[Transaction]:
+                strict_tail: bool = False, window=None) -> Iterator[Transaction]:
     """Transactions of one binlog byte stream (magic first) named ``name`` in messages; fills
     ``summary``, which is complete when the iterator is exhausted."""
     reader = EventReader(name)
     asm = TransactionAssembler(reader, name, selector)
     try:
         check_magic(stream, name)
-        for trx in asm.transactions(_tail_tolerant(reader.read(stream, base_offset=4), summary, asm, strict_tail)):
+        events = _tail_tolerant(reader.read(stream, base_offset=4), summary, asm, strict_tail)
+        for trx in asm.transactions(gate(events, window)):
             summary.transactions += 1
             yield trx
     finally:

@@ -183,6 +183,7 @@ class ClockOptions:
     labels: bool = False                     # readable row keys per hash (hot-row reports)
     what_if: WhatIf | None = None            # schema changes to evaluate (advisor)
     written: WrittenPolicy | None = None     # known from the server's variables (live mode)
+    windows: dict | None = None              # path -> binlog.window.Window (mysqlbinlog's options)
 
 
 @dataclass
@@ -195,6 +196,7 @@ class ClockRun:
     tracker: KeyTracker
     computer: ClockComputer
     summaries: list[FileSummary] = field(default_factory=list)
+    windows: dict | None = None
 
 
 def commit_order_for(written: WrittenPolicy, requested: str) -> str:
@@ -211,7 +213,7 @@ def prepare(paths: list[str], opts: ClockOptions) -> ClockRun:
     co = commit_order_for(written, opts.commit_order)
     tracker = KeyTracker(opts.catalog, use_binlog_ddl=opts.use_binlog_ddl, labels=opts.labels,
                          what_if=opts.what_if)
-    return ClockRun(written, hs, co, tracker, ClockComputer(hs, COMMIT_ORDER_SOURCES[co]()))
+    return ClockRun(written, hs, co, tracker, ClockComputer(hs, COMMIT_ORDER_SOURCES[co]()), windows=opts.windows)
 
 
 def run_clocks(paths: Iterable[str], run: ClockRun) -> Iterator[tuple[Transaction, Writeset, Computed]]:
@@ -219,7 +221,8 @@ def run_clocks(paths: Iterable[str], run: ClockRun) -> Iterator[tuple[Transactio
     for path in paths:
         s = FileSummary(path)
         run.summaries.append(s)
-        for t in read_transactions(path, s, selector=run.tracker.select):
+        for t in read_transactions(path, s, selector=run.tracker.select,
+                                   window=run.windows.get(path) if run.windows else None):
             ws = run.tracker.writeset(t)
             c = run.computer.step(t, ws)
             run.tracker.observe(t)
