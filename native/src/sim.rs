@@ -14,7 +14,7 @@
 //! ABI of Python 3.10 (abi3-py310) has no buffer protocol, and one copy of 8 bytes per
 //! transaction costs far less than one Python object per transaction.
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -37,15 +37,15 @@ const REDO_DONE: u8 = 7;
 
 /// One queue entry: `key` is a time (event queue) or a virtual finish (processor sharing).
 /// `i` is a transaction index, or the version for CPU_DONE; `lo..hi` is a commit group, as a
-/// range of `Sim::arena`.
+/// range of positions in `Sim::arena` (global positions: the arena's consumed head is dropped).
 #[derive(Clone, Copy)]
 struct Ev {
     key: f64,
     seq: u64,
     kind: u8,
     i: i64,
-    lo: u32,
-    hi: u32,
+    lo: u64,
+    hi: u64,
 }
 
 impl Ev {
@@ -111,7 +111,7 @@ pub struct Config {
     pub pending_jobs_size_max: i64,
 }
 
-/// The columns of a SimInput.
+/// The columns of a SimInput (or of one chunk of it).
 pub struct Input<'a> {
     pub arrival_us: &'a [f64],
     pub work_us: &'a [f64],
@@ -129,23 +129,43 @@ pub struct Output {
     pub flushes: i64,
 }
 
-struct Sim<'a> {
-    x: &'a Input<'a>,
-    n: usize,
+/// Where commits go: every commit time kept by index (`sim_run`), or a lag accumulator
+/// (`StreamSim`: exact up to its cap, then a sketch).
+enum Sink {
+    Full(Vec<f64>),
+    Acc(Box<LagAcc>),
+}
+
+/// The engine, fed its input in chunks (`feed`) and run until it needs the next transaction
+/// (`run`): the result is the same, float for float, as one run over the whole input, because
+/// it pauses exactly where the coordinator would look at a transaction not yet given, and only
+/// the coordinator reads new transactions. Per-transaction state is kept from the oldest
+/// transaction still needed (`base`: the lowest of the committed, entered and in-order
+/// watermarks), so memory follows the transactions in flight and the chunk, not the input.
+struct Sim {
     cfg: Config,
     cost: Costs,
+    work_scale: f64,
     sync_us: f64,
     redo_us: f64,
     shared_disk: bool,
     disk_busy: bool,
-    disk_queue: VecDeque<(u8, u32, u32)>,
+    disk_queue: VecDeque<(u8, u64, u64)>,
     heap: BinaryHeap<Ev>,
     ps_heap: BinaryHeap<Ev>,
     counter: u64,
+    // the window of per-transaction columns and state, from global index `base`
+    base: usize,
+    n: usize,
+    last: bool,
+    arrival: Vec<f64>,
+    work: Vec<f64>,
+    nbytes: Vec<i64>,
+    need: Vec<i64>,
+    need_kind: Vec<u8>,
     committed: Vec<bool>,
     entered: Vec<bool>,
     applied: Vec<bool>,
-    commit_t: Vec<f64>,
     start_t: Vec<f64>,
     lwm: i64,
     entered_upto: i64,
@@ -163,23 +183,179 @@ struct Sim<'a> {
     flush_busy: bool,
     // Every transaction enters the flush queue once, and a flush takes the whole queue: the
     // queue is always the tail of `arena` from `flush_start`, and a group is a range of it.
-    arena: Vec<u32>,
-    flush_start: usize,
+    // Groups commit in order, so everything before `arena_done` can be dropped.
+    arena: Vec<u64>,
+    arena_base: u64,
+    arena_done: u64,
+    flush_start: u64,
     sync_busy: bool,
-    sync_queue: VecDeque<(u32, u32)>,
+    sync_queue: VecDeque<(u64, u64)>,
     busy_us: f64,
     dependency_wait_us: f64,
     worker_wait_us: f64,
     flushes: i64,
+    started: bool,
+    paused_at: Option<f64>,
+    first_arrival: Option<f64>,
+    max_commit: Option<f64>,
+    st_t: f64, // the single-threaded applier's clock
+    sink: Sink,
 }
 
-impl<'a> Sim<'a> {
-    fn push(&mut self, t: f64, kind: u8, i: i64, lo: u32, hi: u32) {
+impl Sim {
+    fn new(cfg: Config, cost: Costs, work_scale: f64, sink: Sink) -> Self {
+        Sim {
+            cfg,
+            cost,
+            work_scale,
+            sync_us: if cfg.durable { cost.flush_us } else { 0.0 },
+            redo_us: if cfg.durable { cost.redo_flush_us } else { 0.0 },
+            shared_disk: cost.fsync_devices == 1,
+            disk_busy: false,
+            disk_queue: VecDeque::new(),
+            heap: BinaryHeap::new(),
+            ps_heap: BinaryHeap::new(),
+            counter: 0,
+            base: 0,
+            n: 0,
+            last: false,
+            arrival: Vec::new(),
+            work: Vec::new(),
+            nbytes: Vec::new(),
+            need: Vec::new(),
+            need_kind: Vec::new(),
+            committed: Vec::new(),
+            entered: Vec::new(),
+            applied: Vec::new(),
+            start_t: Vec::new(),
+            lwm: -1,
+            entered_upto: -1,
+            next_entry: 0,
+            free_workers: cfg.workers,
+            vnow: 0.0,
+            vlast_t: 0.0,
+            ps_version: 0,
+            spinning: false,
+            coord_next: 0,
+            coord_busy: false,
+            coord_blocked_since: None,
+            blocked_on_dep: false,
+            pending: 0,
+            flush_busy: false,
+            arena: Vec::new(),
+            arena_base: 0,
+            arena_done: 0,
+            flush_start: 0,
+            sync_busy: false,
+            sync_queue: VecDeque::new(),
+            busy_us: 0.0,
+            dependency_wait_us: 0.0,
+            worker_wait_us: 0.0,
+            flushes: 0,
+            started: false,
+            paused_at: None,
+            first_arrival: None,
+            max_commit: None,
+            st_t: 0.0,
+            sink,
+        }
+    }
+
+    /// Add the next transactions (global indices `n..n+len`); `need` may name any earlier one.
+    fn feed(&mut self, x: &Input, last: bool) -> Result<(), String> {
+        let len = x.arrival_us.len();
+        if self.last && len > 0 {
+            return Err("sim: input after the last chunk".into());
+        }
+        for (k, &nd) in x.need.iter().enumerate() {
+            if nd < -1 || nd >= (self.n + len) as i64 {
+                return Err(format!("sim: need[{}] = {nd} out of range", self.n + k));
+            }
+        }
+        if x.arrival_us.iter().chain(x.work_us.iter()).any(|v| v.is_nan()) {
+            return Err("sim: NaN arrival or work".into());
+        }
+        self.compact();
+        for &a in x.arrival_us {
+            self.first_arrival = Some(match self.first_arrival {
+                None => a,
+                Some(m) => if a < m { a } else { m },
+            });
+        }
+        self.arrival.extend_from_slice(x.arrival_us);
+        if self.work_scale == 1.0 {
+            self.work.extend_from_slice(x.work_us);
+        } else {
+            let f = self.work_scale;
+            self.work.extend(x.work_us.iter().map(|w| w * f));
+        }
+        self.nbytes.extend_from_slice(x.nbytes);
+        self.need.extend_from_slice(x.need);
+        self.need_kind.extend_from_slice(x.need_kind);
+        self.committed.resize(self.committed.len() + len, false);
+        self.entered.resize(self.entered.len() + len, false);
+        self.applied.resize(self.applied.len() + len, false);
+        self.start_t.resize(self.start_t.len() + len, 0.0);
+        match &mut self.sink {
+            Sink::Full(v) => v.resize(v.len() + len, 0.0),
+            Sink::Acc(a) => a.fed(self.n, x.arrival_us),
+        }
+        self.n += len;
+        self.last = last;
+        if self.cfg.workers <= 0 {
+            self.single_threaded();
+            Ok(())
+        } else {
+            self.run()
+        }
+    }
+
+    /// Drop the state of transactions nothing can look at again.
+    fn compact(&mut self) {
+        let lo = ((self.lwm + 1).min(self.entered_upto + 1) as usize).min(self.next_entry).min(self.coord_next);
+        let k = lo.saturating_sub(self.base);
+        if k >= 65536 && 2 * k >= self.arrival.len() {
+            for v in [&mut self.arrival, &mut self.work, &mut self.start_t] {
+                v.drain(..k);
+            }
+            self.nbytes.drain(..k);
+            self.need.drain(..k);
+            self.need_kind.drain(..k);
+            for v in [&mut self.committed, &mut self.entered, &mut self.applied] {
+                v.drain(..k);
+            }
+            self.base = lo;
+        }
+        let a = (self.arena_done - self.arena_base) as usize;
+        if a >= 65536 && 2 * a >= self.arena.len() {
+            self.arena.drain(..a);
+            self.arena_base = self.arena_done;
+        }
+    }
+
+    #[inline]
+    fn at(&self, g: usize) -> usize {
+        g - self.base
+    }
+
+    fn emit(&mut self, g: usize, t: f64) {
+        self.max_commit = Some(match self.max_commit {
+            None => t,
+            Some(m) => py_max(m, t),
+        });
+        let a = self.arrival[g - self.base];
+        match &mut self.sink {
+            Sink::Full(v) => v[g] = t,
+            Sink::Acc(acc) => acc.commit(g, t, a),
+        }
+    }
+
+    fn push(&mut self, t: f64, kind: u8, i: i64, lo: u64, hi: u64) {
         self.counter += 1;
         self.heap.push(Ev { key: t, seq: self.counter, kind, i, lo, hi });
     }
 
-    fn run_cpu(&mut self, work: f64, kind: u8, i: i64, lo: u32, hi: u32) {
+    fn run_cpu(&mut self, work: f64, kind: u8, i: i64, lo: u64, hi: u64) {
         self.counter += 1;
         self.ps_heap.push(Ev { key: self.vnow + work, seq: self.counter, kind, i, lo, hi });
     }
@@ -213,34 +389,39 @@ impl<'a> Sim<'a> {
     }
 
     fn ready(&self, i: usize) -> bool {
-        let need = self.x.need[i];
+        let need = self.need[self.at(i)];
         if need < 0 {
             return true;
         }
-        match self.x.need_kind[i] {
+        match self.need_kind[self.at(i)] {
             PREFIX => self.lwm >= need,
-            SPECIFIC => self.committed[need as usize],
+            // below `base` everything has committed (base <= lwm + 1)
+            SPECIFIC => (need as usize) < self.base || self.committed[self.at(need as usize)],
             _ => self.entered_upto >= need,
         }
     }
 
-    fn try_coordinator(&mut self, now: f64) {
+    /// engine.py `try_coordinator`; true when it would look at a transaction not given yet
+    /// (the run pauses there until the next chunk).
+    fn try_coordinator(&mut self, now: f64) -> bool {
         self.spinning = false;
-        if self.coord_busy || self.coord_next >= self.n {
-            return;
+        if self.coord_busy {
+            return false;
+        }
+        if self.coord_next >= self.n {
+            return !self.last;
         }
         let i = self.coord_next;
-        let arrival = self.x.arrival_us[i];
+        let arrival = self.arrival[self.at(i)];
         if arrival > now {
             self.push(arrival, WAKE, -1, 0, 0);
-            return;
+            return false;
         }
+        let nb = self.nbytes[self.at(i)];
         // 0: none, 1: dependency, 2: no free worker (or pending-jobs memory).
         let reason = if !self.ready(i) {
             1
-        } else if self.free_workers == 0
-            || (self.pending != 0 && self.pending + self.x.nbytes[i] > self.cfg.pending_jobs_size_max)
-        {
+        } else if self.free_workers == 0 || (self.pending != 0 && self.pending + nb > self.cfg.pending_jobs_size_max) {
             2
         } else {
             0
@@ -251,7 +432,7 @@ impl<'a> Sim<'a> {
                 self.blocked_on_dep = reason == 1;
             }
             self.spinning = reason == 2;
-            return;
+            return false;
         }
         if let Some(since) = self.coord_blocked_since.take() {
             if self.blocked_on_dep {
@@ -262,22 +443,24 @@ impl<'a> Sim<'a> {
         }
         self.free_workers -= 1;
         self.coord_busy = true;
-        let d = self.cost.dispatch_us + self.cost.dispatch_byte_us * self.x.nbytes[i] as f64;
+        let d = self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64;
         self.run_cpu(d, DISPATCH_DONE, i as i64, 0, 0);
+        false
     }
 
     fn start_flush(&mut self, now: f64) {
-        if self.flush_busy || self.flush_start == self.arena.len() {
+        let end = self.arena_base + self.arena.len() as u64;
+        if self.flush_busy || self.flush_start == end {
             return;
         }
         self.flush_busy = true;
-        let (lo, hi) = (self.flush_start, self.arena.len());
+        let (lo, hi) = (self.flush_start, end);
         self.flush_start = hi;
         if self.redo_us > 0.0 {
             // The leader waits for the group's redo fsync (no CPU), then writes and commits.
-            self.fsync(now, REDO_DONE, lo as u32, hi as u32);
+            self.fsync(now, REDO_DONE, lo, hi);
         } else {
-            self.run_cpu(self.cost.commit_us * (hi - lo) as f64, FLUSH_DONE, -1, lo as u32, hi as u32);
+            self.run_cpu(self.cost.commit_us * (hi - lo) as f64, FLUSH_DONE, -1, lo, hi);
         }
     }
 
@@ -300,7 +483,7 @@ impl<'a> Sim<'a> {
     }
 
     /// engine.py `fsync`: one fsync at a time when the redo log and the binlog share a device.
-    fn fsync(&mut self, now: f64, kind: u8, lo: u32, hi: u32) {
+    fn fsync(&mut self, now: f64, kind: u8, lo: u64, hi: u64) {
         let us = self.fsync_us(kind);
         if !self.shared_disk || us <= 0.0 {
             self.push(now + us, kind, -1, lo, hi);
@@ -326,20 +509,22 @@ impl<'a> Sim<'a> {
     }
 
     fn enter_commit(&mut self, i: usize, now: f64) {
-        self.entered[i] = true;
-        while ((self.entered_upto + 1) as usize) < self.n && self.entered[(self.entered_upto + 1) as usize] {
+        let li = self.at(i);
+        self.entered[li] = true;
+        while ((self.entered_upto + 1) as usize) < self.n && self.entered[self.at((self.entered_upto + 1) as usize)] {
             self.entered_upto += 1;
         }
-        self.arena.push(i as u32);
+        self.arena.push(i as u64);
         self.start_flush(now);
     }
 
     fn commit(&mut self, i: usize, now: f64) {
-        self.committed[i] = true;
-        self.commit_t[i] = now;
-        self.busy_us += now - self.start_t[i];
+        let li = self.at(i);
+        self.committed[li] = true;
+        self.busy_us += now - self.start_t[li];
         self.free_workers += 1;
-        while ((self.lwm + 1) as usize) < self.n && self.committed[(self.lwm + 1) as usize] {
+        self.emit(i, now);
+        while ((self.lwm + 1) as usize) < self.n && self.committed[self.at((self.lwm + 1) as usize)] {
             self.lwm += 1;
         }
     }
@@ -348,7 +533,7 @@ impl<'a> Sim<'a> {
         loop {
             self.enter_commit(self.next_entry, now);
             self.next_entry += 1;
-            if self.next_entry >= self.n || !self.applied[self.next_entry] {
+            if self.next_entry >= self.n || !self.applied[self.at(self.next_entry)] {
                 return;
             }
             if self.cost.handoff_us > 0.0 {
@@ -362,16 +547,18 @@ impl<'a> Sim<'a> {
         match ev.kind {
             DISPATCH_DONE => {
                 let i = ev.i as usize;
+                let li = self.at(i);
                 self.coord_busy = false;
-                self.pending += self.x.nbytes[i];
-                self.start_t[i] = now;
+                self.pending += self.nbytes[li];
+                self.start_t[li] = now;
                 self.coord_next = i + 1;
-                self.run_cpu(self.x.work_us[i], APPLY_DONE, ev.i, 0, 0);
+                self.run_cpu(self.work[li], APPLY_DONE, ev.i, 0, 0);
             }
             APPLY_DONE => {
                 let i = ev.i as usize;
-                self.pending -= self.x.nbytes[i];
-                self.applied[i] = true;
+                let li = self.at(i);
+                self.pending -= self.nbytes[li];
+                self.applied[li] = true;
                 if self.cfg.preserve_commit_order {
                     if i == self.next_entry {
                         self.enter_in_order(now);
@@ -395,10 +582,11 @@ impl<'a> Sim<'a> {
             SYNC_DONE => {
                 self.fsync_done(now, ev.kind);
                 self.flushes += 1;
-                for k in ev.lo as usize..ev.hi as usize {
-                    let j = self.arena[k] as usize;
+                for k in ev.lo..ev.hi {
+                    let j = self.arena[(k - self.arena_base) as usize] as usize;
                     self.commit(j, now);
                 }
+                self.arena_done = ev.hi;
                 self.sync_busy = false;
                 self.start_sync(now);
             }
@@ -406,10 +594,25 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Run until the coordinator needs a transaction not given yet, or to the end after the
+    /// last chunk.
     fn run(&mut self) -> Result<(), String> {
+        let resume = if !self.started {
+            self.started = true;
+            Some(0.0)
+        } else {
+            self.paused_at.take()
+        };
+        if let Some(t) = resume {
+            if self.try_coordinator(t) {
+                self.paused_at = Some(t);
+                return Ok(());
+            }
+            self.reschedule(t);
+        } else if !self.last {
+            return Ok(());
+        }
         let mut done: Vec<Ev> = Vec::new(); // jobs finishing at one CPU_DONE
-        self.try_coordinator(0.0);
-        self.reschedule(0.0);
         while let Some(ev) = self.heap.pop() {
             let t = ev.key;
             self.advance(t);
@@ -430,115 +633,373 @@ impl<'a> Sim<'a> {
                         break;
                     }
                 }
-                for d in done.drain(..) {
+                for d in std::mem::take(&mut done) {
                     self.handle(d, t);
                 }
             } else if ev.kind == SYNC_DONE || ev.kind == HANDOFF || ev.kind == REDO_DONE {
                 self.handle(ev, t);
             }
-            self.try_coordinator(t);
+            if self.try_coordinator(t) {
+                self.paused_at = Some(t);
+                return Ok(());
+            }
             self.reschedule(t);
         }
-        if self.coord_next < self.n {
+        if self.last && self.coord_next < self.n {
             return Err(format!("simulation stalled at transaction {} of {}", self.coord_next, self.n));
         }
         Ok(())
     }
-}
 
-/// Python's `min(arrivals, default=0.0)`.
-fn first_arrival(arrival: &[f64]) -> f64 {
-    let mut it = arrival.iter();
-    let Some(&first) = it.next() else { return 0.0 };
-    it.fold(first, |m, &v| if v < m { v } else { m })
-}
-
-/// engine.py `_single_threaded`: replica_parallel_workers=0.
-fn single_threaded(x: &Input, cfg: &Config, cost: &Costs) -> Output {
-    let n = x.arrival_us.len();
-    let mut commit_t = vec![0.0; n];
-    let mut t = 0.0;
-    let mut busy = 0.0;
-    let flush = if cfg.durable { cost.redo_flush_us + cost.flush_us } else { 0.0 };
-    for (((c, &arrival), &w), &nb) in commit_t.iter_mut().zip(x.arrival_us).zip(x.work_us).zip(x.nbytes) {
-        t = py_max(t, arrival);
-        let work = (cost.dispatch_us + cost.dispatch_byte_us * nb as f64) + w + cost.commit_us + flush;
-        t += work;
-        busy += work;
-        *c = t;
+    /// engine.py `_single_threaded`: replica_parallel_workers=0, over the chunk just fed.
+    fn single_threaded(&mut self) {
+        let flush = if self.cfg.durable { self.cost.redo_flush_us + self.cost.flush_us } else { 0.0 };
+        let from = self.coord_next;
+        for g in from..self.n {
+            let li = self.at(g);
+            let (arrival, w, nb) = (self.arrival[li], self.work[li], self.nbytes[li]);
+            self.st_t = py_max(self.st_t, arrival);
+            let work = (self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64) + w + self.cost.commit_us + flush;
+            self.st_t += work;
+            self.busy_us += work;
+            let t = self.st_t;
+            self.emit(g, t);
+            self.lwm = g as i64;
+            self.entered_upto = g as i64;
+        }
+        self.coord_next = self.n;
+        self.next_entry = self.n;
+        if self.cfg.durable {
+            self.flushes = self.n as i64;
+        }
     }
-    let first = first_arrival(x.arrival_us);
-    Output {
-        apply_us: if n > 0 { t - first } else { 0.0 },
-        commit_us: commit_t,
-        busy_us: busy,
-        dependency_wait_us: 0.0,
-        worker_wait_us: 0.0,
-        flushes: if cfg.durable { n as i64 } else { 0 },
+
+    /// First arrival to last commit (0 without transactions).
+    fn apply_us(&self) -> f64 {
+        if self.n == 0 {
+            return 0.0;
+        }
+        let first = self.first_arrival.unwrap_or(0.0);
+        if self.cfg.workers <= 0 {
+            return self.st_t - first;
+        }
+        self.max_commit.unwrap_or(0.0) - first
     }
 }
 
-/// engine.py `simulate`.
+/// engine.py `simulate` over a whole input.
 pub fn simulate(x: &Input, cfg: Config, cost: Costs) -> Result<Output, String> {
-    if cfg.workers <= 0 {
-        return Ok(single_threaded(x, &cfg, &cost));
-    }
-    let n = x.arrival_us.len();
-    let mut s = Sim {
-        x,
-        n,
-        cfg,
-        cost,
-        sync_us: if cfg.durable { cost.flush_us } else { 0.0 },
-        redo_us: if cfg.durable { cost.redo_flush_us } else { 0.0 },
-        shared_disk: cost.fsync_devices == 1,
-        disk_busy: false,
-        disk_queue: VecDeque::new(),
-        heap: BinaryHeap::new(),
-        ps_heap: BinaryHeap::new(),
-        counter: 0,
-        committed: vec![false; n],
-        entered: vec![false; n],
-        applied: vec![false; n],
-        commit_t: vec![0.0; n],
-        start_t: vec![0.0; n],
-        lwm: -1,
-        entered_upto: -1,
-        next_entry: 0,
-        free_workers: cfg.workers,
-        vnow: 0.0,
-        vlast_t: 0.0,
-        ps_version: 0,
-        spinning: false,
-        coord_next: 0,
-        coord_busy: false,
-        coord_blocked_since: None,
-        blocked_on_dep: false,
-        pending: 0,
-        flush_busy: false,
-        arena: Vec::with_capacity(n),
-        flush_start: 0,
-        sync_busy: false,
-        sync_queue: VecDeque::new(),
-        busy_us: 0.0,
-        dependency_wait_us: 0.0,
-        worker_wait_us: 0.0,
-        flushes: 0,
-    };
-    s.run()?;
-    let first = first_arrival(x.arrival_us);
-    let apply_us = match s.commit_t.split_first() {
-        None => 0.0,
-        Some((&c0, rest)) => rest.iter().fold(c0, |m, &v| py_max(m, v)) - first,
+    let mut s = Sim::new(cfg, cost, 1.0, Sink::Full(Vec::new()));
+    s.feed(x, true)?;
+    let apply_us = s.apply_us();
+    let commit_us = match std::mem::replace(&mut s.sink, Sink::Full(Vec::new())) {
+        Sink::Full(v) => v,
+        Sink::Acc(_) => unreachable!(),
     };
     Ok(Output {
         apply_us,
-        commit_us: s.commit_t,
+        commit_us,
         busy_us: s.busy_us,
         dependency_wait_us: s.dependency_wait_us,
         worker_wait_us: s.worker_wait_us,
         flushes: s.flushes,
     })
+}
+
+// ------------------------------------------------------------------ lag statistics in one pass
+
+/// Relative accuracy of the lag sketch: a quantile read from it is within this fraction of the
+/// exact one (lags under `SKETCH_MIN_US` are within that many microseconds).
+pub const SKETCH_ALPHA: f64 = 0.001;
+pub const SKETCH_MIN_US: f64 = 1.0;
+
+/// A log-bucket quantile sketch (the DDSketch construction): value `x > SKETCH_MIN_US` goes to
+/// bucket `ceil(ln x / ln gamma)`, gamma = (1 + a) / (1 - a); the bucket's representative
+/// `2 gamma^k / (gamma + 1)` is within `a` of every value in it. Sparse, so a window holds only
+/// the buckets its lags reach (at most ~15,000 for lags from 1 us to 100 days).
+#[derive(Default)]
+struct Sketch {
+    zeros: u64,
+    zero_max: f64,
+    buckets: BTreeMap<i32, u64>,
+    n: u64,
+    min: f64,
+    max: f64,
+}
+
+fn ln_gamma() -> f64 {
+    ((1.0 + SKETCH_ALPHA) / (1.0 - SKETCH_ALPHA)).ln()
+}
+
+impl Sketch {
+    fn add(&mut self, x: f64, lg: f64) {
+        if self.n == 0 || x < self.min {
+            self.min = x;
+        }
+        if self.n == 0 || x > self.max {
+            self.max = x;
+        }
+        self.n += 1;
+        if x <= SKETCH_MIN_US {
+            if self.zeros == 0 || x > self.zero_max {
+                self.zero_max = x;
+            }
+            self.zeros += 1;
+        } else {
+            *self.buckets.entry((x.ln() / lg).ceil() as i32).or_insert(0) += 1;
+        }
+    }
+
+    /// run.py `percentile`'s rank (round half to even of p/100 * (n-1)), read from the buckets.
+    fn quantile(&self, p: f64, lg: f64) -> f64 {
+        if self.n == 0 {
+            return 0.0;
+        }
+        let last = self.n - 1;
+        let k = (p / 100.0 * last as f64).round_ties_even();
+        let rank = if k < 0.0 { 0 } else { (k as u64).min(last) };
+        if rank < self.zeros {
+            return self.zero_max;
+        }
+        let mut cum = self.zeros;
+        let gamma = lg.exp();
+        for (&key, &c) in &self.buckets {
+            cum += c;
+            if rank < cum {
+                let v = 2.0 * (key as f64 * lg).exp() / (gamma + 1.0);
+                return v.max(self.min).min(self.max);
+            }
+        }
+        self.max
+    }
+}
+
+/// The lag of one window (or of the whole run) in commit order: count, sketch, time above the
+/// threshold between consecutive commits.
+#[derive(Default)]
+struct LagPart {
+    sketch: Sketch,
+    above: f64,
+    prev: Option<(f64, f64)>, // (commit, lag) of the previous commit
+}
+
+impl LagPart {
+    fn add(&mut self, c: f64, lag: f64, threshold: f64, lg: f64) {
+        if let Some((pc, pl)) = self.prev {
+            if pl > threshold {
+                self.above += c - pc;
+            }
+        }
+        self.prev = Some((c, lag));
+        self.sketch.add(lag, lg);
+    }
+}
+
+/// Lag statistics of one simulation, fed its commits as they happen. Up to `cap` transactions
+/// it keeps every commit time and arrival (the caller computes the exact statistics from them,
+/// as for a whole run); past that it replays what it holds, in commit order (ties in binlog
+/// order), into sketches and goes on in one pass: percentiles within SKETCH_ALPHA, maximum,
+/// count and time above the threshold exact, a lag series of 200 to 400 points.
+pub struct LagAcc {
+    cap: usize,
+    threshold: f64,
+    window_us: i64,
+    origin_us: i64,
+    lg: f64,
+    exact: Option<(Vec<f64>, Vec<f64>)>, // commit (NaN until committed), arrival; by index
+    total: LagPart,
+    windows: BTreeMap<i64, LagPart>,
+    series: Vec<(u64, f64, f64)>,
+    step: u64,
+    k: u64,
+    tie_t: f64,
+    ties: Vec<(usize, f64, f64)>, // (index, commit, arrival) committed at tie_t
+}
+
+impl LagAcc {
+    pub fn new(cap: usize, threshold: f64, window_us: i64, origin_us: i64) -> Self {
+        LagAcc {
+            cap,
+            threshold,
+            window_us,
+            origin_us,
+            lg: ln_gamma(),
+            exact: Some((Vec::new(), Vec::new())),
+            total: LagPart::default(),
+            windows: BTreeMap::new(),
+            series: Vec::new(),
+            step: ((cap / 200).max(1)) as u64,
+            k: 0,
+            tie_t: f64::NEG_INFINITY,
+            ties: Vec::new(),
+        }
+    }
+
+    fn fed(&mut self, from: usize, arrival: &[f64]) {
+        let over = match &mut self.exact {
+            Some((c, a)) => {
+                debug_assert_eq!(a.len(), from);
+                a.extend_from_slice(arrival);
+                c.resize(a.len(), f64::NAN);
+                a.len() > self.cap
+            }
+            None => false,
+        };
+        if over {
+            self.to_sketch();
+        }
+    }
+
+    /// Replay the commits so far in (commit, index) order; the last tie group stays open.
+    fn to_sketch(&mut self) {
+        let (c, a) = self.exact.take().unwrap();
+        let mut done: Vec<(f64, usize)> =
+            c.iter().enumerate().filter(|(_, t)| !t.is_nan()).map(|(i, &t)| (t, i)).collect();
+        done.sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        for (t, i) in done {
+            self.commit_sketch(i, t, a[i]);
+        }
+    }
+
+    fn commit(&mut self, i: usize, t: f64, arrival: f64) {
+        match &mut self.exact {
+            Some((c, _)) => c[i] = t,
+            None => self.commit_sketch(i, t, arrival),
+        }
+    }
+
+    fn commit_sketch(&mut self, i: usize, t: f64, arrival: f64) {
+        if t != self.tie_t {
+            self.flush_ties();
+            self.tie_t = t;
+        }
+        self.ties.push((i, t, arrival));
+    }
+
+    fn flush_ties(&mut self) {
+        let mut ties = std::mem::take(&mut self.ties);
+        ties.sort_unstable_by_key(|x| x.0);
+        for &(_, c, a) in &ties {
+            self.take(c, a);
+        }
+        ties.clear();
+        self.ties = ties;
+    }
+
+    fn take(&mut self, c: f64, a: f64) {
+        let lag = c - a;
+        self.total.add(c, lag, self.threshold, self.lg);
+        if self.window_us > 0 {
+            let w = self.window_us;
+            let start = ((a.trunc() as i64) + self.origin_us).div_euclid(w) * w;
+            self.windows.entry(start).or_default().add(c, lag, self.threshold, self.lg);
+        }
+        if self.k % self.step == 0 {
+            self.series.push((self.k, c, lag));
+            if self.series.len() > 400 {
+                let s2 = self.step * 2;
+                self.series.retain(|p| p.0 % s2 == 0);
+                self.step = s2;
+            }
+        }
+        self.k += 1;
+    }
+}
+
+/// `StreamSim(workers, preserve_commit_order, durable, pending_jobs_size_max, costs (7 floats:
+/// dispatch, dispatch/byte, commit, flush, handoff, redo flush, cores), fsync_devices,
+/// work_scale, cap, threshold_us, window_us, origin_us)`: one simulation fed in chunks
+/// (`feed`), with its lag statistics gathered as it commits (`finish`).
+#[pyclass(module = "lagadvisor._native")]
+pub struct StreamSim {
+    sim: Sim,
+}
+
+#[pymethods]
+impl StreamSim {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        workers: i64,
+        preserve_commit_order: bool,
+        durable: bool,
+        pending_jobs_size_max: i64,
+        costs: [f64; 7],
+        fsync_devices: i64,
+        work_scale: f64,
+        cap: usize,
+        threshold_us: f64,
+        window_us: i64,
+        origin_us: i64,
+    ) -> Self {
+        let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max };
+        let cost = Costs {
+            dispatch_us: costs[0],
+            dispatch_byte_us: costs[1],
+            commit_us: costs[2],
+            flush_us: costs[3],
+            handoff_us: costs[4],
+            redo_flush_us: costs[5],
+            cores: costs[6].max(1.0),
+            fsync_devices,
+        };
+        let acc = LagAcc::new(cap, threshold_us, window_us, origin_us);
+        StreamSim { sim: Sim::new(cfg, cost, work_scale, Sink::Acc(Box::new(acc))) }
+    }
+
+    /// The next chunk's columns (bytes of array 'd', 'd', 'q', 'q', 'b'; `need` in global
+    /// indices); `last` when no more will come. Runs as far as the input allows.
+    fn feed(&mut self, py: Python<'_>, arrival_us: &[u8], work_us: &[u8], nbytes: &[u8], need: &[u8],
+            need_kind: &[u8], last: bool) -> PyResult<()> {
+        let arrival = f64s(arrival_us, "arrival_us")?;
+        let work = f64s(work_us, "work_us")?;
+        let nb = i64s(nbytes, "nbytes")?;
+        let nd = i64s(need, "need")?;
+        let n = arrival.len();
+        if work.len() != n || nb.len() != n || nd.len() != n || need_kind.len() != n {
+            return Err(PyValueError::new_err("StreamSim.feed: columns of different lengths"));
+        }
+        let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind };
+        let sim = &mut self.sim;
+        py.allow_threads(|| sim.feed(&input, last)).map_err(PyRuntimeError::new_err)
+    }
+
+    /// After the last chunk: `(apply_us, busy_us, dependency_wait_us, worker_wait_us, flushes,
+    /// transactions, exact, approx)`: `exact` = (commit_us bytes, arrival_us bytes) in binlog
+    /// order when the run fits the cap (else None); `approx` = None, or (p50, p99, max, above
+    /// (us), series [(commit, lag)], windows [(start_us, transactions, p99, max, above)]).
+    #[allow(clippy::type_complexity)]
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<PyObject> {
+        let s = &mut self.sim;
+        if !s.last {
+            s.feed(&Input { arrival_us: &[], work_us: &[], nbytes: &[], need: &[], need_kind: &[] }, true)
+                .map_err(PyRuntimeError::new_err)?;
+        }
+        let apply = s.apply_us();
+        let Sink::Acc(acc) = &mut s.sink else { unreachable!() };
+        let out: PyObject = match acc.exact.take() {
+            Some((c, a)) => {
+                let exact = (PyBytes::new_bound(py, &f64_bytes(&c)), PyBytes::new_bound(py, &f64_bytes(&a)));
+                (apply, s.busy_us, s.dependency_wait_us, s.worker_wait_us, s.flushes, s.n, exact, py.None())
+                    .into_py(py)
+            }
+            None => {
+                acc.flush_ties();
+                let lg = acc.lg;
+                let t = &acc.total.sketch;
+                let series: Vec<(f64, f64)> = acc.series.iter().map(|&(_, c, l)| (c, l)).collect();
+                let windows: Vec<(i64, u64, f64, f64, f64)> = acc
+                    .windows
+                    .iter()
+                    .map(|(&start, p)| (start, p.sketch.n, p.sketch.quantile(99.0, lg), p.sketch.max, p.above))
+                    .collect();
+                let approx = (t.quantile(50.0, lg), t.quantile(99.0, lg), t.max, acc.total.above, series, windows);
+                (apply, s.busy_us, s.dependency_wait_us, s.worker_wait_us, s.flushes, s.n, py.None(), approx)
+                    .into_py(py)
+            }
+        };
+        Ok(out)
+    }
 }
 
 /// run.py `percentile` on sorted values, with Python's `round` (half to even).
@@ -698,6 +1159,7 @@ fn sim_lag_stats(
 /// commit time relative to the first one, or 0 in catch-up) and the worker's apply time, with
 /// `CostModel.apply_us`'s float operations in its order: ((((trx + ins) + upd) + del) + bytes) + scan.
 #[pyfunction]
+#[pyo3(signature = (commit_ts_us, inserts, updates, deletes, nbytes, scan_rows, w, catch_up, first=None))]
 #[allow(clippy::too_many_arguments)]
 fn sim_base_columns<'py>(
     py: Python<'py>,
@@ -709,6 +1171,7 @@ fn sim_base_columns<'py>(
     scan_rows: &[u8],
     w: [f64; 6],
     catch_up: bool,
+    first: Option<i64>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let ts = i64s(commit_ts_us, "commit_ts_us")?;
     let cols = [i64s(inserts, "inserts")?, i64s(updates, "updates")?, i64s(deletes, "deletes")?,
@@ -717,7 +1180,8 @@ fn sim_base_columns<'py>(
     if cols.iter().any(|c| c.len() != n) {
         return Err(pyo3::exceptions::PyValueError::new_err("sim_base_columns: columns of different lengths"));
     }
-    let first = ts.iter().copied().filter(|t| *t != 0).min().unwrap_or(0);
+    // `first`: the run's earliest commit time, given when the columns are one chunk of it
+    let first = first.unwrap_or_else(|| ts.iter().copied().filter(|t| *t != 0).min().unwrap_or(0));
     let mut arrival = Vec::with_capacity(n * 8);
     let mut work = Vec::with_capacity(n * 8);
     for i in 0..n {
@@ -733,29 +1197,35 @@ fn sim_base_columns<'py>(
 /// `sim.build.logical_clock`'s needs over fact columns: for each transaction the last one it
 /// waits for (a barrier at a file change, a gap or step back in sequence numbers, or a
 /// last_committed of 0; otherwise the transaction last_committed names, within its segment).
+/// For one chunk of a run: `offset` is the chunk's first global index and `state` (previous
+/// file, previous sequence number, segment start) carries over from the chunk before;
+/// returns the needs and the state after the chunk.
 #[pyfunction]
-fn sim_clock_needs<'py>(py: Python<'py>, file_idx: &[u8], seq: &[u8], last_committed: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+#[pyo3(signature = (file_idx, seq, last_committed, offset=0, state=(-1, 0, 0)))]
+fn sim_clock_needs<'py>(py: Python<'py>, file_idx: &[u8], seq: &[u8], last_committed: &[u8], offset: i64,
+                        state: (i64, i64, i64)) -> PyResult<(Bound<'py, PyBytes>, (i64, i64, i64))> {
     let (fi, sq, lcs) = (i64s(file_idx, "file_idx")?, i64s(seq, "seq")?, i64s(last_committed, "last_committed")?);
     let n = sq.len();
     if fi.len() != n || lcs.len() != n {
         return Err(pyo3::exceptions::PyValueError::new_err("sim_clock_needs: columns of different lengths"));
     }
     let mut out = Vec::with_capacity(n * 8);
-    let (mut prev_file, mut prev_seq, mut seg_start) = (-1i64, 0i64, 0i64);
-    for i in 0..n {
-        let (lc, s) = (lcs[i], sq[i]);
-        let barrier = if fi[i] != prev_file {
-            seg_start = i as i64;
+    let (mut prev_file, mut prev_seq, mut seg_start) = state;
+    for k in 0..n {
+        let i = offset + k as i64;
+        let (lc, s) = (lcs[k], sq[k]);
+        let barrier = if fi[k] != prev_file {
+            seg_start = i;
             true
         } else {
             lc <= 0 || s != prev_seq + 1 || s <= lc
         };
-        prev_file = fi[i];
+        prev_file = fi[k];
         prev_seq = s;
-        let need = if barrier || i == 0 { i as i64 - 1 } else { (seg_start - 1).max(i as i64 - (s - lc)) };
+        let need = if barrier || i == 0 { i - 1 } else { (seg_start - 1).max(i - (s - lc)) };
         out.extend_from_slice(&need.to_ne_bytes());
     }
-    Ok(PyBytes::new_bound(py, &out))
+    Ok((PyBytes::new_bound(py, &out), (prev_file, prev_seq, seg_start)))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -763,5 +1233,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim_lag_stats, m)?)?;
     m.add_function(wrap_pyfunction!(sim_base_columns, m)?)?;
     m.add_function(wrap_pyfunction!(sim_clock_needs, m)?)?;
+    m.add_class::<StreamSim>()?;
+    m.add("SKETCH_ALPHA", SKETCH_ALPHA)?;
+    m.add("SKETCH_MIN_US", SKETCH_MIN_US)?;
     Ok(())
 }

@@ -571,8 +571,25 @@ impl Analyzer {
     /// The facts collected so far, and stop collecting: a dict with one `bytes` of native
     /// int64 per column (`FACT_COLUMNS`, for `array('q')`), `db_names` (raw bytes) and
     /// `dbsets` (per set, indices into `db_names`; `dbset` column values index it).
-    fn take_facts(&mut self, py: Python<'_>) -> PyResult<PyObject> {
-        let f = self.facts.take().unwrap_or_default();
+    /// With `keep`, go on collecting: only the columns are taken, the database names and sets
+    /// stay (the `dbset` values of later chunks index the same, grown, lists).
+    #[pyo3(signature = (keep=false))]
+    fn take_facts(&mut self, py: Python<'_>, keep: bool) -> PyResult<PyObject> {
+        let kept;
+        let f: &Facts = if keep {
+            let g = self.facts.get_or_insert_with(Facts::default);
+            kept = Facts {
+                cols: std::array::from_fn(|k| std::mem::take(&mut g.cols[k])),
+                db_names: g.db_names.clone(),
+                db_ids: HashMap::new(),
+                dbsets: g.dbsets.clone(),
+                dbset_ids: HashMap::new(),
+            };
+            &kept
+        } else {
+            kept = self.facts.take().unwrap_or_default();
+            &kept
+        };
         let d = PyDict::new_bound(py);
         for (name, col) in FACT_COLUMNS.iter().zip(f.cols.iter()) {
             let mut b = Vec::with_capacity(col.len() * 8);

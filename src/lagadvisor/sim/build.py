@@ -54,6 +54,8 @@ def fact_column(facts, name: str):
 
 def first_commit_ts(facts) -> int:
     """The earliest known source commit time (0 when none is known)."""
+    if getattr(facts, "first_ts", None) is not None:  # a FactStore tracked it as it filled
+        return facts.first_ts
     col = fact_column(facts, "commit_ts_us")
     values = (v for v in col if v) if col is not None else (f.commit_ts_us for f in facts if f.commit_ts_us)
     return min(values, default=0)
@@ -98,7 +100,7 @@ def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_u
     if cols is not None:
         needs = array("q")
         needs.frombytes(native.sim_clock_needs(cols.file_idx.tobytes(), cols.seq.tobytes(),
-                                               getattr(cols, _CLOCK_COLUMNS[k]).tobytes()))
+                                               getattr(cols, _CLOCK_COLUMNS[k]).tobytes())[0])
         arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
         return SimInput(arrival, work, nbytes, needs, array("b", bytes(len(facts))))
     needs = array("q", bytes(8 * len(facts)))

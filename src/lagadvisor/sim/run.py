@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..binlog import Transaction
 from ..depgraph.policies import Computed
@@ -74,10 +74,14 @@ class Row:
     flushes: int
     lag_series: list[tuple[float, float]] = field(default_factory=list, repr=False)
     windows: list = field(default_factory=list, repr=False)   # sim.windows.LagWindow, in time order
+    # 0: the lag percentiles are exact; else each is within this fraction (sim.stream's sketch)
+    lag_relative_error: float = 0.0
 
     def as_json(self) -> dict:
         out = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()
-               if k not in ("lag_series", "windows")}
+               if k not in ("lag_series", "windows", "lag_relative_error")}
+        if self.lag_relative_error:
+            out["lag_relative_error"] = self.lag_relative_error
         if self.windows:
             out["windows"] = [w.as_json() for w in self.windows]
         return out
@@ -125,6 +129,8 @@ def window_for(facts: list[TrxFacts], window_s: float | None) -> float:
 
     if window_s is not None:
         return window_s
+    if getattr(facts, "last_ts", None) is not None:  # a FactStore knows its span
+        return auto_window((facts.last_ts - facts.first_ts) / 1e6) if facts.first_ts else 0.0
     from .build import fact_column
 
     col = fact_column(facts, "commit_ts_us")
@@ -136,30 +142,25 @@ def sweep(facts: list[TrxFacts], policies: list[str], workers: list[int], cfg: R
           cost: CostModel, *, catch_up: bool = False, threshold_s: float = 1.0,
           window_s: float = 0.0) -> list[Row]:
     """Every (policy, workers) cell; with ``window_s`` (and arrivals at the source's commit
-    times) each row also holds its lag per window of that length (:mod:`.windows`)."""
-    from .windows import lag_windows
+    times) each row also holds its lag per window of that length (:mod:`.windows`). Each cell
+    is one pass over the facts (``sim.stream.run_summary``: chunk by chunk when they are
+    columns), so a run of any length simulates in bounded memory."""
+    from .stream import first_ts_of, run_summary
 
-    from .build import first_commit_ts
-
-    origin = first_commit_ts(facts)
+    origin = first_ts_of(facts)
     rows = []
-    base = base_columns(facts, cost, catch_up=catch_up)
     for policy in policies:
-        trxs = None if cfg.mode in WORKER_DEPENDENT else \
-            scheduler_input(cfg.mode, facts, policy, cost, 0, catch_up=catch_up, base=base)
         one = None
         for w in workers:
-            inp = trxs or scheduler_input(cfg.mode, facts, policy, cost, w, catch_up=catch_up, base=base)
-            res = simulate(inp, ReplicaConfig(w, cfg.preserve_commit_order, cfg.durable,
-                                              cfg.pending_jobs_size_max, cfg.mode), cost)
+            c = ReplicaConfig(w, cfg.preserve_commit_order, cfg.durable, cfg.pending_jobs_size_max, cfg.mode)
+            res = run_summary(facts, policy, c, cost, catch_up=catch_up, threshold_s=threshold_s,
+                              window_s=window_s, origin_us=origin)
             if one is None:
-                inp1 = trxs or scheduler_input(cfg.mode, facts, policy, cost, 1, catch_up=catch_up, base=base)
-                one = simulate(inp1, ReplicaConfig(1, cfg.preserve_commit_order, cfg.durable,
-                                                   cfg.pending_jobs_size_max, cfg.mode), cost) if w != 1 else res
-            p50, p99, mx, above, series = lag_stats(res, threshold_s)
+                one = res if w == 1 else run_summary(facts, policy, replace(c, workers=1), cost, catch_up=catch_up,
+                                                     threshold_s=threshold_s)
             rows.append(Row(policy, w, cfg.preserve_commit_order, res.apply_us / 1e6,
-                            one.apply_us / res.apply_us if res.apply_us else 0.0, p50, p99, mx, above,
-                            res.utilisation, res.dependency_wait_us / 1e6, res.flushes, series,
-                            lag_windows(res.arrival_us, res.commit_us, window_s, threshold_s, origin)
-                            if window_s and not catch_up else []))
+                            one.apply_us / res.apply_us if res.apply_us else 0.0, res.lag_p50_us / 1e6,
+                            res.lag_p99_us / 1e6, res.lag_max_us / 1e6, res.above_us / 1e6,
+                            res.utilisation, res.dependency_wait_us / 1e6, res.flushes, res.series, res.windows,
+                            res.lag_relative_error))
     return rows

@@ -1,0 +1,197 @@
+"""The facts of a long run in bounded memory: column chunks, spilled to a file past a limit.
+
+The native reader hands the facts over one file at a time (``Analyzer.take_facts(keep=True)``);
+a :class:`FactStore` keeps up to :func:`spill_limit` transactions in memory and writes the rest,
+column by column, to an unlinked temporary file under the cache directory
+(``$LAGADVISOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/lagadvisor``, else ``~/.cache/lagadvisor``;
+the system's temporary directory when none is writable). Simulations read it back chunk by
+chunk (:meth:`FactStore.chunks`, ``sim.stream``), so a day of binlogs costs disk, not memory:
+104 bytes per transaction on disk, the chunk being simulated in memory.
+
+A store that never spilled is also a :class:`~.facts.FactList` over one set of columns, so every
+consumer written for those (``fact_column``) reads it unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from array import array
+from collections.abc import Iterator, Sequence
+
+from .facts import FACT_COLUMNS, FactColumns
+
+#: Transactions kept in memory before the store spills (about 27 MB of columns).
+DEFAULT_SPILL = 262_144
+
+
+def spill_limit() -> int:
+    """``LAGADVISOR_SPILL_TRANSACTIONS`` (tests make it small), else :data:`DEFAULT_SPILL`."""
+    v = os.environ.get("LAGADVISOR_SPILL_TRANSACTIONS", "")
+    return int(v) if v.isdigit() else DEFAULT_SPILL
+
+
+def cache_dir() -> str | None:
+    """Where a spill file goes: the first writable of the cache directories (None: the
+    system's temporary directory)."""
+    cands = [os.environ.get("LAGADVISOR_CACHE_DIR", "")]
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    cands.append(os.path.join(xdg, "lagadvisor") if xdg else "")
+    cands.append(os.path.join(os.path.expanduser("~"), ".cache", "lagadvisor"))
+    for d in cands:
+        if not d:
+            continue
+        try:
+            os.makedirs(d, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(d, os.W_OK):
+            return d
+    return None
+
+
+class FactStore(Sequence):
+    """The facts of a run in binlog order, as chunks of :class:`FactColumns`: in memory while
+    small, spilled to disk past :func:`spill_limit`. Also tracks what the simulations need of
+    the whole before reading it again: the earliest and latest known commit times."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._limit = spill_limit() if limit is None else limit
+        self._mem: list[FactColumns] = []
+        self._disk: list[tuple[int, int]] = []   # (file offset, transactions) per spilled chunk
+        self._file = None
+        self._n = 0
+        self._dbsets: list[tuple[str, ...]] = []
+        self._whole: FactColumns | None = None
+        self.first_ts = 0       # earliest non-zero source commit time (us)
+        self.last_ts = 0        # latest
+        self.nbytes_total = 0
+
+    # -- filling ------------------------------------------------------------------------------
+    def add(self, cols: FactColumns) -> None:
+        """Append the next transactions (their ``dbset`` values index ``cols.dbsets``, which
+        later chunks may extend)."""
+        n = len(cols)
+        self._dbsets = list(cols.dbsets)
+        if not n:
+            return
+        ts = [v for v in cols.commit_ts_us if v]
+        if ts:
+            lo, hi = min(ts), max(ts)
+            self.first_ts = lo if not self.first_ts else min(self.first_ts, lo)
+            self.last_ts = max(self.last_ts, hi)
+        self.nbytes_total += sum(cols.nbytes)
+        self._whole = None
+        self._n += n
+        if self._file is None and self._n <= self._limit:
+            self._mem.append(cols)
+            return
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="lagadvisor-facts-", dir=cache_dir())
+            for c in self._mem:
+                self._write(c)
+            self._mem = []
+        self._write(cols)
+
+    def _write(self, cols: FactColumns) -> None:
+        f = self._file
+        f.seek(0, os.SEEK_END)
+        self._disk.append((f.tell(), len(cols)))
+        for name in FACT_COLUMNS:
+            f.write(getattr(cols, name).tobytes())
+
+    @property
+    def spilled(self) -> bool:
+        return self._file is not None
+
+    # -- reading ------------------------------------------------------------------------------
+    def chunks(self) -> Iterator[tuple[int, FactColumns]]:
+        """``(first index, columns)`` of each chunk, in order."""
+        offset = 0
+        if self._file is None:
+            for c in self._mem:
+                yield offset, c if c.dbsets is self._dbsets else _with_dbsets(c, self._dbsets)
+                offset += len(c)
+            return
+        f = self._file
+        for pos, n in self._disk:
+            f.seek(pos)
+            cols = {}
+            for name in FACT_COLUMNS:
+                a = array("q")
+                a.frombytes(f.read(8 * n))
+                if len(a) != n:
+                    raise OSError(f"fact spill file: short read at {pos}")
+                cols[name] = a
+            yield offset, FactColumns(**cols, dbsets=self._dbsets)
+            offset += n
+
+    @property
+    def columns(self) -> FactColumns | None:
+        """All the columns at once while the store has not spilled (else None: read
+        :meth:`chunks`)."""
+        if self._file is not None:
+            return None
+        if self._whole is None:
+            if len(self._mem) == 1:
+                self._whole = _with_dbsets(self._mem[0], self._dbsets)
+            else:
+                self._whole = FactColumns(**{name: _concat(getattr(c, name) for c in self._mem)
+                                             for name in FACT_COLUMNS}, dbsets=self._dbsets)
+        return self._whole
+
+    def column_sum(self, name: str) -> int:
+        return sum(sum(getattr(c, name)) for _, c in self.chunks())
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        for off, c in self.chunks():
+            if i < off + len(c):
+                return _one(c, i - off)
+        raise IndexError(i)
+
+    def __iter__(self):
+        for _, c in self.chunks():
+            yield from c.build()
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FactStore({self._n} transactions{', spilled' if self.spilled else ''})"
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def _with_dbsets(c: FactColumns, dbsets) -> FactColumns:
+    return FactColumns(**{name: getattr(c, name) for name in FACT_COLUMNS}, dbsets=dbsets)
+
+
+def _concat(parts) -> array:
+    out = array("q")
+    for p in parts:
+        out.extend(p)
+    return out
+
+
+def _one(c: FactColumns, i: int):
+    from .build import TrxFacts
+
+    return TrxFacts(c.file_idx[i], c.seq[i], (c.recorded[i], c.commit_order[i], c.writeset[i], c.writeset_session[i]),
+                    c.commit_ts_us[i], c.inserts[i], c.updates[i], c.deletes[i], c.nbytes[i], c.dbsets[c.dbset[i]],
+                    None, 0, c.scan_rows[i])
+
+
+__all__ = ["DEFAULT_SPILL", "FactStore", "cache_dir", "spill_limit"]
