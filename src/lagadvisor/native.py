@@ -309,10 +309,11 @@ class NativeRun:
 
 
 def read_run(paths, options, run, *, on_progress=None, facts: bool = False, records=None,
-             graph: tuple | None = None):
+             graph: tuple | None = None, on_facts=None):
     """The one native loader: read ``paths`` in order with the native core, for the clock
     options and prepared run (``depgraph.pipeline.ClockOptions``/``ClockRun``), keeping what
-    the caller asks for: simulation facts (``facts``), export records (``records``: called as
+    the caller asks for: simulation facts (``facts``; with ``on_facts``, handed over after each
+    file as ``on_facts(Analyzer.take_facts(keep=True))`` instead of kept), export records (``records``: called as
     ``records(file_index, path, Analyzer.take_records())`` every :data:`RECORDS_CHUNK`
     transactions and at the end of each file; what it raises is raised here), the dependency
     graph (``graph`` = (policy name, six apply-time weights, keep start, keep end, the most hot rows
@@ -363,6 +364,8 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
                 analyzer.set_window(*window.native_args())
             r = analyzer.read_file(path, i)
             out.files.append((native_summary(path, size, bridge.first_fde, r), r))
+            if on_facts is not None:
+                on_facts(analyzer.take_facts(keep=True))
             if records is not None:
                 records(i, path, analyzer.take_records())
     except native.NativeFallback as err:

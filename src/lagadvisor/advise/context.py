@@ -18,11 +18,12 @@ from ..binlog.framing import version_tuple
 from ..report.analysis import Analysis, analyze
 from ..report.native_analysis import native_pass
 from ..schema.live import ServerSettings
-from ..sim.build import WORKER_DEPENDENT, TrxFacts, base_columns, scheduler_input
-from ..sim.engine import SimResult, simulate
+from ..sim.build import TrxFacts, base_columns
 from ..sim.facts import FactColumns, read_facts
 from ..sim.model import CostModel, ReplicaConfig
-from ..sim.run import ScanSizes, facts_of, lag_stats
+from ..sim.run import ScanSizes, facts_of, window_for
+from ..sim.store import FactStore
+from ..sim.stream import SimSummary, chunks_of, first_ts_of, run_summary
 from ..writeset.tracker import WhatIf
 
 WORKERS = (1, 2, 4, 8, 16, 32)
@@ -62,30 +63,22 @@ class Context:
     _what_if_cache: dict = field(default_factory=dict, repr=False)
 
     # -- simulation -------------------------------------------------------------------------
-    def trxs(self, clock: str, facts: list[TrxFacts] | None = None, key: str = "", catch_up: bool = True,
-             mode: str | None = None, workers: int = 0):
-        mode = mode or self.baseline.mode
-        k = (clock, key, catch_up, mode, workers if mode in WORKER_DEPENDENT else 0)
-        if k not in self._trx_cache:
-            f = self.facts if facts is None else facts
-            bk = (key, catch_up)  # arrival, work and size do not depend on the clock
-            if bk not in self._trx_cache:
-                self._trx_cache[bk] = base_columns(f, self.cost, catch_up=catch_up)
-            self._trx_cache[k] = scheduler_input(mode, f, clock, self.cost, workers, catch_up=catch_up,
-                                                 base=self._trx_cache[bk])
-        return self._trx_cache[k]
-
     def run(self, clock: str, workers: int, *, preserve: bool | None = None, durable: bool | None = None,
             facts: list[TrxFacts] | None = None, key: str = "", catch_up: bool = True,
-            mode: str | None = None) -> SimResult:
+            mode: str | None = None) -> SimSummary:
+        """One simulation's summary (cached): one pass over the facts (``sim.stream``), with the
+        lag per window of the source's timeline when it is not a catch-up."""
         b = self.baseline
         preserve = b.preserve_commit_order if preserve is None else preserve
         durable = b.durable if durable is None else durable
         mode = mode or b.mode
         k = (clock, workers, preserve, durable, key, catch_up, mode)
         if k not in self._sim_cache:
-            self._sim_cache[k] = simulate(self.trxs(clock, facts, key, catch_up, mode, workers),
-                                          ReplicaConfig(workers, preserve, durable, mode=mode), self.cost)
+            f = self.facts if facts is None else facts
+            window = 0.0 if catch_up else window_for(self.facts, self.window_s)
+            self._sim_cache[k] = run_summary(f, clock, ReplicaConfig(workers, preserve, durable, mode=mode), self.cost,
+                                             catch_up=catch_up, threshold_s=1.0, window_s=window,
+                                             origin_us=first_ts_of(self.facts))
         return self._sim_cache[k]
 
     def seconds(self, clock: str, workers: int, **kw) -> float:
@@ -94,14 +87,21 @@ class Context:
     def work_us_total(self) -> float:
         """The workers' apply time of every transaction, summed in binlog order (the sum of
         ``cost.apply_us`` over the facts, from the simulation's cached work column)."""
-        base = self._trx_cache.get(("", True)) or self._trx_cache.get(("", False))
-        if base is None:
-            base = self._trx_cache[("", True)] = base_columns(self.facts, self.cost, catch_up=True)
-        return sum(base[1])
+        if "work" not in self._trx_cache:
+            total = 0.0
+            chunks = chunks_of(self.facts)
+            if chunks is None:
+                total = sum(base_columns(self.facts, self.cost, catch_up=True)[1])
+            else:  # chunk by chunk, one running sum: the same float as one sum over the run
+                from ..sim.facts import FactList
+
+                for _, c in chunks:
+                    total = sum(base_columns(FactList(c), self.cost, catch_up=True)[1], total)
+            self._trx_cache["work"] = total
+        return self._trx_cache["work"]
 
     def lag_p99(self, clock: str, workers: int, **kw) -> float:
-        res = self.run(clock, workers, catch_up=False, **kw)
-        return lag_stats(res, 0.0)[1]  # the p99 of the sorted lags (natively when built)
+        return self.run(clock, workers, catch_up=False, **kw).lag_p99_us / 1e6
 
     def curve(self, clock: str, **kw) -> dict[int, float]:
         """Simulated catch-up seconds by worker count."""
@@ -178,14 +178,17 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     opts = replace(options, labels=True, catalog=copy.deepcopy(options.catalog))
     run = prepare(paths, opts)
     weights = cost.graph_weights()
-    pair = native_pass(paths, opts, run, on_progress, facts=True, graph=("WRITESET", weights, 0, 0, hot_rows_max()))
+    store = FactStore()
+    pair = native_pass(paths, opts, run, on_progress, facts=True, graph=("WRITESET", weights, 0, 0, hot_rows_max()),
+                       on_facts=lambda d: store.add(FactColumns.from_native(d)))
     if pair is not None:
         result, nr = pair
         taken = nr.analyzer.take_facts()
-        facts = FactColumns.from_native(taken).to_facts()
+        facts = store
         graph = GraphSummary.from_native("WRITESET", nr.analyzer.take_graph(), list(paths))
         scans = {table: [events, rows] for table, events, rows in sorted(taken["scans"])}
         return context_of(list(paths), result, graph, facts, cost, settings, options, scans)
+    store.close()
     index = {p: i for i, p in enumerate(paths)}
     ref_facts: list[TrxFacts] = []
     gb = GraphBuilder("WRITESET", weights, None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..sim.build import fact_column, first_commit_ts
+from ..sim.build import fact_values
 from ..sim.model import CostModel
 from . import Advice
 from .plan import Config
@@ -60,9 +60,7 @@ def bottleneck(advice: Advice, config: Config) -> Bottleneck:
     factor = cost.multi_worker_cpu if config.workers >= 2 else 1.0
     cpu_s = ctx.work_us_total() * factor \
         / max(1, min(max(config.workers, 1), cost.cores)) / 1e6
-    nb = fact_column(facts, "nbytes")
-    coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * b for b in (nb if nb is not None else
-                                                                          (f.nbytes for f in facts))) / 1e6
+    coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * b for b in fact_values(facts, "nbytes")) / 1e6
     ideal = _ideal(advice, config)
     dep_s = one / ideal if ideal > 0 else one
     seconds = {"commit and fsync": commit_s, "worker CPU": cpu_s, "coordinator": coord_s}
@@ -133,17 +131,16 @@ def worst_window(advice: Advice) -> dict | None:
     arrivals at the source's commit times), and the same window with the plan; None for inputs
     too short to split (``sim.windows.auto_window``) or without commit times."""
     from ..sim.run import window_for
-    from ..sim.windows import lag_windows, worst
+    from ..sim.windows import worst
 
     ctx, plan = advice.context, advice.plan
     win = window_for(ctx.facts, ctx.window_s)
     if not win or plan is None:
         return None
-    origin = first_commit_ts(ctx.facts)
 
     def windows(c: Config):
-        res = ctx.run(c.clock, c.workers, preserve=c.preserve, durable=c.durable, mode=c.mode, catch_up=False)
-        return lag_windows(res.arrival_us, res.commit_us, win, 1.0, origin)
+        return ctx.run(c.clock, c.workers, preserve=c.preserve, durable=c.durable, mode=c.mode,
+                       catch_up=False).windows
 
     now = windows(plan.current)
     if not now:

@@ -49,10 +49,9 @@ def _bucket_order(label: str) -> float:
     return float(label.split("-", 1)[0])
 
 
-def _series(res, points: int = 200) -> list[list[float]]:
-    pairs = sorted(zip(res.commit_us, res.lags_us()))
-    step = max(1, len(pairs) // points)
-    return [[round(c / 1e6, 6), round(lag / 1e6, 6)] for c, lag in pairs[::step]]
+def _series(res) -> list[list[float]]:
+    """About 200 (commit s, lag s) points in commit order (``sim.stream.SimSummary.chart``)."""
+    return res.chart
 
 
 def advice_json(advice: Advice) -> dict:

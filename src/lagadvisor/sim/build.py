@@ -52,6 +52,21 @@ def fact_column(facts, name: str):
     return getattr(cols, name) if cols is not None and len(cols) == len(facts) else None
 
 
+def fact_values(facts, name: str):
+    """The values of fact ``name`` in binlog order, whatever holds them: a spilled
+    ``FactStore`` chunk by chunk, native columns, or ``TrxFacts``."""
+    if getattr(facts, "chunks", None) is not None and getattr(facts, "columns", None) is None:
+        for _, c in facts.chunks():
+            yield from getattr(c, name)
+        return
+    col = fact_column(facts, name)
+    if col is not None:
+        yield from col
+        return
+    for f in facts:
+        yield getattr(f, name)
+
+
 def first_commit_ts(facts) -> int:
     """The earliest known source commit time (0 when none is known)."""
     if getattr(facts, "first_ts", None) is not None:  # a FactStore tracked it as it filled

@@ -24,9 +24,9 @@ FACT_COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writ
 
 def read_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list[TrxFacts]:
     """Facts of every transaction of ``paths`` in binlog order (``run`` from ``prepare``)."""
-    facts = native_facts(paths, options, run)
-    if facts is not None:
-        return facts
+    store = native_fact_store(paths, options, run)
+    if store is not None:
+        return store
     return reference_facts(paths, run)
 
 
@@ -125,6 +125,22 @@ class FactList(Sequence):
 
     def __repr__(self) -> str:
         return f"FactList({len(self)} transactions)"
+
+
+def native_fact_store(paths: list[str], options: ClockOptions, run: ClockRun):
+    """The run's facts in a ``sim.store.FactStore``, read by the native core and handed over
+    file by file (a long run spills to disk instead of growing in memory); None when the core
+    is unavailable or gives the run back."""
+    from ..native import read_run
+    from .store import FactStore
+
+    store = FactStore()
+    nr = read_run(paths, options, run, facts=True, on_facts=lambda d: store.add(FactColumns.from_native(d)))
+    if nr is None:
+        store.close()
+        return None
+    run.summaries.extend(s for s, _ in nr.files)
+    return store
 
 
 def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) -> FactColumns | None:

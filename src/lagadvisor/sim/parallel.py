@@ -37,7 +37,9 @@ def _read_one(args: tuple[str, ClockOptions]) -> tuple[object, list, list]:
     return facts, list(run.tracker.applied), run.summaries
 
 
-def _numbered(part, index: int) -> list[TrxFacts]:
+def _numbered(part, index: int, keep: bool = False) -> list[TrxFacts]:
+    if keep:
+        return part.build()
     if isinstance(part, FactColumns):
         part.file_idx[:] = array("q", [index]) * len(part)
         return part.to_facts()
@@ -55,31 +57,36 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
     if jobs <= 1:
         return read_facts(paths, options, run)
     opts = replace(options, written=run.written, history_size=run.history_size, commit_order=run.commit_order)
+    from .store import FactStore
+
+    store: FactStore | None = FactStore()   # the parts in file order, spilled past its limit
+    facts: list[TrxFacts] = []              # ... unless one was read by the reference
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
-        parts = list(pool.map(_read_one, [(p, opts) for p in paths]))
-        if opts.use_binlog_ddl:
-            initial = opts.catalog if opts.catalog is not None else Catalog()
-            current = None
-            redo: list[tuple[int, Catalog]] = []
-            for i, (_, ddl, _) in enumerate(parts):
-                if current is not None:
-                    redo.append((i, copy.deepcopy(current)))
-                if ddl and i + 1 < len(paths):
-                    current = current if current is not None else copy.deepcopy(initial)
-                    for db, query in ddl:
-                        try:
-                            apply_statement(current, query, db)
-                        except UnsupportedDDL:
-                            pass  # the file's own reading reported it
-            if redo:
-                again = pool.map(_read_one, [(paths[i], replace(opts, catalog=c)) for i, c in redo])
-                for (i, _), part in zip(redo, again):
-                    parts[i] = part
-    facts: list[TrxFacts] = []
-    for i, (part, _, summaries) in enumerate(parts):
-        facts.extend(_numbered(part, i))
-        run.summaries.extend(summaries)
-    return facts
+        initial = opts.catalog if opts.catalog is not None else Catalog()
+        current = None   # the catalog after the DDL of the files before (None: none yet)
+        for i, part in enumerate(pool.map(_read_one, [(p, opts) for p in paths])):
+            if opts.use_binlog_ddl and current is not None:
+                # an earlier file changed the schema: read this one again from that schema
+                part = pool.submit(_read_one, (paths[i], replace(opts, catalog=copy.deepcopy(current)))).result()
+            cols, ddl, summaries = part
+            if opts.use_binlog_ddl and ddl and i + 1 < len(paths):
+                current = current if current is not None else copy.deepcopy(initial)
+                for db, query in ddl:
+                    try:
+                        apply_statement(current, query, db)
+                    except UnsupportedDDL:
+                        pass  # the file's own reading reported it
+            run.summaries.extend(summaries)
+            if store is not None and not isinstance(cols, FactColumns):
+                facts = [f for _, c in store.chunks() for f in _numbered(c, -1, keep=True)]
+                store.close()
+                store = None
+            if store is not None:
+                cols.file_idx[:] = array("q", [i]) * len(cols)
+                store.add(cols)
+            else:
+                facts.extend(_numbered(cols, i))
+    return store if store is not None else facts
 
 
 __all__ = ["read_facts_parallel"]

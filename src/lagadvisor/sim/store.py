@@ -62,6 +62,7 @@ class FactStore(Sequence):
         self._file = None
         self._n = 0
         self._dbsets: list[tuple[str, ...]] = []
+        self._dbset_ids: dict[tuple[str, ...], int] = {}
         self._whole: FactColumns | None = None
         self.first_ts = 0       # earliest non-zero source commit time (us)
         self.last_ts = 0        # latest
@@ -72,7 +73,7 @@ class FactStore(Sequence):
         """Append the next transactions (their ``dbset`` values index ``cols.dbsets``, which
         later chunks may extend)."""
         n = len(cols)
-        self._dbsets = list(cols.dbsets)
+        cols = self._global_dbsets(cols)
         if not n:
             return
         ts = [v for v in cols.commit_ts_us if v]
@@ -92,6 +93,22 @@ class FactStore(Sequence):
                 self._write(c)
             self._mem = []
         self._write(cols)
+
+    def _global_dbsets(self, cols: FactColumns) -> FactColumns:
+        """The chunk with its ``dbset`` values in the store's one list of database sets (the
+        native reader's chunks already share it; parts read apart, ``--jobs``, do not)."""
+        ids = self._dbset_ids
+        local = []
+        for d in cols.dbsets:
+            if d not in ids:
+                ids[d] = len(self._dbsets)
+                self._dbsets.append(d)
+            local.append(ids[d])
+        if local == list(range(len(local))):
+            return cols
+        col = array("q", (local[k] for k in cols.dbset))
+        return FactColumns(**{name: (col if name == "dbset" else getattr(cols, name)) for name in FACT_COLUMNS},
+                           dbsets=self._dbsets)
 
     def _write(self, cols: FactColumns) -> None:
         f = self._file
