@@ -964,6 +964,20 @@ impl StreamSim {
         py.allow_threads(|| sim.feed(&input, last)).map_err(PyRuntimeError::new_err)
     }
 
+    /// What it holds now: (transactions with per-transaction state, arena entries, commit
+    /// times kept for exact statistics, sketch buckets): memory, for tests of its bounds.
+    fn held(&self) -> (usize, usize, usize, usize) {
+        let s = &self.sim;
+        let (kept, buckets) = match &s.sink {
+            Sink::Acc(a) => (
+                a.exact.as_ref().map_or(0, |(c, _)| c.len()),
+                a.total.sketch.buckets.len() + a.windows.values().map(|p| p.sketch.buckets.len()).sum::<usize>(),
+            ),
+            Sink::Full(v) => (v.len(), 0),
+        };
+        (s.arrival.len(), s.arena.len(), kept, buckets)
+    }
+
     /// After the last chunk: `(apply_us, busy_us, dependency_wait_us, worker_wait_us, flushes,
     /// transactions, exact, approx)`: `exact` = (commit_us bytes, arrival_us bytes) in binlog
     /// order when the run fits the cap (else None); `approx` = None, or (p50, p99, max, above

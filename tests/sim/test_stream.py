@@ -1,0 +1,147 @@
+"""The applier fed in chunks (``_native.StreamSim``, ``sim.stream``) and the facts kept in a
+``FactStore``: the same floats as one run over the whole input, state bounded by what is in
+flight, the lag sketch within its stated bound, the native sketch equal to the reference's."""
+
+from __future__ import annotations
+
+import os
+import random
+from array import array
+
+import pytest
+
+from lagadvisor.sim import stream
+from lagadvisor.sim.engine import ENTERED, PREFIX, SPECIFIC, SimInput, SimTrx, simulate_native, simulate_python
+from lagadvisor.sim.model import CostModel, ReplicaConfig
+from lagadvisor.sim.run import lag_stats
+from lagadvisor.sim.windows import lag_windows
+
+try:
+    from lagadvisor import _native
+except ImportError:  # pragma: no cover - CI requires it (LAGADVISOR_REQUIRE_NATIVE)
+    _native = None
+
+needs_native = pytest.mark.skipif(_native is None and not os.environ.get("LAGADVISOR_REQUIRE_NATIVE"),
+                                  reason="native core not built")
+
+
+def _input(rng: random.Random, n: int, span: int = 30) -> SimInput:
+    trxs, t = [], 0.0
+    for i in range(n):
+        t += rng.choice([0.0, 0.0, 5.0, 50.0, 500.0, 3000.0])
+        kind = rng.choice([PREFIX, SPECIFIC, ENTERED])
+        need = -1 if i == 0 else rng.randint(max(-1, i - span), i - 1)
+        trxs.append(SimTrx(t, rng.choice([10.0, 100.0, 1000.0, 2500.0]), rng.randint(100, 3000), need, kind))
+    return SimInput.of(trxs)
+
+
+def _stream(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, cuts, cap: int, window_us: int = 0,
+            threshold_us: float = 1e6):
+    s = _native.StreamSim(cfg.workers, cfg.preserve_commit_order, cfg.durable, cfg.pending_jobs_size_max,
+                          (cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us, cost.handoff_us,
+                           cost.redo_flush_us, float(cost.cores)), cost.fsync_devices, 1.0, cap, threshold_us,
+                          window_us, 0)
+    held = []
+    lo = 0
+    for hi in list(cuts) + [len(inp)]:
+        sl = slice(lo, hi)
+        s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
+               inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), False)
+        held.append(s.held())
+        lo = hi
+    return s.finish(), held
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(12))
+def test_chunks_give_the_whole_runs_floats(seed):
+    rng = random.Random(seed)
+    inp = _input(rng, rng.randint(1, 4000))
+    cfg = ReplicaConfig(rng.choice([0, 1, 2, 4, 16]), rng.random() < 0.5, rng.random() < 0.5)
+    cost = CostModel()
+    whole = simulate_native(inp, cfg, cost)
+    cuts = sorted(rng.sample(range(1, len(inp)), min(len(inp) - 1, rng.randint(0, 40))))
+    out, _ = _stream(inp, cfg, cost, cuts, cap=10**9)
+    apply_us, busy, dep, wwait, flushes, n, exact, approx = out
+    commit = array("d")
+    commit.frombytes(exact[0])
+    assert approx is None and n == len(inp)
+    assert (apply_us, busy, dep, wwait, flushes) == (whole.apply_us, whole.busy_us, whole.dependency_wait_us,
+                                                     whole.worker_wait_us, whole.flushes)
+    assert commit == whole.commit_us
+
+
+@needs_native
+def test_state_follows_what_is_in_flight_not_the_input():
+    """300,000 transactions fed 10,000 at a time: the engine keeps at most a few chunks of
+    state, and with the sketch on (cap 1,000) no commit time is kept."""
+    rng = random.Random(7)
+    inp = _input(rng, 300_000, span=8)
+    cfg, cost = ReplicaConfig(4, True, True), CostModel()
+    cuts = list(range(10_000, 300_000, 10_000))
+    out, held = _stream(inp, cfg, cost, cuts, cap=1_000, window_us=60_000_000)
+    assert max(h[0] for h in held) <= 3 * 65_536 + 10_000, held
+    assert max(h[1] for h in held) <= 3 * 65_536 + 10_000, held
+    assert max(h[2] for h in held) == 0  # commit times dropped once past the cap
+    assert max(h[3] for h in held) < 30_000  # sketch buckets: bounded by the lag range, not the input
+    whole = simulate_native(inp, cfg, cost)
+    assert out[0] == whole.apply_us and out[4] == whole.flushes
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(4))
+def test_sketch_within_its_bound_and_equal_to_the_reference(seed):
+    rng = random.Random(100 + seed)
+    inp = _input(rng, 20_000)
+    cfg, cost = ReplicaConfig(rng.choice([1, 2, 8]), rng.random() < 0.5, True), CostModel()
+    thr = 5_000.0
+    out, _ = _stream(inp, cfg, cost, list(range(1_000, 20_000, 1_000)), cap=500, window_us=20_000_000,
+                     threshold_us=thr)
+    p50, p99, mx, above, series, windows = out[7]
+    whole = simulate_python(inp, cfg, cost)
+    e50, e99, emax, eabove, _ = lag_stats(whole, thr / 1e6)
+    a = stream.SKETCH_ALPHA
+    for got, exact in ((p50, e50 * 1e6), (p99, e99 * 1e6)):
+        assert abs(got - exact) <= a * exact + 1e-6 * max(1.0, exact) + stream.SKETCH_MIN_US, (got, exact)
+    assert mx == pytest.approx(emax * 1e6, rel=1e-12)
+    assert above == pytest.approx(eabove * 1e6, rel=1e-9)
+    assert 200 <= len(series) <= 401
+    ew = lag_windows(whole.arrival_us, whole.commit_us, 20.0, thr / 1e6)
+    assert [(w.start_us, w.transactions) for w in ew] == [(s, c) for s, c, *_ in windows]
+    for w, (_, _, wp99, wmax, _) in zip(ew, windows):
+        exact = w.lag_p99_seconds * 1e6
+        assert abs(wp99 - exact) <= a * exact + 1e-6 * max(1.0, exact) + stream.SKETCH_MIN_US
+        assert wmax == pytest.approx(w.lag_max_seconds * 1e6, rel=1e-12)
+    # the Python reference of the sketch gives the same numbers from the same commits
+    acc = stream.ApproxLag(500, thr, 20_000_000, 0)
+    c, arr = whole.commit_us, whole.arrival_us
+    for i in sorted(range(len(c)), key=lambda i: (c[i], i)):
+        acc.take(c[i], arr[i])
+    assert acc.result() == (p50, p99, mx, above, series, windows)
+
+
+def test_fact_store_spills_to_the_cache_dir_and_reads_back(tmp_path, monkeypatch):
+    from lagadvisor.sim.facts import FACT_COLUMNS, FactColumns
+    from lagadvisor.sim.store import FactStore
+
+    monkeypatch.setenv("LAGADVISOR_CACHE_DIR", str(tmp_path))
+
+    def chunk(start, n, dbsets):
+        cols = {name: array("q", [(start + i) * (k + 1) % 97 for i in range(n)]) for k, name in enumerate(FACT_COLUMNS)}
+        cols["dbset"] = array("q", [i % len(dbsets) for i in range(n)])
+        cols["commit_ts_us"] = array("q", [0 if i % 5 == 0 else 10**15 + start + i for i in range(n)])
+        return FactColumns(**cols, dbsets=dbsets)
+
+    parts = [chunk(0, 7, [("a",), ("b",)]), chunk(7, 5, [("b",), ("c", "d")]), chunk(12, 9, [("a",)])]
+    mem, disk = FactStore(limit=10**6), FactStore(limit=8)
+    for p in parts:
+        mem.add(p)
+        disk.add(p)
+    assert not mem.spilled and disk.spilled and disk.columns is None
+    assert list(os.listdir(tmp_path)) == []  # the spill file is unlinked: nothing left behind
+    assert len(mem) == len(disk) == 21
+    assert list(mem) == list(disk) and mem[13] == disk[13] == list(disk)[13]
+    assert [f.dbs for f in disk][7:9] == [("b",), ("c", "d")]  # the second part's sets, remapped
+    assert mem.first_ts == disk.first_ts == 10**15 + 1 and disk.last_ts == 10**15 + 20
+    assert [off for off, _ in disk.chunks()] == [0, 7, 12]
+    disk.close()
