@@ -78,7 +78,7 @@ class Context:
             window = 0.0 if catch_up else window_for(self.facts, self.window_s)
             self._sim_cache[k] = run_summary(f, clock, ReplicaConfig(workers, preserve, durable, mode=mode), self.cost,
                                              catch_up=catch_up, threshold_s=1.0, window_s=window,
-                                             origin_us=first_ts_of(self.facts))
+                                             origin_us=first_ts_of(self.facts), chart=not catch_up)
         return self._sim_cache[k]
 
     def seconds(self, clock: str, workers: int, **kw) -> float:

@@ -351,20 +351,24 @@ def hot_rows(ctx: Context) -> list[Finding]:
 
 def _largest_apply_us(ctx: Context, nbytes: int, rows: int) -> float:
     """The apply time of the first transaction of that size and row count (0 if none)."""
-    cols = getattr(ctx.facts, "columns", None) if fact_column(ctx.facts, "nbytes") is not None else None
-    if cols is None:
+    from ..sim.stream import chunks_of
+
+    chunks = chunks_of(ctx.facts)
+    if chunks is None:
         return next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in ctx.facts
                      if f.nbytes == nbytes and f.inserts + f.updates + f.deletes == rows), 0.0)
-    col, start = cols.nbytes, 0
-    while True:
-        try:
-            i = col.index(nbytes, start)
-        except ValueError:
-            return 0.0
-        if cols.inserts[i] + cols.updates[i] + cols.deletes[i] == rows:
-            return ctx.cost.apply_us(cols.inserts[i], cols.updates[i], cols.deletes[i], cols.nbytes[i],
-                                     cols.scan_rows[i])
-        start = i + 1
+    for _, cols in chunks:  # columns (a spilled store: chunk by chunk)
+        col, start = cols.nbytes, 0
+        while True:
+            try:
+                i = col.index(nbytes, start)
+            except ValueError:
+                break
+            if cols.inserts[i] + cols.updates[i] + cols.deletes[i] == rows:
+                return ctx.cost.apply_us(cols.inserts[i], cols.updates[i], cols.deletes[i], cols.nbytes[i],
+                                         cols.scan_rows[i])
+            start = i + 1
+    return 0.0
 
 
 def large_transactions(ctx: Context) -> list[Finding]:
@@ -397,10 +401,13 @@ def ddl_barriers(ctx: Context) -> list[Finding]:
     if not t.ddl:
         return []
     w = max(ctx.baseline.workers, 1)
-    cols = getattr(ctx.facts, "columns", None) if fact_column(ctx.facts, "seq") is not None else None
-    if cols is not None:
-        ddl_seqs = {(fi, s) for fi, s, i, u, d, nb in zip(cols.file_idx, cols.seq, cols.inserts, cols.updates,
-                                                          cols.deletes, cols.nbytes) if i + u + d == 0 and nb}
+    from ..sim.stream import chunks_of
+
+    chunks = chunks_of(ctx.facts)
+    if chunks is not None:
+        ddl_seqs = {(fi, s) for _, cols in chunks
+                    for fi, s, i, u, d, nb in zip(cols.file_idx, cols.seq, cols.inserts, cols.updates,
+                                                  cols.deletes, cols.nbytes) if i + u + d == 0 and nb}
     else:
         ddl_seqs = {(f.file_idx, f.seq) for f in ctx.facts if f.inserts + f.updates + f.deletes == 0 and f.nbytes}
     before = ctx.seconds("recorded", w)

@@ -121,6 +121,11 @@ def assumptions(advice: Advice) -> list[str]:
                "their sizes unknown without --host, counted as the rows the binlog inserted (a lower bound)")
         out.append(f"tables without any index ({', '.join(sorted(ctx.scans))}): the replica scans them for "
                    f"each UPDATE/DELETE at {ctx.cost.scan_row_us:g} us per row, {how}")
+    from ..sim.stream import SKETCH_ALPHA, exact_lags
+
+    if len(ctx.facts) > exact_lags():
+        out.append(f"lag percentiles streamed over {len(ctx.facts):,} transactions: each within {SKETCH_ALPHA:.1%} "
+                   "of the exact value (the maximum is exact)")
     out.append(f"baseline: the clock the source recorded, at {w} worker{'s' if w != 1 else ''}; every time is a "
                "catch-up time (a stopped replica applying the whole input)")
     return out

@@ -85,14 +85,16 @@ def first_ts_of(facts) -> int:
 
 
 def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch_up: bool,
-                threshold_s: float = 1.0, window_s: float = 0.0, origin_us: int = 0) -> SimSummary:
+                threshold_s: float = 1.0, window_s: float = 0.0, origin_us: int = 0,
+                chart: bool = False) -> SimSummary:
     """Simulate ``facts`` under ``clock`` and ``cfg`` (``sim.build.scheduler_input`` decides
     the scheduling from ``cfg.mode``); ``window_s`` > 0 (and not ``catch_up``) also cuts the lag
-    into windows of the source's timeline from ``origin_us``."""
+    into windows of the source's timeline from ``origin_us``; ``chart``: also the advice chart's
+    points (``SimSummary.chart``)."""
     window_s = window_s if not catch_up else 0.0
     native = engine.NATIVE
     if native is None or not hasattr(native, "StreamSim"):
-        return _reference(facts, clock, cfg, cost, catch_up, threshold_s, window_s, origin_us)
+        return _reference(facts, clock, cfg, cost, catch_up, threshold_s, window_s, origin_us, chart)
     f = cost.multi_worker_cpu if cfg.workers >= 2 else 1.0
     scost = replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost
     sim = native.StreamSim(cfg.workers, cfg.preserve_commit_order, cfg.durable, cfg.pending_jobs_size_max,
@@ -125,7 +127,7 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
         commit, arrival = array("d"), array("d")
         commit.frombytes(exact[0])
         arrival.frombytes(exact[1])
-        _exact_stats(s, commit, arrival, threshold_s, window_s, origin_us)
+        _exact_stats(s, commit, arrival, threshold_s, window_s, origin_us, chart)
     else:
         p50, p99, mx, above, series, windows = approx
         _approx_stats(s, p50, p99, mx, above, series, windows, window_s, n)
@@ -133,16 +135,17 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
 
 
 def _exact_stats(s: SimSummary, commit: array, arrival: array, threshold_s: float, window_s: float,
-                 origin_us: int) -> None:
+                 origin_us: int, chart: bool) -> None:
     from .engine import SimResult
     from .run import lag_stats
 
     res = SimResult(s.workers, s.apply_us, commit, arrival)
     p50, p99, mx, above, series = lag_stats(res, threshold_s)
     s.lag_p50_us, s.lag_p99_us, s.lag_max_us, s.above_us, s.series = p50 * 1e6, p99 * 1e6, mx * 1e6, above * 1e6, series
-    pairs = sorted(zip(commit, (c - a for c, a in zip(commit, arrival))))
-    step = max(1, len(pairs) // 200)
-    s.chart = [[round(c / 1e6, 6), round(lag / 1e6, 6)] for c, lag in pairs[::step]]
+    if chart:  # report.advice's points: sorted by (commit, lag), every len // 200-th
+        pairs = sorted(zip(commit, (c - a for c, a in zip(commit, arrival))))
+        step = max(1, len(pairs) // 200)
+        s.chart = [[round(c / 1e6, 6), round(lag / 1e6, 6)] for c, lag in pairs[::step]]
     if window_s:
         s.windows = lag_windows(arrival, commit, window_s, threshold_s, origin_us)
 
@@ -157,7 +160,7 @@ def _approx_stats(s: SimSummary, p50, p99, mx, above, series, windows, window_s:
     s.lag_relative_error = SKETCH_ALPHA
 
 
-def _reference(facts, clock, cfg, cost, catch_up, threshold_s, window_s, origin_us) -> SimSummary:
+def _reference(facts, clock, cfg, cost, catch_up, threshold_s, window_s, origin_us, chart) -> SimSummary:
     """The reference engine over the whole run, and the same statistics."""
     inp = scheduler_input(cfg.mode, facts, clock, cost, cfg.workers, catch_up=catch_up,
                           base=base_columns(facts, cost, catch_up=catch_up))
@@ -168,7 +171,7 @@ def _reference(facts, clock, cfg, cost, catch_up, threshold_s, window_s, origin_
     commit = res.commit_us if isinstance(res.commit_us, array) else array("d", res.commit_us)
     arrival = res.arrival_us if isinstance(res.arrival_us, array) else array("d", res.arrival_us)
     if n <= exact_lags():
-        _exact_stats(s, commit, arrival, threshold_s, window_s, origin_us)
+        _exact_stats(s, commit, arrival, threshold_s, window_s, origin_us, chart)
         return s
     acc = ApproxLag(exact_lags(), threshold_s * 1e6, int(window_s * 1_000_000), origin_us)
     for i in sorted(range(n), key=lambda i: (commit[i], i)):
