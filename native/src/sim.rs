@@ -312,7 +312,9 @@ impl Sim {
 
     /// Drop the state of transactions nothing can look at again.
     fn compact(&mut self) {
-        let lo = ((self.lwm + 1).min(self.entered_upto + 1) as usize).min(self.next_entry).min(self.coord_next);
+        // next_entry moves only when commit order is preserved
+        let in_order = if self.cfg.preserve_commit_order { self.next_entry } else { usize::MAX };
+        let lo = ((self.lwm + 1).min(self.entered_upto + 1) as usize).min(in_order).min(self.coord_next);
         let k = lo.saturating_sub(self.base);
         if k >= 65536 && 2 * k >= self.arrival.len() {
             for v in [&mut self.arrival, &mut self.work, &mut self.start_t] {

@@ -77,15 +77,16 @@ def test_state_follows_what_is_in_flight_not_the_input():
     state, and with the sketch on (cap 1,000) no commit time is kept."""
     rng = random.Random(7)
     inp = _input(rng, 300_000, span=8)
-    cfg, cost = ReplicaConfig(4, True, True), CostModel()
+    cost = CostModel()
     cuts = list(range(10_000, 300_000, 10_000))
-    out, held = _stream(inp, cfg, cost, cuts, cap=1_000, window_us=60_000_000)
-    assert max(h[0] for h in held) <= 3 * 65_536 + 10_000, held
-    assert max(h[1] for h in held) <= 3 * 65_536 + 10_000, held
-    assert max(h[2] for h in held) == 0  # commit times dropped once past the cap
-    assert max(h[3] for h in held) < 30_000  # sketch buckets: bounded by the lag range, not the input
-    whole = simulate_native(inp, cfg, cost)
-    assert out[0] == whole.apply_us and out[4] == whole.flushes
+    for cfg in (ReplicaConfig(4, True, True), ReplicaConfig(4, False, True), ReplicaConfig(0, False, False)):
+        out, held = _stream(inp, cfg, cost, cuts, cap=1_000, window_us=60_000_000)
+        assert max(h[0] for h in held) <= 3 * 65_536 + 10_000, (cfg, held)
+        assert max(h[1] for h in held) <= 3 * 65_536 + 10_000, (cfg, held)
+        assert max(h[2] for h in held) == 0  # commit times dropped once past the cap
+        assert max(h[3] for h in held) < 30_000  # sketch buckets: bounded by the lag range, not the input
+        whole = simulate_native(inp, cfg, cost)
+        assert out[0] == whole.apply_us and out[4] == whole.flushes
 
 
 @needs_native

@@ -34,16 +34,24 @@ PLAN_FINDINGS = ("dependency_tracking", "replica_durability", "replica_parallel_
 
 def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = None,
            settings: ServerSettings | None = None, on_transaction=None, window_s: float | None = None,
-           on_progress=None) -> Advice:
-    """``window_s``: the lag window of the summary's worst window (None: chosen from the span)."""
+           on_progress=None, jobs: int = 1) -> Advice:
+    """``window_s``: the lag window of the summary's worst window (None: chosen from the span);
+    ``jobs``: simulations run at once (the same advice)."""
     ctx = gather(list(paths), options, cost or CostModel(), settings, on_transaction, on_progress)
     ctx.window_s = window_s
+    ctx.jobs = jobs
     return advise_context(ctx)
 
 
 def advise_context(ctx: Context) -> Advice:
     """The rules and the plan over a gathered context (``fleet`` builds the context from per-file
     parts merged exactly, then calls this as ``advise`` does)."""
+    if ctx.facts and ctx.jobs > 1:
+        # what every report asks for: the recorded clock's worker curve, durable and relaxed
+        from .context import WORKERS
+
+        ctx.prefetch([("recorded", w, {"durable": d}) for d in (ctx.baseline.durable, not ctx.baseline.durable)
+                      for w in WORKERS])
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule(ctx))

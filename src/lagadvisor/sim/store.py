@@ -116,6 +116,7 @@ class FactStore(Sequence):
         self._disk.append((f.tell(), len(cols)))
         for name in FACT_COLUMNS:
             f.write(getattr(cols, name).tobytes())
+        f.flush()
 
     @property
     def spilled(self) -> bool:
@@ -130,13 +131,12 @@ class FactStore(Sequence):
                 yield offset, c if c.dbsets is self._dbsets else _with_dbsets(c, self._dbsets)
                 offset += len(c)
             return
-        f = self._file
+        fd = self._file.fileno()
         for pos, n in self._disk:
-            f.seek(pos)
             cols = {}
-            for name in FACT_COLUMNS:
+            for k, name in enumerate(FACT_COLUMNS):  # pread: simulations may read it on several threads
                 a = array("q")
-                a.frombytes(f.read(8 * n))
+                a.frombytes(os.pread(fd, 8 * n, pos + 8 * n * k))
                 if len(a) != n:
                     raise OSError(f"fact spill file: short read at {pos}")
                 cols[name] = a
