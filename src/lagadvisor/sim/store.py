@@ -21,8 +21,9 @@ from collections.abc import Iterator, Sequence
 
 from .facts import FACT_COLUMNS, FactColumns
 
-#: Transactions kept in memory before the store spills (about 27 MB of columns).
-DEFAULT_SPILL = 262_144
+#: Transactions kept in memory before the store spills (about 110 MB of columns, plus the
+#: simulation inputs cached while it has not spilled, about 56 bytes per transaction).
+DEFAULT_SPILL = 1_048_576
 
 
 def spill_limit() -> int:
@@ -64,6 +65,8 @@ class FactStore(Sequence):
         self._dbsets: list[tuple[str, ...]] = []
         self._dbset_ids: dict[tuple[str, ...], int] = {}
         self._whole: FactColumns | None = None
+        #: the simulation inputs built from the columns while they are in memory (sim.stream)
+        self.sim_inputs: dict = {}
         self.first_ts = 0       # earliest non-zero source commit time (us)
         self.last_ts = 0        # latest
         self.nbytes_total = 0
@@ -123,8 +126,9 @@ class FactStore(Sequence):
         return self._file is not None
 
     # -- reading ------------------------------------------------------------------------------
-    def chunks(self) -> Iterator[tuple[int, FactColumns]]:
-        """``(first index, columns)`` of each chunk, in order."""
+    def chunks(self, names: tuple[str, ...] | None = None) -> Iterator[tuple[int, FactColumns]]:
+        """``(first index, columns)`` of each chunk, in order; ``names``: only those columns are
+        read back from a spill file (the others are empty)."""
         offset = 0
         if self._file is None:
             for c in self._mem:
@@ -136,6 +140,9 @@ class FactStore(Sequence):
             cols = {}
             for k, name in enumerate(FACT_COLUMNS):  # pread: simulations may read it on several threads
                 a = array("q")
+                if names is not None and name not in names:
+                    cols[name] = a
+                    continue
                 a.frombytes(os.pread(fd, 8 * n, pos + 8 * n * k))
                 if len(a) != n:
                     raise OSError(f"fact spill file: short read at {pos}")

@@ -108,19 +108,8 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
         sim.feed(inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
                  inp.need_kind.tobytes(), True)
     else:
-        from .build import CLOCKS, _CLOCK_COLUMNS
-
-        col = _CLOCK_COLUMNS[CLOCKS.index(clock)]
-        first = first_ts_of(facts)
-        w = (cost.trx_us, cost.insert_us, cost.update_us, cost.delete_us, cost.byte_us, cost.scan_row_us)
-        state = (-1, 0, 0)
-        for off, c in chunks:
-            a, wk = native.sim_base_columns(c.commit_ts_us.tobytes(), c.inserts.tobytes(), c.updates.tobytes(),
-                                            c.deletes.tobytes(), c.nbytes.tobytes(), c.scan_rows.tobytes(),
-                                            w, catch_up, first)
-            needs, state = native.sim_clock_needs(c.file_idx.tobytes(), c.seq.tobytes(),
-                                                  getattr(c, col).tobytes(), off, state)
-            sim.feed(a, wk, c.nbytes.tobytes(), needs, bytes(len(c)), False)
+        for a, wk, nb, needs, kinds in _chunk_inputs(facts, clock, cost, catch_up):
+            sim.feed(a, wk, nb, needs, kinds, False)
     apply_us, busy, dep, wwait, flushes, n, exact, approx = sim.finish()
     s = SimSummary(max(0, cfg.workers), apply_us, busy, dep, wwait, flushes, n)
     if exact is not None:
@@ -132,6 +121,40 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
         p50, p99, mx, above, series, windows = approx
         _approx_stats(s, p50, p99, mx, above, series, windows, window_s, n)
     return s
+
+
+def _chunk_inputs(facts, clock: str, cost: CostModel, catch_up: bool):
+    """The engine's input chunk by chunk (bytes for ``StreamSim.feed``), built natively from
+    the fact columns; kept on a store that has not spilled (a sweep or an advice report
+    simulates the same input tens of times), rebuilt from the spill file otherwise."""
+    from .build import CLOCKS, _CLOCK_COLUMNS
+
+    native = engine.NATIVE
+    col = _CLOCK_COLUMNS[CLOCKS.index(clock)]
+    first = first_ts_of(facts)
+    w = (cost.trx_us, cost.insert_us, cost.update_us, cost.delete_us, cost.byte_us, cost.scan_row_us)
+    cache = getattr(facts, "sim_inputs", None)
+    keep = cache is not None and not getattr(facts, "spilled", True)
+    key = (col, catch_up, w, first)
+    if keep and key in cache:
+        yield from cache[key]
+        return
+    names = ("file_idx", "seq", col, "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows")
+    chunks = facts.chunks(names) if hasattr(facts, "chunks") else chunks_of(facts)
+    built = []
+    state = (-1, 0, 0)
+    for off, c in chunks:
+        a, wk = native.sim_base_columns(c.commit_ts_us.tobytes(), c.inserts.tobytes(), c.updates.tobytes(),
+                                        c.deletes.tobytes(), c.nbytes.tobytes(), c.scan_rows.tobytes(),
+                                        w, catch_up, first)
+        needs, state = native.sim_clock_needs(c.file_idx.tobytes(), c.seq.tobytes(), getattr(c, col).tobytes(),
+                                              off, state)
+        item = (a, wk, c.nbytes.tobytes(), needs, bytes(len(c)))
+        if keep:
+            built.append(item)
+        yield item
+    if keep:
+        cache[key] = built
 
 
 def _exact_stats(s: SimSummary, commit: array, arrival: array, threshold_s: float, window_s: float,
