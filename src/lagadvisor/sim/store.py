@@ -8,7 +8,7 @@ the system's temporary directory when none is writable). Simulations read it bac
 chunk (:meth:`FactStore.chunks`, ``sim.stream``), so a day of binlogs costs disk, not memory:
 104 bytes per transaction on disk, the chunk being simulated in memory.
 
-A store that never spilled is also a :class:`~.facts.FactList` over one set of columns, so every
+A store that never spilled is also a :class:`~.columns.FactList` over one set of columns, so every
 consumer written for those (``fact_column``) reads it unchanged.
 """
 
@@ -19,7 +19,7 @@ import tempfile
 from array import array
 from collections.abc import Iterator, Sequence
 
-from .facts import FACT_COLUMNS, FactColumns
+from .columns import FACT_COLUMNS, FactColumns
 
 #: Transactions kept in memory before the store spills (about 110 MB of columns, plus the
 #: simulation inputs cached while it has not spilled, about 56 bytes per transaction).

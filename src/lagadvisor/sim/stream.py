@@ -160,7 +160,7 @@ def _chunk_inputs(facts, clock: str, cost: CostModel, catch_up: bool):
 def _exact_stats(s: SimSummary, commit: array, arrival: array, threshold_s: float, window_s: float,
                  origin_us: int, chart: bool) -> None:
     from .engine import SimResult
-    from .run import lag_stats
+    from .lagstats import lag_stats
 
     res = SimResult(s.workers, s.apply_us, commit, arrival)
     p50, p99, mx, above, series = lag_stats(res, threshold_s)

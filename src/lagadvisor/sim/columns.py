@@ -1,0 +1,101 @@
+"""The facts of a run as columns (``array('q')`` each), as the native reader keeps them, and a
+read-only sequence of ``TrxFacts`` over them (built only when something reads them one by one)."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .build import TrxFacts
+
+#: The native columns, in ``TrxFacts`` order (``clocks`` = the four from recorded on).
+FACT_COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
+                "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows")
+
+
+@dataclass(frozen=True)
+class FactColumns:
+    """The facts of a run as columns (``array('q')`` each, one item per transaction, in binlog
+    order), as the native core keeps them: what a columnar consumer (a native engine) can take
+    without building a ``TrxFacts`` per transaction. ``dbset[i]`` indexes ``dbsets`` (each
+    sorted, as ``TrxFacts.dbs``). MariaDB's ``commit_id`` is absent: the native core gives
+    MariaDB binlogs to the reference."""
+
+    file_idx: array
+    seq: array
+    recorded: array
+    commit_order: array
+    writeset: array
+    writeset_session: array
+    commit_ts_us: array
+    inserts: array
+    updates: array
+    deletes: array
+    nbytes: array
+    dbset: array
+    scan_rows: array
+    dbsets: list[tuple[str, ...]]
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    @classmethod
+    def from_native(cls, d: dict) -> "FactColumns":
+        """From ``Analyzer.take_facts``: native int64 bytes per column, raw database names
+        (decoded as the reference decodes them) and sets of name indices."""
+        cols = {}
+        for name in FACT_COLUMNS:
+            a = array("q")
+            a.frombytes(d[name])
+            cols[name] = a
+        names = [b.decode("utf-8", "surrogateescape") for b in d["db_names"]]
+        return cls(**cols, dbsets=[tuple(sorted(names[i] for i in s)) for s in d["dbsets"]])
+
+    def to_facts(self) -> "FactList":
+        return FactList(self)
+
+    def build(self) -> list[TrxFacts]:
+        """One ``TrxFacts`` per transaction."""
+        dbsets = self.dbsets
+        return ([TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan)
+                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan
+                in zip(*(getattr(self, name) for name in FACT_COLUMNS))])
+
+
+class FactList(Sequence):
+    """The facts of a run read natively: a read-only sequence of ``TrxFacts`` built only when
+    something reads them one by one, over the columns they come from (``columns``), which the
+    simulation input (``sim.build.base_columns``, ``logical_clock``) and the advisor's sums read
+    directly, with the same numbers (an advice report over 300k transactions never builds them)."""
+
+    __slots__ = ("columns", "_items")
+
+    def __init__(self, columns: FactColumns) -> None:
+        self.columns = columns
+        self._items: list[TrxFacts] | None = None
+
+    def _all(self) -> list[TrxFacts]:
+        if self._items is None:
+            self._items = self.columns.build()
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def __getitem__(self, i):
+        return self._all()[i]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FactList({len(self)} transactions)"
+
+
+__all__ = ["FACT_COLUMNS", "FactColumns", "FactList"]
