@@ -861,13 +861,16 @@ impl Analyzer {
         match code {
             15 => {
                 self.fde = decode_fde(e)?;
+                // The bridge sees the FDE first, MariaDB's too: detection learns the server from
+                // the read it started (one open of the file), even when the run goes back to the
+                // reference.
+                self.cb
+                    .call_method1(py, "fde", (PyBytes::new_bound(py, e.data), e.body_end, framing_alg(e)))
+                    .map_err(py_abort)?;
                 let ver = framing::fde_version_text(e.data);
                 if ver.to_lowercase().contains("mariadb") {
                     return Err(Abort::new("MariaDB binlogs are read by the reference"));
                 }
-                self.cb
-                    .call_method1(py, "fde", (PyBytes::new_bound(py, e.data), e.body_end, framing_alg(e)))
-                    .map_err(py_abort)?;
                 self.table_maps.clear();
                 self.tm_cache.clear();
                 self.plan_cache.clear();
