@@ -45,13 +45,10 @@ def files(name: str) -> list[str]:
     return sorted(str(f) for f in d.iterdir() if re.search(r"\.\d+$", f.name))
 
 
-# 8.4+ MySQL (every fixture but the MariaDB one): the policy that wrote the clock is known from the
-# first file's FDE. Detection opens the first file for it (commands/common.read_inputs, once per
-# command), then the read opens every file: 2 for the first file. To reach 1, the native read
-# (native.read_run and the Analyzer) would have to read the FDE and pick the history size and
-# the commit-order input itself before the first transaction, or take the open file from
-# detection.
-DETECT_THEN_READ = 2
+# MySQL (every fixture but the MariaDB one is 8.4+): detection reads the first file's FDE (and,
+# before 8.4, a sample of the clock) through the native core, which keeps the handles it opened
+# for the read that follows (native/src/reader: HANDOFF): one open per file.
+READ = 1
 
 # advise: on top, every schema what-if the rules evaluate is one more pass over every file
 # (advise/context.Context.what_if_facts: read_facts over the run for each WhatIf); single_full
@@ -65,17 +62,18 @@ WHAT_IFS = {"single_full": 3, "single_rotation": 3, "sysbench_oltp_write_only": 
 def test_mysql_84(command, fixture):
     paths = files(fixture)
     extra = WHAT_IFS[fixture] if command == "advise" else 0
-    want = [DETECT_THEN_READ + extra] + [1 + extra] * (len(paths) - 1)
+    want = [READ + extra] + [READ + extra] * (len(paths) - 1)
     assert opens(command, paths) == want
 
 
 @pytest.mark.parametrize("command,want", [
-    # the detection's native sample stops at the FDE (MariaDB); the reference reads the run
+    # MariaDB: the native core reads the FDE for detection and gives the run back there (it does
+    # not read MariaDB binlogs); the reference then opens the file itself. To reach 1, the
+    # reference's reader (binlog.scan.open_binlog) would have to take the detection's handle, or
+    # detection would have to peek through the reference (then the native readers of MySQL files
+    # would open twice).
     ("analyze", 2),
-    # simulate reads its facts through sim.facts.read_facts -> native.read_run, which tries the
-    # native reader first and is given the run back at the first FDE: one open more. Removing it:
-    # read_run returns None at once when run.written.mariadb (as report.native_analysis.native_pass does).
-    ("simulate", 3),
+    ("simulate", 2),
     ("advise", 2),
 ])
 def test_mariadb(command, want):
@@ -94,20 +92,19 @@ def test_the_count_is_real(tmp_path):
 
 
 def test_export_and_graph_detect_once():
-    """export and graph: the same detection, then one read."""
+    """export and graph: the same detection, then one read, through one open."""
     paths = files("single_full")
-    assert opens("export", paths) == [DETECT_THEN_READ]
-    assert opens("graph", paths) == [DETECT_THEN_READ]
+    assert opens("export", paths) == [READ]
+    assert opens("graph", paths) == [READ]
 
 
 def test_mysql_57_sample_and_read_share_an_open():
     """Before 8.4 the policy is judged from a sample of the recorded clock: the native sample
-    reads the server from the same open (no separate FDE peek), then the read opens it again
-    (the same two opens as 8.4+, for the same reason)."""
+    reads the server from the same open (no separate FDE peek), and the read goes on with it."""
     from conftest import CORPUS
 
     path = CORPUS / "connector_java" / "mysql-bin.checksum-crc32"
     if not path.exists():
         pytest.skip("the shared corpus is not here")
     for command in ("analyze", "simulate", "advise"):
-        assert opens(command, [str(path)]) == [DETECT_THEN_READ], command
+        assert opens(command, [str(path)]) == [READ], command
