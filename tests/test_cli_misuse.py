@@ -20,6 +20,13 @@ TIMEOUT_S = 10
 
 
 RSS_LIMIT_KB = 200 * 1024
+#: Runs argv[2:] as its child and writes the child's peak RSS (KB) to the descriptor argv[1],
+#: exiting with its code. The peak of a process forked from pytest starts at pytest's own resident
+#: size (the copied address space counts, and exec keeps the peak), so a large pytest process
+#: failed every command here; a child forked from this small launcher starts at its size.
+LAUNCH = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execv(sys.executable, [sys.executable, *sys.argv[2:]])\n"
+          "_, status, usage = os.wait4(pid, 0)\nos.write(int(sys.argv[1]), str(usage.ru_maxrss).encode())\n"
+          "code = os.waitstatus_to_exitcode(status)\nos._exit(code if code >= 0 else 128 - code)\n")
 
 
 def run(*args: str, timeout: float = TIMEOUT_S, native: bool = True) -> tuple[int, str, str]:
@@ -31,12 +38,13 @@ def run(*args: str, timeout: float = TIMEOUT_S, native: bool = True) -> tuple[in
     env.pop("LAGADVISOR_PUREPYTHON", None)
     if not native:
         env["LAGADVISOR_PUREPYTHON"] = "1"
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([sys.executable, "-m", "lagadvisor", *args], stdout=out, stderr=err,
-                             stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as peak:
+        p = subprocess.Popen([sys.executable, "-c", LAUNCH, str(peak.fileno()), "-m", "lagadvisor", *args],
+                             stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                             pass_fds=(peak.fileno(),))
         deadline = time.monotonic() + timeout
         while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            pid, status, _ = os.wait4(p.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() > deadline:
@@ -44,7 +52,9 @@ def run(*args: str, timeout: float = TIMEOUT_S, native: bool = True) -> tuple[in
                 os.wait4(p.pid, 0)
                 pytest.fail(f"`lagadvisor {' '.join(args)}` did not end within {timeout:.0f} s")
             time.sleep(0.01)
-        assert usage.ru_maxrss < RSS_LIMIT_KB, f"peak RSS {usage.ru_maxrss // 1024} MB"
+        peak.seek(0)
+        maxrss = int(peak.read() or 0)
+        assert maxrss < RSS_LIMIT_KB, f"peak RSS {maxrss // 1024} MB"
         out.seek(0)
         err.seek(0)
         return (os.waitstatus_to_exitcode(status), out.read().decode("utf-8", "replace"),

@@ -81,12 +81,13 @@ def both(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, what) -> None:
 
 @lru_cache(maxsize=None)
 def fixture_facts(name: str) -> list[build.TrxFacts]:
-    from lagadvisor.cli import CommitOrder, _clock_options
+    from lagadvisor.commands.common import clock_options
+    from lagadvisor.commands.options import ClockArgs
     from lagadvisor.depgraph.pipeline import prepare, run_clocks
 
     d = FIXTURES / name
     files = sorted(str(p) for p in d.iterdir() if p.name.split(".")[-1].isdigit())
-    runp = prepare(files, _clock_options(None, CommitOrder.auto, None))
+    runp = prepare(files, clock_options(ClockArgs()))
     index = {f: i for i, f in enumerate(files)}
     return [run.facts_of(t, c, index.get(t.file, 0)) for t, _ws, c in run_clocks(files, runp)]
 

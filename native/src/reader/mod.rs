@@ -47,6 +47,50 @@ const KNOWN_UNDECODED: [u8; 16] = [5, 13, 14, 17, 9, 11, 28, 36, 37, 41, 7, 8, 1
 /// Types with a reference decoder (`decoder.DECODERS`) or special handling.
 const DECODED: [u8; 19] = [4, 3, 33, 34, 42, 35, 2, 16, 38, 19, 26, 18, 29, 160, 27, 40, 162, 163, 161];
 
+/// The files a detection sample read (`Analyzer.detect`), kept open for the read of the same
+/// run that follows in this process, so that detection and read share one open of each file
+/// (issue 21): (path as given, process id, a duplicate of the handle). A read takes the entry
+/// of its path when it is this process's (a forked worker opens its own: a duplicated handle
+/// would share the file position with the parent's) and still names the same file (device and
+/// inode), and reads it from the start; else it opens the path. At most `HANDOFF_MAX` kept.
+static HANDOFF: std::sync::Mutex<Vec<(String, u32, File)>> = std::sync::Mutex::new(Vec::new());
+const HANDOFF_MAX: usize = 64;
+
+fn same_file(f: &File, path: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (f.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Open `path` for reading: the detection's handle when one was kept (see `HANDOFF`); with
+/// `keep` (a detection read), a duplicate of the handle is kept for the read to come.
+fn open_input(path: &str, keep: bool) -> Res<File> {
+    use std::io::{Seek, SeekFrom};
+    let pid = std::process::id();
+    let taken = {
+        let mut h = HANDOFF.lock().unwrap_or_else(|e| e.into_inner());
+        h.retain(|(_, id, _)| *id == pid);
+        h.iter().position(|(p, _, _)| p == path).map(|i| h.remove(i).2)
+    };
+    let reused = taken.and_then(|mut f| (same_file(&f, path) && f.seek(SeekFrom::Start(0)).is_ok()).then_some(f));
+    let f = match reused {
+        Some(f) => f,
+        None => File::open(path).map_err(|e| Abort(format!("cannot open: {e}")))?,
+    };
+    if keep {
+        if let Ok(dup) = f.try_clone() {
+            let mut h = HANDOFF.lock().unwrap_or_else(|e| e.into_inner());
+            if h.len() >= HANDOFF_MAX {
+                h.remove(0);
+            }
+            h.push((path.to_string(), pid, dup));
+        }
+    }
+    Ok(f)
+}
+
 fn py_abort(e: PyErr) -> Abort {
     Abort(format!("reference callback raised: {e}"))
 }
@@ -803,7 +847,7 @@ impl Analyzer {
         if path.ends_with(".gz") {
             return Err(Abort::new("gzip input is read by the reference"));
         }
-        let f = File::open(path).map_err(|e| Abort(format!("cannot open: {e}")))?;
+        let f = open_input(path, self.detect_limit > 0)?;
         let mut framer = Framer::new(BufReader::with_capacity(1 << 20, f), 4);
         framer.check_magic()?;
         let mut cur: Option<Open> = None;
@@ -861,13 +905,16 @@ impl Analyzer {
         match code {
             15 => {
                 self.fde = decode_fde(e)?;
+                // The bridge sees the FDE first, MariaDB's too: detection learns the server from
+                // the read it started (one open of the file), even when the run goes back to the
+                // reference.
+                self.cb
+                    .call_method1(py, "fde", (PyBytes::new_bound(py, e.data), e.body_end, framing_alg(e)))
+                    .map_err(py_abort)?;
                 let ver = framing::fde_version_text(e.data);
                 if ver.to_lowercase().contains("mariadb") {
                     return Err(Abort::new("MariaDB binlogs are read by the reference"));
                 }
-                self.cb
-                    .call_method1(py, "fde", (PyBytes::new_bound(py, e.data), e.body_end, framing_alg(e)))
-                    .map_err(py_abort)?;
                 self.table_maps.clear();
                 self.tm_cache.clear();
                 self.plan_cache.clear();

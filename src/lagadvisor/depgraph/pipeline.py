@@ -50,6 +50,15 @@ def peek_server(path: str) -> tuple[str, bool]:
     return (fde.server_version, fde.is_mariadb) if fde else ("", False)
 
 
+def _by_server(version: str, mariadb: bool) -> WrittenPolicy | None:
+    """The policy when the server alone decides it: MariaDB, or MySQL 8.4+ (WRITESET only)."""
+    if mariadb:
+        return WrittenPolicy("MariaDB", "MariaDB binlog: group commit ids, no logical clock", version, True)
+    if version_tuple(version) >= (8, 4, 0):
+        return WrittenPolicy("WRITESET", f"server {version}: 8.4+ tracks dependencies with WRITESET only", version)
+    return None
+
+
 def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> WrittenPolicy:
     """Read up to ``sample`` transactions (no row decoding) and judge the recorded clock.
 
@@ -58,24 +67,27 @@ def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> Writ
     next, and with one session it is always ``sequence_number - 1``; WRITESET's goes down
     whenever a transaction conflicts with nothing recent. WRITESET_SESSION additionally never
     lets a transaction start before its session's previous one.
+
+    The first file's server is read from the same open as the sample: the native sample stops
+    at that FDE when the server decides (:func:`_native_sample`), so each file read is opened
+    once; the reference peeks at it first.
     """
-    if paths:
-        version, mariadb = peek_server(paths[0])
-        if mariadb:
-            return WrittenPolicy("MariaDB", "MariaDB binlog: group commit ids, no logical clock", version, True)
-        if version_tuple(version) >= (8, 4, 0):
-            return WrittenPolicy("WRITESET", f"server {version}: 8.4+ tracks dependencies with WRITESET only",
-                                 version)
+    fast = _native_sample(paths, sample)
+    if isinstance(fast, WrittenPolicy):
+        return fast
+    summary = FileSummary(paths[0]) if paths else None
+    if fast is not None:
+        summary, sampled = fast
+    else:
+        if paths:
+            decided = _by_server(*peek_server(paths[0]))
+            if decided is not None:
+                return decided
+        sampled = _sample(paths, sample)
     n = decreases = below_serial = session_violations = session_pairs = 0
     prev_lc = None
     file = None
     last_by_session: dict[int, int] = {}
-    summary = FileSummary(paths[0]) if paths else None
-    fast = _native_sample(paths, sample)
-    if fast is not None:
-        summary, sampled = fast
-    else:
-        sampled = _sample(paths, sample)
     for t, s in sampled:
         if s is not None:
             if summary is not None and not summary.server_version:
@@ -137,9 +149,14 @@ def _sample(paths: list[str], sample: int):
                 return
 
 
+class _ServerDecides(Exception):
+    """The first file's FDE names a server that decides the policy: no sample is needed."""
+
+
 def _native_sample(paths: list[str], sample: int):
-    """The same sample read by the native core: ``(summary, items)``, or None when the native
-    core is unavailable or gives the read back to the reference."""
+    """The same sample read by the native core: ``(summary, items)``; the policy when the first
+    file's FDE decides it (MariaDB, 8.4+: the read stops there); or None when the native core is
+    unavailable or gives the read back to the reference."""
     from ..native import load, readable
 
     native = load()
@@ -149,7 +166,18 @@ def _native_sample(paths: list[str], sample: int):
 
     from ..native import Bridge
 
-    bridge = Bridge(KeyTracker())
+    class DetectBridge(Bridge):
+        decided: WrittenPolicy | None = None
+
+        def fde(self, data: bytes, body_end: int, checksum_alg: int) -> None:
+            super().fde(data, body_end, checksum_alg)
+            if first and self.decided is None:
+                self.decided = _by_server(self.first_fde.server_version, self.first_fde.is_mariadb)
+                if self.decided is not None:
+                    raise _ServerDecides
+
+    first = True
+    bridge = DetectBridge(KeyTracker())
     analyzer = native.Analyzer(1, 0, 0, bridge, 0)
     summary = FileSummary(paths[0])
     items: list = []
@@ -157,6 +185,7 @@ def _native_sample(paths: list[str], sample: int):
     try:
         for i, path in enumerate(paths):
             bridge.begin_file()
+            first = i == 0
             got = analyzer.detect(path, i, sample - n)
             if analyzer.file_transactions() and not summary.server_version:
                 fde = bridge.first_fde
@@ -170,7 +199,7 @@ def _native_sample(paths: list[str], sample: int):
             if n >= sample:
                 break
     except native.NativeFallback:
-        return None
+        return bridge.decided  # stopped at the first FDE (MariaDB, 8.4+), else given back
     return summary, items
 
 

@@ -76,7 +76,10 @@ def analyze_native(paths: list[str], options: ClockOptions, run: ClockRun,
 
 def native_pass(paths: list[str], options: ClockOptions, run: ClockRun,
                 on_progress: Callable[[str, int], None] | None = None, **collect) -> tuple[Analysis, NativeRun] | None:
-    """The analysis and the native read it came from (for what else it collected)."""
+    """The analysis and the native read it came from (for what else it collected). None at
+    once for a MariaDB run: the native reader gives every MariaDB binlog back at its first FDE."""
+    if getattr(getattr(run, "written", None), "mariadb", False):
+        return None
     nr = read_run(paths, options, run, on_progress=on_progress, **collect)
     if nr is None:
         return None

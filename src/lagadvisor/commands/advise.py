@@ -1,0 +1,87 @@
+"""``lagadvisor advise``."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from ..errors import LagAdvisorError
+from .common import Progress, cost_model as cost_model_of, fail, read_inputs, warn
+from .options import (ClockArgs, CoresOpt, CostModelOpt, FilesArg, FromOpt, OutputFormat, ProgressOpt, ServerArgs,
+                      ToOpt, WindowArgs, format_option, grouped)
+
+
+class FailOn(str, Enum):
+    never = "never"
+    warning = "warning"
+    critical = "critical"
+
+
+EXIT_FINDINGS = 1
+AdviseFormatOpt = format_option("text or json (schema: docs/advise-schema.json).")
+
+
+@grouped
+def advise(
+    files: FilesArg = None,
+    *,
+    from_file: FromOpt = None,
+    to_file: ToOpt = None,
+    output_format: AdviseFormatOpt = OutputFormat.text,
+    html: Annotated[Optional[str], typer.Option("--html", help="Also write a self-contained HTML report "
+                                                               "with charts to this file.")] = None,
+    mycnf: Annotated[bool, typer.Option("--mycnf", help="Print the suggested settings as my.cnf "
+                                                        "snippets (source and replica) instead of the report.")] = False,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit with 1 when a finding of this "
+                                            "severity or worse is found (pre-upgrade gates).")] = FailOn.never,
+    cost_model: CostModelOpt = None,
+    cores: CoresOpt = None,
+    clock: ClockArgs,
+    binlog_window: WindowArgs,
+    server: ServerArgs,
+    progress: ProgressOpt = True,
+    window: Annotated[str, typer.Option(help="The summary's worst lag window on the source's timeline: a "
+                                             "duration (15m, 1h, 1d), off, or auto (for inputs longer "
+                                             "than 2 hours).")] = "auto",
+) -> None:
+    """What to change: findings ordered by expected gain, each with the setting, its current and
+    suggested value, the evidence from the binlog and the simulated effect. With --host, current
+    values are read from that server (read-only: SELECT, REPLICATION CLIENT)."""
+    from ..advise import Severity
+    from ..advise import advise as run
+    from ..report.advice import advice_json, mycnf as render_mycnf, render
+    from ..report.advice_html import render_html
+    from ..schema.live import settings_from_server
+    from ..sim.windows import parse_window
+
+    try:
+        cost = cost_model_of(cost_model, cores)
+        window_s = parse_window(window)
+        inp = read_inputs(files, clock, binlog_window, server, from_file=from_file, to_file=to_file)
+        settings = settings_from_server(inp.server) if inp.server is not None else None
+        with Progress(inp.files, progress) as bar:
+            advice = run(inp.files, inp.options, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t),
+                         window_s=window_s, on_progress=bar.on_progress)
+        if html:
+            try:
+                with open(html, "w", encoding="utf-8") as f:
+                    f.write(render_html(advice))
+            except OSError as err:
+                raise LagAdvisorError(f"{html}: cannot write the HTML report: {err.strerror}") from None
+    except LagAdvisorError as err:
+        raise fail(err) from None
+    if mycnf:
+        print(render_mycnf(advice), end="")
+    elif output_format == OutputFormat.json:
+        print(json.dumps(advice_json(advice), indent=2, sort_keys=True))
+    else:
+        render(advice, Console(highlight=False))
+    for w in advice.context.analysis.warnings:
+        warn(w)
+    worst = advice.worst()
+    if fail_on != FailOn.never and worst is not None and worst.rank >= Severity(fail_on.value).rank:
+        raise typer.Exit(EXIT_FINDINGS)

@@ -1,0 +1,54 @@
+"""``lagadvisor analyze``."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+
+from ..errors import LagAdvisorError
+from .common import Progress, err_console, fail, read_inputs, warn
+from .options import (ClockArgs, FilesArg, FormatOpt, FromOpt, JobsOpt, OutputFormat, ProgressOpt, ServerArgs,
+                      ToOpt, WindowArgs, grouped)
+
+
+@grouped
+def analyze(
+    files: FilesArg = None,
+    *,
+    from_file: FromOpt = None,
+    to_file: ToOpt = None,
+    output_format: FormatOpt = OutputFormat.text,
+    clock: ClockArgs,
+    window: WindowArgs,
+    server: ServerArgs,
+    jobs: JobsOpt = 1,
+    progress: ProgressOpt = True,
+) -> None:
+    """Summarise binlog files: server, transactions, events, time span, the parallelism the
+    recorded clock allows, and what COMMIT_ORDER, WRITESET and WRITESET_SESSION would allow."""
+    from ..native import unavailable_notice
+    from ..report.analysis import analyze as run
+    from ..report.console import render_analysis
+    from ..report.jsonout import analysis_json
+
+    try:
+        inp = read_inputs(files, clock, window, server, from_file=from_file, to_file=to_file)
+        if jobs != 1 and len(inp.files) > 1 and not from_file:
+            from ..report.parallel import analyze_parallel
+
+            result = analyze_parallel(inp.files, inp.options, jobs)
+        else:
+            with Progress(inp.files, progress) as bar:
+                result = run(inp.files, inp.options, on_progress=bar.on_progress)
+    except LagAdvisorError as err:
+        raise fail(err) from None
+    if output_format == OutputFormat.json:
+        print(json.dumps(analysis_json(result), indent=2, sort_keys=True))
+    else:
+        render_analysis(result, Console(highlight=False))
+    for w in result.warnings:
+        warn(w)
+    notice = unavailable_notice()
+    if notice:
+        err_console.print(f"lagadvisor: note: {notice}", soft_wrap=True)

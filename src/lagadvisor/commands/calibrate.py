@@ -1,0 +1,101 @@
+"""``lagadvisor calibrate``: a cost model fitted from a replica's binlogs, or live from a running
+replica (read-only)."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Optional
+
+import typer
+
+from ..errors import LagAdvisorError
+from .common import Progress, err_console, fail, input_files, output_path, pymysql_settings_of, server_options, warn, \
+    write_output
+from .options import ServerArgs, grouped
+
+
+@grouped
+def calibrate(
+    files: Annotated[Optional[list[str]], typer.Argument(help="The replica's own binlog files "
+                                                    "(log_replica_updates=ON), written while it "
+                                                    "applied a backlog with one worker; or --host.")] = None,
+    *,
+    window: Annotated[Optional[float], typer.Option(
+        "--window", help="With --host: seconds to watch the running replica (read-only: performance_schema "
+                         "and its own binlog; any worker count). Default 60.", min=1.0, max=86400.0)] = None,
+    server: ServerArgs,
+    durable: Annotated[bool, typer.Option("--durable/--relaxed",
+        help="The replica's durability during that run (sync_binlog=1 and "
+             "innodb_flush_log_at_trx_commit=1, or relaxed).")] = True,
+    base: Annotated[Optional[str], typer.Option(help="For --durable: a cost model fitted on a relaxed "
+                                                     "run, to split CPU from flush time.")] = None,
+    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replica.", min=1, max=4096)] = None,
+    redo_share: Annotated[Optional[float], typer.Option(
+        help="For --durable: the InnoDB redo fsync's share of the fsync time per commit (the rest "
+             "is the binlog fsync); default: the --base model's split. Measure it from "
+             "performance_schema.file_summary_by_event_name (SUM_TIMER_MISC of "
+             "wait/io/file/innodb/innodb_log_file against wait/io/file/sql/binlog).",
+        min=0.0, max=1.0)] = None,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the model here.")] = None,
+) -> None:
+    """Fit the apply cost model (per transaction, per row by kind, per byte, flush) from a
+    replica's commit timestamps; use it with `simulate --cost-model`."""
+    from ..sim.calibrate import calibrate as fit
+    from ..sim.model import CostModel
+
+    try:
+        srv = server_options(server)
+        if srv is not None:
+            if files:
+                raise LagAdvisorError("give either binlog files or --host (a running replica), not both")
+            return _calibrate_live(srv, window or 60.0, base, cores, output)
+        if window is not None:
+            raise LagAdvisorError("--window needs --host (the running replica to watch)")
+        if not files:
+            raise LagAdvisorError("give the replica's binlog files, or --host to calibrate a running replica")
+        files = input_files(files)
+        output_path(output, files)
+        with Progress(files, True) as bar:
+            result = fit(files, durable=durable, base=CostModel.from_file(base) if base else None,
+                         cores=cores or os.cpu_count() or 1, redo_share=redo_share,
+                         on_transaction=bar.on_transaction, on_progress=bar.on_progress)
+    except LagAdvisorError as err:
+        raise fail(err) from None
+    text = result.model.to_json()
+    if output:
+        write_output(output, text)
+    else:
+        print(text)
+    err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
+                      f"R^2 {result.r2:.3f}; stalls left out of the fit, their time spread over the costs: "
+                      f"x{result.stall_factor:.2f})")
+    for w in result.warnings:
+        warn(w)
+
+
+def _calibrate_live(server, window: float, base: str | None, cores: int | None, output: str | None) -> None:
+    """calibrate --host: the fit from a running replica (sim.live), the model on stdout or -o,
+    the evidence on stderr."""
+    from ..sim.live import calibrate_live
+    from ..sim.model import CostModel
+
+    try:
+        output_path(output, [])
+        result = calibrate_live(pymysql_settings_of(server), window, base=CostModel.from_file(base) if base else None,
+                                cores=cores or os.cpu_count() or 1, on_start=lambda s: err_console.print(
+                                    f"lagadvisor: watching the replica for {window:g} s (read-only; "
+                                    f"{s['workers']} workers)"))
+    except LagAdvisorError as err:
+        raise fail(err) from None
+    text = result.model.to_json()
+    if output:
+        write_output(output, text)
+    else:
+        print(text)
+    e = result.evidence
+    err_console.print(
+        f"lagadvisor: fitted live on {e['samples_kept']:,} of {e['samples']:,} applied transactions "
+        f"({e['workers']} workers, {'durable' if e['durable'] else 'relaxed'}; mean worker time "
+        f"{e['mean_worker_us']:,.0f} us, R^2 {e['r2']:.3f}, stalls x{e['stall_factor']:.2f}; redo fsyncs "
+        f"{e['redo_fsyncs']:,} mean {e['redo_fsync_mean_us']:,.0f} us, binlog fsyncs {e['binlog_fsyncs']:,} mean "
+        f"{e['binlog_fsync_mean_us']:,.0f} us; lag median {(e['lag_median_us'] or 0) / 1e3:,.1f} ms)", soft_wrap=True)

@@ -1,0 +1,82 @@
+"""``lagadvisor fleet``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from ..errors import ConfigError, LagAdvisorError
+from .common import EXIT_BAD_INPUT, err_console, fail
+from .options import ClockArgs, OutputFormat, format_option, grouped
+
+FleetFormatOpt = format_option("text (the fleet table) or json (schema: docs/fleet-schema.json: the table plus "
+                               "each server's advice document).")
+
+
+@grouped
+def fleet(
+    dirs: Annotated[Optional[list[str]], typer.Argument(help="Without --fleet: one binlog directory per "
+                                                             "server (named by the directory).")] = None,
+    *,
+    fleet_file: Annotated[Optional[str], typer.Option("--fleet", help="Fleet file (TOML, or YAML by its "
+        ".yaml/.yml name): one entry per server with its binlogs (a directory, a glob, an .index file or "
+        "an fsspec URL such as s3://bucket/prefix/), optionally --host-style settings, its replica's "
+        "settings and cost model (README: lagadvisor fleet).")] = None,
+    scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="An existing Dask cluster's "
+        "scheduler (tcp://HOST:8786); default: an embedded local cluster.")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Worker processes of the "
+        "embedded cluster (default: one per core).")] = None,
+    output_format: FleetFormatOpt = OutputFormat.text,
+    html: Annotated[Optional[str], typer.Option("--html", help="Also write one self-contained HTML page: "
+        "the fleet overview and a section per server.")] = None,
+    cost_model: Annotated[Optional[str], typer.Option("--cost-model",
+        help="JSON file of apply cost coefficients for every DIR server.")] = None,
+    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replicas (DIR servers).", min=1,
+                                                 max=4096)] = None,
+    clock: ClockArgs,
+) -> None:
+    """advise for every server of a fleet, on Dask: files read in parallel across the cluster,
+    each server's simulation chained over its files; a table, JSON or one HTML page. A server
+    whose files cannot be read is reported with its error (exit 2) and the others complete."""
+    from ..fleet import connect, entries_from_dirs, fleet as run_fleet, load_fleet
+    from ..report.fleet import fleet_json, render_console, render_html
+
+    try:
+        if fleet_file and dirs:
+            raise ConfigError("give either --fleet FILE or directories, not both")
+        if fleet_file:
+            entries = load_fleet(fleet_file)
+        elif dirs:
+            entries = entries_from_dirs(dirs, cost_model=cost_model, cores=cores, history_size=clock.history_size,
+                                        commit_order=clock.commit_order.value, schema=clock.schema)
+        else:
+            raise ConfigError("give a --fleet FILE or one binlog directory per server")
+        client, cluster = connect(scheduler, workers)
+        try:
+            doc = fleet_json(run_fleet(entries, client).results)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        if html:
+            try:
+                with open(html, "w", encoding="utf-8") as f:
+                    f.write(render_html(doc))
+            except OSError as err:
+                raise LagAdvisorError(f"{html}: cannot write the HTML report: {err.strerror}") from None
+    except LagAdvisorError as err:
+        raise fail(err) from None
+    if output_format == OutputFormat.json:
+        print(json.dumps(doc, indent=2, sort_keys=True))
+    else:
+        render_console(doc, Console(highlight=False))
+    for s in doc["servers"]:
+        for w in s["warnings"]:
+            err_console.print(f"lagadvisor: warning: {s['name']}: {w}", soft_wrap=True)
+        if s["error"] and output_format == OutputFormat.json:  # the table already shows it
+            err_console.print(f"lagadvisor: error: {s['name']}: {s['error']}", soft_wrap=True)
+    if doc["fleet"]["failed"]:
+        raise typer.Exit(EXIT_BAD_INPUT)

@@ -1,0 +1,74 @@
+"""``lagadvisor graph``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from ..errors import ConfigError, LagAdvisorError
+from .common import Progress, fail, read_inputs, read_warnings
+from .options import ClockArgs, FormatOpt, OutputFormat, ServerArgs, WindowArgs, grouped, policy_name
+
+GRAPH_POLICIES = ("recorded", "COMMIT_ORDER", "WRITESET", "WRITESET_SESSION")
+
+
+def keep_range(text: str) -> range:
+    """``--range START:END``."""
+    try:
+        a, b = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise ConfigError(f"--range {text}: expected START:END") from None
+    if a < 0 or b <= a:
+        raise ConfigError(f"--range {text}: expected 0 <= START < END (transactions START to END-1)")
+    return range(a, b)
+
+
+@grouped
+def graph(
+    files: Annotated[list[str], typer.Argument(help="Binlog files, in order.")],
+    *,
+    policy: Annotated[str, typer.Option(callback=policy_name, help="Clock: recorded, COMMIT_ORDER, WRITESET or "
+                                                                   "WRITESET_SESSION (any case).")] = "WRITESET",
+    top: Annotated[int, typer.Option(help="How many hot rows and tables to list.", min=1)] = 10,
+    range_: Annotated[str, typer.Option("--range", help="Transactions (0-based, in binlog order) kept for "
+                                                        "export, as START:END.")] = "0:2000",
+    graphml: Annotated[Optional[str], typer.Option(help="Write the kept range as GraphML.")] = None,
+    dot: Annotated[Optional[str], typer.Option(help="Write the kept range as Graphviz DOT.")] = None,
+    output_format: FormatOpt = OutputFormat.text,
+    clock: ClockArgs,
+    window: WindowArgs,
+    server: ServerArgs,
+) -> None:
+    """The dependency graph: critical path (transactions and estimated apply time), width, the
+    rows and tables that create the most dependencies, export to GraphML/DOT."""
+    from ..depgraph.graph import build_graph, hot_rows_max, write_graph
+    from ..depgraph.pipeline import prepare
+    from ..report.commands import graph_doc, render_graph
+    from ..sim.model import CostModel
+
+    try:
+        if policy not in GRAPH_POLICIES:
+            raise ConfigError(f"--policy {policy}: expected recorded, COMMIT_ORDER, WRITESET or WRITESET_SESSION")
+        kept = keep_range(range_)
+        inp = read_inputs(files, clock, window, server, labels=True)
+        run = prepare(inp.files, inp.options)
+        with Progress(inp.files, True) as bar:
+            s = build_graph(inp.files, run, inp.options, policy, CostModel().graph_weights(), kept,
+                            on_progress=bar.on_progress, on_transaction=bar.on_transaction)
+        if graphml:
+            write_graph(s.graph, graphml)
+        if dot:
+            write_graph(s.graph, dot if dot.endswith((".dot", ".gv")) else dot + ".dot")
+    except OSError as err:
+        raise fail(LagAdvisorError(f"cannot write the graph: {err}")) from None
+    except LagAdvisorError as err:
+        raise fail(err) from None
+    doc = graph_doc(s, policy, top)
+    if output_format == OutputFormat.json:
+        print(json.dumps(doc, indent=2, sort_keys=True))
+    else:
+        render_graph(doc, s, Console(highlight=False), hot_rows_max())
+    read_warnings(run.summaries)

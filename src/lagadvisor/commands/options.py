@@ -1,0 +1,176 @@
+"""Options shared between commands, declared once: typer ``Annotated`` aliases, and option
+groups (the clock, the window and the server/TLS options) a command takes as one value.
+
+A command declares a group as one parameter (``server: ServerArgs``); :func:`grouped` puts the
+group's options in its signature in that place, and hands the command the group as one frozen
+dataclass."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import typing
+from dataclasses import dataclass
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+from ..versions import describe_history_defaults
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class CommitOrder(str, Enum):
+    auto = "auto"
+    recorded = "recorded"
+    serial = "serial"
+    flush_groups = "flush-groups"
+
+
+def policy_name(value):
+    """--policy names are case-insensitive (writeset, Writeset-Session, RECORDED): normalised once,
+    here, to MySQL's spelling; an unknown name is left for the command's own one-line error."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [policy_name(v) for v in value]
+    canonical = {"recorded": "recorded", "commit_order": "COMMIT_ORDER", "writeset": "WRITESET",
+                 "writeset_session": "WRITESET_SESSION"}
+    return canonical.get(value.strip().lower().replace("-", "_"), value)
+
+
+FILES_HELP = ("Binlog or relay-log files in order (.gz/.zst too), a directory, a binlog.index or relay-log "
+              ".index file, or a glob.")
+FilesArg = Annotated[Optional[list[str]], typer.Argument(help=FILES_HELP)]
+RequiredFilesArg = Annotated[list[str], typer.Argument(help=FILES_HELP)]
+
+
+def format_option(help: str):
+    """``--format`` (text or json) with a command's own help."""
+    return Annotated[OutputFormat, typer.Option("--format", help=help)]
+
+
+FormatOpt = format_option("text or json.")
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=0, max=1024, help="Read the files on this many "
+                                      "processes (0 = one per CPU core); the result is the same.")]
+ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")]
+CostModelOpt = Annotated[Optional[str], typer.Option(
+    "--cost-model", help="JSON file of apply cost coefficients (see `lagadvisor calibrate`).")]
+CoresOpt = Annotated[Optional[int], typer.Option(help="CPU cores of the replica (default: the cost "
+                                                     "model's).", min=1, max=4096)]
+FromOpt = Annotated[Optional[str], typer.Option(
+    "--from", help="With --host: stream the server's binlogs from this file (e.g. binlog.000042) to the "
+                   "newest, over the replication protocol (needs REPLICATION SLAVE and REPLICATION CLIENT).")]
+ToOpt = Annotated[Optional[str], typer.Option("--to", help="With --from: the last file to stream.")]
+HistoryOpt = Annotated[Optional[int], typer.Option(
+    "--history-size", min=1, max=1_000_000,
+    help="binlog_transaction_dependency_history_size of the source (default: the server "
+         f"version's default: {describe_history_defaults()}).")]
+CommitOrderOpt = Annotated[CommitOrder, typer.Option(
+    "--commit-order",
+    help="Commit-order parent fed to WRITESET: 'recorded' (binlog written under COMMIT_ORDER), "
+         "'serial' (the previous transaction: the writeset-only answer), 'flush-groups' (estimate "
+         "for binlogs written under WRITESET), or 'auto' (chosen from the detected policy).")]
+SchemaOpt = Annotated[Optional[str], typer.Option(
+    "--schema", help="Table definitions: a `mysqldump --no-data` file (or any file of CREATE TABLE "
+                     "statements). Needed for tables created before the first binlog.")]
+
+
+@dataclass(frozen=True)
+class ClockArgs:
+    """How the clocks are re-derived: history size, commit-order input, table definitions."""
+
+    history_size: HistoryOpt = None
+    commit_order: CommitOrderOpt = CommitOrder.auto
+    schema: SchemaOpt = None
+
+
+@dataclass(frozen=True)
+class WindowArgs:
+    """mysqlbinlog's window options."""
+
+    start_position: Annotated[Optional[int], typer.Option(
+        "--start-position", help="As mysqlbinlog: start at the first transaction at or after this byte offset "
+                                 "of the first file.")] = None
+    stop_position: Annotated[Optional[int], typer.Option(
+        "--stop-position", help="As mysqlbinlog: stop at the first event at or after this byte offset of the "
+                                "last file (a transaction begun before it is read to its end).")] = None
+    start_datetime: Annotated[Optional[str], typer.Option(
+        "--start-datetime", help="As mysqlbinlog: start at the first transaction at or after the first event "
+                                 "stamped at or after this local time ('2026-11-22 02:00:00').")] = None
+    stop_datetime: Annotated[Optional[str], typer.Option(
+        "--stop-datetime", help="As mysqlbinlog: stop at the first event stamped at or after this local "
+                                "time.")] = None
+
+
+@dataclass(frozen=True)
+class ServerArgs:
+    """The server to read from and how to reach it, as the mysql client takes them."""
+
+    host: Annotated[Optional[str], typer.Option(
+        "-h", "--host", help="Read table definitions from this server's information_schema (read-only; "
+                             "needs SELECT). Options are read as the mysql client reads them: option "
+                             "files ([client], [lagadvisor]), --login-path, then the command line. The "
+                             "password comes from -p (prompt), LAGADVISOR_PASSWORD or MYSQL_PWD, an "
+                             "option file or the login path; never from the command line.")] = None
+    port: Annotated[Optional[int], typer.Option("-P", "--port", help="Server port (default: option files, "
+                                                                     "else 3306).")] = None
+    user: Annotated[Optional[str], typer.Option("-u", "--user", help="Server user.")] = None
+    ask_password: Annotated[bool, typer.Option(
+        "-p", "--password", "--ask-password",
+        help="Prompt for the password (as the mysql client's -p; a password value on the command line "
+             "is refused).")] = False
+    defaults_file: Annotated[Optional[str], typer.Option(
+        "--defaults-file", help="Read only this option file (and the login file) instead of the default "
+                                "ones.")] = None
+    socket: Annotated[Optional[str], typer.Option(
+        "-S", "--socket", help="Unix socket to connect through (host localhost); also connects without "
+                               "--host.")] = None
+    login_path: Annotated[Optional[str], typer.Option(
+        "--login-path", help="Read this group of ~/.mylogin.cnf (mysql_config_editor; "
+                             "$MYSQL_TEST_LOGIN_FILE); also connects without --host.")] = None
+    defaults_extra_file: Annotated[Optional[str], typer.Option(
+        "--defaults-extra-file", help="Read this option file after the global ones, before ~/.my.cnf.")] = None
+    no_defaults: Annotated[bool, typer.Option("--no-defaults", help="Read no option files.")] = False
+    ssl_ca: Annotated[Optional[str], typer.Option("--ssl-ca", help="CA certificate for TLS.")] = None
+    ssl_cert: Annotated[Optional[str], typer.Option("--ssl-cert", help="Client certificate for TLS.")] = None
+    ssl_key: Annotated[Optional[str], typer.Option("--ssl-key", help="Client key for TLS.")] = None
+    ssl_mode: Annotated[Optional[str], typer.Option(
+        "--ssl-mode", help="As the mysql client: DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY "
+                           "(default: VERIFY_CA with --ssl-ca, else PREFERRED).")] = None
+
+
+GROUPS = (ClockArgs, WindowArgs, ServerArgs)
+
+
+def grouped(func):
+    """``func`` as typer sees it: each parameter typed with a group of :data:`GROUPS` replaced, in
+    place, by the group's options; called with the group built from their values."""
+    hints = typing.get_type_hints(func, include_extras=True)
+    params: list[inspect.Parameter] = []
+    groups: dict[str, tuple[type, list[str]]] = {}
+    for p in inspect.signature(func).parameters.values():
+        t = hints.get(p.name, p.annotation)
+        if t in GROUPS:
+            fields = typing.get_type_hints(t, include_extras=True)
+            names = [f.name for f in dataclasses.fields(t)]
+            params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=fields[n])
+                       for n, f in zip(names, dataclasses.fields(t))]
+            groups[p.name] = (t, names)
+        else:
+            params.append(p.replace(annotation=t))
+
+    @functools.wraps(func)
+    def command(*args, **kwargs):
+        for name, (cls, names) in groups.items():
+            kwargs[name] = cls(**{n: kwargs.pop(n) for n in names})
+        return func(*args, **kwargs)
+
+    command.__signature__ = inspect.Signature(params, return_annotation=None)
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    return command

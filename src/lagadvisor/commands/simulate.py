@@ -1,0 +1,109 @@
+"""``lagadvisor simulate``."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from ..errors import ConfigError, LagAdvisorError
+from .common import cost_model as cost_model_of, fail, finite, int_list, read_inputs, read_warnings
+from .options import (ClockArgs, CoresOpt, CostModelOpt, FormatOpt, JobsOpt, OutputFormat, RequiredFilesArg,
+                      ServerArgs, WindowArgs, grouped, policy_name)
+
+
+class Mode(str, Enum):
+    logical_clock = "logical_clock"
+    database = "database"
+    mariadb_conservative = "mariadb_conservative"
+    mariadb_optimistic = "mariadb_optimistic"
+    mariadb_aggressive = "mariadb_aggressive"
+
+
+@grouped
+def simulate(
+    files: RequiredFilesArg,
+    *,
+    workers: Annotated[str, typer.Option(help="replica_parallel_workers values to simulate "
+                                              "(0 = single-threaded applier).")] = "1,2,4,8,16",
+    policy: Annotated[Optional[list[str]], typer.Option(
+        callback=policy_name,
+        help="Clocks to simulate: COMMIT_ORDER, WRITESET, WRITESET_SESSION (re-derived) or 'recorded'; "
+             "any case. "
+             "Repeat the option for several. Default: the three policies.")] = None,
+    preserve_commit_order: Annotated[str, typer.Option(help="replica_preserve_commit_order: on or off.")] = "on",
+    durable: Annotated[bool, typer.Option("--durable/--relaxed",
+        help="Replica durability: --durable = sync_binlog=1 and innodb_flush_log_at_trx_commit=1 "
+             "(every commit group pays a flush); --relaxed = 0 and 2.")] = True,
+    cost_model: CostModelOpt = None,
+    cores: CoresOpt = None,
+    catch_up: Annotated[bool, typer.Option("--catch-up",
+        help="All transactions are already in the relay log (a stopped replica catching up); "
+             "default: they arrive at the source's commit timestamps.")] = False,
+    lag_threshold: Annotated[float, typer.Option(help="Seconds; report time spent above it.")] = 1.0,
+    window: Annotated[str, typer.Option(help="Lag per time window of the source's timeline: a duration "
+                                             "(15m, 1h, 1d), off, or auto (1h-style windows for inputs "
+                                             "longer than 2 hours).")] = "auto",
+    mode: Annotated[Mode, typer.Option(help="Applier: logical_clock (MySQL), database (5.6 "
+                                            "DATABASE mode), mariadb_conservative, mariadb_optimistic (MariaDB's "
+                                            "default since 10.5) or mariadb_aggressive.")] = Mode.logical_clock,
+    output_format: FormatOpt = OutputFormat.text,
+    clock: ClockArgs,
+    binlog_window: WindowArgs,
+    server: ServerArgs,
+    jobs: JobsOpt = 1,
+) -> None:
+    """Simulate the replica's multi-threaded applier for each policy and worker count: apply
+    time, speedup, lag against the source's commit timeline, worker utilisation."""
+    from ..depgraph.pipeline import prepare
+    from ..depgraph.policies import POLICIES
+    from ..report.commands import render_simulate, simulate_doc
+    from ..sim.facts import read_facts
+    from ..sim.model import ReplicaConfig
+    from ..sim.run import sweep, window_for
+    from ..sim.windows import parse_window
+
+    try:
+        wl = int_list(workers, "--workers")
+        finite(lag_threshold, "--lag-threshold")
+        if mode.value.startswith("mariadb"):
+            # MariaDB schedules by its group-commit ids: the policy clocks do not apply
+            if policy and set(policy) != {"recorded"}:
+                raise ConfigError(f"--policy has no effect with --mode {mode.value} (MariaDB schedules by "
+                                  "commit_id groups)")
+            policy = ["recorded"]
+        pols = policy or list(POLICIES)
+        for p in pols:
+            if p not in ("recorded", *POLICIES):
+                raise ConfigError(f"--policy {p}: expected one of recorded, {', '.join(POLICIES)}")
+        if preserve_commit_order not in ("on", "off"):
+            raise ConfigError("--preserve-commit-order: expected on or off")
+        cost = cost_model_of(cost_model, cores)
+        inp = read_inputs(files, clock, binlog_window, server)
+        run = prepare(inp.files, inp.options)
+        if jobs != 1 and len(inp.files) > 1:
+            from ..sim.parallel import read_facts_parallel
+
+            facts = read_facts_parallel(inp.files, inp.options, run, jobs)
+        else:
+            facts = read_facts(inp.files, inp.options, run)
+        cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value)
+        window_s = window_for(facts, parse_window(window))
+        rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold,
+                     window_s=window_s)
+        if mode.value.startswith("mariadb"):
+            for r in rows:  # one row per worker count, named by the mode that schedules it
+                r.policy = mode.value
+    except LagAdvisorError as err:
+        raise fail(err) from None
+    if output_format == OutputFormat.json:
+        print(json.dumps(simulate_doc(rows, transactions=len(facts), catch_up=catch_up, durable=durable,
+                                      mode=mode.value, cost=cost, window_s=window_s, written_by=run.written.name),
+                         indent=2, sort_keys=True))
+    else:
+        render_simulate(rows, Console(highlight=False), transactions=len(facts), durable=durable,
+                        preserve_commit_order=preserve_commit_order, cores=cost.cores, catch_up=catch_up)
+    read_warnings(run.summaries)

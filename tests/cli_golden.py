@@ -1,0 +1,138 @@
+"""Every command's output, captured for the before/after check of the CLI refactor (issue 21):
+``tests/test_cli_refactor_golden.py`` compares with ``tests/golden/cli_refactor.json``, which
+``python tests/cli_golden.py --write`` regenerates (only when an output change is intended).
+
+The cases run in one fresh interpreter (``python tests/cli_golden.py``, from the repository
+root, COLUMNS=100), each through ``lagadvisor.cli.main`` as the console script calls it, with
+stdout and stderr captured (not a terminal, as under a pipe) and the exit code kept. Outputs
+longer than :data:`INLINE_MAX` characters (but ``--help``) are kept as their length and SHA-256."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden" / "cli_refactor.json"
+INLINE_MAX = 6000
+COMMANDS = ("analyze", "export", "simulate", "graph", "advise", "fleet", "calibrate", "eta")
+FIXTURE_DIRS = ("mariadb_concurrent", "single_compressed", "single_full", "single_history50",
+                "single_minimal_image", "single_minimal_metadata", "single_rotation", "sysbench_oltp_write_only")
+#: A few files of the shared public corpus (cases skipped where it is absent), by path from the root.
+CORPUS = ("../shared/corpus/connector_java/mysql-bin.checksum-crc32",
+          "../shared/corpus/mysql_common/mariadb-bin.000001",
+          "../shared/corpus/mysql_common/json.binlog.000001",
+          "../shared/corpus/mysql_common/binlog_truncated_event.000001",
+          "../shared/corpus/bad-inputs/gzip-crc-mismatch.binlog.gz")
+
+
+def cases() -> list[list[str]]:
+    out: list[list[str]] = [["--help"], ["--version"]] + [[c, "--help"] for c in COMMANDS]
+    for d in FIXTURE_DIRS:
+        f = f"fixtures/{d}"
+        out += [["analyze", f], ["analyze", f, "--format", "json"],
+                ["simulate", f, "--format", "json"], ["graph", f, "--format", "json"],
+                ["advise", f, "--format", "json"], ["export", f]]
+    big = ("fixtures/single_full", "fixtures/sysbench_oltp_write_only", "fixtures/mariadb_concurrent")
+    for f in big:
+        out += [["simulate", f], ["graph", f], ["advise", f], ["advise", f, "--mycnf"],
+                ["export", f, "--format", "csv"]]
+    s = "fixtures/single_rotation"
+    out += [
+        ["analyze", f"{s}/binlog.000002", f"{s}/binlog.000003", "--history-size", "50", "--commit-order", "serial"],
+        ["analyze", "fixtures/single_minimal_metadata", "--schema", "fixtures/single_minimal_metadata/schema.sql"],
+        ["analyze", s, "--start-position", "1000", "--stop-position", "100000", "--format", "json"],
+        ["analyze", s, "--jobs", "2", "--format", "json"],
+        ["simulate", s, "--workers", "0,1,4", "--policy", "writeset", "--policy", "Recorded", "--catch-up",
+         "--relaxed", "--window", "off"],
+        ["simulate", "fixtures/mariadb_concurrent", "--mode", "mariadb_optimistic", "--workers", "2"],
+        ["simulate", s, "--jobs", "2", "--format", "json", "--commit-order", "flush-groups"],
+        ["graph", s, "--policy", "recorded", "--top", "3", "--range", "5:50"],
+        ["advise", "fixtures/single_history50", "--fail-on", "warning", "--cores", "4"],
+        ["export", s, "--keys", "--stop-position", "50000"],
+        # usage and input errors: one line, exit 2
+        ["analyze", "--format", "bogus", s], ["analyze"], ["analyze", "fixtures/nope.000001"],
+        ["analyze", s, "--to", "binlog.000002"], ["analyze", "--from", "binlog.000001"],
+        ["analyze", s, "--start-datetime", "yesterday"], ["analyze", s, "--history-size", "0"],
+        ["analyze", s, "--progress", "--no-progress"], ["analyze", s, "-pSECRET"],
+        ["export", s, "--keys", "--format", "csv"], ["export", s, "-o", "fixtures"],
+        ["export", s, "-o", f"{s}/binlog.000001"],
+        ["simulate", s, "--workers", "a"], ["simulate", s, "--workers", "1,,2"],
+        ["simulate", s, "--policy", "bogus"], ["simulate", s, "--preserve-commit-order", "maybe"],
+        ["simulate", s, "--lag-threshold", "nan"], ["simulate", s, "--mode", "mariadb_optimistic", "--policy",
+                                                   "WRITESET"],
+        ["simulate", s, "--cost-model", "../shared/corpus/bad-inputs/cost-model-nan.json"],
+        ["graph", s, "--range", "5:1"], ["graph", s, "--range", "x"], ["graph", s, "--policy", "nope"],
+        ["advise", s, "--window", "forever"], ["advise", s, "--schema", "fixtures/nope.sql"],
+        ["calibrate"], ["calibrate", s, "--window", "5"], ["eta"], ["fleet"], ["fleet", s, "--fleet", "x.toml"],
+        ["simulate", s, "--schema", f"{s}/schema.sql", "--defaults-file", "/nonexistent.cnf"],
+    ]
+    for f in CORPUS:
+        out += [["analyze", f], ["analyze", f, "--format", "json"], ["simulate", f, "--format", "json"],
+                ["advise", f, "--format", "json"], ["export", f]]
+    return out
+
+
+def _kept(text: str, inline: bool = False) -> str | dict:
+    if inline or len(text) <= INLINE_MAX:
+        return text
+    return {"chars": len(text), "sha256": hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()}
+
+
+def run_case(argv: list[str]) -> dict:
+    from lagadvisor import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.argv
+    sys.argv = ["lagadvisor", *argv]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.main()
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.argv = saved
+    return {"exit": code, "stdout": _kept(out.getvalue(), "--help" in argv), "stderr": _kept(err.getvalue())}
+
+
+def available(argv: list[str]) -> bool:
+    return all(os.path.exists(a) for a in argv if a.startswith("../shared/"))
+
+
+def run_all() -> dict:
+    """Every available case, in a fresh interpreter from the repository root."""
+    env = dict(os.environ, COLUMNS="100", TERM="dumb")
+    for k in ("LAGADVISOR_PUREPYTHON", "FORCE_COLOR", "NO_COLOR", "TERMINAL_WIDTH"):
+        env.pop(k, None)
+    p = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--run"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, check=True)
+    return json.loads(p.stdout)
+
+
+def _run_here() -> dict:
+    os.chdir(ROOT)
+    got = {}
+    real_stdout = sys.stdout
+    for argv in cases():
+        if available(argv):
+            got[" ".join(argv)] = run_case(argv)
+    real_stdout.write(json.dumps(got, sort_keys=True))
+    return got
+
+
+if __name__ == "__main__":
+    if "--run" in sys.argv:
+        _run_here()
+    elif "--write" in sys.argv:
+        GOLDEN.write_text(json.dumps(run_all(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {GOLDEN}")
+    else:
+        print(json.dumps(run_all(), indent=1, sort_keys=True))
