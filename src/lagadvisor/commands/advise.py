@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from enum import Enum
 from typing import Annotated, Optional
 
@@ -44,6 +45,9 @@ def advise(
     binlog_window: WindowArgs,
     server: ServerArgs,
     progress: ProgressOpt = True,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, max=1024, help="Run this many simulations at "
+                                      "once, on threads (0 = one per CPU core); the files are still read "
+                                      "in one pass; the report is the same.")] = 1,
     window: Annotated[str, typer.Option(help="The summary's worst lag window on the source's timeline: a "
                                              "duration (15m, 1h, 1d), off, or auto (for inputs longer "
                                              "than 2 hours).")] = "auto",
@@ -65,7 +69,7 @@ def advise(
         settings = settings_from_server(inp.server) if inp.server is not None else None
         with Progress(inp.files, progress) as bar:
             advice = run(inp.files, inp.options, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t),
-                         window_s=window_s, on_progress=bar.on_progress)
+                         window_s=window_s, on_progress=bar.on_progress, jobs=jobs or os.cpu_count() or 1)
         if html:
             try:
                 with open(html, "w", encoding="utf-8") as f:

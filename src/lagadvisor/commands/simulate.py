@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from enum import Enum
 from typing import Annotated, Optional
 
@@ -93,7 +94,7 @@ def simulate(
         cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value)
         window_s = window_for(facts, parse_window(window))
         rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold,
-                     window_s=window_s)
+                     window_s=window_s, jobs=jobs or os.cpu_count() or 1)
         if mode.value.startswith("mariadb"):
             for r in rows:  # one row per worker count, named by the mode that schedules it
                 r.policy = mode.value
