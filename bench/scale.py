@@ -15,6 +15,8 @@ steps back at every rotation: a worst case for the lag statistics (every later c
 "at once"), which is what the run is for (memory and time), not a realistic lag.
 
 Usage: python3 bench/scale.py [--copies 1,10,100] [--data DIR] [--jobs 2] [--clean]
+
+(``--jobs 2`` also times ``simulate --jobs 2`` and ``advise --jobs 2`` on the largest run.)
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--copies", default="1,10,100")
     ap.add_argument("--data", type=Path, default=ROOT / "bench" / "data")
-    ap.add_argument("--jobs", type=int, default=2, help="also simulate --jobs N on the largest run (0: skip)")
+    ap.add_argument("--jobs", type=int, default=2, help="also simulate and advise --jobs N on the largest run "
+                                                        "(0: skip)")
     ap.add_argument("--clean", action="store_true", help="remove the copies afterwards")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "scale.json")
     args = ap.parse_args()
@@ -72,6 +75,8 @@ def main() -> None:
         if args.jobs and k == max(ks):
             plan.append((f"simulate --jobs {args.jobs}",
                          [*py, "simulate", "--workers", WORKERS, "--jobs", str(args.jobs), "--format", "json", *names]))
+            plan.append((f"advise --jobs {args.jobs}", [*py, "advise", "--jobs", str(args.jobs), "--format", "json",
+                                                         *names]))
         for name, cmd in plan:
             m = throughput.measure(cmd, env)
             row = {"command": name, "copies": k, "bytes": meta["bytes"] * k, "transactions": meta["transactions"] * k,
