@@ -74,6 +74,15 @@ class Progress:
             self.progress.update(self.task, completed=self.done_before.get(trx.file, 0) + trx.end_offset,
                                  description=trx.file.rsplit("/", 1)[-1])
 
+    def steps(self, what: str, total: int):
+        """A second bar over ``total`` steps of work after the read (the simulations of a
+        sweep); returns the callback to call after each one, or None without a bar."""
+        if not self.enabled:
+            return None
+        self.progress.update(self.task, completed=self.total)
+        task = self.progress.add_task(what, total=total)
+        return lambda: self.progress.advance(task)
+
     @property
     def on_progress(self):
         """``on_progress(file, offset)`` for the core, or None without a bar."""

@@ -11,9 +11,9 @@ import typer
 from rich.console import Console
 
 from ..errors import ConfigError, LagAdvisorError
-from .common import cost_model as cost_model_of, fail, finite, int_list, read_inputs, read_warnings
-from .options import (ClockArgs, CoresOpt, CostModelOpt, FormatOpt, JobsOpt, OutputFormat, RequiredFilesArg,
-                      ServerArgs, WindowArgs, grouped, policy_name)
+from .common import Progress, cost_model as cost_model_of, fail, finite, int_list, read_inputs, read_warnings
+from .options import (ClockArgs, CoresOpt, CostModelOpt, FormatOpt, JobsOpt, OutputFormat, ProgressOpt,
+                      RequiredFilesArg, ServerArgs, WindowArgs, grouped, policy_name)
 
 
 class Mode(str, Enum):
@@ -56,6 +56,7 @@ def simulate(
     binlog_window: WindowArgs,
     server: ServerArgs,
     jobs: JobsOpt = 1,
+    progress: ProgressOpt = True,
 ) -> None:
     """Simulate the replica's multi-threaded applier for each policy and worker count: apply
     time, speedup, lag against the source's commit timeline, worker utilisation."""
@@ -85,16 +86,19 @@ def simulate(
         cost = cost_model_of(cost_model, cores)
         inp = read_inputs(files, clock, binlog_window, server)
         run = prepare(inp.files, inp.options)
-        if jobs != 1 and len(inp.files) > 1:
-            from ..sim.parallel import read_facts_parallel
+        with Progress(inp.files, progress) as bar:
+            if jobs != 1 and len(inp.files) > 1:
+                from ..sim.parallel import read_facts_parallel
 
-            facts = read_facts_parallel(inp.files, inp.options, run, jobs)
-        else:
-            facts = read_facts(inp.files, inp.options, run)
-        cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value)
-        window_s = window_for(facts, parse_window(window))
-        rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold,
-                     window_s=window_s, jobs=jobs or os.cpu_count() or 1)
+                facts = read_facts_parallel(inp.files, inp.options, run, jobs)
+            else:
+                facts = read_facts(inp.files, inp.options, run, on_progress=bar.on_progress)
+            cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value)
+            window_s = window_for(facts, parse_window(window))
+            cells = len(pols) * (len(set(wl)) + (1 if wl and wl[0] != 1 else 0))
+            rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold,
+                         window_s=window_s, jobs=jobs or os.cpu_count() or 1,
+                         on_cell=bar.steps("simulating", cells))
         if mode.value.startswith("mariadb"):
             for r in rows:  # one row per worker count, named by the mode that schedules it
                 r.policy = mode.value

@@ -14,9 +14,10 @@ from .build import TrxFacts, fact_column  # noqa: F401  (fact_column: re-exporte
 from .columns import FACT_COLUMNS, FactColumns, FactList  # noqa: F401  (re-exported)
 from .run import ScanSizes, facts_of
 
-def read_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list[TrxFacts]:
-    """Facts of every transaction of ``paths`` in binlog order (``run`` from ``prepare``)."""
-    store = native_fact_store(paths, options, run)
+def read_facts(paths: list[str], options: ClockOptions, run: ClockRun, on_progress=None) -> list[TrxFacts]:
+    """Facts of every transaction of ``paths`` in binlog order (``run`` from ``prepare``;
+    ``on_progress(file, offset)`` now and then while the native core reads)."""
+    store = native_fact_store(paths, options, run, on_progress)
     if store is not None:
         return store
     return reference_facts(paths, run)
@@ -35,7 +36,7 @@ def native_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list
     return None if cols is None else cols.to_facts()
 
 
-def native_fact_store(paths: list[str], options: ClockOptions, run: ClockRun):
+def native_fact_store(paths: list[str], options: ClockOptions, run: ClockRun, on_progress=None):
     """The run's facts in a ``sim.store.FactStore``, read by the native core and handed over
     file by file (a long run spills to disk instead of growing in memory); None when the core
     is unavailable or gives the run back."""
@@ -43,7 +44,8 @@ def native_fact_store(paths: list[str], options: ClockOptions, run: ClockRun):
     from .store import FactStore
 
     store = FactStore()
-    nr = read_run(paths, options, run, facts=True, on_facts=lambda d: store.add(FactColumns.from_native(d)))
+    nr = read_run(paths, options, run, facts=True, on_facts=lambda d: store.add(FactColumns.from_native(d)),
+                  on_progress=on_progress)
     if nr is None:
         store.close()
         return None

@@ -98,7 +98,7 @@ def window_for(facts: list[TrxFacts], window_s: float | None) -> float:
 
 def sweep(facts: list[TrxFacts], policies: list[str], workers: list[int], cfg: ReplicaConfig,
           cost: CostModel, *, catch_up: bool = False, threshold_s: float = 1.0,
-          window_s: float = 0.0, jobs: int = 1) -> list[Row]:
+          window_s: float = 0.0, jobs: int = 1, on_cell=None) -> list[Row]:
     """Every (policy, workers) cell; with ``window_s`` (and arrivals at the source's commit
     times) each row also holds its lag per window of that length (:mod:`.windows`). Each cell
     is one pass over the facts (``sim.stream.run_summary``: chunk by chunk when they are
@@ -117,8 +117,11 @@ def sweep(facts: list[TrxFacts], policies: list[str], workers: list[int], cfg: R
 
     def one_cell(args):
         policy, c, win = args
-        return run_summary(facts, policy, c, cost, catch_up=catch_up, threshold_s=threshold_s, window_s=win,
-                           origin_us=origin)
+        out = run_summary(facts, policy, c, cost, catch_up=catch_up, threshold_s=threshold_s, window_s=win,
+                          origin_us=origin)
+        if on_cell is not None:  # progress (``on_cell()`` after each simulation)
+            on_cell()
+        return out
 
     if jobs > 1:
         from concurrent.futures import ThreadPoolExecutor
