@@ -4,6 +4,7 @@ source's commit times, and `analyze` reports the lag the replica really had."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -32,3 +33,32 @@ def test_replica_binlog_observed_lag():
         lag = json.loads(r.stdout)["total"]["observed_replica_lag"]
         assert lag["transactions"] >= 50
         assert 1.0 < lag["max_seconds"] < 60 and lag["p50_seconds"] > 0.5
+        assert "relative_error" not in lag
+
+        # Past LAGADVISOR_EXACT_LAGS the lags go to the sketch (bounded memory): native and
+        # reference give the same bytes, every percentile within the stated bound of the exact one.
+        def run(**env):
+            out = subprocess.run([sys.executable, "-m", "lagadvisor", "analyze", "--format", "json", *files],
+                                 capture_output=True, text=True, timeout=300,
+                                 env={**os.environ, "LAGADVISOR_EXACT_LAGS": "10", **env})
+            assert out.returncode == 0, out.stderr
+            return out.stdout
+
+        native, reference = run(), run(LAGADVISOR_PUREPYTHON="1")
+        assert native == reference
+        doc = json.loads(native)
+        for part in [doc["total"], *doc["files"]]:
+            exact = (lag if part is doc["total"] else None)
+            approx = part["observed_replica_lag"]
+            if approx is None:
+                continue
+            assert approx.get("relative_error") == (0.001 if approx["transactions"] > 10 else None)
+            if exact is not None:
+                assert approx["transactions"] == exact["transactions"]
+                assert approx["max_seconds"] == exact["max_seconds"]
+                for k in ("p50_seconds", "p99_seconds"):
+                    assert abs(approx[k] - exact[k]) <= 0.001 * abs(exact[k]) + 1e-9, (k, approx, exact)
+        text = subprocess.run([sys.executable, "-m", "lagadvisor", "analyze", *files], capture_output=True,
+                              text=True, timeout=300, env={**os.environ, "LAGADVISOR_EXACT_LAGS": "10",
+                                                           "COLUMNS": "200"})
+        assert "percentiles within 0.1%, from a sketch past 10 transactions" in text.stdout

@@ -4,7 +4,7 @@
 //! Server side: mysql-server `sql/rpl_trx_tracking.cc` (`Commit_order_trx_dependency_tracker`,
 //! `Writeset_trx_dependency_tracker`, `Writeset_session_trx_dependency_tracker`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub const FALLBACK_NAMES: [&str; 11] = [
     "no_primary_key", "ddl", "statement_based", "fk_parent", "writeset_limit", "history_full",
@@ -234,8 +234,119 @@ pub struct Totals {
     pub largest: Vec<Largest>,
     pub tables: Vec<u64>,          // rows per interned table name (index)
     pub tables_order: Vec<usize>,  // first-seen order of table names
-    pub lags_us: Vec<i64>,
-    pub sessions: std::collections::HashSet<u32>,
+    pub lags: LagDigest,
+}
+
+/// `LagDigest` (report/results.py): a replica binlog's observed lags, exact up to `cap` values
+/// (`LAGADVISOR_EXACT_LAGS`), then a signed log-bucket sketch within `LAG_ALPHA`.
+pub struct LagDigest {
+    pub cap: usize,
+    pub values: Vec<i64>,
+    pub n: u64,
+    pub min: i64,
+    pub max: i64,
+    pub neg: BTreeMap<i32, u64>,
+    pub small: [u64; 3],
+    pub pos: BTreeMap<i32, u64>,
+    pub sketch: bool,
+}
+
+pub const LAG_ALPHA: f64 = 0.001;
+
+pub enum Quantile {
+    Exact(i64),
+    Approx(f64),
+}
+
+impl Default for LagDigest {
+    fn default() -> Self {
+        let cap = std::env::var("LAGADVISOR_EXACT_LAGS").ok()
+            .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|v| v.parse::<usize>().ok()).unwrap_or(1 << 20);
+        LagDigest { cap, values: Vec::new(), n: 0, min: 0, max: 0, neg: BTreeMap::new(), small: [0; 3],
+                    pos: BTreeMap::new(), sketch: false }
+    }
+}
+
+impl LagDigest {
+    pub fn add(&mut self, v: i64) {
+        if self.n == 0 || v < self.min {
+            self.min = v;
+        }
+        if self.n == 0 || v > self.max {
+            self.max = v;
+        }
+        self.n += 1;
+        if self.sketch {
+            self.bucket(v);
+            return;
+        }
+        self.values.push(v);
+        if self.values.len() > self.cap {
+            self.sketch = true;
+            let vals = std::mem::take(&mut self.values);
+            for x in vals {
+                self.bucket(x);
+            }
+        }
+    }
+
+    /// `LagDigest.summary` without the division: (n, p50, p99, max, sketch), the percentiles as
+    /// integers when exact (nearest rank, `sim.run.percentile`), else the sketch's floats.
+    pub fn summary(&self) -> (u64, Quantile, Quantile, i64, bool) {
+        if self.sketch {
+            return (self.n, Quantile::Approx(self.quantile(50.0)), Quantile::Approx(self.quantile(99.0)),
+                    self.max, true);
+        }
+        let mut v = self.values.clone();
+        v.sort_unstable();
+        let at = |p: f64| {
+            let last = v.len() - 1;
+            let k = (p / 100.0 * last as f64).round_ties_even();
+            v[if k < 0.0 { 0 } else { (k as usize).min(last) }]
+        };
+        (self.n, Quantile::Exact(at(50.0)), Quantile::Exact(at(99.0)), self.max, false)
+    }
+
+    fn quantile(&self, p: f64) -> f64 {
+        let last = self.n - 1;
+        let k = (p / 100.0 * last as f64).round_ties_even();
+        let rank = if k < 0.0 { 0 } else { (k as u64).min(last) };
+        let lg = ((1.0 + LAG_ALPHA) / (1.0 - LAG_ALPHA)).ln();
+        let g = lg.exp();
+        let (lo, hi) = (self.min as f64, self.max as f64);
+        let mut cum = 0u64;
+        for (&k, &c) in self.neg.iter().rev() {
+            cum += c;
+            if rank < cum {
+                return (-2.0 * (k as f64 * lg).exp() / (g + 1.0)).max(lo).min(hi);
+            }
+        }
+        for (i, &c) in self.small.iter().enumerate() {
+            cum += c;
+            if rank < cum {
+                return (i as f64 - 1.0).max(lo).min(hi);
+            }
+        }
+        for (&k, &c) in self.pos.iter() {
+            cum += c;
+            if rank < cum {
+                return (2.0 * (k as f64 * lg).exp() / (g + 1.0)).max(lo).min(hi);
+            }
+        }
+        hi
+    }
+
+    fn bucket(&mut self, v: i64) {
+        if (-1..=1).contains(&v) {
+            self.small[(v + 1) as usize] += 1;
+            return;
+        }
+        let lg = ((1.0 + LAG_ALPHA) / (1.0 - LAG_ALPHA)).ln();
+        let k = ((v.unsigned_abs() as f64).ln() / lg).ceil() as i32;
+        let side = if v > 0 { &mut self.pos } else { &mut self.neg };
+        *side.entry(k).or_insert(0) += 1;
+    }
 }
 
 impl Totals {

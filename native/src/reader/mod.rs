@@ -736,7 +736,7 @@ impl Analyzer {
     /// The run's totals and policy results.
     fn finish(&self, py: Python<'_>) -> PyResult<PyObject> {
         let d = PyDict::new_bound(py);
-        d.set_item("total", self.totals_py(py, &self.total)?)?;
+        d.set_item("total", self.totals_py(py, &self.total, true)?)?;
         let clocks = PyList::empty_bound(py);
         for c in &self.clocks {
             clocks.append(clock_py(py, c)?)?;
@@ -789,7 +789,7 @@ fn clock_py(py: Python<'_>, c: &ClockStats) -> PyResult<PyObject> {
 }
 
 impl Analyzer {
-    fn totals_py(&self, py: Python<'_>, t: &Totals) -> PyResult<PyObject> {
+    fn totals_py(&self, py: Python<'_>, t: &Totals, lag_state: bool) -> PyResult<PyObject> {
         let d = PyDict::new_bound(py);
         d.set_item("transactions", t.transactions)?;
         d.set_item("rows", t.rows)?;
@@ -805,12 +805,35 @@ impl Analyzer {
         d.set_item("largest", t.largest.clone())?;
         let tables: Vec<(String, u64)> = t.tables_order.iter().map(|i| (self.names[*i].clone(), t.tables[*i])).collect();
         d.set_item("tables", tables)?;
-        let mut lag_bytes = Vec::with_capacity(t.lags_us.len() * 8);
-        for v in &t.lags_us {
-            lag_bytes.extend_from_slice(&v.to_ne_bytes());
+        let l = &t.lags;
+        let lags = PyDict::new_bound(py);
+        if !lag_state {
+            // a finished file: its summary only (memory stays flat over many files)
+            if l.n > 0 {
+                let q = |x: &clock::Quantile| -> PyObject {
+                    match x {
+                        clock::Quantile::Exact(v) => v.into_py(py),
+                        clock::Quantile::Approx(v) => v.into_py(py),
+                    }
+                };
+                let (n, p50, p99, max, sketch) = l.summary();
+                lags.set_item("summary", (n, q(&p50), q(&p99), max, sketch))?;
+            } else {
+                lags.set_item("summary", py.None())?;
+            }
+            d.set_item("lags", lags)?;
+            return Ok(d.into());
         }
-        d.set_item("lags_us", PyBytes::new_bound(py, &lag_bytes))?;
-        d.set_item("sessions", t.sessions.iter().copied().collect::<Vec<u32>>())?;
+        lags.set_item("cap", l.cap)?;
+        lags.set_item("values", PyBytes::new_bound(py, &i64_bytes(&l.values)))?;
+        lags.set_item("n", l.n)?;
+        lags.set_item("min", l.min)?;
+        lags.set_item("max", l.max)?;
+        lags.set_item("sketch", l.sketch)?;
+        lags.set_item("small", l.small.to_vec())?;
+        lags.set_item("neg", l.neg.iter().map(|(k, c)| (*k, *c)).collect::<Vec<(i32, u64)>>())?;
+        lags.set_item("pos", l.pos.iter().map(|(k, c)| (*k, *c)).collect::<Vec<(i32, u64)>>())?;
+        d.set_item("lags", lags)?;
         Ok(d.into())
     }
 
@@ -829,7 +852,7 @@ impl Analyzer {
         d.set_item("next_file", fs.rotate_to.clone())?;
         d.set_item("truncated", fs.truncated.map(|t| (t.offset, t.got, t.size_and_type)))?;
         d.set_item("transactions", fs.transactions)?;
-        d.set_item("totals", self.totals_py(py, &fs.totals)?)?;
+        d.set_item("totals", self.totals_py(py, &fs.totals, false)?)?;
         Ok(d.into())
     }
 
@@ -1660,10 +1683,7 @@ impl Analyzer {
                 t.add_table_rows(*name, st[0] + st[1] + st[2]);
             }
             if orig != 0 && imm != 0 && orig != imm {
-                t.lags_us.push(imm - orig);
-            }
-            if let Some(th) = o.thread_id {
-                t.sessions.insert(th);
+                t.lags.add(imm - orig);
             }
         }
         let sn = Some(seq);

@@ -44,6 +44,8 @@ def analyze(paths: Iterable[str], options: ClockOptions | None = None,
     for t, ws, c in run_clocks(paths, run):
         fa = by_path.get(t.file)
         if fa is None:
+            if files:  # the previous file is done: its lags become their summary
+                files[-1].totals.lags.freeze()
             fa = by_path[t.file] = FileAnalysis(run.summaries[-1], Totals())
             files.append(fa)
         fa.totals.add(t)
@@ -54,6 +56,8 @@ def analyze(paths: Iterable[str], options: ClockOptions | None = None,
             on_transaction(fa.summary, t, c)
         if observe is not None:
             observe(t, ws, c)
+    if files:
+        files[-1].totals.lags.freeze()
     for s in run.summaries:  # files without transactions still get their summary
         if s.path not in by_path:
             files.append(FileAnalysis(s, Totals()))

@@ -7,7 +7,7 @@ import datetime as _dt
 from rich.console import Console
 from rich.table import Table
 
-from .results import Analysis, FileAnalysis, Totals
+from .results import Analysis, FileAnalysis, LagDigest, Totals
 from .tables import compact_table, label_column, number_column, policy_caption, policy_label, text_column
 
 
@@ -35,7 +35,9 @@ def _totals_table(title: str, t: Totals) -> Table:
     if lag:
         tab.add_row("observed replica lag", f"p50 {lag['p50_seconds']:,.3f} s, p99 {lag['p99_seconds']:,.3f} s, "
                     f"max {lag['max_seconds']:,.3f} s over {lag['transactions']:,} replicated transactions "
-                    "(immediate vs original commit timestamps)")
+                    "(immediate vs original commit timestamps"
+                    + (f"; percentiles within {lag['relative_error']:.1%}, from a sketch past "
+                       f"{LagDigest().cap:,} transactions)" if "relative_error" in lag else ")"))
     if clock.transactions and clock.histogram:
         tab.add_row("recorded clock", f"mean seq-lc {clock.mean_distance:,.2f}; "
                     f"{clock.parallel_share:.1%} may start alongside their predecessor; "

@@ -9,7 +9,6 @@ the caller then reads the run with the reference.
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
 from typing import Callable
 
@@ -17,7 +16,7 @@ from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.policies import POLICIES
 from ..native import NativeRun, read_run
-from .results import Analysis, FileAnalysis, PolicyResults, Totals
+from .results import Analysis, FileAnalysis, LagDigest, PolicyResults, Totals
 
 
 def _clock(d: dict) -> ClockStats:
@@ -41,16 +40,15 @@ def _totals(d: dict) -> Totals:
     t.recorded = _clock(d["recorded"])
     t.largest = list(d["largest"])
     t.tables = Counter(dict(d["tables"]))
-    t.sessions = set(d["sessions"])
-    lags = array("q")
-    lags.frombytes(d["lags_us"])
-    t.lags_us = lags
+    t.lags = LagDigest.from_native(d["lags"])
     return t
 
 
 def analysis_of(nr: NativeRun, run: ClockRun) -> Analysis:
     """The :class:`Analysis` from a finished native read (:func:`lagadvisor.native.read_run`)."""
     files = [FileAnalysis(summary, _totals(r["totals"])) for summary, r in nr.files]
+    for f in files:
+        f.totals.lags.freeze()
     res = nr.analyzer.finish()
     # Values outside a collation's weight table, hashed through the bridge (counted in values).
     caveats = [*res["caveats"], *nr.approximated()]

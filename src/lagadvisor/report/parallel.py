@@ -51,8 +51,7 @@ def merge_totals(into: Totals, other: Totals) -> None:
     into.largest = heapq.nlargest(TOP_N, list(into.largest) + list(other.largest))
     heapq.heapify(into.largest)
     into.tables.update(other.tables)
-    into.sessions |= other.sessions
-    into.lags_us.extend(other.lags_us)
+    into.lags.merge(other.lags)
     into.commit_ids |= other.commit_ids
 
 

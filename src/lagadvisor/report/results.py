@@ -4,6 +4,8 @@ by the reference in :mod:`.analysis` or from the native counters in :mod:`.nativ
 from __future__ import annotations
 
 import heapq
+import math
+import os
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,6 +16,143 @@ from ..depgraph.pipeline import WrittenPolicy
 from ..sim.run import percentile
 
 TOP_N = 5
+#: Observed lags kept exactly per run before the sketch takes over (``LAGADVISOR_EXACT_LAGS``,
+#: the knob the simulator's lags use).
+DEFAULT_EXACT_LAGS = 1 << 20
+LAG_ALPHA = 0.001  # the sketch's relative error (sim.stream.SKETCH_ALPHA)
+
+
+def exact_lags() -> int:
+    v = os.environ.get("LAGADVISOR_EXACT_LAGS", "")
+    return int(v) if v.isdigit() else DEFAULT_EXACT_LAGS
+
+
+class LagDigest:
+    """The lags a replica's own binlog records (immediate minus original commit timestamp, us,
+    integers, negative under clock skew), in bounded memory: exact up to ``cap`` values, then a
+    signed log-bucket sketch (DDSketch: a value ``|x| > 1`` in bucket ``ceil(ln|x| / ln g)``,
+    ``g = (1+a)/(1-a)``; -1, 0 and 1 counted exactly), whose quantiles are within ``LAG_ALPHA``
+    of the exact ones; count and max stay exact. Merging gives what one digest fed every value
+    gives (bucket counts add). The native core's ``LagDigest`` (``reader/clock.rs``) is the same."""
+
+    __slots__ = ("cap", "values", "n", "min", "max", "neg", "small", "pos", "sketch", "_summary")
+
+    def __init__(self, cap: int | None = None) -> None:
+        self.cap = exact_lags() if cap is None else cap
+        self.values = array("q")
+        self.n = 0
+        self.min = self.max = 0
+        self.neg: dict[int, int] = {}
+        self.small = [0, 0, 0]          # -1, 0, 1
+        self.pos: dict[int, int] = {}
+        self.sketch = False
+        self._summary: dict | None = None
+
+    def __len__(self) -> int:
+        return self.n
+
+    def add(self, v: int) -> None:
+        if self.n == 0 or v < self.min:
+            self.min = v
+        if self.n == 0 or v > self.max:
+            self.max = v
+        self.n += 1
+        if self.sketch:
+            self._bucket(v, 1)
+            return
+        self.values.append(v)
+        if len(self.values) > self.cap:
+            self._to_sketch()
+
+    def _bucket(self, v: int, count: int) -> None:
+        if -1 <= v <= 1:
+            self.small[v + 1] += count
+            return
+        side = self.pos if v > 0 else self.neg
+        k = math.ceil(math.log(abs(v)) / _LG)
+        side[k] = side.get(k, 0) + count
+
+    def _to_sketch(self) -> None:
+        self.sketch = True
+        for v in self.values:
+            self._bucket(v, 1)
+        self.values = array("q")
+
+    def merge(self, other: "LagDigest") -> None:
+        if other.n == 0:
+            return
+        self.min = other.min if self.n == 0 else min(self.min, other.min)
+        self.max = other.max if self.n == 0 else max(self.max, other.max)
+        self.n += other.n
+        if not self.sketch and not other.sketch and len(self.values) + len(other.values) <= self.cap:
+            self.values.extend(other.values)
+            return
+        if not self.sketch:
+            self._to_sketch()
+        for v in other.values:
+            self._bucket(v, 1)
+        for i in range(3):
+            self.small[i] += other.small[i]
+        for side, theirs in ((self.neg, other.neg), (self.pos, other.pos)):
+            for k, c in theirs.items():
+                side[k] = side.get(k, 0) + c
+
+    def _quantile(self, p: float) -> float:
+        last = self.n - 1
+        rank = min(last, max(0, int(round(p / 100.0 * last))))
+        cum = 0
+        g = math.exp(_LG)
+        buckets = ([(-2.0 * math.exp(k * _LG) / (g + 1.0), c) for k, c in sorted(self.neg.items(), reverse=True)]
+                   + [(float(v), self.small[v + 1]) for v in (-1, 0, 1)]
+                   + [(2.0 * math.exp(k * _LG) / (g + 1.0), c) for k, c in sorted(self.pos.items())])
+        for value, c in buckets:
+            cum += c
+            if rank < cum:
+                return min(max(value, float(self.min)), float(self.max))
+        return float(self.max)
+
+    def summary(self) -> dict[str, float] | None:
+        """``transactions``, ``p50_seconds``, ``p99_seconds``, ``max_seconds`` (and
+        ``relative_error`` when the percentiles come from the sketch); None without lags."""
+        if self._summary is not None or self.n == 0:
+            return self._summary
+        if self.sketch:
+            p50, p99 = self._quantile(50), self._quantile(99)
+        else:
+            v = sorted(self.values)
+            p50, p99 = percentile(v, 50), percentile(v, 99)
+        out = {"transactions": self.n, "p50_seconds": p50 / 1e6, "p99_seconds": p99 / 1e6,
+               "max_seconds": self.max / 1e6}
+        if self.sketch:
+            out["relative_error"] = LAG_ALPHA
+        return out
+
+    def freeze(self) -> None:
+        """Keep the summary only (a finished file's lags: memory stays flat over many files)."""
+        self._summary = self.summary()
+        self.values, self.neg, self.pos = array("q"), {}, {}
+
+    @classmethod
+    def from_native(cls, d: dict) -> "LagDigest":
+        """The native core's digest: its state (the run's total), or a finished file's summary
+        (n, p50 us, p99 us, max us, from the sketch)."""
+        if "summary" in d:
+            out = cls(0)
+            if d["summary"] is not None:
+                n, p50, p99, mx, sketch = d["summary"]
+                out._summary = {"transactions": n, "p50_seconds": p50 / 1e6, "p99_seconds": p99 / 1e6,
+                                "max_seconds": mx / 1e6, **({"relative_error": LAG_ALPHA} if sketch else {})}
+                out.n, out.max = n, mx
+            return out
+        out = cls(d["cap"])
+        out.n, out.min, out.max, out.sketch = d["n"], d["min"], d["max"], d["sketch"]
+        out.values.frombytes(d["values"])
+        out.small = list(d["small"])
+        out.neg, out.pos = dict(d["neg"]), dict(d["pos"])
+        return out
+
+
+_LG = math.log((1.0 + LAG_ALPHA) / (1.0 - LAG_ALPHA))
 
 
 @dataclass
@@ -33,9 +172,8 @@ class Totals:
     recorded: ClockStats = field(default_factory=ClockStats)
     largest: list[tuple[int, int, str, str]] = field(default_factory=list)  # (bytes, rows, gtid, file@offset)
     tables: Counter = field(default_factory=Counter)          # rows per table
-    sessions: set = field(default_factory=set)
     # Replica binlogs (log_replica_updates): original (source) vs immediate (this server) commit.
-    lags_us: array = field(default_factory=lambda: array("q"))
+    lags: LagDigest = field(default_factory=LagDigest)
     commit_ids: set = field(default_factory=set)
 
     def add(self, t: Transaction) -> None:
@@ -63,9 +201,7 @@ class Totals:
             self.tables[st.table] += st.rows
         if (t.original_commit_timestamp and t.immediate_commit_timestamp
                 and t.original_commit_timestamp != t.immediate_commit_timestamp):
-            self.lags_us.append(t.immediate_commit_timestamp - t.original_commit_timestamp)
-        if t.thread_id is not None:
-            self.sessions.add(t.thread_id)
+            self.lags.add(t.immediate_commit_timestamp - t.original_commit_timestamp)
         if t.commit_id is not None:
             self.commit_ids.add(t.commit_id)
 
@@ -81,12 +217,9 @@ class Totals:
         return self.transactions / span if span > 0 else 0.0
 
     def observed_lag(self) -> dict[str, float] | None:
-        """Lag seen by this server when the file is a replica's own binlog (p50/p99/max s)."""
-        if not self.lags_us:
-            return None
-        v = sorted(self.lags_us)
-        return {"transactions": len(v), "p50_seconds": percentile(v, 50) / 1e6,
-                "p99_seconds": percentile(v, 99) / 1e6, "max_seconds": v[-1] / 1e6}
+        """Lag seen by this server when the file is a replica's own binlog (p50/p99/max s;
+        ``relative_error`` when the percentiles are the sketch's, see :class:`LagDigest`)."""
+        return self.lags.summary()
 
     def largest_sorted(self) -> list[tuple[int, int, str, str]]:
         return sorted(self.largest, reverse=True)
@@ -131,4 +264,4 @@ class Analysis:
         return out
 
 
-__all__ = ["TOP_N", "Analysis", "FileAnalysis", "PolicyResults", "Totals"]
+__all__ = ["TOP_N", "LagDigest", "Analysis", "FileAnalysis", "PolicyResults", "Totals"]
