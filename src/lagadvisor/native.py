@@ -309,7 +309,7 @@ class NativeRun:
 
 
 def read_run(paths, options, run, *, on_progress=None, facts: bool = False, records=None,
-             graph: tuple | None = None, on_facts=None):
+             graph: tuple | None = None, on_facts=None, ws_log: bool = False):
     """The one native loader: read ``paths`` in order with the native core, for the clock
     options and prepared run (``depgraph.pipeline.ClockOptions``/``ClockRun``), keeping what
     the caller asks for: simulation facts (``facts``; with ``on_facts``, handed over after each
@@ -317,7 +317,8 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     ``records(file_index, path, Analyzer.take_records())`` every :data:`RECORDS_CHUNK`
     transactions and at the end of each file; what it raises is raised here), the dependency
     graph (``graph`` = (policy name, six apply-time weights, keep start, keep end, the most hot rows
-    counted: ``depgraph.graph.hot_rows_max``)).
+    counted: ``depgraph.graph.hot_rows_max``)), with the facts the writeset log (``ws_log``:
+    ``Analyzer.collect_ws_log``, in each ``on_facts`` dict; the advisor's what-ifs replay it).
 
     Returns a :class:`NativeRun`, or None when the native core is unavailable, cannot take
     these inputs, or gives the run back (``NativeFallback``, or a read error the reference
@@ -345,6 +346,8 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
         analyzer.collect_labels(sorted(ignore or ()))
     if facts:
         analyzer.collect_facts()
+        if ws_log:
+            analyzer.collect_ws_log()
     if records is not None:
         analyzer.collect_records(RECORDS_CHUNK)
     if graph is not None:

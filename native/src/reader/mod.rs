@@ -482,6 +482,9 @@ pub struct Analyzer {
     detected: Vec<(i64, i64, Option<u32>)>,
     /// Simulation facts, when asked for (`collect_facts`).
     facts: Option<Facts>,
+    /// What the WRITESET tracker was given for each transaction of the facts (`collect_ws_log`),
+    /// for the advisor's what-ifs replayed without reading the files again (`WsReplay`).
+    ws_log: Option<Vec<i64>>,
     /// Tables without any index: UPDATE/DELETE rows events and table rows scanned, per table.
     scan_tables: HashMap<usize, (i64, i64)>,
     /// Readable keys per hash (`collect_labels`), and the keys a what-if ignores.
@@ -550,6 +553,7 @@ impl Analyzer {
             window: [-1; 4],
             detected: Vec::new(),
             facts: None,
+            ws_log: None,
             scan_tables: HashMap::new(),
             labels_on: false,
             ignore: std::collections::HashSet::new(),
@@ -648,10 +652,29 @@ impl Analyzer {
         }
         d.set_item("db_names", names)?;
         d.set_item("dbsets", f.dbsets.clone())?;
+        if let Some(log) = self.ws_log.as_mut() {
+            d.set_item("ws_log", PyBytes::new_bound(py, &i64_bytes(log)))?;
+            log.clear();
+            if !keep {
+                self.ws_log = None;
+            }
+        }
         let scans: Vec<(String, i64, i64)> =
             self.scan_tables.iter().map(|(n, (e, r))| (self.names[*n].clone(), *e, *r)).collect();
         d.set_item("scans", scans)?;
         Ok(d.into())
+    }
+
+    /// With the facts, also keep what the WRITESET tracker is given for each transaction
+    /// (`take_facts` hands it over as `ws_log`): per transaction the int64s `file_idx, seq,
+    /// commit-order parent, fallback reason (-1 none), flags (1 missing keys, 2 foreign-key
+    /// parent), session (-1 none), n`, then `n` pairs `(hash, label key)` (`label_key` of the
+    /// row's readable key).
+    fn collect_ws_log(&mut self) {
+        self.labels_on = true;
+        if self.ws_log.is_none() {
+            self.ws_log = Some(Vec::new());
+        }
     }
 
     /// From now on, keep a readable key per hash (`extract._label`); with `ignore`, leave out
@@ -1629,6 +1652,20 @@ impl Analyzer {
             o.hashes.truncate(k);
             o.labels.truncate(k);
         }
+        if self.facts.is_some() {
+            if let Some(log) = self.ws_log.as_mut() {
+                if o.labels.len() != o.hashes.len() {
+                    return Err(Abort::new("labels and hashes disagree"));
+                }
+                let flags = ws.has_missing_keys as i64 | (ws.has_related_foreign_keys as i64) << 1;
+                log.extend_from_slice(&[self.file_idx as i64, seq, co, reason.map_or(-1, |r| r as i64), flags,
+                                        o.thread_id.map_or(-1, |t| t as i64), o.hashes.len() as i64]);
+                for (h, l) in o.hashes.iter().zip(o.labels.iter()) {
+                    log.push(*h);
+                    log.push(label_key(l));
+                }
+            }
+        }
         let (wparent, reason) = self.ws.dependency(seq, co, &o.hashes, &ws, reason);
         let sparent = self.session.dependency(seq, wparent, o.thread_id);
         if let Some(r) = reason {
@@ -1847,6 +1884,85 @@ fn number_key_hash(v: i128) -> i64 {
 }
 
 /// CPython's `hash(t)` for a tuple whose items hash to `items` (for tests).
+/// A readable row key as one int64 (FNV-1a over its UTF-8): what a what-if's ignored rows are
+/// matched by in the writeset log.
+pub fn label_key(l: &str) -> i64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in l.as_bytes() {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h as i64
+}
+
+/// The WRITESET clock of a what-if replayed from the main pass's writeset log
+/// (`Analyzer.collect_ws_log`): the same `WritesetTracker` with another history size, and the
+/// hashes of the ignored rows left out as `KeyTracker.writeset` leaves them out, and the
+/// WRITESET_SESSION clock on top of it. Fed the log in order, chunk by chunk; gives the WRITESET
+/// and WRITESET_SESSION parents of each transaction (two int64 columns).
+#[pyclass]
+struct WsReplay {
+    ws: WritesetTracker,
+    session: SessionTracker,
+    last_file: i64,
+    ignore: std::collections::HashSet<i64>,
+    hashes: Vec<i64>,
+}
+
+#[pymethods]
+impl WsReplay {
+    #[new]
+    fn new(history_size: i64, ignore: Vec<String>) -> Self {
+        WsReplay {
+            ws: WritesetTracker { history_size, history: HashMap::new(), history_start: 1, resets: 0 },
+            session: SessionTracker::default(),
+            last_file: -1,
+            ignore: ignore.iter().map(|l| label_key(l)).collect(),
+            hashes: Vec::new(),
+        }
+    }
+
+    fn feed<'py>(&mut self, py: Python<'py>, log: &[u8]) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        if log.len() % 8 != 0 {
+            return Err(pyo3::exceptions::PyValueError::new_err("writeset log: not int64s"));
+        }
+        let v: Vec<i64> = log.chunks_exact(8).map(|c| i64::from_ne_bytes(c.try_into().unwrap())).collect();
+        let mut out: Vec<i64> = Vec::new();
+        let mut out_s: Vec<i64> = Vec::new();
+        let mut i = 0;
+        let bad = || pyo3::exceptions::PyValueError::new_err("writeset log: truncated record");
+        const H: usize = 7;
+        while i < v.len() {
+            if i + H > v.len() {
+                return Err(bad());
+            }
+            let (file, seq, co, reason, flags, thread, n) = (v[i], v[i + 1], v[i + 2], v[i + 3], v[i + 4], v[i + 5], v[i + 6]);
+            if n < 0 || i + H + 2 * n as usize > v.len() {
+                return Err(bad());
+            }
+            if file != self.last_file {
+                self.last_file = file;
+                self.ws.reset_file();
+            }
+            self.hashes.clear();
+            for k in 0..n as usize {
+                let (h, l) = (v[i + H + 2 * k], v[i + H + 1 + 2 * k]);
+                if !self.ignore.contains(&l) {
+                    self.hashes.push(h);
+                }
+            }
+            let flags = WsFlags { has_missing_keys: flags & 1 != 0, has_related_foreign_keys: flags & 2 != 0 };
+            let reason = if reason < 0 { None } else { Some(reason as u8) };
+            let (parent, _) = self.ws.dependency(seq, co, &self.hashes, &flags, reason);
+            let sparent = self.session.dependency(seq, parent, if thread < 0 { None } else { Some(thread as u32) });
+            out.push(parent);
+            out_s.push(sparent);
+            i += H + 2 * n as usize;
+        }
+        Ok((PyBytes::new_bound(py, &i64_bytes(&out)), PyBytes::new_bound(py, &i64_bytes(&out_s))))
+    }
+}
+
 #[pyfunction]
 fn tuple_hash(items: Vec<i64>) -> i64 {
     writeset::tuple_hash(&items)
@@ -1854,6 +1970,7 @@ fn tuple_hash(items: Vec<i64>) -> i64 {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Analyzer>()?;
+    m.add_class::<WsReplay>()?;
     m.add_function(wrap_pyfunction!(int_hash, m)?)?;
     m.add_function(wrap_pyfunction!(tuple_hash, m)?)?;
     m.add_function(wrap_pyfunction!(number_key_hash, m)?)?;

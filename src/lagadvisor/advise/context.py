@@ -22,7 +22,7 @@ from ..sim.build import TrxFacts, base_columns
 from ..sim.facts import FactColumns, read_facts
 from ..sim.model import CostModel, ReplicaConfig
 from ..sim.run import ScanSizes, facts_of, window_for
-from ..sim.store import FactStore
+from ..sim.store import FactStore, LogStore, ReplayedFacts
 from ..sim.stream import SimSummary, chunks_of, first_ts_of, run_summary
 from ..writeset.tracker import WhatIf
 
@@ -59,6 +59,7 @@ class Context:
     scans: dict = field(default_factory=dict)
     window_s: float | None = None   # lag windows: None = chosen from the span (sim.run.window_for)
     jobs: int = 1                   # simulations run at once (advise --jobs)
+    ws_log: LogStore | None = None  # the main pass's writeset log (native): what-ifs replay it
     _trx_cache: dict = field(default_factory=dict, repr=False)
     _sim_cache: dict = field(default_factory=dict, repr=False)
     _what_if_cache: dict = field(default_factory=dict, repr=False)
@@ -139,10 +140,22 @@ class Context:
             return ("WRITESET",)
         return POLICIES
 
-    # -- what-ifs over the schema (one more pass over the files each) ----------------------
+    # -- what-ifs -------------------------------------------------------------------------
     def what_if_facts(self, what_if: WhatIf, history_size: int | None = None) -> list[TrxFacts]:
+        """The facts under a what-if. A larger history or rows that stop conflicting change
+        only the WRITESET clock: replayed from the main pass's writeset log (no file is read
+        again). A schema change (a primary key added, foreign keys dropped) changes which
+        columns the keys are made of: one more pass over the files (and the reference path
+        always reads again)."""
         k = (what_if, history_size)
-        if k not in self._what_if_cache:
+        if k in self._what_if_cache:
+            return self._what_if_cache[k]
+        if (self.ws_log is not None and isinstance(self.facts, FactStore) and self.analysis.policies is not None
+                and not what_if.add_primary_key and not what_if.drop_foreign_keys_to):
+            self._what_if_cache[k] = ReplayedFacts(self.facts, self.ws_log,
+                                                   history_size or self.analysis.policies.history_size,
+                                                   what_if.ignore_rows)
+        else:
             opts = replace(self.options, what_if=what_if, labels=bool(what_if.ignore_rows),
                            catalog=copy.deepcopy(self.options.catalog),
                            history_size=history_size or self.options.history_size)
@@ -191,16 +204,25 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     run = prepare(paths, opts)
     weights = cost.graph_weights()
     store = FactStore()
+    log = LogStore()
+
+    def take(d: dict) -> None:
+        store.add(FactColumns.from_native(d))
+        log.add(d.get("ws_log", b""))
+
     pair = native_pass(paths, opts, run, on_progress, facts=True, graph=("WRITESET", weights, 0, 0, hot_rows_max()),
-                       on_facts=lambda d: store.add(FactColumns.from_native(d)))
+                       on_facts=take, ws_log=True)
     if pair is not None:
         result, nr = pair
         taken = nr.analyzer.take_facts()
         facts = store
         graph = GraphSummary.from_native("WRITESET", nr.analyzer.take_graph(), list(paths))
         scans = {table: [events, rows] for table, events, rows in sorted(taken["scans"])}
-        return context_of(list(paths), result, graph, facts, cost, settings, options, scans)
+        ctx = context_of(list(paths), result, graph, facts, cost, settings, options, scans)
+        ctx.ws_log = log if hasattr(nr.analyzer, "collect_ws_log") else None
+        return ctx
     store.close()
+    log.close()
     index = {p: i for i, p in enumerate(paths)}
     ref_facts: list[TrxFacts] = []
     gb = GraphBuilder("WRITESET", weights, None)

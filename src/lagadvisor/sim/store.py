@@ -219,3 +219,108 @@ def _one(c: FactColumns, i: int):
 
 
 __all__ = ["DEFAULT_SPILL", "FactStore", "cache_dir", "spill_limit"]
+
+
+class LogStore:
+    """Byte chunks in order (the native reader's writeset log, one chunk per file), in memory up
+    to ``limit`` bytes, then appended to an unlinked file under :func:`cache_dir` like the facts."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._limit = spill_limit() * 64 if limit is None else limit
+        self._mem: list[bytes] = []
+        self._disk: list[tuple[int, int]] = []
+        self._file = None
+        self._bytes = 0
+
+    def add(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        self._bytes += len(chunk)
+        if self._file is None and self._bytes <= self._limit:
+            self._mem.append(chunk)
+            return
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="lagadvisor-wslog-", dir=cache_dir())
+            for c in self._mem:
+                self._write(c)
+            self._mem = []
+        self._write(chunk)
+
+    def _write(self, chunk: bytes) -> None:
+        f = self._file
+        f.seek(0, os.SEEK_END)
+        self._disk.append((f.tell(), len(chunk)))
+        f.write(chunk)
+        f.flush()
+
+    @property
+    def spilled(self) -> bool:
+        return self._file is not None
+
+    def chunks(self) -> Iterator[bytes]:
+        if self._file is None:
+            yield from self._mem
+            return
+        fd = self._file.fileno()
+        for pos, n in self._disk:
+            b = os.pread(fd, n, pos)
+            if len(b) != n:
+                raise OSError(f"writeset log spill file: short read at {pos}")
+            yield b
+
+    def __len__(self) -> int:
+        return self._bytes
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+class ReplayedFacts:
+    """A what-if's facts without reading the files again: the main pass's facts with the
+    WRITESET and WRITESET_SESSION columns re-derived, chunk by chunk, from its writeset log
+    (``native.WsReplay``: the same trackers with another history size, the ignored rows' hashes
+    left out). What the
+    simulations read of a store (``chunks``, the commit-time bounds, the input cache) it has;
+    the other columns are the store's own (a history size or ignored rows change nothing else)."""
+
+    def __init__(self, base: FactStore, log: LogStore, history_size: int, ignore_rows=frozenset()) -> None:
+        self.base, self.log = base, log
+        self.history_size = history_size
+        self.ignore_rows = tuple(sorted(ignore_rows))
+        self.sim_inputs: dict = {}
+        self.first_ts, self.last_ts, self.nbytes_total = base.first_ts, base.last_ts, base.nbytes_total
+
+    @property
+    def spilled(self) -> bool:
+        return self.base.spilled
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def chunks(self, names: tuple[str, ...] | None = None) -> Iterator[tuple[int, FactColumns]]:
+        from dataclasses import replace
+
+        from ..native import load
+
+        replay = load().WsReplay(self.history_size, list(self.ignore_rows))
+        logs = self.log.chunks()
+        pending, pending_s = array("q"), array("q")
+        for off, c in self.base.chunks(names):
+            n = len(c)
+            while len(pending) < n:
+                chunk = next(logs, None)
+                if chunk is None:
+                    raise RuntimeError("the writeset log is shorter than the facts")
+                ws, wss = replay.feed(chunk)
+                pending.frombytes(ws)
+                pending_s.frombytes(wss)
+            col, pending = pending[:n], pending[n:]
+            col_s, pending_s = pending_s[:n], pending_s[n:]
+            yield off, replace(c, writeset=col, writeset_session=col_s)
+        if pending or next(logs, None) is not None:
+            raise RuntimeError("the writeset log is longer than the facts")
+
+    def __iter__(self):
+        for _, c in self.chunks():
+            yield from c.build()
