@@ -327,6 +327,10 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     native = load()
     if native is None or not readable(paths):
         return None
+    if getattr(getattr(run, "written", None), "mariadb", False):
+        # the native reader gives every MariaDB binlog back at its first FDE: not even that
+        # read, so the detection's handle stays for the reference (``take_handle``)
+        return None
     from .errors import BinlogError
     from .writeset.weights import APPROXIMATED
 

@@ -91,6 +91,26 @@ fn open_input(path: &str, keep: bool) -> Res<File> {
     Ok(f)
 }
 
+/// The detection's kept handle of `path` for the reference reader (a MariaDB binlog, which the
+/// native core gives back at its first FDE): its file descriptor, owned by the caller from
+/// now on, at offset 0; None when none is kept (the caller opens the path itself).
+#[pyfunction]
+fn take_handle(path: &str) -> Option<i32> {
+    use std::io::{Seek, SeekFrom};
+    use std::os::unix::io::IntoRawFd;
+    let pid = std::process::id();
+    let taken = {
+        let mut h = HANDOFF.lock().unwrap_or_else(|e| e.into_inner());
+        h.retain(|(_, id, _)| *id == pid);
+        h.iter().position(|(p, _, _)| p == path).map(|i| h.remove(i).2)
+    };
+    let mut f = taken?;
+    if !same_file(&f, path) || f.seek(SeekFrom::Start(0)).is_err() {
+        return None;
+    }
+    Some(f.into_raw_fd())
+}
+
 fn py_abort(e: PyErr) -> Abort {
     Abort(format!("reference callback raised: {e}"))
 }
@@ -1971,6 +1991,7 @@ fn tuple_hash(items: Vec<i64>) -> i64 {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Analyzer>()?;
     m.add_class::<WsReplay>()?;
+    m.add_function(wrap_pyfunction!(take_handle, m)?)?;
     m.add_function(wrap_pyfunction!(int_hash, m)?)?;
     m.add_function(wrap_pyfunction!(tuple_hash, m)?)?;
     m.add_function(wrap_pyfunction!(number_key_hash, m)?)?;

@@ -102,9 +102,22 @@ def open_binlog(path: str) -> io.BufferedIOBase:
             return open_gzip(path, _BUFFER)
         if path.endswith(".zst"):
             return _open_zstd(path)
+        fd = _detection_handle(path)
+        if fd is not None:
+            return open(fd, "rb", buffering=_BUFFER)
         return open(path, "rb", buffering=_BUFFER)
     except OSError as err:
         raise BinlogError(f"cannot open: {err.strerror}", file=path) from err
+
+
+def _detection_handle(path: str) -> int | None:
+    """The file descriptor the native detection kept for ``path`` (it read the first FDE and
+    gave the file to the reference, a MariaDB binlog): the file is opened once per command."""
+    from ..native import load
+
+    native = load()
+    take = getattr(native, "take_handle", None) if native is not None else None
+    return take(path) if take is not None else None
 
 
 def _open_zstd(path: str) -> io.BufferedReader:
