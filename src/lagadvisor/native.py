@@ -142,6 +142,7 @@ class Bridge:
         self.first_fde: ev.FormatDescription | None = None
         self.on_records = None
         self.raised: BaseException | None = None   # what ``on_records`` raised (not a fallback)
+        self.shadows = False   # also each keyless table's plan with a primary key (ws_log)
         self._none = hash(None)
         self._key = hash("key")
         self._pack = hash("pack")
@@ -192,7 +193,16 @@ class Bridge:
         if isinstance(plan, str):
             return ("unknown", plan)
         try:
-            return self._plan(plan, tm)
+            out = self._plan(plan, tm)
+            if self.shadows:
+                shadow = self.tracker.shadow(tm)
+                if shadow is not None:
+                    name, splan = shadow
+                    try:
+                        out = out + ((name, self._plan(splan, tm)),)
+                    except Unsupported:  # the what-if reads the files again for this table
+                        out = out + ((name, None),)
+            return out
         except Unsupported as err:
             return ("unsupported", str(err))
 
@@ -223,9 +233,11 @@ class Bridge:
             py = any(not native_col(i) for i, _canon, _pad in fk.parts)
             fks.append((hash(fk.ref_key), hash(fk.ref_db), hash(fk.ref_table),
                         [(i, pack if pad else none) for i, _canon, pad in fk.parts], py,
-                        f"{fk.ref_db}.{fk.ref_table} {fk.ref_key}=(", f" (foreign key of {plan.db}.{plan.table})"))
+                        f"{fk.ref_db}.{fk.ref_table} {fk.ref_key}=(", f" (foreign key of {plan.db}.{plan.table})",
+                        f"{fk.ref_db}.{fk.ref_table}".lower()))
+        # the names ``WhatIf.plan`` matches (dropped foreign keys), for the writeset log
         return ("plan", plan.missing_keys, plan.fk_parent, plan.partial, sorted(plan.columns), keys, fks,
-                (plan, cols, {}), plan.scans, plan.table_rows)
+                (plan, cols, {}), plan.scans, plan.table_rows, f"{plan.db}.{plan.table}".lower())
 
     def key_hashes(self, handle, fk: bool, idx: int, values) -> list[int]:
         """The reference's hashes (``extract.row_hashes``) of one key of one row image, from
@@ -352,6 +364,7 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
         analyzer.collect_facts()
         if ws_log:
             analyzer.collect_ws_log()
+            bridge.shadows = True
     if records is not None:
         analyzer.collect_records(RECORDS_CHUNK)
     if graph is not None:

@@ -1,8 +1,10 @@
-"""The advisor's history and hot-row what-ifs replayed from the main pass's writeset log
+"""The advisor's what-ifs replayed from the main pass's writeset log
 (``advise.context.Context.what_if_facts``, ``sim.store.ReplayedFacts``, ``_native.WsReplay``)
 instead of reading every file again: every transaction's facts equal those of a pass that reads
 the files again with the what-if (the reference way), on every MySQL fixture, in memory and
-spilled to disk, for histories small enough to fill many times and for ignored hot rows."""
+spilled to disk, with and without the fixture's schema: histories small enough to fill many
+times, ignored hot rows, a primary key on keyless tables (hashed alongside in the main pass),
+dropped foreign keys."""
 
 from __future__ import annotations
 
@@ -45,9 +47,17 @@ def test_replayed_what_ifs_equal_a_second_read(fixture, spill, monkeypatch):
             assert ctx.facts.spilled and ctx.ws_log.spilled
         hot = [k for k, _ in sorted(ctx.graph.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))]
         history = ctx.analysis.policies.history_size
+        fallback = ctx.analysis.policies.fallback_tables
+        keyless = frozenset(t.lower() for r, t, _ in fallback if r == "no_primary_key")
+        parents = frozenset(t.lower() for r, t, _ in fallback if r == "fk_parent")
+        every = frozenset(t.lower() for _, t, _ in fallback) | {"nosuch.table"}
         cases = [(WhatIf(), 3), (WhatIf(), 64), (WhatIf(), history * 4),
                  (WhatIf(ignore_rows=frozenset(hot[:5])), None), (WhatIf(ignore_rows=frozenset(hot[:1])), None),
-                 (WhatIf(ignore_rows=frozenset(hot[:2])), 16)]
+                 (WhatIf(ignore_rows=frozenset(hot[:2])), 16),
+                 (WhatIf(add_primary_key=keyless), None), (WhatIf(add_primary_key=every), None),
+                 (WhatIf(add_primary_key=frozenset(sorted(keyless)[:1])), 8),
+                 (WhatIf(drop_foreign_keys_to=parents), None), (WhatIf(drop_foreign_keys_to=every), None),
+                 (WhatIf(drop_foreign_keys_to=frozenset(sorted(parents)[:1])), 8)]
         for what_if, size in cases:
             replayed = ctx.what_if_facts(what_if, size)
             assert isinstance(replayed, ReplayedFacts)
@@ -60,9 +70,24 @@ def test_replayed_what_ifs_equal_a_second_read(fixture, spill, monkeypatch):
                 assert [f.clocks[2] for f in again] != [f.clocks[2] for f in ctx.facts]
 
 
-def test_schema_what_ifs_still_read_again():
-    """A primary key added or foreign keys dropped change which columns make the keys: those
-    what-ifs read the files again (``tests/test_files_opened.py`` counts it)."""
-    paths = _paths(MYSQL[0])
-    ctx = gather(paths, ClockOptions(), CostModel(), None)
-    assert not isinstance(ctx.what_if_facts(WhatIf(add_primary_key=frozenset({"x.y"}))), ReplayedFacts)
+def test_the_fixtures_exercise_every_what_if():
+    """The equality above is not vacuous: some fixture has keyless tables and foreign-key
+    parents, and replaying their what-ifs changes the WRITESET clock."""
+    d = next(d for d in MYSQL if d.name == "single_full")
+    ctx = gather(_paths(d), ClockOptions(), CostModel(), None)
+    reasons = {r for r, _, _ in ctx.analysis.policies.fallback_tables}
+    assert {"no_primary_key", "fk_parent"} <= reasons
+    base = [f.clocks[2] for f in ctx.facts]
+    for r, key in (("no_primary_key", "add_primary_key"), ("fk_parent", "drop_foreign_keys_to")):
+        names = frozenset(t.lower() for rr, t, _ in ctx.analysis.policies.fallback_tables if rr == r)
+        assert [f.clocks[2] for f in ctx.what_if_facts(WhatIf(**{key: names}))] != base, key
+
+
+def test_an_unsafe_log_reads_again(monkeypatch):
+    """A transaction the primary-key what-if cannot replay exactly (counted by the native core)
+    sends the schema what-ifs back to a second read; the others still replay."""
+    d = next(d for d in MYSQL if d.name == "single_full")
+    ctx = gather(_paths(d), ClockOptions(), CostModel(), None)
+    ctx.ws_log.unsafe = 1
+    assert not isinstance(ctx.what_if_facts(WhatIf(add_primary_key=frozenset({"wl.t_nokey"}))), ReplayedFacts)
+    assert isinstance(ctx.what_if_facts(WhatIf(ignore_rows=frozenset({"x"}))), ReplayedFacts)

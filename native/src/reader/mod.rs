@@ -111,6 +111,73 @@ fn take_handle(path: &str) -> Option<i32> {
     Some(f.into_raw_fd())
 }
 
+/// A `("plan", ...)` tuple of `Bridge._plan` as the native side hashes it.
+fn known_plan(py: Python<'_>, tup: &Bound<'_, PyTuple>, tm: &TmInfo) -> Res<PlanEntry> {
+    type KeyT = (i64, i64, i64, u8, Vec<(usize, i64, i64)>, bool, String);
+    type FkT = (i64, i64, i64, Vec<(usize, i64)>, bool, String, String, String);
+    let _ = py;
+    let get = |i: usize| tup.get_item(i).map_err(py_abort);
+    let missing_keys: bool = get(1)?.extract().map_err(py_abort)?;
+    let fk_parent: bool = get(2)?.extract().map_err(py_abort)?;
+    let partial: Option<String> = get(3)?.extract().map_err(py_abort)?;
+    let columns: Vec<usize> = get(4)?.extract().map_err(py_abort)?;
+    let keys: Vec<KeyT> = get(5)?.extract().map_err(py_abort)?;
+    let fks: Vec<FkT> = get(6)?.extract().map_err(py_abort)?;
+    let handle: PyObject = get(7)?.extract().map_err(py_abort)?;
+    let scans: bool = get(8)?.extract().map_err(py_abort)?;
+    let table_rows: i64 = get(9)?.extract().map_err(py_abort)?;
+    let drop_name: String = get(10)?.extract().map_err(py_abort)?;
+    let mut slot_of_col = vec![-1i32; tm.ncols];
+    let mut int_slots: Vec<Option<bool>> = vec![None; columns.len()];
+    for (s, c) in columns.iter().enumerate() {
+        if *c < tm.ncols {
+            slot_of_col[*c] = s as i32;
+            if let Some(cp) = tm.colplans.as_ref() {
+                if is_int_kind(cp[*c].kind) {
+                    int_slots[s] = Some(cp[*c].unsigned);
+                }
+            }
+        }
+    }
+    let slot_of = |c: usize| -> Res<usize> {
+        columns.iter().position(|x| *x == c).ok_or_else(|| Abort::new("key part outside the plan's columns"))
+    };
+    let mut kplans = Vec::new();
+    for (a, b, c, hashes, parts, py_key, label) in keys {
+        let mut ps = Vec::new();
+        for (col, kt, pt) in parts {
+            let slot = slot_of(col)?;
+            if !py_key && col < tm.ncols && int_slots[slot].is_none() {
+                return Err(Abort::new("native key part on a non-integer column"));
+            }
+            ps.push(Part { slot, key_tag: kt, pack_tag: pt });
+        }
+        kplans.push(KeyPlan { head: [a, b, c], hashes, label, parts: ps, py: py_key });
+    }
+    let mut fplans = Vec::new();
+    for (a, b, c, parts, py_key, label, label_tail, ref_name) in fks {
+        let mut ps = Vec::new();
+        for (col, pt) in parts {
+            let slot = slot_of(col)?;
+            if !py_key && col < tm.ncols && int_slots[slot].is_none() {
+                return Err(Abort::new("native key part on a non-integer column"));
+            }
+            ps.push(Part { slot, key_tag: pt, pack_tag: pt });
+        }
+        fplans.push(FkPlan { head: [a, b, c], parts: ps, py: py_key, label, label_tail, ref_tag: label_key(&ref_name) });
+    }
+    let nslots = columns.len();
+    Ok(PlanEntry {
+        plan: Plan::Known(TablePlan { keys: kplans, fks: fplans, fk_parent, missing_keys, partial, columns, int_slots,
+                                      scans, table_rows }),
+        handle: Some(handle),
+        slot_of_col,
+        nslots,
+        drop_tag: label_key(&drop_name),
+        shadow: None,
+    })
+}
+
 fn py_abort(e: PyErr) -> Abort {
     Abort(format!("reference callback raised: {e}"))
 }
@@ -147,6 +214,12 @@ struct PlanEntry {
     /// table-map column -> plan slot, -1 when the plan does not read it.
     slot_of_col: Vec<i32>,
     nslots: usize,
+    /// `label_key` of the lower-case `db.table` (what `WhatIf.plan` matches), 0 when unknown.
+    drop_tag: i64,
+    /// A table without a primary key: its plan under `WhatIf(add_primary_key={it})`, hashed
+    /// alongside for the writeset log (`label_key` of the name the what-if matches; None:
+    /// the native side cannot hash it, the what-if reads again).
+    shadow: Option<(i64, Option<Rc<PlanEntry>>)>,
 }
 
 /// A transaction being assembled (`transactions._Open`).
@@ -181,6 +254,14 @@ struct Open {
     compressed: bool,
     /// One readable key per hash (when labels are asked for).
     labels: Vec<String>,
+    /// With the writeset log: per hash its table (interned name) and foreign-key tag
+    /// (`row_hashes`' tags), and the keyless tables' hashes under their shadow plan.
+    hash_tab: Vec<usize>,
+    hash_fk: Vec<i64>,
+    shadow: Vec<(usize, i64)>,
+    shadow_kept: usize,
+    /// A shadow plan the native side cannot hash was met: the add-primary-key what-if reads again.
+    shadow_unsafe: bool,
 }
 
 impl Open {
@@ -189,7 +270,8 @@ impl Open {
                events: 0, ddl: false, sbr: false, xa: false, incident: false, rows: 0, in_begin: false,
                blocks: false, other_kind: false, ddl_statements: Vec::new(), selected: Vec::new(),
                current: Vec::new(), kept: 0, hashes: Vec::new(), incomplete_tables: Vec::new(), dbs: Vec::new(),
-               compressed: false, labels: Vec::new() }
+               compressed: false, labels: Vec::new(), hash_tab: Vec::new(), hash_fk: Vec::new(),
+               shadow: Vec::new(), shadow_kept: 0, shadow_unsafe: false }
     }
 }
 
@@ -505,6 +587,7 @@ pub struct Analyzer {
     /// What the WRITESET tracker was given for each transaction of the facts (`collect_ws_log`),
     /// for the advisor's what-ifs replayed without reading the files again (`WsReplay`).
     ws_log: Option<Vec<i64>>,
+    ws_log_unsafe: u64,
     /// Tables without any index: UPDATE/DELETE rows events and table rows scanned, per table.
     scan_tables: HashMap<usize, (i64, i64)>,
     /// Readable keys per hash (`collect_labels`), and the keys a what-if ignores.
@@ -574,6 +657,7 @@ impl Analyzer {
             detected: Vec::new(),
             facts: None,
             ws_log: None,
+            ws_log_unsafe: 0,
             scan_tables: HashMap::new(),
             labels_on: false,
             ignore: std::collections::HashSet::new(),
@@ -673,6 +757,7 @@ impl Analyzer {
         d.set_item("db_names", names)?;
         d.set_item("dbsets", f.dbsets.clone())?;
         if let Some(log) = self.ws_log.as_mut() {
+            d.set_item("ws_log_unsafe", std::mem::take(&mut self.ws_log_unsafe))?;
             d.set_item("ws_log", PyBytes::new_bound(py, &i64_bytes(log)))?;
             log.clear();
             if !keep {
@@ -897,6 +982,59 @@ impl Analyzer {
         d.set_item("transactions", fs.transactions)?;
         d.set_item("totals", self.totals_py(py, &fs.totals, false)?)?;
         Ok(d.into())
+    }
+
+    /// One transaction's writeset log record (`collect_ws_log`): `file_idx, seq, co, reason
+    /// (-1 none), session (-1 none), n hashes, n tables, unsafe`, then per hash `hash, label
+    /// key, table slot, foreign-key tag`, then per table `drop tag, add tag (0: no shadow),
+    /// flags (1 missing keys, 2 foreign-key parent, 4 shadow missing keys, 8 shadow parent),
+    /// scan rows, shadow scan rows, n shadow hashes`, then the tables' shadow hashes in order.
+    /// `unsafe`: the what-if of a primary key would not hash this transaction as a second
+    /// read would (too many rows, a shadow plan the native side cannot hash).
+    fn ws_record(&self, o: &Open, seq: i64, co: i64, reason: Option<u8>) -> Res<Vec<i64>> {
+        if o.labels.len() != o.hashes.len() || o.hash_tab.len() != o.hashes.len() || o.hash_fk.len() != o.hashes.len() {
+            return Err(Abort::new("labels, tags and hashes disagree"));
+        }
+        let mut tables: Vec<(usize, [i64; 6])> = Vec::new();
+        for (name, st) in &o.stats {
+            if st[0] + st[1] + st[2] == 0 {
+                continue;
+            }
+            let Some(entry) = o.current.iter().find(|(n, _)| n == name).map(|(_, p)| p.clone()) else { continue };
+            let Plan::Known(p) = &entry.plan else { continue };
+            let net = self.fs.net_rows.get(name).copied().unwrap_or(0).max(0);
+            let scan = |scans: bool, rows: i64| if scans && st[3] > 0 { st[3] as i64 * rows.max(net) } else { 0 };
+            let mut flags = p.missing_keys as i64 | (p.fk_parent as i64) << 1;
+            let mut add_tag = 0;
+            let mut shadow_scan = 0;
+            if let Some((tag, Some(sp))) = &entry.shadow {
+                if let Plan::Known(q) = &sp.plan {
+                    add_tag = *tag;
+                    flags |= (q.missing_keys as i64) << 2 | (q.fk_parent as i64) << 3;
+                    shadow_scan = scan(q.scans, q.table_rows);
+                }
+            }
+            let nshadow = o.shadow.iter().filter(|(t, _)| t == name).count() as i64;
+            tables.push((*name, [entry.drop_tag, add_tag, flags, scan(p.scans, p.table_rows), shadow_scan, nshadow]));
+        }
+        let unsafe_ = o.truncated || o.shadow_unsafe || o.kept + o.shadow_kept > MAX_ROW_CHANGES;
+        let mut rec = vec![self.file_idx as i64, seq, co, reason.map_or(-1, |r| r as i64),
+                           o.thread_id.map_or(-1, |t| t as i64), o.hashes.len() as i64, tables.len() as i64,
+                           unsafe_ as i64];
+        for i in 0..o.hashes.len() {
+            let slot = match tables.iter().position(|(n, _)| *n == o.hash_tab[i]) {
+                Some(k) => k as i64,
+                None => return Err(Abort::new("a hash of a table outside the transaction's tables")),
+            };
+            rec.extend_from_slice(&[o.hashes[i], label_key(&o.labels[i]), slot, o.hash_fk[i]]);
+        }
+        for (_, t) in &tables {
+            rec.extend_from_slice(t);
+        }
+        for (name, _) in &tables {
+            rec.extend(o.shadow.iter().filter(|(t, _)| t == name).map(|(_, h)| *h));
+        }
+        Ok(rec)
     }
 
     fn intern(&mut self, name: &str) -> usize {
@@ -1305,60 +1443,21 @@ impl Analyzer {
         let entry = match tag.as_str() {
             "unknown" => {
                 let reason: String = tup.get_item(1).and_then(|x| x.extract()).map_err(py_abort)?;
-                PlanEntry { plan: Plan::Unknown(reason), handle: None, slot_of_col: vec![-1; tm.ncols], nslots: 0 }
+                PlanEntry { plan: Plan::Unknown(reason), handle: None, slot_of_col: vec![-1; tm.ncols], nslots: 0,
+                            drop_tag: 0, shadow: None }
             }
             "plan" => {
-                type KeyT = (i64, i64, i64, u8, Vec<(usize, i64, i64)>, bool, String);
-                type FkT = (i64, i64, i64, Vec<(usize, i64)>, bool, String, String);
-                let (_, missing_keys, fk_parent, partial, columns, keys, fks, handle, scans, table_rows): (String, bool, bool, Option<String>, Vec<usize>, Vec<KeyT>, Vec<FkT>, PyObject, bool, i64) =
-                    tup.extract().map_err(py_abort)?;
-                let mut slot_of_col = vec![-1i32; tm.ncols];
-                let mut int_slots: Vec<Option<bool>> = vec![None; columns.len()];
-                for (s, c) in columns.iter().enumerate() {
-                    if *c < tm.ncols {
-                        slot_of_col[*c] = s as i32;
-                        if let Some(cp) = tm.colplans.as_ref() {
-                            if is_int_kind(cp[*c].kind) {
-                                int_slots[s] = Some(cp[*c].unsigned);
-                            }
-                        }
-                    }
+                let mut entry = known_plan(py, tup, tm)?;
+                if tup.len() > 11 {
+                    let item = tup.get_item(11).map_err(py_abort)?;
+                    let (name, sub): (String, Option<Bound<'_, PyTuple>>) = item.extract().map_err(py_abort)?;
+                    let shadow = match sub {
+                        Some(t) => Some(Rc::new(known_plan(py, &t, tm)?)),
+                        None => None,
+                    };
+                    entry.shadow = Some((label_key(&name), shadow));
                 }
-                let slot_of = |c: usize| -> Res<usize> {
-                    columns.iter().position(|x| *x == c).ok_or_else(|| Abort::new("key part outside the plan's columns"))
-                };
-                let mut kplans = Vec::new();
-                for (a, b, c, hashes, parts, py_key, label) in keys {
-                    let mut ps = Vec::new();
-                    for (col, kt, pt) in parts {
-                        let slot = slot_of(col)?;
-                        if !py_key && col < tm.ncols && int_slots[slot].is_none() {
-                            return Err(Abort::new("native key part on a non-integer column"));
-                        }
-                        ps.push(Part { slot, key_tag: kt, pack_tag: pt });
-                    }
-                    kplans.push(KeyPlan { head: [a, b, c], hashes, label, parts: ps, py: py_key });
-                }
-                let mut fplans = Vec::new();
-                for (a, b, c, parts, py_key, label, label_tail) in fks {
-                    let mut ps = Vec::new();
-                    for (col, pt) in parts {
-                        let slot = slot_of(col)?;
-                        if !py_key && col < tm.ncols && int_slots[slot].is_none() {
-                            return Err(Abort::new("native key part on a non-integer column"));
-                        }
-                        ps.push(Part { slot, key_tag: pt, pack_tag: pt });
-                    }
-                    fplans.push(FkPlan { head: [a, b, c], parts: ps, py: py_key, label, label_tail });
-                }
-                let nslots = columns.len();
-                PlanEntry {
-                    plan: Plan::Known(TablePlan { keys: kplans, fks: fplans, fk_parent, missing_keys, partial, columns, int_slots,
-                                                  scans, table_rows }),
-                    handle: Some(handle),
-                    slot_of_col,
-                    nslots,
-                }
+                entry
             }
             other => return Err(Abort(format!("plan not handled natively: {other}"))),
         };
@@ -1413,7 +1512,8 @@ impl Analyzer {
         let plan = match o.selected.iter().find(|(id, _)| *id == table_id) {
             Some((_, p)) => p.clone(),
             None if self.detect_limit > 0 => {
-                let p = Rc::new(PlanEntry { plan: Plan::Unknown(String::new()), handle: None, slot_of_col: vec![-1; tm.ncols], nslots: 0 });
+                let p = Rc::new(PlanEntry { plan: Plan::Unknown(String::new()), handle: None, slot_of_col: vec![-1; tm.ncols],
+                                           nslots: 0, drop_tag: 0, shadow: None });
                 o.selected.push((table_id, p.clone()));
                 p
             }
@@ -1445,6 +1545,20 @@ impl Analyzer {
             _ => None,
         };
         let fk_checks = flags & NO_FOREIGN_KEY_CHECKS_F == 0;
+        let log_on = self.ws_log.is_some() && self.facts.is_some();
+        // the shadow plan (a keyless table with a primary key), hashed only for the log
+        let shadow: Option<Rc<PlanEntry>> = if log_on {
+            match &plan.shadow {
+                Some((_, Some(sp))) => Some(sp.clone()),
+                Some((_, None)) => {
+                    o.shadow_unsafe = true;
+                    None
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
         let nslots = plan.nslots;
         let mut img_b = vec![Val::Absent; nslots];
         let mut img_a = vec![Val::Absent; nslots];
@@ -1475,6 +1589,62 @@ impl Analyzer {
                 return Err(Abort::new("rows event: a row image consumes no bytes"));
             }
             n += 1;
+            if let Some(sp) = shadow.as_ref() {
+                // the keyless table under its shadow plan: the same row bytes, the shadow's slots
+                o.shadow_kept += 1;
+                if let Plan::Known(stp) = &sp.plan {
+                    if !o.truncated && o.kept + o.shadow_kept <= MAX_ROW_CHANGES {
+                        let ns = sp.nslots;
+                        let mut sb = vec![Val::Absent; ns];
+                        let mut sa = vec![Val::Absent; ns];
+                        let end_s = match kind {
+                            1 => {
+                                let p1 = read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut sb)?;
+                                read_image(data, p1, &cols_a, colplans, &sp.slot_of_col, &mut sa)?
+                            }
+                            0 => read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut sa)?,
+                            _ => read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut sb)?,
+                        };
+                        if end_s != pos {
+                            return Err(Abort::new("shadow plan read a row image differently"));
+                        }
+                        let cb = &self.cb;
+                        let handle = sp.handle.as_ref();
+                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| -> Res<(Vec<i64>, Option<String>)> {
+                            let Some(h) = handle else { return Err(Abort::new("no plan handle")) };
+                            let vals: Vec<Option<Bound<'_, PyBytes>>> = values.iter().map(|v| v.map(|b| PyBytes::new_bound(py, b))).collect();
+                            cb.call_method1(py, "key_hashes", (h.clone_ref(py), fk, idx, vals))
+                                .and_then(|r| r.extract::<Vec<i64>>(py))
+                                .map(|hs| (hs, None))
+                                .map_err(py_abort)
+                        };
+                        let mut hs: Vec<i64> = Vec::new();
+                        match kind {
+                            1 => {
+                                let present_after = sa.iter().filter(|v| **v != Val::Absent).count();
+                                if present_after < stp.columns.len() {
+                                    for (a, b) in sa.iter_mut().zip(sb.iter()) {
+                                        if *a == Val::Absent {
+                                            *a = *b;
+                                        }
+                                    }
+                                }
+                                row_hashes(stp, &sa, data, &mut hs, fk_checks, &mut pykeys, None, None)?;
+                                row_hashes(stp, &sb, data, &mut hs, fk_checks, &mut pykeys, None, None)?;
+                            }
+                            0 => {
+                                row_hashes(stp, &sa, data, &mut hs, fk_checks, &mut pykeys, None, None)?;
+                            }
+                            _ => {
+                                row_hashes(stp, &sb, data, &mut hs, fk_checks, &mut pykeys, None, None)?;
+                            }
+                        }
+                        o.shadow.extend(hs.into_iter().map(|h| (tm.name, h)));
+                    }
+                } else {
+                    o.shadow_unsafe = true;
+                }
+            }
             if keep {
                 o.kept += 1;
                 if o.kept <= MAX_ROW_CHANGES {
@@ -1498,6 +1668,8 @@ impl Analyzer {
                             }
                         };
                         let mut lab = if labels_on { Some(&mut o.labels) } else { None };
+                        let mut tags = if log_on { Some(&mut o.hash_fk) } else { None };
+                        let before = o.hashes.len();
                         let ok = match kind {
                             1 => {
                                 let present_after = img_a.iter().filter(|v| **v != Val::Absent).count();
@@ -1508,13 +1680,16 @@ impl Analyzer {
                                         }
                                     }
                                 }
-                                let ok_a = row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut())?;
-                                let ok_b = row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut())?;
+                                let ok_a = row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut(), tags.as_deref_mut())?;
+                                let ok_b = row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut(), tags.as_deref_mut())?;
                                 ok_a && ok_b
                             }
-                            0 => row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut())?,
-                            _ => row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut())?,
+                            0 => row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut(), tags.as_deref_mut())?,
+                            _ => row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut(), tags.as_deref_mut())?,
                         };
+                        if log_on {
+                            o.hash_tab.resize(o.hash_tab.len() + (o.hashes.len() - before), tm.name);
+                        }
                         incomplete |= !ok;
                     }
                 }
@@ -1662,29 +1837,32 @@ impl Analyzer {
             // `KeyTracker.writeset`: the what-if leaves these row keys out.
             let ignore = &self.ignore;
             let mut k = 0;
+            let tagged = o.hash_tab.len() == o.hashes.len() && o.hash_fk.len() == o.hashes.len();
             for i in 0..o.hashes.len() {
                 if !ignore.contains(&o.labels[i]) {
                     o.hashes.swap(k, i);
                     o.labels.swap(k, i);
+                    if tagged {
+                        o.hash_tab.swap(k, i);
+                        o.hash_fk.swap(k, i);
+                    }
                     k += 1;
                 }
             }
             o.hashes.truncate(k);
             o.labels.truncate(k);
-        }
-        if self.facts.is_some() {
-            if let Some(log) = self.ws_log.as_mut() {
-                if o.labels.len() != o.hashes.len() {
-                    return Err(Abort::new("labels and hashes disagree"));
-                }
-                let flags = ws.has_missing_keys as i64 | (ws.has_related_foreign_keys as i64) << 1;
-                log.extend_from_slice(&[self.file_idx as i64, seq, co, reason.map_or(-1, |r| r as i64), flags,
-                                        o.thread_id.map_or(-1, |t| t as i64), o.hashes.len() as i64]);
-                for (h, l) in o.hashes.iter().zip(o.labels.iter()) {
-                    log.push(*h);
-                    log.push(label_key(l));
-                }
+            if tagged {
+                o.hash_tab.truncate(k);
+                o.hash_fk.truncate(k);
             }
+        }
+        if self.facts.is_some() && self.ws_log.is_some() {
+            let rec = self.ws_record(&o, seq, co, reason)?;
+            let log = self.ws_log.as_mut().unwrap();
+            if rec[7] != 0 {
+                self.ws_log_unsafe += 1;
+            }
+            log.extend_from_slice(&rec);
         }
         let (wparent, reason) = self.ws.dependency(seq, co, &o.hashes, &ws, reason);
         let sparent = self.session.dependency(seq, wparent, o.thread_id);
@@ -1916,70 +2094,115 @@ pub fn label_key(l: &str) -> i64 {
 }
 
 /// The WRITESET clock of a what-if replayed from the main pass's writeset log
-/// (`Analyzer.collect_ws_log`): the same `WritesetTracker` with another history size, and the
-/// hashes of the ignored rows left out as `KeyTracker.writeset` leaves them out, and the
-/// WRITESET_SESSION clock on top of it. Fed the log in order, chunk by chunk; gives the WRITESET
-/// and WRITESET_SESSION parents of each transaction (two int64 columns).
+/// (`Analyzer.collect_ws_log`): the same `WritesetTracker` with another history size, the
+/// hashes of the ignored rows left out as `KeyTracker.writeset` leaves them out, the tables
+/// given a primary key hashed by their shadow plans, the foreign keys to the dropped parents left
+/// out (`WhatIf`); the WRITESET_SESSION clock on top of it and the scan rows of each
+/// transaction. Fed the log in order, chunk by chunk.
 #[pyclass]
 struct WsReplay {
     ws: WritesetTracker,
     session: SessionTracker,
     last_file: i64,
     ignore: std::collections::HashSet<i64>,
+    add_pk: std::collections::HashSet<i64>,
+    drop_fk: std::collections::HashSet<i64>,
     hashes: Vec<i64>,
 }
 
 #[pymethods]
 impl WsReplay {
     #[new]
-    fn new(history_size: i64, ignore: Vec<String>) -> Self {
+    #[pyo3(signature = (history_size, ignore, add_primary_key=Vec::new(), drop_foreign_keys_to=Vec::new()))]
+    fn new(history_size: i64, ignore: Vec<String>, add_primary_key: Vec<String>, drop_foreign_keys_to: Vec<String>) -> Self {
         WsReplay {
             ws: WritesetTracker { history_size, history: HashMap::new(), history_start: 1, resets: 0 },
             session: SessionTracker::default(),
             last_file: -1,
             ignore: ignore.iter().map(|l| label_key(l)).collect(),
+            add_pk: add_primary_key.iter().map(|l| label_key(l)).collect(),
+            drop_fk: drop_foreign_keys_to.iter().map(|l| label_key(l)).collect(),
             hashes: Vec::new(),
         }
     }
 
-    fn feed<'py>(&mut self, py: Python<'py>, log: &[u8]) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    /// The next chunk of the log: (WRITESET parents, WRITESET_SESSION parents, scan rows) as
+    /// int64 bytes, one per transaction.
+    fn feed<'py>(&mut self, py: Python<'py>, log: &[u8]) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         if log.len() % 8 != 0 {
             return Err(pyo3::exceptions::PyValueError::new_err("writeset log: not int64s"));
         }
         let v: Vec<i64> = log.chunks_exact(8).map(|c| i64::from_ne_bytes(c.try_into().unwrap())).collect();
-        let mut out: Vec<i64> = Vec::new();
-        let mut out_s: Vec<i64> = Vec::new();
-        let mut i = 0;
+        let (mut out, mut out_s, mut out_scan) = (Vec::new(), Vec::new(), Vec::new());
         let bad = || pyo3::exceptions::PyValueError::new_err("writeset log: truncated record");
-        const H: usize = 7;
+        const H: usize = 8;
+        const T: usize = 6;
+        let mut i = 0;
         while i < v.len() {
             if i + H > v.len() {
                 return Err(bad());
             }
-            let (file, seq, co, reason, flags, thread, n) = (v[i], v[i + 1], v[i + 2], v[i + 3], v[i + 4], v[i + 5], v[i + 6]);
-            if n < 0 || i + H + 2 * n as usize > v.len() {
+            let (file, seq, co, reason, thread, n, nt) = (v[i], v[i + 1], v[i + 2], v[i + 3], v[i + 4], v[i + 5], v[i + 6]);
+            if n < 0 || nt < 0 {
+                return Err(bad());
+            }
+            let (n, nt) = (n as usize, nt as usize);
+            let tabs_at = i + H + 4 * n;
+            let shadow_at = tabs_at + T * nt;
+            if shadow_at > v.len() {
+                return Err(bad());
+            }
+            let tab = |k: usize| &v[tabs_at + T * k..tabs_at + T * (k + 1)];
+            let nshadow: usize = (0..nt).map(|k| tab(k)[5].max(0) as usize).sum();
+            if shadow_at + nshadow > v.len() {
                 return Err(bad());
             }
             if file != self.last_file {
                 self.last_file = file;
                 self.ws.reset_file();
             }
+            let shadowed = |k: usize| tab(k)[1] != 0 && self.add_pk.contains(&tab(k)[1]);
             self.hashes.clear();
-            for k in 0..n as usize {
-                let (h, l) = (v[i + H + 2 * k], v[i + H + 1 + 2 * k]);
-                if !self.ignore.contains(&l) {
-                    self.hashes.push(h);
+            for k in 0..n {
+                let at = i + H + 4 * k;
+                let (h, l, slot, fk) = (v[at], v[at + 1], v[at + 2], v[at + 3]);
+                if slot < 0 || slot as usize >= nt {
+                    return Err(bad());
                 }
+                if shadowed(slot as usize) || (fk != 0 && self.drop_fk.contains(&fk)) || self.ignore.contains(&l) {
+                    continue;
+                }
+                self.hashes.push(h);
             }
-            let flags = WsFlags { has_missing_keys: flags & 1 != 0, has_related_foreign_keys: flags & 2 != 0 };
+            let (mut missing, mut parent, mut scan) = (false, false, 0i64);
+            let mut at = shadow_at;
+            for k in 0..nt {
+                let t = tab(k);
+                let count = t[5].max(0) as usize;
+                let dropped = self.drop_fk.contains(&t[0]);
+                if shadowed(k) {
+                    self.hashes.extend_from_slice(&v[at..at + count]);
+                    missing |= t[2] & 4 != 0;
+                    parent |= t[2] & 8 != 0 && !dropped;
+                    scan += t[4];
+                } else {
+                    missing |= t[2] & 1 != 0;
+                    parent |= t[2] & 2 != 0 && !dropped;
+                    scan += t[3];
+                }
+                at += count;
+            }
+            let flags = WsFlags { has_missing_keys: missing, has_related_foreign_keys: parent };
             let reason = if reason < 0 { None } else { Some(reason as u8) };
-            let (parent, _) = self.ws.dependency(seq, co, &self.hashes, &flags, reason);
-            let sparent = self.session.dependency(seq, parent, if thread < 0 { None } else { Some(thread as u32) });
-            out.push(parent);
+            let (wparent, _) = self.ws.dependency(seq, co, &self.hashes, &flags, reason);
+            let sparent = self.session.dependency(seq, wparent, if thread < 0 { None } else { Some(thread as u32) });
+            out.push(wparent);
             out_s.push(sparent);
-            i += H + 2 * n as usize;
+            out_scan.push(scan);
+            i = shadow_at + nshadow;
         }
-        Ok((PyBytes::new_bound(py, &i64_bytes(&out)), PyBytes::new_bound(py, &i64_bytes(&out_s))))
+        Ok((PyBytes::new_bound(py, &i64_bytes(&out)), PyBytes::new_bound(py, &i64_bytes(&out_s)),
+            PyBytes::new_bound(py, &i64_bytes(&out_scan))))
     }
 }
 

@@ -76,6 +76,8 @@ pub struct FkPlan {
     /// Label head `ref_db.ref_table ref_key=(` and tail `) (foreign key of db.table)`.
     pub label: String,
     pub label_tail: String,
+    /// `label_key` of the referenced table's lower-case name (what `WhatIf.plan` drops by).
+    pub ref_tag: i64,
 }
 
 /// A table's resolved plan (`extract.TablePlan`) or the reason it is unknown.
@@ -157,8 +159,12 @@ fn int_label(head: &str, ints: &[i128], tail: &str) -> String {
 
 /// `row_hashes`: append the hashes of one image (and with `labels`, one readable key per
 /// hash, as `extract._label` writes it); false if a key column is absent.
+/// With `tags`, one tag per hash too: 0 for a key's, the referenced table's `ref_tag` for a
+/// foreign key's.
 pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i64>, fk_checks: bool,
-                  pykeys: &mut PyKeys, mut labels: Option<&mut Vec<String>>) -> Result<bool, super::framing::Abort> {
+                  pykeys: &mut PyKeys, mut labels: Option<&mut Vec<String>>,
+                  mut tags: Option<&mut Vec<i64>>) -> Result<bool, super::framing::Abort> {
+    let before = out.len();
     let mut ints: Vec<i128> = Vec::with_capacity(4);
     let mut complete = true;
     let mut vals: Vec<i64> = Vec::with_capacity(4);
@@ -227,8 +233,12 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
             l.push(label);
         }
     }
+    if let Some(t) = tags.as_deref_mut() {
+        t.resize(t.len() + (out.len() - before), 0);
+    }
     if fk_checks {
         for (fi, fk) in plan.fks.iter().enumerate() {
+            let fk_before = out.len();
             vals.clear();
             ints.clear();
             let mut absent = false;
@@ -261,11 +271,17 @@ pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i6
                     l.extend(std::iter::repeat(label).take(hs.len()));
                 }
                 out.extend(hs);
+                if let Some(t) = tags.as_deref_mut() {
+                    t.resize(t.len() + (out.len() - fk_before), fk.ref_tag);
+                }
                 continue;
             }
             out.push(tuple_hash(&[fk.head[0], fk.head[1], fk.head[2], tuple_hash(&vals)]));
             if let Some(l) = labels.as_deref_mut() {
                 l.push(int_label(&fk.label, &ints, &fk.label_tail));
+            }
+            if let Some(t) = tags.as_deref_mut() {
+                t.push(fk.ref_tag);
             }
         }
     }

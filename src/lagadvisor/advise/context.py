@@ -142,19 +142,20 @@ class Context:
 
     # -- what-ifs -------------------------------------------------------------------------
     def what_if_facts(self, what_if: WhatIf, history_size: int | None = None) -> list[TrxFacts]:
-        """The facts under a what-if. A larger history or rows that stop conflicting change
-        only the WRITESET clock: replayed from the main pass's writeset log (no file is read
-        again). A schema change (a primary key added, foreign keys dropped) changes which
-        columns the keys are made of: one more pass over the files (and the reference path
-        always reads again)."""
+        """The facts under a what-if, replayed from the main pass's writeset log (no file is
+        read again): a larger history, rows that stop conflicting, foreign keys dropped, and a
+        primary key on keyless tables (whose hashes the main pass took alongside). One more
+        pass over the files when the log cannot replay it exactly (a primary key on a
+        transaction of more than 500,000 rows, a key the native side does not hash), and
+        always on the reference path."""
         k = (what_if, history_size)
         if k in self._what_if_cache:
             return self._what_if_cache[k]
+        schema_change = bool(what_if.add_primary_key or what_if.drop_foreign_keys_to)
         if (self.ws_log is not None and isinstance(self.facts, FactStore) and self.analysis.policies is not None
-                and not what_if.add_primary_key and not what_if.drop_foreign_keys_to):
+                and not (schema_change and self.ws_log.unsafe)):
             self._what_if_cache[k] = ReplayedFacts(self.facts, self.ws_log,
-                                                   history_size or self.analysis.policies.history_size,
-                                                   what_if.ignore_rows)
+                                                   history_size or self.analysis.policies.history_size, what_if)
         else:
             opts = replace(self.options, what_if=what_if, labels=bool(what_if.ignore_rows),
                            catalog=copy.deepcopy(self.options.catalog),
@@ -208,7 +209,7 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
 
     def take(d: dict) -> None:
         store.add(FactColumns.from_native(d))
-        log.add(d.get("ws_log", b""))
+        log.add(d.get("ws_log", b""), d.get("ws_log_unsafe", 0))
 
     pair = native_pass(paths, opts, run, on_progress, facts=True, graph=("WRITESET", weights, 0, 0, hot_rows_max()),
                        on_facts=take, ws_log=True)

@@ -113,11 +113,25 @@ def open_binlog(path: str) -> io.BufferedIOBase:
 def _detection_handle(path: str) -> int | None:
     """The file descriptor the native detection kept for ``path`` (it read the first FDE and
     gave the file to the reference, a MariaDB binlog): the file is opened once per command."""
-    from ..native import load
+    if os.environ.get("LAGADVISOR_PUREPYTHON", "") not in ("", "0"):  # as native.forced_pure
+        return None
+    try:  # the extension itself: ``lagadvisor.native`` sits above this layer
+        from .. import _native  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    take = getattr(_native, "take_handle", None)
+    if take is None or not _utf8(path):
+        return None
+    return take(path)
 
-    native = load()
-    take = getattr(native, "take_handle", None) if native is not None else None
-    return take(path) if take is not None else None
+
+def _utf8(path: str) -> bool:
+    """A name the native core can take (a non-UTF-8 file name arrives with surrogates)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _open_zstd(path: str) -> io.BufferedReader:

@@ -231,8 +231,12 @@ class LogStore:
         self._disk: list[tuple[int, int]] = []
         self._file = None
         self._bytes = 0
+        #: transactions whose primary-key what-if the log cannot replay exactly (see
+        #: ``Analyzer.collect_ws_log``): that what-if reads the files again
+        self.unsafe = 0
 
-    def add(self, chunk: bytes) -> None:
+    def add(self, chunk: bytes, unsafe: int = 0) -> None:
+        self.unsafe += unsafe
         if not chunk:
             return
         self._bytes += len(chunk)
@@ -284,10 +288,10 @@ class ReplayedFacts:
     simulations read of a store (``chunks``, the commit-time bounds, the input cache) it has;
     the other columns are the store's own (a history size or ignored rows change nothing else)."""
 
-    def __init__(self, base: FactStore, log: LogStore, history_size: int, ignore_rows=frozenset()) -> None:
+    def __init__(self, base: FactStore, log: LogStore, history_size: int, what_if) -> None:
         self.base, self.log = base, log
         self.history_size = history_size
-        self.ignore_rows = tuple(sorted(ignore_rows))
+        self.what_if = what_if
         self.sim_inputs: dict = {}
         self.first_ts, self.last_ts, self.nbytes_total = base.first_ts, base.last_ts, base.nbytes_total
 
@@ -303,21 +307,25 @@ class ReplayedFacts:
 
         from ..native import load
 
-        replay = load().WsReplay(self.history_size, list(self.ignore_rows))
+        w = self.what_if
+        replay = load().WsReplay(self.history_size, sorted(w.ignore_rows), sorted(w.add_primary_key),
+                                 sorted(w.drop_foreign_keys_to))
         logs = self.log.chunks()
-        pending, pending_s = array("q"), array("q")
+        cols = ("writeset", "writeset_session", "scan_rows")
+        pending = {name: array("q") for name in cols}
         for off, c in self.base.chunks(names):
             n = len(c)
-            while len(pending) < n:
+            while len(pending["writeset"]) < n:
                 chunk = next(logs, None)
                 if chunk is None:
                     raise RuntimeError("the writeset log is shorter than the facts")
-                ws, wss = replay.feed(chunk)
-                pending.frombytes(ws)
-                pending_s.frombytes(wss)
-            col, pending = pending[:n], pending[n:]
-            col_s, pending_s = pending_s[:n], pending_s[n:]
-            yield off, replace(c, writeset=col, writeset_session=col_s)
+                for name, b in zip(cols, replay.feed(chunk)):
+                    pending[name].frombytes(b)
+            taken = {}
+            for name in cols:
+                taken[name], pending[name] = pending[name][:n], pending[name][n:]
+            yield off, replace(c, **taken)
+        pending = pending["writeset"]
         if pending or next(logs, None) is not None:
             raise RuntimeError("the writeset log is longer than the facts")
 

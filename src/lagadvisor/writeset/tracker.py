@@ -154,6 +154,27 @@ class KeyTracker:
         self._plans[key] = (self.catalog.version, tm.column_count, plan)
         return plan
 
+    def shadow(self, tm: TableMap) -> tuple[str, TablePlan] | None:
+        """The table's plan under ``WhatIf(add_primary_key={it})`` when that what-if changes it
+        (a table without a primary key), with the name the what-if matches: what the native
+        core hashes alongside the plan, so the advisor's what-if needs no second read. Resolved
+        as :meth:`_resolve` resolves the plan (same catalog, same fallback to the table map)."""
+        if self.what_if:
+            return None
+        schema = self.catalog.get(tm.database_name, tm.table_name)
+        if schema is not None and len(schema.columns) != tm.column_count:
+            schema = None
+        if schema is None:
+            schema = schema_from_table_map(tm)
+            if schema is None:
+                return None
+        name = schema.qualified_name.lower()
+        what_if = WhatIf(add_primary_key=frozenset({name}))
+        changed = what_if.schema(schema)
+        if changed is schema:
+            return None
+        return name, what_if.plan(plan_table(changed, self.catalog, tm))
+
     def select(self, tm: TableMap) -> frozenset[int]:
         """``ColumnSelector`` for the reader: decode just the key columns of each row image."""
         plan = self._resolve(tm)
