@@ -1,5 +1,5 @@
-"""Imports go one way (issue 21): cli -> fleet -> report/advise -> sim -> depgraph -> writeset ->
-schema -> binlog, parsed from the source (module-level and function-level imports alike), and
+"""Imports go one way (issue 21): cli -> fleet -> report/advise -> analysis -> sim -> depgraph ->
+writeset -> schema -> binlog, parsed from the source (module-level and function-level imports alike), and
 no two modules import each other."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ PKG = Path(lagadvisor.__file__).resolve().parent
 #: Top to bottom; a package may import those below it, or its own level (report and advise
 #: render each other's results), never those above.
 #: ``commands``: the CLI's commands, one module each, and their shared options (typer): the CLI's level.
-LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("sim",), ("depgraph",), ("writeset",),
-          ("schema",), ("binlog",)]
+#: ``analysis``: the ``analyze`` engine and its result types, which report renders and advise builds on.
+LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("analysis",), ("sim",), ("depgraph",),
+          ("writeset",), ("schema",), ("binlog",)]
 #: Modules every layer may use: no lagadvisor imports of their own but these. ``inputs`` (the
 #: input-path resolver) imports only ``errors``; the commands and ``fleet`` use it.
 SHARED = {"errors", "versions", "native", "connection", "tls", "inputs"}
@@ -96,5 +97,5 @@ def test_shared_modules_stay_at_the_bottom():
 def test_no_two_modules_import_each_other():
     g = _graph()
     pairs = sorted({tuple(sorted((a, b))) for a, ts in g.items() for b in ts if a in g.get(b, set())})
-    # report.analysis calls report.native_analysis, which imports only report.results (issue 14)
+    # analysis.analyze calls analysis.native, which imports only analysis.results (issue 14)
     assert not pairs, pairs

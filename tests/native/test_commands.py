@@ -20,7 +20,7 @@ from conftest import FIXTURES
 from lagadvisor import native
 from lagadvisor.cli import app
 from lagadvisor.errors import LagAdvisorError
-from lagadvisor.report import native_analysis, records
+from lagadvisor.analysis import native as native_analysis, records
 
 from cases import EXPECTED_FALLBACK, multi_file_run, native_or_skip  # noqa: E402
 from cases import cases as _cases  # noqa: E402

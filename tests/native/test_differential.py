@@ -21,9 +21,9 @@ from conftest import FIXTURES
 from lagadvisor import native
 from lagadvisor.depgraph.pipeline import prepare
 from lagadvisor.errors import LagAdvisorError
-from lagadvisor.report.analysis import analyze
+from lagadvisor.analysis.analyze import analyze
+from lagadvisor.analysis.native import analyze_native
 from lagadvisor.report.jsonout import analysis_json
-from lagadvisor.report.native_analysis import analyze_native
 
 from cases import native_or_skip  # noqa: E402
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import FIXTURES
 from lagadvisor import native
 from lagadvisor.depgraph.pipeline import ClockOptions, detect_written_policy
-from lagadvisor.report.analysis import analyze
+from lagadvisor.analysis.analyze import analyze
 
 pytestmark = pytest.mark.skipif(native.load() is None, reason="the native core is not built")
 

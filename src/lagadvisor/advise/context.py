@@ -11,12 +11,13 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 
+from ..analysis.analyze import analyze
+from ..analysis.native import native_pass
+from ..analysis.results import Analysis
 from ..depgraph.graph import GraphBuilder, GraphSummary, hot_rows_max
 from ..depgraph.pipeline import ClockOptions, prepare
 from ..depgraph.policies import POLICIES
 from ..binlog.framing import version_tuple
-from ..report.analysis import Analysis, analyze
-from ..report.native_analysis import native_pass
 from ..schema.live import ServerSettings
 from ..sim.build import TrxFacts, base_columns
 from ..sim.facts import FactColumns, read_facts

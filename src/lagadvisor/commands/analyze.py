@@ -27,15 +27,15 @@ def analyze(
 ) -> None:
     """Summarise binlog files: server, transactions, events, time span, the parallelism the
     recorded clock allows, and what COMMIT_ORDER, WRITESET and WRITESET_SESSION would allow."""
+    from ..analysis.analyze import analyze as run
     from ..native import unavailable_notice
-    from ..report.analysis import analyze as run
     from ..report.console import render_analysis
     from ..report.jsonout import analysis_json
 
     try:
         inp = read_inputs(files, clock, window, server, from_file=from_file, to_file=to_file)
         if jobs != 1 and len(inp.files) > 1 and not from_file:
-            from ..report.parallel import analyze_parallel
+            from ..analysis.parallel import analyze_parallel
 
             result = analyze_parallel(inp.files, inp.options, jobs)
         else:

@@ -33,7 +33,8 @@ def export(
     """Write one record per transaction, in binlog order, with the recorded clock and every
     policy's re-derived last_committed ("computed") and WRITESET's fallback reason."""
     from ..depgraph.pipeline import prepare
-    from ..report.records import CsvWriter, export_records, jsonl_line
+    from ..analysis.records import export_records
+    from ..report.records import CsvWriter, jsonl_line
 
     try:
         if keys and output_format == ExportFormat.csv:

@@ -2,16 +2,16 @@
 what-if passes reach back to the cluster, through ``cluster.map_on_cluster``).
 
 Per server, three kinds of task, chained like ``advise``'s one pass but split where the split is
-exact (the design of ``analyze --jobs``, :mod:`lagadvisor.report.parallel`):
+exact (the design of ``analyze --jobs``, :mod:`lagadvisor.analysis.parallel`):
 
 1. ``verdict``: which policy wrote the server's clock, its history size and commit-order parent
    (``prepare`` over the server's files: a sample read without row decoding). One per server.
 2. ``read_part``: one file read with labelled writesets, as ``advise``'s pass reads it: its
-   :class:`~lagadvisor.report.analysis.Analysis`, its simulation facts as int64 columns, and its
+   :class:`~lagadvisor.analysis.results.Analysis`, its simulation facts as int64 columns, and its
    row-conflict counters. The server restarts ``sequence_number`` and the writeset history at
    every rotation, so a file's clocks do not depend on the file before it; only the schema does
    (DDL), which step 3 checks.
-3. ``advise_server``: the files' parts merged in order (``report.parallel.merge``; a file whose
+3. ``advise_server``: the files' parts merged in order (``analysis.parallel.merge``; a file whose
    tables' key plans the earlier files' DDL changed is read again from that catalog, as
    ``analyze --jobs`` does), the dependency-graph summary replayed from the facts (the same
    ``GraphBuilder`` arithmetic, in binlog order), then the rules, the plan and the simulations
@@ -75,7 +75,7 @@ class FilePart:
     """One file's share of the server's pass."""
 
     index: int
-    analysis: object = None                               # report.analysis.Analysis (one file)
+    analysis: object = None                               # analysis.results.Analysis (one file)
     columns: dict[str, array] = field(default_factory=dict)
     dbsets: list[tuple[str, ...]] = field(default_factory=list)
     conflicts: int = 0
@@ -203,7 +203,7 @@ def _run_options(job: ServerJob, v: Verdict, catalog=None) -> ClockOptions:
 def read_part(job: ServerJob, index: int, v: Verdict, catalog=None) -> FilePart:
     """File ``index`` of the server read as ``advise.context.gather`` reads it."""
     from ..depgraph.graph import GraphBuilder
-    from ..report.analysis import analyze
+    from ..analysis.analyze import analyze
     from ..sim.run import ScanSizes, facts_of
 
     if v.error is not None:
@@ -370,7 +370,7 @@ def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> 
     from ..advise import advise_context
     from ..advise.context import context_of
     from ..report.advice import advice_json
-    from ..report.parallel import _ddl_catalogs, merge
+    from ..analysis.parallel import _ddl_catalogs, merge
 
     locals_ = [stage(f, job.run_id) for f in job.files]
     catalogs = _ddl_catalogs(locals_, [p.analysis for p in parts], _run_options(job, v))

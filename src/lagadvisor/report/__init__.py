@@ -1,1 +1,2 @@
-"""Reports: the analysis model (plain data) and its renderers (console, JSON, CSV)."""
+"""Reports: the renderers (console, JSON, CSV, HTML) of what :mod:`lagadvisor.analysis` and
+:mod:`lagadvisor.advise` compute."""

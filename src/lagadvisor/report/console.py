@@ -1,4 +1,4 @@
-"""Rich console rendering of an :class:`~lagadvisor.report.analysis.Analysis`."""
+"""Rich console rendering of an :class:`~lagadvisor.analysis.results.Analysis`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import datetime as _dt
 from rich.console import Console
 from rich.table import Table
 
-from .results import Analysis, FileAnalysis, LagDigest, Totals
+from ..analysis.results import Analysis, FileAnalysis, LagDigest, Totals
 from .tables import compact_table, label_column, number_column, policy_caption, policy_label, text_column
 
 

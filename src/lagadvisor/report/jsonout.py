@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .results import Analysis, Totals
+from ..analysis.results import Analysis, Totals
 
 
 def _totals(t: Totals) -> dict[str, Any]:

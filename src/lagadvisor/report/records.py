@@ -1,68 +1,17 @@
-"""Per-transaction export records (JSONL and CSV), in binlog order.
-
-:func:`export_records` reads the run with the native core when it can (one column per field,
-``Analyzer.collect_records``) and with the reference otherwise; the records are the same
-(``tests/native/test_commands.py``).
-"""
+"""``export``'s writers: the records of :func:`lagadvisor.analysis.records.export_records` as
+JSONL lines or CSV rows."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from array import array
-from typing import Any, Callable
-
-from ..binlog import Transaction
-from ..depgraph.pipeline import ClockOptions, ClockRun, run_clocks
-from ..depgraph.policies import Fallback
+from typing import Any
 
 CSV_FIELDS = ("file", "start_offset", "end_offset", "gtid", "sequence_number", "last_committed",
               "thread_id", "commit_ts_us", "immediate_commit_ts_us", "rows", "bytes", "tables",
               "ddl", "statement_based", "xa", "incident", "incomplete", "compressed", "commit_id",
               "computed_commit_order", "computed_writeset", "computed_writeset_session", "fallback")
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, bytes):
-        try:
-            return v.decode("utf-8")
-        except UnicodeDecodeError:
-            return "0x" + v.hex()
-    return v
-
-
-def transaction_record(t: Transaction, *, keys: bool = False) -> dict[str, Any]:
-    rec: dict[str, Any] = {
-        "file": t.file,
-        "start_offset": t.start_offset,
-        "end_offset": t.end_offset,
-        "gtid": t.gtid,
-        "sequence_number": t.sequence_number,
-        "last_committed": t.last_committed,
-        "thread_id": t.thread_id,
-        "commit_ts_us": t.commit_ts_us or None,
-        "immediate_commit_ts_us": t.immediate_commit_timestamp or None,
-        "rows": t.rows,
-        "bytes": t.bytes,
-        "tables": [s.table for s in t.tables],
-        "ddl": t.ddl,
-        "statement_based": t.statement_based,
-        "xa": t.xa,
-        "incident": t.incident,
-        "incomplete": t.incomplete,
-        "compressed": t.compressed,
-    }
-    if t.commit_id is not None or t.domain_id is not None:
-        rec["commit_id"] = t.commit_id
-        rec["domain_id"] = t.domain_id
-    if keys:
-        rec["row_keys"] = [
-            {"table": c.table, "kind": c.kind.name,
-             "before": None if c.before is None else {str(k): _plain(v) for k, v in sorted(c.before.items())},
-             "after": None if c.after is None else {str(k): _plain(v) for k, v in sorted(c.after.items())}}
-            for c in t.row_changes]
-    return rec
 
 
 def jsonl_line(rec: dict[str, Any]) -> str:
@@ -82,87 +31,3 @@ class CsvWriter:
         row["computed_writeset"] = computed.get("WRITESET")
         row["computed_writeset_session"] = computed.get("WRITESET_SESSION")
         self._w.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_FIELDS})
-
-
-#: ``Analyzer`` record columns (``native/src/reader/mod.rs`` RECORD_COLUMNS); None is i64 min.
-RECORD_COLUMNS = ("file_idx", "start_offset", "end_offset", "last_committed", "sequence_number", "thread_id",
-                  "commit_ts_us", "immediate_commit_ts_us", "rows", "flags", "commit_order", "writeset",
-                  "writeset_session", "fallback", "original_commit_ts_us", "inserts", "updates", "deletes")
-_NONE = -(1 << 63)
-_FALLBACKS = [f.value for f in Fallback]  # the native reason codes, in the enum's order
-
-
-def native_records(path: str, d: dict):
-    """The export records of one file from ``Analyzer.take_records``, as
-    :func:`transaction_record` plus ``computed`` and ``fallback`` build them."""
-    cols = {}
-    for name in (*RECORD_COLUMNS, "table_ends", "tables"):
-        a = array("q")
-        a.frombytes(d[name])
-        cols[name] = a
-    names, gtids = d["names"], d["gtids"]
-    tables, fallbacks = cols["tables"], _FALLBACKS
-    first = 0
-    for (_fi, so, eo, lc, sn, th, cts, imm, rows, flags, co, ws, wss, fb, gtid, end) in zip(
-            *(cols[n] for n in RECORD_COLUMNS[:14]), gtids, cols["table_ends"]):
-        yield {
-            "file": path, "start_offset": so, "end_offset": eo, "gtid": gtid,
-            "sequence_number": None if sn == _NONE else sn,
-            "last_committed": None if lc == _NONE else lc,
-            "thread_id": None if th == _NONE else th,
-            "commit_ts_us": cts or None, "immediate_commit_ts_us": imm or None,
-            "rows": rows, "bytes": eo - so, "tables": [names[k] for k in tables[first:end]],
-            "ddl": bool(flags & 1), "statement_based": bool(flags & 2), "xa": bool(flags & 4),
-            "incident": bool(flags & 8), "incomplete": bool(flags & 16), "compressed": bool(flags & 32),
-            "computed": {"COMMIT_ORDER": co, "WRITESET": ws, "WRITESET_SESSION": wss},
-            "fallback": None if fb < 0 else fallbacks[fb],
-        }
-        first = end
-
-
-def export_records(paths: list[str], options: ClockOptions, run: ClockRun, emit: Callable[[dict], None], *,
-                   keys: bool = False, on_progress=None, on_transaction=None) -> list[str]:
-    """Call ``emit`` with every transaction's record, in binlog order; return the read's
-    warnings (truncated tails, unknown schemas, caveats) as ``export`` prints them.
-
-    The native core reads the run when it can (not with ``keys``: the reference decodes the
-    row images), handing records over file by file; if it gives the run back after some
-    files, the reference reads the run again and the records already emitted are skipped (the
-    two give the same records, so the output is the reference's, whole)."""
-    emitted = 0
-
-    def per_file(_i: int, path: str, d: dict) -> None:
-        nonlocal emitted
-        for rec in native_records(path, d):
-            emit(rec)
-            emitted += 1
-
-    if not keys:
-        from ..native import read_run
-
-        nr = read_run(paths, options, run, on_progress=on_progress, records=per_file)
-        if nr is not None:
-            res = nr.analyzer.finish()
-            notes = [w for s, _ in nr.files for w in s.warnings]
-            return notes + _notes(res["unknown"], [*res["caveats"], *nr.approximated()])
-    skip = emitted
-    for t, _ws, c in run_clocks(paths, run):
-        if on_transaction is not None:
-            on_transaction(t)
-        if skip:
-            skip -= 1
-            continue
-        rec = transaction_record(t, keys=keys)
-        rec["computed"] = c.as_dict()
-        rec["fallback"] = c.fallback.value if c.fallback else None
-        emit(rec)
-    notes = [w for s in run.summaries for w in s.warnings]
-    return notes + _notes(run.tracker.unknown.items(), run.tracker.caveats.items())
-
-
-def _notes(unknown, caveats) -> list[str]:
-    out = [f"{what} ({n} transactions fell back)" for what, n in sorted(unknown)]
-    out += [f"{what} ({n} transactions)" if "WRITESET may" in what
-            else f"{what}: WRITESET may overstate parallelism ({n} transactions)"
-            for what, n in sorted(caveats)]
-    return out

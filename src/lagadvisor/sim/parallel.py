@@ -5,7 +5,7 @@ logical clock and empties the writeset history at every rotation
 (``Transaction_dependency_tracker::rotate``), and the scan sizes are per file
 (:class:`~.run.ScanSizes`). So each file is read alone from the catalog as given; the DDL each
 file applied is collected, and every file after the first one holding DDL is read again from the
-catalog those statements produce (as ``analyze --jobs`` does, ``report/parallel.py``). The result
+catalog those statements produce (as ``analyze --jobs`` does, ``analysis/parallel.py``). The result
 equals the sequential read fact for fact (tested).
 """
 

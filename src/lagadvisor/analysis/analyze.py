@@ -1,7 +1,7 @@
 """``lagadvisor analyze``: per-file and total statistics gathered in one streaming pass.
 
-The native core reads the run when it can (:mod:`.native_analysis`, called from here); the
-reference below reads it otherwise. The results' types live in :mod:`.results`."""
+The native core reads the run when it can (:mod:`.native`, called from here); the reference
+below reads it otherwise. The results' types live in :mod:`.results`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..depgraph.pipeline import ClockOptions, ClockRun, prepare, run_clocks
 from ..depgraph.policies import POLICIES, Computed
 from ..native import readable as native_readable
 from ..writeset.extract import Writeset
-from .native_analysis import analyze_native
+from .native import analyze_native
 from .results import TOP_N, Analysis, FileAnalysis, PolicyResults, Totals
 
 def analyze(paths: Iterable[str], options: ClockOptions | None = None,

@@ -22,7 +22,8 @@ from multiprocessing import get_context
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, prepare
 from ..schema.ddl import UnsupportedDDL, apply_statement
-from .analysis import TOP_N, Analysis, PolicyResults, Totals, analyze
+from .analyze import analyze
+from .results import TOP_N, Analysis, PolicyResults, Totals
 
 
 def _one(args: tuple[str, ClockOptions]) -> Analysis:

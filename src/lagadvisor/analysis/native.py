@@ -1,6 +1,6 @@
 """``analyze`` through the native core: the same :class:`~.results.Analysis`, built from the
 counters the native analyzer keeps (see :mod:`lagadvisor.native`). Called by
-:func:`.analysis.analyze` (and by the commands that want more from the same read); imports
+:func:`.analyze.analyze` (and by the commands that want more from the same read); imports
 nothing from it.
 
 Returns None when the native core is unavailable or gives up on the run (``NativeFallback``);

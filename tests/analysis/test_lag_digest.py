@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lagadvisor.report.results import LAG_ALPHA, LagDigest
+from lagadvisor.analysis.results import LAG_ALPHA, LagDigest
 from lagadvisor.sim.run import percentile
 
 lags = st.lists(st.one_of(st.integers(-5_000_000, 5_000_000), st.integers(-3, 3),

@@ -12,9 +12,9 @@ import pytest
 
 from conftest import FIXTURES
 from lagadvisor.depgraph.pipeline import ClockOptions
-from lagadvisor.report.analysis import analyze
+from lagadvisor.analysis.analyze import analyze
+from lagadvisor.analysis.parallel import analyze_parallel
 from lagadvisor.report.jsonout import analysis_json
-from lagadvisor.report.parallel import analyze_parallel
 
 ROTATION = sorted(str(p) for p in (FIXTURES / "single_rotation").glob("binlog.0*"))
 
@@ -39,7 +39,7 @@ def test_ddl_in_earlier_files_reaches_later_ones(monkeypatch):
     """The rotation fixture creates its tables in the first file: the merged result equals the
     sequential one, and it would not without carrying the catalog over (so this test exercises
     the carry-over)."""
-    import lagadvisor.report.parallel as par_mod
+    import lagadvisor.analysis.parallel as par_mod
 
     seq = analysis_json(analyze(ROTATION, ClockOptions()))
     assert analysis_json(analyze_parallel(ROTATION, ClockOptions(), 2)) == seq
@@ -73,7 +73,7 @@ def test_damaged_file_one_line_error(tmp_path):
 def test_no_second_reading_when_earlier_ddl_changes_nothing(monkeypatch, tmp_path):
     """With the tables known up front (--schema), the CREATE TABLEs of an earlier file leave the
     later file's key plans unchanged: it is read once, and the result still equals the sequential one."""
-    import lagadvisor.report.parallel as par_mod
+    import lagadvisor.analysis.parallel as par_mod
     from lagadvisor.schema.ddl import load_schema_file
 
     src = FIXTURES / "sysbench_oltp_write_only" / "binlog.000001"

@@ -1,5 +1,5 @@
 """What ``analyze`` computes: per-file and total statistics and the re-derived clocks (filled
-by the reference in :mod:`.analysis` or from the native counters in :mod:`.native_analysis`)."""
+by the reference in :mod:`.analyze` or from the native counters in :mod:`.native`)."""
 
 from __future__ import annotations
 
