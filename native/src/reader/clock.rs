@@ -1,5 +1,5 @@
 //! The dependency trackers and the analyze statistics, ported from the reference
-//! (`lagadvisor.depgraph.policies`, `lagadvisor.depgraph.clock`, `lagadvisor.report.analysis`)
+//! (`lagadvisor.depgraph.policies`, `lagadvisor.depgraph.clock`, `lagadvisor.analysis.analyze`)
 //! line for line so that every counter, parent and fallback is the same.
 //! Server side: mysql-server `sql/rpl_trx_tracking.cc` (`Commit_order_trx_dependency_tracker`,
 //! `Writeset_trx_dependency_tracker`, `Writeset_session_trx_dependency_tracker`).
@@ -217,7 +217,7 @@ impl ClockStats {
 /// One entry of the largest-transactions list: (bytes, rows, gtid text, "file@offset").
 pub type Largest = (i64, i64, String, String);
 
-/// `Totals` (report/analysis.py).
+/// `Totals` (analysis/results.py).
 #[derive(Default)]
 pub struct Totals {
     pub transactions: u64,
@@ -237,7 +237,7 @@ pub struct Totals {
     pub lags: LagDigest,
 }
 
-/// `LagDigest` (report/results.py): a replica binlog's observed lags, exact up to `cap` values
+/// `LagDigest` (analysis/results.py): a replica binlog's observed lags, exact up to `cap` values
 /// (`LAGADVISOR_EXACT_LAGS`), then a signed log-bucket sketch within `LAG_ALPHA`.
 pub struct LagDigest {
     pub cap: usize,

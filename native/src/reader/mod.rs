@@ -344,7 +344,7 @@ fn push_db(dbs: &mut Vec<usize>, id: usize) {
 /// `None` in the record columns.
 const NONE: i64 = i64::MIN;
 
-/// Per-transaction export records (`report.records.transaction_record` plus the computed
+/// Per-transaction export records (`analysis.records.transaction_record` plus the computed
 /// clocks), one column per field, taken per file (`take_records`).
 #[derive(Default)]
 struct Records {
