@@ -143,6 +143,7 @@ class Bridge:
         self.on_records = None
         self.raised: BaseException | None = None   # what ``on_records`` raised (not a fallback)
         self.shadows = False   # also each keyless table's plan with a primary key (ws_log)
+        self.on_ws_log = None
         self._none = hash(None)
         self._key = hash("key")
         self._pack = hash("pack")
@@ -282,6 +283,10 @@ class Bridge:
             self.raised = err
             raise
 
+    def ws_log(self, b: bytes) -> None:
+        """A chunk of the writeset log (``Analyzer.collect_ws_log``), handed on in order."""
+        self.on_ws_log(b)
+
     def progress(self, file: str, offset: int) -> None:
         if self.on_progress is not None:
             self.on_progress(file, offset)
@@ -293,6 +298,8 @@ GRAPH_POLICIES = {"recorded": 0, "COMMIT_ORDER": 1, "WRITESET": 2, "WRITESET_SES
 PROGRESS_EVERY = 2048
 #: Export records handed over per chunk of this many transactions (bounded memory).
 RECORDS_CHUNK = 16384
+#: The writeset log handed over in chunks of this many int64s (16 MB).
+WS_LOG_CHUNK = 1 << 21
 
 
 class NativeRun:
@@ -321,7 +328,7 @@ class NativeRun:
 
 
 def read_run(paths, options, run, *, on_progress=None, facts: bool = False, records=None,
-             graph: tuple | None = None, on_facts=None, ws_log: bool = False):
+             graph: tuple | None = None, on_facts=None, ws_log=None):
     """The one native loader: read ``paths`` in order with the native core, for the clock
     options and prepared run (``depgraph.pipeline.ClockOptions``/``ClockRun``), keeping what
     the caller asks for: simulation facts (``facts``; with ``on_facts``, handed over after each
@@ -330,7 +337,8 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     transactions and at the end of each file; what it raises is raised here), the dependency
     graph (``graph`` = (policy name, six apply-time weights, keep start, keep end, the most hot rows
     counted: ``depgraph.graph.hot_rows_max``)), with the facts the writeset log (``ws_log``:
-    ``Analyzer.collect_ws_log``, in each ``on_facts`` dict; the advisor's what-ifs replay it).
+    ``Analyzer.collect_ws_log``: ``ws_log(bytes)`` is called with its chunks in order, the
+    rest of each file in its ``on_facts`` dict; the advisor's what-ifs replay it).
 
     Returns a :class:`NativeRun`, or None when the native core is unavailable, cannot take
     these inputs, or gives the run back (``NativeFallback``, or a read error the reference
@@ -362,8 +370,9 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
         analyzer.collect_labels(sorted(ignore or ()))
     if facts:
         analyzer.collect_facts()
-        if ws_log:
-            analyzer.collect_ws_log()
+        if ws_log is not None:
+            bridge.on_ws_log = ws_log
+            analyzer.collect_ws_log(WS_LOG_CHUNK)
             bridge.shadows = True
     if records is not None:
         analyzer.collect_records(RECORDS_CHUNK)

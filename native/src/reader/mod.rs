@@ -588,6 +588,7 @@ pub struct Analyzer {
     /// for the advisor's what-ifs replayed without reading the files again (`WsReplay`).
     ws_log: Option<Vec<i64>>,
     ws_log_unsafe: u64,
+    ws_log_chunk: usize,
     /// Tables without any index: UPDATE/DELETE rows events and table rows scanned, per table.
     scan_tables: HashMap<usize, (i64, i64)>,
     /// Readable keys per hash (`collect_labels`), and the keys a what-if ignores.
@@ -658,6 +659,7 @@ impl Analyzer {
             facts: None,
             ws_log: None,
             ws_log_unsafe: 0,
+            ws_log_chunk: 0,
             scan_tables: HashMap::new(),
             labels_on: false,
             ignore: std::collections::HashSet::new(),
@@ -758,7 +760,7 @@ impl Analyzer {
         d.set_item("dbsets", f.dbsets.clone())?;
         if let Some(log) = self.ws_log.as_mut() {
             d.set_item("ws_log_unsafe", std::mem::take(&mut self.ws_log_unsafe))?;
-            d.set_item("ws_log", PyBytes::new_bound(py, &i64_bytes(log)))?;
+            d.set_item("ws_log", PyBytes::new_bound(py, i64_slice_bytes(log)))?;
             log.clear();
             if !keep {
                 self.ws_log = None;
@@ -771,12 +773,13 @@ impl Analyzer {
     }
 
     /// With the facts, also keep what the WRITESET tracker is given for each transaction
-    /// (`take_facts` hands it over as `ws_log`): per transaction the int64s `file_idx, seq,
-    /// commit-order parent, fallback reason (-1 none), flags (1 missing keys, 2 foreign-key
-    /// parent), session (-1 none), n`, then `n` pairs `(hash, label key)` (`label_key` of the
-    /// row's readable key).
-    fn collect_ws_log(&mut self) {
+    /// (records: `ws_record`). `take_facts` hands over what is left as `ws_log`; with `chunk`
+    /// > 0, every `chunk` int64s also go to the callback's `ws_log(bytes)` as they fill (the log
+    /// of a 1 GB file stays out of memory).
+    #[pyo3(signature = (chunk=0))]
+    fn collect_ws_log(&mut self, chunk: usize) {
         self.labels_on = true;
+        self.ws_log_chunk = chunk;
         if self.ws_log.is_none() {
             self.ws_log = Some(Vec::new());
         }
@@ -888,6 +891,12 @@ impl Analyzer {
         d.set_item("resets", self.ws.resets)?;
         Ok(d.into())
     }
+}
+
+/// The int64s as native-endian bytes, without a copy (for one copy into a `PyBytes`).
+fn i64_slice_bytes(col: &[i64]) -> &[u8] {
+    // SAFETY: i64 has no padding and u8 has alignment 1; the slice covers the same memory.
+    unsafe { std::slice::from_raw_parts(col.as_ptr() as *const u8, std::mem::size_of_val(col)) }
 }
 
 fn i64_bytes(col: &[i64]) -> Vec<u8> {
@@ -1863,6 +1872,11 @@ impl Analyzer {
                 self.ws_log_unsafe += 1;
             }
             log.extend_from_slice(&rec);
+            if self.ws_log_chunk > 0 && log.len() >= self.ws_log_chunk {
+                let b = PyBytes::new_bound(py, i64_slice_bytes(log));
+                log.clear();
+                self.cb.call_method1(py, "ws_log", (b,)).map_err(py_abort)?;
+            }
         }
         let (wparent, reason) = self.ws.dependency(seq, co, &o.hashes, &ws, reason);
         let sparent = self.session.dependency(seq, wparent, o.thread_id);

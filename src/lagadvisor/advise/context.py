@@ -213,7 +213,7 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
         log.add(d.get("ws_log", b""), d.get("ws_log_unsafe", 0))
 
     pair = native_pass(paths, opts, run, on_progress, facts=True, graph=("WRITESET", weights, 0, 0, hot_rows_max()),
-                       on_facts=take, ws_log=True)
+                       on_facts=take, ws_log=log.add)
     if pair is not None:
         result, nr = pair
         taken = nr.analyzer.take_facts()
