@@ -93,3 +93,30 @@ def test_an_unsafe_log_reads_again(monkeypatch):
     ctx.ws_log.unsafe = 1
     assert not isinstance(ctx.what_if_facts(WhatIf(add_primary_key=frozenset({"wl.t_nokey"}))), ReplayedFacts)
     assert isinstance(ctx.what_if_facts(WhatIf(ignore_rows=frozenset({"x"}))), ReplayedFacts)
+
+
+def test_corpus_what_ifs_equal_a_second_read():
+    """The same over the shared corpus (MySQL 5.7 to 9.x binlogs of other projects' tests): every
+    what-if the rules could ask, replayed, equals a second read."""
+    from conftest import corpus_files
+
+    compared = 0
+    for path in corpus_files():
+        paths = [str(path)]
+        try:
+            ctx = gather(paths, ClockOptions(), CostModel(), None)
+        except Exception:  # noqa: BLE001 - files the reader refuses are the bad-input tests' business
+            continue
+        if ctx.ws_log is None or ctx.analysis.policies is None:
+            continue
+        every = frozenset(t.lower() for _, t, _ in ctx.analysis.policies.fallback_tables)
+        hot = frozenset(k for k, _ in sorted(ctx.graph.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+        for what_if, size in ((WhatIf(add_primary_key=every), None), (WhatIf(drop_foreign_keys_to=every), None),
+                              (WhatIf(), 5), (WhatIf(ignore_rows=hot), None)):
+            replayed = ctx.what_if_facts(what_if, size)
+            opts = replace(ctx.options, what_if=what_if, labels=bool(what_if.ignore_rows),
+                           catalog=copy.deepcopy(ctx.options.catalog), history_size=size or ctx.options.history_size)
+            assert list(replayed) == list(read_facts(paths, opts, prepare(paths, opts))), (path.name, what_if, size)
+            compared += 1
+    if corpus_files():
+        assert compared >= 40
