@@ -74,8 +74,6 @@ def build_replica(data: Path, min_mb: int) -> dict:
         if f.exists() and f.stat().st_size == meta["bytes"] and meta["bytes"] >= min_mb * 1_000_000:
             return meta
     import re
-    import signal
-    import subprocess
 
     rs = throughput.realservers
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -99,23 +97,8 @@ def build_replica(data: Path, min_mb: int) -> dict:
         rep.sql(f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{gtids}', 600)")
         rep.sql("FLUSH BINARY LOGS")
         target = rep.binlog_files()[-1]
-        cmd = ["sysbench", "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={src.port}",
-               "--mysql-user=root", *throughput.SYSBENCH, "--threads=8", "--time=0", "--events=0",
-               "--rand-seed=11", "--report-interval=0", "run"]
         throughput.log(f"sysbench oltp_write_only, 8 threads, until the replica's {target.name} >= {min_mb} MB")
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-        t0 = time.monotonic()
-        try:
-            while target.stat().st_size < min_mb * 1_000_000:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"sysbench exited early ({proc.returncode}): "
-                                       f"{proc.stderr.read().decode()[-800:]}")
-                time.sleep(2)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(timeout=60)
-        workload_s = time.monotonic() - t0
+        workload_s = throughput.sysbench_until(src.port, target, min_mb, seed=11)
         rep.sql("FLUSH BINARY LOGS")
         if rep.binlog_files()[-2] != target:
             raise RuntimeError(f"{target.name} rotated during the run; raise max_binlog_size")

@@ -92,25 +92,8 @@ def build(data: Path, min_mb: int) -> dict:
         realservers.sysbench(PORT, *SYSBENCH, "--threads=4", "prepare")
         srv.sql("FLUSH BINARY LOGS")
         target = srv.binlog_files()[-1]
-        cmd = ["sysbench", "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={PORT}",
-               "--mysql-user=root", *SYSBENCH, "--threads=8", "--time=0", "--events=0",
-               "--rand-seed=7", "--report-interval=0", "run"]
         log(f"sysbench oltp_write_only, 8 threads, until {target.name} >= {min_mb} MB")
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-        t0 = time.monotonic()
-        try:
-            while target.stat().st_size < min_mb * 1_000_000:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"sysbench exited early ({proc.returncode}): "
-                                       f"{proc.stderr.read().decode()[-800:]}")
-                time.sleep(2)
-                if int(time.monotonic() - t0) % 60 < 2:
-                    log(f"  {target.stat().st_size / 1e6:.0f} MB")
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)  # our own child's process group
-                proc.wait(timeout=60)
-        workload_s = time.monotonic() - t0
+        workload_s = sysbench_until(PORT, target, min_mb, seed=7)
         srv.sql("FLUSH BINARY LOGS")
         if srv.binlog_files()[-2] != target:
             raise RuntimeError(f"{target.name} rotated during the run; raise max_binlog_size")
@@ -128,6 +111,29 @@ def build(data: Path, min_mb: int) -> dict:
             "server_options": OPTIONS, "workload_seconds": round(workload_s, 1)}
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     return meta
+
+
+def sysbench_until(port: int, target: Path, min_mb: int, seed: int) -> float:
+    """sysbench oltp_write_only with 8 clients against ``port`` until the binlog file ``target``
+    (the source's, or a replica's) reaches ``min_mb`` MB; the seconds it ran."""
+    cmd = ["sysbench", "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
+           "--mysql-user=root", *SYSBENCH, "--threads=8", "--time=0", "--events=0",
+           f"--rand-seed={seed}", "--report-interval=0", "run"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    t0 = time.monotonic()
+    try:
+        while target.stat().st_size < min_mb * 1_000_000:
+            if proc.poll() is not None:
+                raise RuntimeError(f"sysbench exited early ({proc.returncode}): "
+                                   f"{proc.stderr.read().decode()[-800:]}")
+            time.sleep(2)
+            if int(time.monotonic() - t0) % 60 < 2:
+                log(f"  {target.stat().st_size / 1e6:.0f} MB")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)  # our own child's process group
+            proc.wait(timeout=60)
+    return time.monotonic() - t0
 
 
 # --------------------------------------------------------------------------- measure

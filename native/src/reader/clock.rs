@@ -249,6 +249,8 @@ pub struct LagDigest {
     pub small: [u64; 3],
     pub pos: BTreeMap<i32, u64>,
     pub sketch: bool,
+    /// ln((1 + a) / (1 - a)): the log of the buckets' growth factor.
+    lg: f64,
 }
 
 pub const LAG_ALPHA: f64 = 0.001;
@@ -264,7 +266,7 @@ impl Default for LagDigest {
             .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|v| v.parse::<usize>().ok()).unwrap_or(1 << 20);
         LagDigest { cap, values: Vec::new(), n: 0, min: 0, max: 0, neg: BTreeMap::new(), small: [0; 3],
-                    pos: BTreeMap::new(), sketch: false }
+                    pos: BTreeMap::new(), sketch: false, lg: ((1.0 + LAG_ALPHA) / (1.0 - LAG_ALPHA)).ln() }
     }
 }
 
@@ -312,7 +314,7 @@ impl LagDigest {
         let last = self.n - 1;
         let k = (p / 100.0 * last as f64).round_ties_even();
         let rank = if k < 0.0 { 0 } else { (k as u64).min(last) };
-        let lg = ((1.0 + LAG_ALPHA) / (1.0 - LAG_ALPHA)).ln();
+        let lg = self.lg;
         let g = lg.exp();
         let (lo, hi) = (self.min as f64, self.max as f64);
         let mut cum = 0u64;
@@ -342,8 +344,7 @@ impl LagDigest {
             self.small[(v + 1) as usize] += 1;
             return;
         }
-        let lg = ((1.0 + LAG_ALPHA) / (1.0 - LAG_ALPHA)).ln();
-        let k = ((v.unsigned_abs() as f64).ln() / lg).ceil() as i32;
+        let k = ((v.unsigned_abs() as f64).ln() / self.lg).ceil() as i32;
         let side = if v > 0 { &mut self.pos } else { &mut self.neg };
         *side.entry(k).or_insert(0) += 1;
     }

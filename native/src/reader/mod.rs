@@ -67,15 +67,8 @@ fn same_file(f: &File, path: &str) -> bool {
 /// Open `path` for reading: the detection's handle when one was kept (see `HANDOFF`); with
 /// `keep` (a detection read), a duplicate of the handle is kept for the read to come.
 fn open_input(path: &str, keep: bool) -> Res<File> {
-    use std::io::{Seek, SeekFrom};
     let pid = std::process::id();
-    let taken = {
-        let mut h = HANDOFF.lock().unwrap_or_else(|e| e.into_inner());
-        h.retain(|(_, id, _)| *id == pid);
-        h.iter().position(|(p, _, _)| p == path).map(|i| h.remove(i).2)
-    };
-    let reused = taken.and_then(|mut f| (same_file(&f, path) && f.seek(SeekFrom::Start(0)).is_ok()).then_some(f));
-    let f = match reused {
+    let f = match take_kept(path) {
         Some(f) => f,
         None => File::open(path).map_err(|e| Abort(format!("cannot open: {e}")))?,
     };
@@ -96,26 +89,27 @@ fn open_input(path: &str, keep: bool) -> Res<File> {
 /// now on, at offset 0; None when none is kept (the caller opens the path itself).
 #[pyfunction]
 fn take_handle(path: &str) -> Option<i32> {
-    use std::io::{Seek, SeekFrom};
     use std::os::unix::io::IntoRawFd;
+    take_kept(path).map(|f| f.into_raw_fd())
+}
+
+/// The handle kept for `path` by this process (see `HANDOFF`), removed from the list, when it
+/// still names the same file; at offset 0.
+fn take_kept(path: &str) -> Option<File> {
+    use std::io::{Seek, SeekFrom};
     let pid = std::process::id();
     let taken = {
         let mut h = HANDOFF.lock().unwrap_or_else(|e| e.into_inner());
         h.retain(|(_, id, _)| *id == pid);
         h.iter().position(|(p, _, _)| p == path).map(|i| h.remove(i).2)
     };
-    let mut f = taken?;
-    if !same_file(&f, path) || f.seek(SeekFrom::Start(0)).is_err() {
-        return None;
-    }
-    Some(f.into_raw_fd())
+    taken.and_then(|mut f| (same_file(&f, path) && f.seek(SeekFrom::Start(0)).is_ok()).then_some(f))
 }
 
 /// A `("plan", ...)` tuple of `Bridge._plan` as the native side hashes it.
-fn known_plan(py: Python<'_>, tup: &Bound<'_, PyTuple>, tm: &TmInfo) -> Res<PlanEntry> {
+fn known_plan(tup: &Bound<'_, PyTuple>, tm: &TmInfo) -> Res<PlanEntry> {
     type KeyT = (i64, i64, i64, u8, Vec<(usize, i64, i64)>, bool, String);
     type FkT = (i64, i64, i64, Vec<(usize, i64)>, bool, String, String, String);
-    let _ = py;
     let get = |i: usize| tup.get_item(i).map_err(py_abort);
     let missing_keys: bool = get(1)?.extract().map_err(py_abort)?;
     let fk_parent: bool = get(2)?.extract().map_err(py_abort)?;
@@ -176,6 +170,51 @@ fn known_plan(py: Python<'_>, tup: &Bound<'_, PyTuple>, tm: &TmInfo) -> Res<Plan
         drop_tag: label_key(&drop_name),
         shadow: None,
     })
+}
+
+/// The hashes (and, `labelled`, the readable key) of one key the reference hashes
+/// (`Bridge.key_hashes` / `key_hashes_labelled`), from the raw bytes of its parts.
+fn bridge_keys(py: Python<'_>, cb: &PyObject, handle: Option<&PyObject>, labelled: bool, fk: bool, idx: usize,
+               values: &[Option<&[u8]>]) -> Res<(Vec<i64>, Option<String>)> {
+    let Some(h) = handle else { return Err(Abort::new("no plan handle")) };
+    let vals: Vec<Option<Bound<'_, PyBytes>>> = values.iter().map(|v| v.map(|b| PyBytes::new_bound(py, b))).collect();
+    if labelled {
+        cb.call_method1(py, "key_hashes_labelled", (h.clone_ref(py), fk, idx, vals))
+            .and_then(|r| r.extract::<(Vec<i64>, String)>(py))
+            .map(|(hs, l)| (hs, Some(l)))
+            .map_err(py_abort)
+    } else {
+        cb.call_method1(py, "key_hashes", (h.clone_ref(py), fk, idx, vals))
+            .and_then(|r| r.extract::<Vec<i64>>(py))
+            .map(|hs| (hs, None))
+            .map_err(py_abort)
+    }
+}
+
+/// The hashes of one row change (`transaction_writeset`'s row part): an UPDATE's after image
+/// completed from its before image when it lacks plan columns, then both images; else the one
+/// image (`img_a` for a WRITE, `img_b` for a DELETE). False if a key column is absent.
+#[allow(clippy::too_many_arguments)]
+fn change_hashes(tp: &TablePlan, kind: usize, img_a: &mut [Val], img_b: &[Val], data: &[u8], out: &mut Vec<i64>,
+                 fk_checks: bool, pykeys: &mut writeset::PyKeys, mut labels: Option<&mut Vec<String>>,
+                 mut tags: Option<&mut Vec<i64>>) -> Res<bool> {
+    match kind {
+        1 => {
+            let present_after = img_a.iter().filter(|v| **v != Val::Absent).count();
+            if present_after < tp.columns.len() {
+                for (a, b) in img_a.iter_mut().zip(img_b.iter()) {
+                    if *a == Val::Absent {
+                        *a = *b;
+                    }
+                }
+            }
+            let ok_a = row_hashes(tp, img_a, data, out, fk_checks, pykeys, labels.as_deref_mut(), tags.as_deref_mut())?;
+            let ok_b = row_hashes(tp, img_b, data, out, fk_checks, pykeys, labels, tags)?;
+            Ok(ok_a && ok_b)
+        }
+        0 => row_hashes(tp, img_a, data, out, fk_checks, pykeys, labels, tags),
+        _ => row_hashes(tp, img_b, data, out, fk_checks, pykeys, labels, tags),
+    }
 }
 
 fn py_abort(e: PyErr) -> Abort {
@@ -1000,7 +1039,7 @@ impl Analyzer {
     /// scan rows, shadow scan rows, n shadow hashes`, then the tables' shadow hashes in order.
     /// `unsafe`: the what-if of a primary key would not hash this transaction as a second
     /// read would (too many rows, a shadow plan the native side cannot hash).
-    fn ws_record(&self, o: &Open, seq: i64, co: i64, reason: Option<u8>) -> Res<Vec<i64>> {
+    fn ws_record(&self, o: &Open, seq: i64, co: i64, reason: Option<u8>) -> Res<(Vec<i64>, bool)> {
         if o.labels.len() != o.hashes.len() || o.hash_tab.len() != o.hashes.len() || o.hash_fk.len() != o.hashes.len() {
             return Err(Abort::new("labels, tags and hashes disagree"));
         }
@@ -1043,7 +1082,7 @@ impl Analyzer {
         for (name, _) in &tables {
             rec.extend(o.shadow.iter().filter(|(t, _)| t == name).map(|(_, h)| *h));
         }
-        Ok(rec)
+        Ok((rec, unsafe_))
     }
 
     fn intern(&mut self, name: &str) -> usize {
@@ -1456,12 +1495,12 @@ impl Analyzer {
                             drop_tag: 0, shadow: None }
             }
             "plan" => {
-                let mut entry = known_plan(py, tup, tm)?;
+                let mut entry = known_plan(tup, tm)?;
                 if tup.len() > 11 {
                     let item = tup.get_item(11).map_err(py_abort)?;
                     let (name, sub): (String, Option<Bound<'_, PyTuple>>) = item.extract().map_err(py_abort)?;
                     let shadow = match sub {
-                        Some(t) => Some(Rc::new(known_plan(py, &t, tm)?)),
+                        Some(t) => Some(Rc::new(known_plan(&t, tm)?)),
                         None => None,
                     };
                     entry.shadow = Some((label_key(&name), shadow));
@@ -1571,6 +1610,9 @@ impl Analyzer {
         let nslots = plan.nslots;
         let mut img_b = vec![Val::Absent; nslots];
         let mut img_a = vec![Val::Absent; nslots];
+        let shadow_slots = shadow.as_ref().map_or(0, |sp| sp.nslots);
+        let (mut shadow_b, mut shadow_a) = (vec![Val::Absent; shadow_slots], vec![Val::Absent; shadow_slots]);
+        let mut shadow_hashes: Vec<i64> = Vec::new();
         let end = data.len();
         let mut pos = 0usize;
         let mut n: u64 = 0;
@@ -1603,52 +1645,28 @@ impl Analyzer {
                 o.shadow_kept += 1;
                 if let Plan::Known(stp) = &sp.plan {
                     if !o.truncated && o.kept + o.shadow_kept <= MAX_ROW_CHANGES {
-                        let ns = sp.nslots;
-                        let mut sb = vec![Val::Absent; ns];
-                        let mut sa = vec![Val::Absent; ns];
+                        for v in shadow_b.iter_mut().chain(shadow_a.iter_mut()) {
+                            *v = Val::Absent;
+                        }
                         let end_s = match kind {
                             1 => {
-                                let p1 = read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut sb)?;
-                                read_image(data, p1, &cols_a, colplans, &sp.slot_of_col, &mut sa)?
+                                let p1 = read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut shadow_b)?;
+                                read_image(data, p1, &cols_a, colplans, &sp.slot_of_col, &mut shadow_a)?
                             }
-                            0 => read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut sa)?,
-                            _ => read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut sb)?,
+                            0 => read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut shadow_a)?,
+                            _ => read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut shadow_b)?,
                         };
                         if end_s != pos {
                             return Err(Abort::new("shadow plan read a row image differently"));
                         }
-                        let cb = &self.cb;
-                        let handle = sp.handle.as_ref();
-                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| -> Res<(Vec<i64>, Option<String>)> {
-                            let Some(h) = handle else { return Err(Abort::new("no plan handle")) };
-                            let vals: Vec<Option<Bound<'_, PyBytes>>> = values.iter().map(|v| v.map(|b| PyBytes::new_bound(py, b))).collect();
-                            cb.call_method1(py, "key_hashes", (h.clone_ref(py), fk, idx, vals))
-                                .and_then(|r| r.extract::<Vec<i64>>(py))
-                                .map(|hs| (hs, None))
-                                .map_err(py_abort)
+                        let (cb, handle) = (&self.cb, sp.handle.as_ref());
+                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| {
+                            bridge_keys(py, cb, handle, false, fk, idx, values)
                         };
-                        let mut hs: Vec<i64> = Vec::new();
-                        match kind {
-                            1 => {
-                                let present_after = sa.iter().filter(|v| **v != Val::Absent).count();
-                                if present_after < stp.columns.len() {
-                                    for (a, b) in sa.iter_mut().zip(sb.iter()) {
-                                        if *a == Val::Absent {
-                                            *a = *b;
-                                        }
-                                    }
-                                }
-                                row_hashes(stp, &sa, data, &mut hs, fk_checks, &mut pykeys, None, None)?;
-                                row_hashes(stp, &sb, data, &mut hs, fk_checks, &mut pykeys, None, None)?;
-                            }
-                            0 => {
-                                row_hashes(stp, &sa, data, &mut hs, fk_checks, &mut pykeys, None, None)?;
-                            }
-                            _ => {
-                                row_hashes(stp, &sb, data, &mut hs, fk_checks, &mut pykeys, None, None)?;
-                            }
-                        }
-                        o.shadow.extend(hs.into_iter().map(|h| (tm.name, h)));
+                        let before = shadow_hashes.len();
+                        change_hashes(stp, kind, &mut shadow_a, &shadow_b, data, &mut shadow_hashes, fk_checks,
+                                      &mut pykeys, None, None)?;
+                        o.shadow.extend(shadow_hashes.drain(before..).map(|h| (tm.name, h)));
                     }
                 } else {
                     o.shadow_unsafe = true;
@@ -1658,44 +1676,15 @@ impl Analyzer {
                 o.kept += 1;
                 if o.kept <= MAX_ROW_CHANGES {
                     if let Some(tp) = tplan {
-                        let cb = &self.cb;
-                        let handle = plan.handle.as_ref();
-                        let labels_on = self.labels_on;
-                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| -> Res<(Vec<i64>, Option<String>)> {
-                            let Some(h) = handle else { return Err(Abort::new("no plan handle")) };
-                            let vals: Vec<Option<Bound<'_, PyBytes>>> = values.iter().map(|v| v.map(|b| PyBytes::new_bound(py, b))).collect();
-                            if labels_on {
-                                cb.call_method1(py, "key_hashes_labelled", (h.clone_ref(py), fk, idx, vals))
-                                    .and_then(|r| r.extract::<(Vec<i64>, String)>(py))
-                                    .map(|(hs, l)| (hs, Some(l)))
-                                    .map_err(py_abort)
-                            } else {
-                                cb.call_method1(py, "key_hashes", (h.clone_ref(py), fk, idx, vals))
-                                    .and_then(|r| r.extract::<Vec<i64>>(py))
-                                    .map(|hs| (hs, None))
-                                    .map_err(py_abort)
-                            }
+                        let (cb, handle, labels_on) = (&self.cb, plan.handle.as_ref(), self.labels_on);
+                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| {
+                            bridge_keys(py, cb, handle, labels_on, fk, idx, values)
                         };
-                        let mut lab = if labels_on { Some(&mut o.labels) } else { None };
-                        let mut tags = if log_on { Some(&mut o.hash_fk) } else { None };
+                        let lab = if labels_on { Some(&mut o.labels) } else { None };
+                        let tags = if log_on { Some(&mut o.hash_fk) } else { None };
                         let before = o.hashes.len();
-                        let ok = match kind {
-                            1 => {
-                                let present_after = img_a.iter().filter(|v| **v != Val::Absent).count();
-                                if present_after < tp.columns.len() {
-                                    for (a, b) in img_a.iter_mut().zip(img_b.iter()) {
-                                        if *a == Val::Absent {
-                                            *a = *b;
-                                        }
-                                    }
-                                }
-                                let ok_a = row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut(), tags.as_deref_mut())?;
-                                let ok_b = row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut(), tags.as_deref_mut())?;
-                                ok_a && ok_b
-                            }
-                            0 => row_hashes(tp, &img_a, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut(), tags.as_deref_mut())?,
-                            _ => row_hashes(tp, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys, lab.as_deref_mut(), tags.as_deref_mut())?,
-                        };
+                        let ok = change_hashes(tp, kind, &mut img_a, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys,
+                                               lab, tags)?;
                         if log_on {
                             o.hash_tab.resize(o.hash_tab.len() + (o.hashes.len() - before), tm.name);
                         }
@@ -1866,11 +1855,9 @@ impl Analyzer {
             }
         }
         if self.facts.is_some() && self.ws_log.is_some() {
-            let rec = self.ws_record(&o, seq, co, reason)?;
+            let (rec, unsafe_) = self.ws_record(&o, seq, co, reason)?;
+            self.ws_log_unsafe += unsafe_ as u64;
             let log = self.ws_log.as_mut().unwrap();
-            if rec[7] != 0 {
-                self.ws_log_unsafe += 1;
-            }
             log.extend_from_slice(&rec);
             if self.ws_log_chunk > 0 && log.len() >= self.ws_log_chunk {
                 let b = PyBytes::new_bound(py, i64_slice_bytes(log));
@@ -2095,7 +2082,6 @@ fn number_key_hash(v: i128) -> i64 {
     writeset::number_key_hash(v)
 }
 
-/// CPython's `hash(t)` for a tuple whose items hash to `items` (for tests).
 /// A readable row key as one int64 (FNV-1a over its UTF-8): what a what-if's ignored rows are
 /// matched by in the writeset log.
 pub fn label_key(l: &str) -> i64 {
@@ -2220,6 +2206,7 @@ impl WsReplay {
     }
 }
 
+/// CPython's `hash(t)` for a tuple whose items hash to `items` (for tests).
 #[pyfunction]
 fn tuple_hash(items: Vec<i64>) -> i64 {
     writeset::tuple_hash(&items)

@@ -51,6 +51,35 @@ def cache_dir() -> str | None:
     return None
 
 
+class SpillFile:
+    """An unlinked file under :func:`cache_dir` that byte runs are appended to and read back
+    with ``pread`` (simulations may read it on several threads at once)."""
+
+    def __init__(self, prefix: str, what: str) -> None:
+        self._what = what
+        self._f = tempfile.TemporaryFile(prefix=f"lagadvisor-{prefix}-", dir=cache_dir())
+
+    def append(self, *blobs: bytes) -> int:
+        """Write ``blobs`` one after the other at the end; the offset of the first."""
+        f = self._f
+        f.seek(0, os.SEEK_END)
+        pos = f.tell()
+        for b in blobs:
+            f.write(b)
+        f.flush()
+        return pos
+
+    def read(self, pos: int, n: int, chunk: int) -> bytes:
+        """``n`` bytes at ``pos`` (of the run written at ``chunk``, for the error)."""
+        b = os.pread(self._f.fileno(), n, pos)
+        if len(b) != n:
+            raise OSError(f"{self._what} spill file: short read at {chunk}")
+        return b
+
+    def close(self) -> None:
+        self._f.close()
+
+
 class FactStore(Sequence):
     """The facts of a run in binlog order, as chunks of :class:`FactColumns`: in memory while
     small, spilled to disk past :func:`spill_limit`. Also tracks what the simulations need of
@@ -91,7 +120,7 @@ class FactStore(Sequence):
             self._mem.append(cols)
             return
         if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="lagadvisor-facts-", dir=cache_dir())
+            self._file = SpillFile("facts", "fact")
             for c in self._mem:
                 self._write(c)
             self._mem = []
@@ -114,12 +143,7 @@ class FactStore(Sequence):
                            dbsets=self._dbsets)
 
     def _write(self, cols: FactColumns) -> None:
-        f = self._file
-        f.seek(0, os.SEEK_END)
-        self._disk.append((f.tell(), len(cols)))
-        for name in FACT_COLUMNS:
-            f.write(getattr(cols, name).tobytes())
-        f.flush()
+        self._disk.append((self._file.append(*(getattr(cols, name).tobytes() for name in FACT_COLUMNS)), len(cols)))
 
     @property
     def spilled(self) -> bool:
@@ -135,17 +159,12 @@ class FactStore(Sequence):
                 yield offset, c if c.dbsets is self._dbsets else _with_dbsets(c, self._dbsets)
                 offset += len(c)
             return
-        fd = self._file.fileno()
         for pos, n in self._disk:
             cols = {}
-            for k, name in enumerate(FACT_COLUMNS):  # pread: simulations may read it on several threads
+            for k, name in enumerate(FACT_COLUMNS):
                 a = array("q")
-                if names is not None and name not in names:
-                    cols[name] = a
-                    continue
-                a.frombytes(os.pread(fd, 8 * n, pos + 8 * n * k))
-                if len(a) != n:
-                    raise OSError(f"fact spill file: short read at {pos}")
+                if names is None or name in names:
+                    a.frombytes(self._file.read(pos + 8 * n * k, 8 * n, pos))
                 cols[name] = a
             yield offset, FactColumns(**cols, dbsets=self._dbsets)
             offset += n
@@ -222,8 +241,9 @@ __all__ = ["DEFAULT_SPILL", "FactStore", "cache_dir", "spill_limit"]
 
 
 class LogStore:
-    """Byte chunks in order (the native reader's writeset log, one chunk per file), in memory up
-    to ``limit`` bytes, then appended to an unlinked file under :func:`cache_dir` like the facts."""
+    """Byte chunks in order (the native reader's writeset log, handed over in chunks of at most
+    ``native.WS_LOG_CHUNK`` int64s), in memory up to ``limit`` bytes, then in a
+    :class:`SpillFile` like the facts."""
 
     def __init__(self, limit: int | None = None) -> None:
         self._limit = spill_limit() * 64 if limit is None else limit
@@ -244,18 +264,11 @@ class LogStore:
             self._mem.append(chunk)
             return
         if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="lagadvisor-wslog-", dir=cache_dir())
+            self._file = SpillFile("wslog", "writeset log")
             for c in self._mem:
-                self._write(c)
+                self._disk.append((self._file.append(c), len(c)))
             self._mem = []
-        self._write(chunk)
-
-    def _write(self, chunk: bytes) -> None:
-        f = self._file
-        f.seek(0, os.SEEK_END)
-        self._disk.append((f.tell(), len(chunk)))
-        f.write(chunk)
-        f.flush()
+        self._disk.append((self._file.append(chunk), len(chunk)))
 
     @property
     def spilled(self) -> bool:
@@ -265,12 +278,8 @@ class LogStore:
         if self._file is None:
             yield from self._mem
             return
-        fd = self._file.fileno()
         for pos, n in self._disk:
-            b = os.pread(fd, n, pos)
-            if len(b) != n:
-                raise OSError(f"writeset log spill file: short read at {pos}")
-            yield b
+            yield self._file.read(pos, n, pos)
 
     def __len__(self) -> int:
         return self._bytes
@@ -282,11 +291,12 @@ class LogStore:
 
 class ReplayedFacts:
     """A what-if's facts without reading the files again: the main pass's facts with the
-    WRITESET and WRITESET_SESSION columns re-derived, chunk by chunk, from its writeset log
-    (``native.WsReplay``: the same trackers with another history size, the ignored rows' hashes
-    left out). What the
+    WRITESET, WRITESET_SESSION and scan-rows columns re-derived, chunk by chunk, from its
+    writeset log (``native.WsReplay``: the same trackers with another history size, the ignored
+    rows' hashes left out, the keyless tables given a primary key hashed by the shadow plans the
+    main pass hashed alongside, the foreign keys to dropped parents left out). What the
     simulations read of a store (``chunks``, the commit-time bounds, the input cache) it has;
-    the other columns are the store's own (a history size or ignored rows change nothing else)."""
+    the other columns are the store's own (a what-if changes nothing else)."""
 
     def __init__(self, base: FactStore, log: LogStore, history_size: int, what_if) -> None:
         self.base, self.log = base, log
@@ -325,8 +335,7 @@ class ReplayedFacts:
             for name in cols:
                 taken[name], pending[name] = pending[name][:n], pending[name][n:]
             yield off, replace(c, **taken)
-        pending = pending["writeset"]
-        if pending or next(logs, None) is not None:
+        if pending["writeset"] or next(logs, None) is not None:
             raise RuntimeError("the writeset log is longer than the facts")
 
     def __iter__(self):

@@ -135,17 +135,7 @@ class KeyTracker:
         cached = self._plans.get(key)
         if cached is not None and cached[0] == self.catalog.version and cached[1] == tm.column_count:
             return cached[2]
-        schema = self.catalog.get(tm.database_name, tm.table_name)
-        plan: TablePlan | str
-        if schema is not None and len(schema.columns) != tm.column_count:
-            plan = (f"schema of {name} has {len(schema.columns)} columns but its row images have "
-                    f"{tm.column_count}: the definition is stale; pass --schema or --host")
-            schema = None
-        if schema is None:
-            schema = schema_from_table_map(tm)
-            if schema is None:
-                plan = (f"schema of {name} unknown (created before this binlog, row metadata MINIMAL): "
-                        "pass --schema FILE or --host")
+        schema, plan = self._schema(tm)
         if schema is not None:
             if self.what_if:
                 schema = self.what_if.schema(schema)
@@ -154,6 +144,23 @@ class KeyTracker:
         self._plans[key] = (self.catalog.version, tm.column_count, plan)
         return plan
 
+    def _schema(self, tm: TableMap) -> tuple[TableSchema | None, str]:
+        """The table's definition (the catalog's, else the one its table map carries), or None
+        and why: a catalog definition whose column count the row images contradict is stale."""
+        name = tm.qualified_name
+        why = ""
+        schema = self.catalog.get(tm.database_name, tm.table_name)
+        if schema is not None and len(schema.columns) != tm.column_count:
+            why = (f"schema of {name} has {len(schema.columns)} columns but its row images have "
+                   f"{tm.column_count}: the definition is stale; pass --schema or --host")
+            schema = None
+        if schema is None:
+            schema = schema_from_table_map(tm)
+            if schema is None:
+                why = (f"schema of {name} unknown (created before this binlog, row metadata MINIMAL): "
+                       "pass --schema FILE or --host")
+        return schema, why
+
     def shadow(self, tm: TableMap) -> tuple[str, TablePlan] | None:
         """The table's plan under ``WhatIf(add_primary_key={it})`` when that what-if changes it
         (a table without a primary key), with the name the what-if matches: what the native
@@ -161,13 +168,9 @@ class KeyTracker:
         as :meth:`_resolve` resolves the plan (same catalog, same fallback to the table map)."""
         if self.what_if:
             return None
-        schema = self.catalog.get(tm.database_name, tm.table_name)
-        if schema is not None and len(schema.columns) != tm.column_count:
-            schema = None
+        schema, _ = self._schema(tm)
         if schema is None:
-            schema = schema_from_table_map(tm)
-            if schema is None:
-                return None
+            return None
         name = schema.qualified_name.lower()
         what_if = WhatIf(add_primary_key=frozenset({name}))
         changed = what_if.schema(schema)
