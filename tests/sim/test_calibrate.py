@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lagadvisor.errors import ConfigError
-from lagadvisor.sim.calibrate import fit_samples, redo_share_of
+from lagadvisor.sim.calibrate import fit_samples, held_out_band, redo_share_of
+from lagadvisor.sim.live import busy_gaps
 from lagadvisor.sim.model import CostModel
 
 
@@ -70,3 +71,38 @@ def test_redo_share():
     default = CostModel()
     assert redo_share_of(CostModel(redo_flush_us=0.0, flush_us=0.0)) == pytest.approx(
         default.redo_flush_us / (default.redo_flush_us + default.flush_us))
+
+
+def test_held_out_band_is_small_on_a_steady_workload_and_deterministic():
+    samples = _gaps(3, 300.0, 30.0, 45.0, 38.0, stalls=0.0, noise=0.05)
+    band, checks = held_out_band(samples)
+    assert set(checks) == {"interleaved", "time_split", "bootstrap"}
+    assert 0.0 < band < 0.03, checks
+    assert held_out_band(samples) == (band, checks)
+
+
+def test_held_out_band_shows_a_drift_within_the_window():
+    # the machine gets 30% slower half way through (a disk's fsync latency, a neighbour): the
+    # time-split check sees it and the band says so
+    samples = _gaps(4, 300.0, 30.0, 45.0, 38.0, stalls=0.0, noise=0.05)
+    half = len(samples) // 2
+    drifted = samples[:half] + [(g * 1.3, *rest) for g, *rest in samples[half:]]
+    band, checks = held_out_band(drifted)
+    assert checks["time_split"] == pytest.approx(-0.23, abs=0.03)   # predicted 1/1.3 of the second half
+    assert band == pytest.approx(abs(checks["time_split"]), abs=1e-4)
+    assert held_out_band(samples[:20]) == (0.0, {})   # too few to check
+
+
+def test_busy_gaps_are_the_serial_time_while_the_next_transaction_waits():
+    # transactions reach the replica every 1,000 us, then a burst of 20 at once; the serial
+    # commit path takes 400 us each: idle gaps (1,000 us) are left out, the burst's are counted
+    # but its first two (the 5th percentile lag is transfer + one commit, so a transaction
+    # counts once it waited longer than one commit: conservative)
+    commits, t, done = [], 0, 0
+    arrivals = [k * 1000 for k in range(50)] + [50_000] * 20 + [80_000 + k * 1000 for k in range(50)]
+    for orig in arrivals:
+        done = max(done, orig + 100) + 400   # 100 us of transfer, then 400 us of serial commit
+        commits.append((orig, done))
+    mean, n = busy_gaps(commits)
+    assert n == 18 and mean == pytest.approx(400.0)
+    assert busy_gaps(commits[:1]) == (0.0, 0)

@@ -106,6 +106,9 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         for key in ("insert_us", "update_us"):
             assert 1.0 < model[key] < 1_000.0, (key, model)
         assert 0.0 < model["commit_us"] < 10_000.0, model
+        # the held-out checks give the model its error band; the evidence says where commit_us came from
+        assert 0.0 < model["error_band"] < 1.0, model
+        assert "commit from worker-time intercept; error band of absolute times +-" in r.stderr, r.stderr
 
 
 def test_calibrate_window_needs_host_and_host_excludes_files(tmp_path):

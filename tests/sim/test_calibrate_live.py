@@ -78,6 +78,7 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
         fitted = json.loads(model.read_text())
         assert "commit gaps" in cal.stderr
         assert min(fitted["insert_us"], fitted["update_us"], fitted["delete_us"]) > 0
+        assert 0.0 < fitted["error_band"] < 1.0 and "error band of absolute times +-" in cal.stderr, cal.stderr
         # The native read (per-transaction columns) and the reference fit the same model, to the bit.
         pure_model = tmp_path / "cost-pure.json"
         pure = _lagadvisor("calibrate", "--relaxed", "--cores", "2", "-o", str(pure_model), *replica_files,

@@ -7,7 +7,7 @@ or given) and every number uses one baseline: the recorded clock at the replica'
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..sim.build import fact_values
 from ..sim.model import CostModel
@@ -90,13 +90,7 @@ def _ideal(advice: Advice, config: Config) -> float:
 
 
 def cost_model_origin(cost: CostModel) -> str:
-    default = CostModel()
-    if cost == default:
-        return "built-in default (measured on a 2-core MySQL 9.7 replica; not calibrated to yours: " \
-               "`lagadvisor calibrate`)"
-    if replace(cost, cores=default.cores) == default:
-        return f"built-in default with cores set to {cost.cores} (not calibrated to your replica)"
-    return "given with --cost-model"
+    return cost.origin()
 
 
 def assumptions(advice: Advice) -> list[str]:
@@ -165,12 +159,20 @@ def summary(advice: Advice) -> dict:
     if plan is None:
         out.update(current=None, recommended=None, bottleneck=None, gain=0.0)
         return out
-    cores = advice.context.cost.cores
+    cost = advice.context.cost
+    cores = cost.cores
     cur_b = bottleneck(advice, plan.current)
+
+    def band(seconds: float):  # the calibrated model's error band, None with an uncalibrated one
+        b = cost.time_band(seconds)
+        return None if b is None else [round(b[0], 6), round(b[1], 6)]
+
     out.update(
         current={"config": plan.current.describe(), "catch_up_seconds": round(plan.current_seconds, 6),
+                 "catch_up_seconds_band": band(plan.current_seconds),
                  "lag_p99_seconds": round(plan.current_lag_p99, 6)},
         recommended={"config": plan.recommended.describe(), "catch_up_seconds": round(plan.recommended_seconds, 6),
+                     "catch_up_seconds_band": band(plan.recommended_seconds),
                      "lag_p99_seconds": round(plan.recommended_lag_p99, 6),
                      "changes": [f"{s.setting}: {s.before} -> {s.after}" for s in plan.kept()]},
         gain=round(plan.gain, 4),

@@ -68,7 +68,8 @@ def calibrate(
         print(text)
     err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
                       f"R^2 {result.r2:.3f}; stalls left out of the fit, their time spread over the costs: "
-                      f"x{result.stall_factor:.2f})")
+                      f"x{result.stall_factor:.2f}); error band of absolute times +-{result.model.error_band:.1%} "
+                      "(held-out checks, in the model as error_band)")
     for w in result.warnings:
         warn(w)
 
@@ -98,4 +99,5 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
         f"({e['workers']} workers, {'durable' if e['durable'] else 'relaxed'}; mean worker time "
         f"{e['mean_worker_us']:,.0f} us, R^2 {e['r2']:.3f}, stalls x{e['stall_factor']:.2f}; redo fsyncs "
         f"{e['redo_fsyncs']:,} mean {e['redo_fsync_mean_us']:,.0f} us, binlog fsyncs {e['binlog_fsyncs']:,} mean "
-        f"{e['binlog_fsync_mean_us']:,.0f} us; lag median {(e['lag_median_us'] or 0) / 1e3:,.1f} ms)", soft_wrap=True)
+        f"{e['binlog_fsync_mean_us']:,.0f} us; lag median {(e['lag_median_us'] or 0) / 1e3:,.1f} ms; commit from "
+        f"{e['commit_us_from']}; error band of absolute times +-{e['error_band']:.1%})", soft_wrap=True)

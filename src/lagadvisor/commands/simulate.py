@@ -110,5 +110,5 @@ def simulate(
                          indent=2, sort_keys=True))
     else:
         render_simulate(rows, Console(highlight=False), transactions=len(facts), durable=durable,
-                        preserve_commit_order=preserve_commit_order, cores=cost.cores, catch_up=catch_up)
+                        preserve_commit_order=preserve_commit_order, cost=cost, catch_up=catch_up)
     read_warnings(run.summaries)

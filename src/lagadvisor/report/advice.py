@@ -113,6 +113,12 @@ def mycnf(advice: Advice) -> str:
     return "\n".join(out) + "\n"
 
 
+def _band(part: dict) -> str:
+    """`` (a .. b s)``: a calibrated cost model's error band of a catch-up time, else nothing."""
+    b = part.get("catch_up_seconds_band")
+    return "" if not b else f" ({b[0]:,.3f} .. {b[1]:,.3f})"
+
+
 def render_summary(advice: Advice, console) -> None:
     """The summary block: plan, counts, bottleneck, assumptions (fits 80 columns: it wraps)."""
     from rich.table import Table
@@ -125,9 +131,9 @@ def render_summary(advice: Advice, console) -> None:
     tab.add_row("findings", f"{c['critical']} critical, {c['warning']} warning, {c['info']} info")
     if doc["current"]:
         cur, rec = doc["current"], doc["recommended"]
-        tab.add_row("now", f"{cur['catch_up_seconds']:,.3f} s catch-up, lag p99 {cur['lag_p99_seconds']:,.3f} s "
-                    f"({cur['config']})")
-        tab.add_row("with the plan", f"{rec['catch_up_seconds']:,.3f} s catch-up ({-doc['gain']:+.1%}), lag p99 "
+        tab.add_row("now", f"{cur['catch_up_seconds']:,.3f} s{_band(cur)} catch-up, lag p99 "
+                    f"{cur['lag_p99_seconds']:,.3f} s ({cur['config']})")
+        tab.add_row("with the plan", f"{rec['catch_up_seconds']:,.3f} s{_band(rec)} catch-up ({-doc['gain']:+.1%}), lag p99 "
                     f"{rec['lag_p99_seconds']:,.3f} s ({rec['config']})")
         for i, step in enumerate(advice.plan.steps, 1):
             verdict = f"{-step.marginal_gain:+.1%}" + ("" if step.kept else ": left out, gains too little")

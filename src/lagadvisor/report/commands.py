@@ -11,20 +11,29 @@ from rich.console import Console
 def simulate_doc(rows, *, transactions: int, catch_up: bool, durable: bool, mode: str, cost, window_s: float,
                  written_by: str) -> dict:
     """``simulate --format json``."""
+    results = []
+    for r in rows:
+        d = r.as_json()
+        b = cost.time_band(r.apply_seconds)
+        d["apply_seconds_band"] = None if b is None else [round(b[0], 6), round(b[1], 6)]
+        results.append(d)
     return {"transactions": transactions, "catch_up": catch_up, "durable": durable, "mode": mode,
-            "cost_model": json.loads(cost.to_json()), "window_seconds": window_s if not catch_up else 0,
-            "written_by": written_by, "results": [r.as_json() for r in rows]}
+            "cost_model": json.loads(cost.to_json()), "cost_model_origin": cost.origin(),
+            "window_seconds": window_s if not catch_up else 0, "written_by": written_by, "results": results}
 
 
 def render_simulate(rows, console: Console, *, transactions: int, durable: bool, preserve_commit_order: str,
-                    cores: int, catch_up: bool) -> None:
-    """The policy x workers table, then the worst lag windows when there are any."""
+                    cost, catch_up: bool) -> None:
+    """The policy x workers table (a calibrated model's error band in the apply column's head),
+    then the worst lag windows when there are any, then where the cost model comes from."""
     from .tables import simulate_table, window_table
 
+    cores = cost.cores
     console.print(simulate_table(rows, f"{transactions:,} transactions; replica "
                                        f"{'durable' if durable else 'relaxed'}, preserve_commit_order="
                                        f"{preserve_commit_order}, {cores} cores"
-                                       + ("; catch-up" if catch_up else "; arrivals at source commit times")))
+                                       + ("; catch-up" if catch_up else "; arrivals at source commit times"),
+                                 band=cost.error_band))
     wt = window_table(rows)
     if wt is not None:
         console.print(wt)
@@ -32,6 +41,11 @@ def render_simulate(rows, console: Console, *, transactions: int, durable: bool,
     if err:
         console.print(f"(lag percentiles streamed over {transactions:,} transactions: each within {err:.1%} of "
                       "the exact value; maximum and time above the threshold exact)")
+    if cost.error_band > 0:
+        console.print(f"cost model: calibrated; absolute times +-{cost.error_band:.1%} (its held-out checks; "
+                      "speedups are ratios and carry less of it)")
+    else:
+        console.print(f"cost model: {cost.origin()}: absolute times are indicative, speedups hold better")
 
 
 def graph_doc(s, policy: str, top: int) -> dict:

@@ -58,11 +58,13 @@ def policy_caption(names) -> str | None:
     return "; ".join(f"{POLICY_SHORT[n]} = {n}" for n in sorted(set(names)) if n in POLICY_SHORT) or None
 
 
-def simulate_table(rows, title: str) -> Table:
-    """``simulate``'s result: one row per policy and worker count."""
+def simulate_table(rows, title: str, band: float = 0.0) -> Table:
+    """``simulate``'s result: one row per policy and worker count (``band``: a calibrated cost
+    model's relative error band of the apply times, shown in their column's head)."""
     tab = compact_table(title, policy_caption(r.policy for r in rows))
     label_column(tab, "policy", (policy_label(r.policy, True) for r in rows))
-    for header in ("workers", "apply\ns", "speedup", "lag p99\ns", "lag max\ns", "util.", "dep.\nwait s"):
+    apply_head = f"apply s\n+-{band:.0%}" if band > 0 else "apply\ns"
+    for header in ("workers", apply_head, "speedup", "lag p99\ns", "lag max\ns", "util.", "dep.\nwait s"):
         number_column(tab, header)
     for r in rows:
         tab.add_row(policy_label(r.policy, True), str(r.workers), seconds(r.apply_seconds), f"{r.speedup:.2f}x",

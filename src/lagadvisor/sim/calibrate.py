@@ -60,6 +60,7 @@ class GapFit:
     r2: float
     mean_gap_us: float
     stall_factor: float = 1.0   # all gaps' time over the time the stall-free fit explains
+    band: float = 0.0           # relative error band of a total time (:func:`held_out_band`)
 
 
 #: Transactions with rows read before deciding that the binlog was not written by a replica:
@@ -164,7 +165,8 @@ def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float 
     if len(samples) < 50:
         raise ConfigError(f"only {len(samples)} usable commit gaps: calibrate from the binlog of a replica "
                           "(log_replica_updates=ON) that applied a backlog with one worker")
-    return fit_samples(samples)
+    band, _checks = held_out_band(samples)
+    return replace(fit_samples(samples), band=band)
 
 
 def _ols(rows: list[tuple[float, int, int, int, int]]) -> list[float]:
@@ -222,6 +224,51 @@ def fit_samples(samples: list[tuple[float, int, int, int, int]], stall_mads: flo
     return GapFit(intercept, ins, upd, dele, 0.0, len(kept), 1 - ss_res / ss_tot, mean, stall)
 
 
+def _total_error(train: list, test: list, stall_mads: float) -> float:
+    """Relative error of the total time of ``test`` predicted by the fit of ``train``."""
+    f = fit_samples(train, stall_mads)
+    predicted = sum(f.intercept + f.insert_us * i + f.update_us * u + f.delete_us * d for _, i, u, d, _ in test)
+    measured = sum(g for g, *_ in test)
+    return (predicted - measured) / measured if measured > 0 else 0.0
+
+
+#: Bootstrap resamples of the band's coefficient term (seeded: the band is deterministic).
+BAND_RESAMPLES = 20
+
+
+def held_out_band(samples: list[tuple[float, int, int, int, int]], stall_mads: float = 4.0) -> tuple[float, dict]:
+    """The error band of a total time predicted from these samples: the largest of three
+    checks, as a fraction (0.12 = +-12%) and the checks themselves.
+
+    * ``interleaved``: fit on every other sample, predict the total of the rest (how well the
+      per-row costs carry over to other transactions of the same workload);
+    * ``time_split``: fit on the first half in time, predict the second half (drift of the
+      machine within the window: a disk's fsync latency, a neighbour's CPU);
+    * ``bootstrap``: twice the relative standard deviation of the fitted total over
+      :data:`BAND_RESAMPLES` resamples (the residuals' spread: a low R^2 widens it).
+
+    It says how far the calibration's own data disagree with themselves; a workload of another
+    shape, or another day of the machine, can be further off (README, issue 15's table)."""
+    import random
+
+    n = len(samples)
+    if n < 32:
+        return 0.0, {}
+    checks = {"interleaved": _total_error(samples[0::2], samples[1::2], stall_mads),
+              "time_split": _total_error(samples[: n // 2], samples[n // 2:], stall_mads)}
+    rnd = random.Random(15)
+    measured = sum(g for g, *_ in samples)
+    totals = []
+    for _ in range(BAND_RESAMPLES):
+        f = fit_samples([samples[rnd.randrange(n)] for _ in range(n)], stall_mads)
+        totals.append(sum(f.intercept + f.insert_us * i + f.update_us * u + f.delete_us * d
+                          for _, i, u, d, _ in samples))
+    mean = sum(totals) / len(totals)
+    sd = (sum((t - mean) ** 2 for t in totals) / (len(totals) - 1)) ** 0.5
+    checks["bootstrap"] = 2 * sd / measured if measured > 0 else 0.0
+    return max(abs(v) for v in checks.values()), {k: round(v, 4) for k, v in checks.items()}
+
+
 def redo_share_of(model: CostModel) -> float:
     """The redo fsync's share of a model's durable fsync time (the built-in model's if it has
     none)."""
@@ -263,6 +310,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         if durable:
             # No relaxed base: the fsyncs cannot be told apart from the commit CPU.
             model = replace(model, flush_us=0.0, redo_flush_us=0.0)
+    model = replace(model, error_band=round(fit.band, 4))
     if cores:
         model = replace(model, cores=cores)
     return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor,

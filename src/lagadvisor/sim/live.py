@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from ..errors import ConfigError
-from .calibrate import fit_samples
+from .calibrate import fit_samples, held_out_band
 from .model import CostModel
 
 WORKER_THREAD = "thread/sql/replica_worker"
@@ -146,6 +146,22 @@ def _poll_transactions(cur, into: dict) -> None:
             into[(tid, eid)] = (gtid, (int(end) - int(start)) / 1e6)  # picoseconds -> microseconds
 
 
+def busy_gaps(commits: list[tuple[int, int]]) -> tuple[float, int]:
+    """The serial commit path's time per transaction while the replica was busy, from its binlog:
+    ``commits`` are (original_commit_timestamp, immediate_commit_timestamp) in the replica's
+    commit order. Transaction i was already waiting when i-1 committed when it had reached the
+    replica (its source commit plus the 5th percentile of the window's lags: the transfer, the
+    clocks' offset and the quickest apply) before i-1's commit; the mean of those commits' gaps
+    (0 for a member of the same group) is the serial time per transaction under load. Returns
+    (mean microseconds, how many gaps)."""
+    if len(commits) < 2:
+        return 0.0, 0
+    lags = sorted(imm - orig for orig, imm in commits)
+    base = lags[len(lags) // 20]
+    gaps = [imm - prev for (orig, imm), (_, prev) in zip(commits[1:], commits) if orig + base < prev <= imm]
+    return (sum(gaps) / len(gaps) if gaps else 0.0), len(gaps)
+
+
 def _position(cur) -> tuple[str, int]:
     row = _rows(cur, "SHOW BINARY LOG STATUS")[0]
     return row[0], int(row[1])
@@ -193,13 +209,14 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     timed = {g: us for k, (g, us) in seen.items() if k not in seen_before}
     # The window's transactions as the replica wrote them: rows by kind, and the lag applied with.
     files = list_files(settings, file0, file1)
-    shapes, lags = {}, []
+    shapes, lags, commits = {}, [], []
     for f in files:
         for t in f.read_transactions(FileSummary(str(f)), selector=lambda tm: frozenset()):
             if f.name == file0 and t.start_offset < pos0 or not t.gtid or not t.rows:
                 continue
             if t.original_commit_timestamp and t.original_commit_timestamp != t.immediate_commit_timestamp:
                 lags.append(t.immediate_commit_timestamp - t.original_commit_timestamp)
+                commits.append((t.original_commit_timestamp, t.immediate_commit_timestamp))
             shapes[t.gtid] = (sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
                               sum(s.deletes for s in t.tables), t.end_offset - t.start_offset)
     samples = [(us, *shapes[g][:3], shapes[g][3]) for g, us in timed.items() if g in shapes]
@@ -208,6 +225,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
                           f"({len(timed)} in performance_schema, {len(shapes)} in the binlog): choose a longer "
                           "--window, or a time when the replica applies more")
     fit = fit_samples(samples)
+    band, checks = held_out_band(samples)
     # fit_samples spreads the outliers' time over the costs (right for a one-worker catch-up, where
     # every gap is the applier's own time). Here an outlier is mostly a worker waiting: for its
     # turn to commit (replica_preserve_commit_order), or for a core the server's other threads
@@ -225,11 +243,18 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     bin_us = d_bin[1] / d_bin[0] / 1e6 if d_bin[0] else 0.0
     fsync_per_trx = (d_redo[1] + d_bin[1]) / 1e6 / n if server["durable"] else 0.0
     commit = max(0.0, fit.intercept - fsync_per_trx) - model.dispatch_us - model.trx_us
+    busy_us, busy_n = busy_gaps(commits)
+    if server["durable"] and busy_n >= 50:
+        # A durable worker's time holds its waits in the group commit (behind other groups'
+        # fsyncs on the one device, for its turn to commit): the intercept overstates the commit
+        # CPU by them. The serial stage's own time per transaction is what the replica's commits
+        # are apart while the next one is already waiting; the fsync time per transaction out of it.
+        commit = busy_us - fsync_per_trx - model.dispatch_us
     seen_kind = [any(s[k] for s in samples) for k in (1, 2, 3)]  # a kind never applied keeps base's cost
     model = replace(model, insert_us=fit.insert_us / cpu if seen_kind[0] else model.insert_us,
                     update_us=fit.update_us / cpu if seen_kind[1] else model.update_us,
                     delete_us=fit.delete_us / cpu if seen_kind[2] else model.delete_us,
-                    byte_us=0.0, commit_us=max(0.0, commit),
+                    byte_us=0.0, commit_us=max(0.0, commit), error_band=round(band, 4),
                     **({"redo_flush_us": redo_us, "flush_us": bin_us} if server["durable"] else {}))
     if cores:
         model = replace(model, cores=cores)
@@ -242,6 +267,9 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "redo_fsyncs": d_redo[0], "redo_fsync_mean_us": round(redo_us, 1),
         "binlog_fsyncs": d_bin[0], "binlog_fsync_mean_us": round(bin_us, 1),
         "fsync_us_per_transaction": round(fsync_per_trx, 1),
+        "busy_commit_gaps": busy_n, "busy_commit_gap_mean_us": round(busy_us, 1),
+        "commit_us_from": "busy commit gaps" if server["durable"] and busy_n >= 50 else "worker-time intercept",
+        "error_band": round(band, 4), "held_out": checks,
         "lag_median_us": lags[len(lags) // 2] if lags else None, "lag_max_us": lags[-1] if lags else None,
         "binlog_files": [f.name for f in files],
     }

@@ -58,6 +58,9 @@ class CostModel:
     cores: int = 2
     fsync_devices: int = 1         # 1: redo log and binlog on one device/filesystem, one fsync at a
                                    # time; 2: on separate devices, their fsyncs overlap
+    error_band: float = 0.0        # not a cost: the relative half-width of an absolute time predicted
+                                   # with this model, from its calibration's held-out checks
+                                   # (sim.calibrate.held_out_band); 0 = not calibrated (built-in or by hand)
 
     def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int, scan_rows: int = 0) -> float:
         """Worker CPU before the commit (``scan_rows``: rows of tables without an index scanned
@@ -72,6 +75,26 @@ class CostModel:
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    def origin(self) -> str:
+        """Where this model comes from, in words, for the reports (issue 15: say when the times
+        rest on the built-in default, and give a calibrated model's error band)."""
+        default = CostModel()
+        if self == default:
+            return ("built-in default (measured on a 2-core MySQL 9.7 replica; not calibrated to yours: "
+                    "`lagadvisor calibrate`)")
+        if replace(self, cores=default.cores) == default:
+            return f"built-in default with cores set to {self.cores} (not calibrated to your replica)"
+        if self.error_band > 0:
+            return (f"given with --cost-model, calibrated: absolute times +-{self.error_band:.1%} "
+                    "(its calibration's held-out checks)")
+        return "given with --cost-model"
+
+    def time_band(self, seconds: float) -> tuple[float, float] | None:
+        """An absolute time's error band under this model, or None when it is not calibrated."""
+        if self.error_band <= 0:
+            return None
+        return seconds * (1 - self.error_band), seconds * (1 + self.error_band)
 
     @classmethod
     def from_file(cls, path: str) -> "CostModel":
@@ -157,6 +180,7 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "multi_worker_cpu": (float, 0.1, 100, "(a CPU factor)"),
     "cores": (int, 1, 4096, "cores"),
     "fsync_devices": (int, 1, 2, "devices"),
+    "error_band": (float, 0, 10, "(a fraction: 0.1 = +-10%)"),
 }
 
 

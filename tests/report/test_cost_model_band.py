@@ -1,0 +1,76 @@
+"""Predictions carry the calibration's error band, and say when the cost model is the built-in
+default (issue 15 part 4): ``simulate`` (table head, note, JSON) and ``advise`` (summary, JSON)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import FIXTURES
+from lagadvisor.cli import app
+from lagadvisor.sim.model import CostModel
+
+FILE = str(FIXTURES / "sysbench_oltp_write_only" / "binlog.000001")
+
+
+def _run(*args):
+    res = CliRunner().invoke(app, list(args), env={"COLUMNS": "120"})
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cost") / "cost.json"
+    path.write_text(json.dumps({"insert_us": 30.0, "update_us": 40.0, "commit_us": 150.0, "error_band": 0.12}))
+    return str(path)
+
+
+def test_simulate_says_the_default_model_is_not_calibrated():
+    text = _run("simulate", "--workers", "1,4", FILE)
+    assert "cost model: built-in default" in text and "not calibrated" in text
+    assert "+-" not in text
+    doc = json.loads(_run("simulate", "--workers", "1,4", "--format", "json", FILE))
+    assert doc["cost_model_origin"].startswith("built-in default")
+    assert doc["cost_model"]["error_band"] == 0.0
+    assert all(r["apply_seconds_band"] is None for r in doc["results"])
+
+
+def test_simulate_prints_each_time_with_the_band(calibrated):
+    text = _run("simulate", "--workers", "1,4", "--cost-model", calibrated, FILE)
+    assert re.search(r"apply s\s.*\n.*\+-12%", text) or "+-12%" in text
+    assert "cost model: calibrated; absolute times +-12.0%" in text
+    doc = json.loads(_run("simulate", "--workers", "1,4", "--format", "json", "--cost-model", calibrated, FILE))
+    assert "calibrated" in doc["cost_model_origin"]
+    for r in doc["results"]:
+        lo, hi = r["apply_seconds_band"]
+        assert lo == pytest.approx(r["apply_seconds"] * 0.88, abs=2e-6)
+        assert hi == pytest.approx(r["apply_seconds"] * 1.12, abs=2e-6)
+        assert lo < r["apply_seconds"] < hi
+
+
+def test_advise_gives_the_band_of_the_plan(calibrated):
+    doc = json.loads(_run("advise", "--format", "json", "--cost-model", calibrated, FILE))
+    for part in ("current", "recommended"):
+        lo, hi = doc["summary"][part]["catch_up_seconds_band"]
+        t = doc["summary"][part]["catch_up_seconds"]
+        assert lo == pytest.approx(t * 0.88, abs=2e-6) and hi == pytest.approx(t * 1.12, abs=2e-6)
+    assert any("calibrated: absolute times +-12.0%" in a for a in doc["summary"]["assumptions"])
+    text = _run("advise", "--cost-model", calibrated, FILE)
+    now = next(line for line in text.splitlines() if line.lstrip().startswith("now"))
+    t = doc["summary"]["current"]["catch_up_seconds"]
+    assert f"{t:,.3f} s ({t * 0.88:,.3f} .. {t * 1.12:,.3f}) catch-up" in now
+    plain = json.loads(_run("advise", "--format", "json", FILE))
+    assert plain["summary"]["current"]["catch_up_seconds_band"] is None
+
+
+def test_a_band_out_of_range_is_refused(tmp_path):
+    from lagadvisor.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="error_band"):
+        CostModel.from_dict({"error_band": -0.1})
+    assert CostModel().time_band(10.0) is None
+    assert CostModel(error_band=0.1).time_band(10.0) == pytest.approx((9.0, 11.0))
