@@ -13,6 +13,12 @@ For each durability setting:
    snapshot, median; replica_catchup.catch_up) and predicted by ``simulate --catch-up`` with the
    live model.
 
+``--calibrate-on served`` (the production case): instead of the separate calibration workload,
+the replica is calibrated while it serves the workload's own shape at a rate it keeps up with
+(sysbench ``--rate``, another seed, on its own servers and tables): a production replica is
+calibrated on its everyday traffic, and the backlog it later has to catch up (other
+transactions, 8 clients at full speed, measured on other servers) is predicted from that.
+
 Prints and writes (``--out``) absolute time and speedup errors. Outside CI (minutes).
 Usage: python3 bench/live_calibrate.py [--configs relaxed,durable] [--events 6000] [--repeat 3]
 """
@@ -63,8 +69,10 @@ def _own_names() -> None:
     rc.SRC_PORT, rc.REP_PORT = _free_port(), _free_port()
 
 
-def live_model(config: str, workers: int, window: float, n: int):
-    """The cost model fitted live on a replica with ``workers`` workers serving the calibration workload."""
+def live_model(config: str, workers: int, window: float, n: int, served: list[str] | None = None,
+               rate: int = 0):
+    """The cost model fitted live on a replica with ``workers`` workers serving the calibration
+    workload, or (``served``: a sysbench spec) that workload's shape at ``rate`` transactions/s."""
     src = rc.realservers.MySQLServer("bench-cal-source", rc.SRC_PORT,
                                      ["--server-id=1", *rc.BASE, *rc.CONFIGS["relaxed"]], fresh=True)
     rep = rc.replica(workers, config)
@@ -81,7 +89,14 @@ def live_model(config: str, workers: int, window: float, n: int):
                      "GRANT SELECT ON performance_schema.* TO cal@'%'",
                      "GRANT REPLICATION CLIENT, REPLICATION SLAVE ON *.* TO cal@'%'"):
             rc.q(r, stmt)
-        setup, run = rc.calibration_workload(11, n)
+        if served is None:
+            setup, run = rc.calibration_workload(11, n)
+        else:
+            setup = rc.sysbench_setup(served)
+
+            def run():
+                rc.realservers.sysbench(rc.SRC_PORT, *served, "--mysql-db=sbtest", f"--time={int(window) + 6}",
+                                        f"--rate={rate}", "--events=0", "--rand-seed=99", "run")
         setup(s)
         rc.q(r, f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{rc.gtid_executed(s)}', 600)")
         th = threading.Thread(target=run)
@@ -109,20 +124,31 @@ def main() -> int:
     ap.add_argument("--calibrate-workers", type=int, default=4)
     ap.add_argument("--window", type=float, default=20.0)
     ap.add_argument("--calibration-transactions", type=int, default=6000)
-    ap.add_argument("--out", default=str(ROOT / "live_calibrate.json"))
+    ap.add_argument("--calibrate-on", choices=("calibration", "served"), default="calibration",
+                    help="the separate calibration workload, or the replica serving the workload's own shape")
+    ap.add_argument("--rate", default="relaxed=600,durable=200",
+                    help="with --calibrate-on served: transactions/s the source sends while calibrating")
+    ap.add_argument("--out", default=None)
     args = ap.parse_args()
     _own_names()
     workers = [int(x) for x in args.workers.split(",")]
+    served = args.calibrate_on == "served"
+    out = Path(args.out or ROOT / ("live_calibrate_served.json" if served else "live_calibrate.json"))
+    rates = dict((k, int(v)) for k, v in (x.split("=") for x in args.rate.split(",")))
     results, models = [], {}
     for config in args.configs.split(","):
-        rc.log(f"{config}: live calibration, {args.calibrate_workers} workers, {args.window:g} s window")
-        cal = live_model(config, args.calibrate_workers, args.window, args.calibration_transactions)
-        models[config] = {"model": json.loads(cal.model.to_json()), "evidence": cal.evidence}
-        rc.log(f"  evidence {cal.evidence}")
-        cost_file = rc.realservers.cache_dir() / f"live-{config}.json"
-        cost_file.write_text(cal.model.to_json() + "\n")
         for name in args.workloads.split(","):
             spec = rc.WORKLOADS[name]
+            key = f"{config}/{name}" if served else config
+            if key not in models:
+                rc.log(f"{key}: live calibration, {args.calibrate_workers} workers, {args.window:g} s window"
+                       + (f", serving {name} at {rates[config]} trx/s" if served else ""))
+                cal = live_model(config, args.calibrate_workers, args.window, args.calibration_transactions,
+                                 spec if served else None, rates.get(config, 0))
+                models[key] = {"model": json.loads(cal.model.to_json()), "evidence": cal.evidence}
+                rc.log(f"  evidence {cal.evidence}")
+                cost_file = rc.realservers.cache_dir() / f"live-{key.replace('/', '-')}.json"
+                cost_file.write_text(cal.model.to_json() + "\n")
             rc.log(f"{name} / {config}: preparing")
             files, target, snap = rc.prepare_pair(config, rc.sysbench_setup(spec), rc.sysbench_run(spec, args.events))
             runs: dict[int, list[float]] = {w: [] for w in workers}
@@ -144,19 +170,21 @@ def main() -> int:
                        "measured_seconds": round(measured[w], 3), "predicted_seconds": round(pt, 3),
                        "time_error": round((pt - measured[w]) / measured[w], 4),
                        "measured_speedup": round(ms, 3), "predicted_speedup": round(ps, 3),
-                       "speedup_error": round((ps - ms) / ms, 4), "runs": [round(x, 3) for x in runs[w]]}
+                       "speedup_error": round((ps - ms) / ms, 4), "runs": [round(x, 3) for x in runs[w]],
+                       "band": cal.model.error_band,
+                       "within_band": abs(pt - measured[w]) <= cal.model.error_band * pt}
                 results.append(row)
                 rc.log(f"  {w}: measured {measured[w]:.2f} s ({ms:.2f}x), predicted {pt:.2f} s ({ps:.2f}x), "
                        f"time error {row['time_error']:+.1%}, speedup error {row['speedup_error']:+.1%}")
-    Path(args.out).write_text(json.dumps({"machine": {"cores": os.cpu_count()}, "models": models,
-                                          "results": results}, indent=2) + "\n")
-    print("| workload | replica | workers | measured s | predicted s | time error | measured speedup | "
+    out.write_text(json.dumps({"machine": {"cores": os.cpu_count()}, "calibrate_on": args.calibrate_on,
+                               "models": models, "results": results}, indent=2) + "\n")
+    print("| workload | replica | workers | measured s | predicted s | time error | band | measured speedup | "
           "predicted speedup | speedup error |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['measured_seconds']:.2f} | "
-              f"{r['predicted_seconds']:.2f} | {r['time_error']:+.1%} | {r['measured_speedup']:.2f}x | "
-              f"{r['predicted_speedup']:.2f}x | {r['speedup_error']:+.1%} |")
+              f"{r['predicted_seconds']:.2f} | {r['time_error']:+.1%} | +-{r['band']:.1%} | "
+              f"{r['measured_speedup']:.2f}x | {r['predicted_speedup']:.2f}x | {r['speedup_error']:+.1%} |")
     return 0
 
 

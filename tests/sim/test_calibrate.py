@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lagadvisor.errors import ConfigError
-from lagadvisor.sim.calibrate import fit_samples, held_out_band, redo_share_of
+from dataclasses import replace
+
+from lagadvisor.sim.calibrate import fit_samples, fit_workers, held_out_band, lagging_pieces, redo_share_of
 from lagadvisor.sim.live import busy_gaps
 from lagadvisor.sim.model import CostModel
 
@@ -106,3 +108,60 @@ def test_busy_gaps_are_the_serial_time_while_the_next_transaction_waits():
     mean, n = busy_gaps(commits)
     assert n == 18 and mean == pytest.approx(400.0)
     assert busy_gaps(commits[:1]) == (0.0, 0)
+
+
+def _four_worker_catch_up(cpu: float, commit_us: float, n: int = 3000, seed: int = 5):
+    """A 4-worker catch-up simulated with a known model (the truth), as a replica's binlog would
+    record it: (file, last_committed, sequence_number, original ts, immediate ts, rows by kind, bytes)."""
+    from lagadvisor.sim.build import TrxFacts, logical_clock
+    from lagadvisor.sim.engine import simulate
+    from lagadvisor.sim.model import ReplicaConfig
+
+    rnd = random.Random(seed)
+    rows = []
+    for seq in range(1, n + 1):
+        i, u, d = rnd.choice((0, 1, 3, 10)), rnd.choice((1, 3, 10)), rnd.choice((0, 1, 3))
+        rows.append((0, max(0, seq - 1 - rnd.randint(0, 6)), seq, 0, 0, i, u, d, 300 * (i + u + d)))
+    truth = replace(CostModel(), insert_us=21.6 * cpu, update_us=31.3 * cpu, delete_us=25.5 * cpu,
+                    commit_us=commit_us)
+    facts = [TrxFacts(f, seq, (lc,) * 4, 0, i, u, d, nb, (), None) for f, lc, seq, _, _, i, u, d, nb in rows]
+    res = simulate(logical_clock(facts, "recorded", truth, catch_up=True), ReplicaConfig(4, True, False), truth)
+    start = 10_000_000   # the source committed them all at 0; the replica starts 10 s behind
+    return [(f, lc, seq, 0, start + int(c), i, u, d, nb)
+            for (f, lc, seq, _, _, i, u, d, nb), c in zip(rows, res.commit_us)], truth
+
+
+def _total(applied, model, workers: int) -> float:
+    from lagadvisor.sim.build import TrxFacts, logical_clock
+    from lagadvisor.sim.engine import simulate
+    from lagadvisor.sim.model import ReplicaConfig
+
+    facts = [TrxFacts(a[0], a[2], (a[1],) * 4, 0, a[5], a[6], a[7], a[8], (), None) for a in applied]
+    return simulate(logical_clock(facts, "recorded", model, catch_up=True), ReplicaConfig(workers, True, False),
+                    model).apply_us / 1e6
+
+
+@pytest.mark.parametrize("cpu, commit_us, one_worker_tol", [
+    (1.0, 50.0, 0.02),     # the workers' CPU limits the 4-worker catch-up: both costs are measured
+    (1.7, 120.0, 0.03),    # both limit it in turn
+    (0.6, 400.0, 0.15),    # the serial commit limits it: the workers' CPU barely shows (1 worker: -12%)
+])
+def test_four_worker_fit_predicts_every_worker_count_of_the_model_that_made_the_catch_up(cpu, commit_us,
+                                                                                         one_worker_tol):
+    applied, truth = _four_worker_catch_up(cpu, commit_us)
+    model, ev = fit_workers(applied, 4, durable=False, base=replace(CostModel(), commit_us=200.0))
+    assert ev["pieces"] == 6 and ev["transactions"] == 3000
+    assert ev["piece_error_rms"] < 0.02 and 0.0 < model.error_band < 0.05, ev
+    for w in (1, 2, 4, 8):
+        want = _total(applied, truth, w)
+        assert _total(applied, model, w) == pytest.approx(want, rel=one_worker_tol if w == 1 else 0.03), (w, ev)
+
+
+def test_lagging_pieces_keep_only_what_was_applied_behind_the_source():
+    applied = [(0, k - 1, k, 1_000_000 * k, 1_000_000 * k + (500_000 if 100 <= k < 1400 else 1_000), 1, 1, 0, 10)
+               for k in range(2000)]
+    pieces = lagging_pieces(applied, 100_000)
+    assert [len(p) for p in pieces] == [500, 500, 300]
+    assert pieces[0][0][2] == 100 and pieces[-1][-1][2] == 1399
+    with pytest.raises(ConfigError, match="longer lag episode"):
+        fit_workers(applied, 4, durable=False, base=CostModel())

@@ -1,6 +1,6 @@
-"""`lagadvisor calibrate` on a real replica (MySQL 9.x, loopback): a one-worker replica applies a
-backlog of varied transactions; the model fitted from its own binlog, simulated on the source's
-binlog, gives back the catch-up the replica really took."""
+"""`lagadvisor calibrate` on a real replica (MySQL 9.x, loopback): a replica with one worker, then
+one with four, applies a backlog of varied transactions; the model fitted from its own binlog,
+simulated on the source's binlog, gives back the catch-up the replica really took."""
 
 from __future__ import annotations
 
@@ -41,12 +41,14 @@ def _lagadvisor(*args: str, env: dict | None = None) -> subprocess.CompletedProc
     return r
 
 
-def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
-    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+def _catch_up(name: str, workers: int, n: int, ids: tuple[int, int]):
+    """A real source and replica (relaxed, ``workers`` workers): the replica's SQL thread stopped
+    while the source runs ``n`` varied transactions, then started; yields (source's binlog files,
+    the replica's binlog files of the catch-up, the replica's applied transactions)."""
     common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON",
               "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"]
-    replica_options = ["--server-id=22", "--log-replica-updates=ON", "--replica-parallel-workers=1"]
-    with source_and_replica("cal", common, ["--server-id=21"], replica_options) as (src, rep):
+    replica_options = [f"--server-id={ids[1]}", "--log-replica-updates=ON", f"--replica-parallel-workers={workers}"]
+    with source_and_replica(name, common, [f"--server-id={ids[0]}"], replica_options) as (src, rep):
         rep.sql("START REPLICA")
         src.sql("SET SESSION cte_max_recursion_depth = 10000; CREATE DATABASE c; "
                 "CREATE TABLE c.t (id INT PRIMARY KEY, k INT NOT NULL, v VARCHAR(100), KEY (k)); "
@@ -56,7 +58,7 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
         rep.sql("STOP REPLICA SQL_THREAD")
         src.sql("FLUSH BINARY LOGS")
         first = len(src.binlog_files()) - 1
-        txns = _workload(5, 800).split("\n")
+        txns = _workload(5, n).split("\n")
         for k in range(0, len(txns), 100):  # one client call per 100 transactions (argv length)
             src.sql("\n".join(txns[k:k + 100]), timeout=300)
         src.sql("FLUSH BINARY LOGS")
@@ -72,7 +74,14 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
         rep.sql(f"START REPLICA SQL_THREAD; SELECT WAIT_FOR_EXECUTED_GTID_SET('{gtids}', 300)")
         rep.sql("FLUSH BINARY LOGS")
         replica_files = [str(p) for p in rep.binlog_files()[before:-1]]
+        applied = [t for f in replica_files for t in read_transactions(f) if t.rows]
+        assert len(applied) == n
+        yield source_files, replica_files, applied
 
+
+def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
+    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+    for source_files, replica_files, applied in _catch_up("cal", 1, 800, (21, 22)):
         model = tmp_path / "cost.json"
         cal = _lagadvisor("calibrate", "--relaxed", "--cores", "2", "-o", str(model), *replica_files)
         fitted = json.loads(model.read_text())
@@ -86,8 +95,6 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
         assert (pure.stdout, pure.stderr, pure_model.read_text()) == (cal.stdout, cal.stderr, model.read_text())
 
         # The replica's catch-up: from the SQL thread's first commit to its last.
-        applied = [t for f in replica_files for t in read_transactions(f) if t.rows]
-        assert len(applied) == 800
         stamps = [t.immediate_commit_timestamp for t in applied]
         measured_s = (max(stamps) - min(stamps)) / 1e6
         sim = json.loads(_lagadvisor("simulate", "--catch-up", "--relaxed", "--policy", "recorded", "--workers",
@@ -96,3 +103,24 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
         # The fit keeps the mean gap (stalls included), so the one-worker prediction is the
         # measured catch-up up to the first transaction's own time and the gaps left out.
         assert predicted_s == pytest.approx(measured_s, rel=0.2), (predicted_s, measured_s, fitted)
+
+
+def test_calibrated_from_a_four_worker_catch_up(tmp_path):
+    """Issue 15 part 2: a replica that caught up with 4 workers is enough; the fit goes through the
+    simulation of 4 workers, and the model then predicts that catch-up from the source's binlog."""
+    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+    for source_files, replica_files, applied in _catch_up("cal4", 4, 2400, (23, 24)):
+        stamps = [t.immediate_commit_timestamp for t in applied]
+        measured_s = (max(stamps) - min(stamps)) / 1e6
+        model = tmp_path / "cost4.json"
+        cal = _lagadvisor("calibrate", "--relaxed", "--workers", "4", "--cores", "2", "-o", str(model),
+                          *replica_files)
+        fitted = json.loads(model.read_text())
+        assert "through the simulation of 4 workers" in cal.stderr, cal.stderr
+        assert 0.0 < fitted["error_band"] < 1.0, fitted
+        sim = json.loads(_lagadvisor("simulate", "--catch-up", "--relaxed", "--policy", "recorded", "--workers",
+                                     "4", "--format", "json", "--cost-model", str(model), *source_files).stdout)
+        row = sim["results"][-1]
+        assert row["workers"] == 4 and row["apply_seconds_band"] is not None
+        assert row["apply_seconds"] == pytest.approx(measured_s, rel=0.25), (row, measured_s, fitted, cal.stderr)
+        print(f"4-worker catch-up {measured_s:.3f} s, predicted {row['apply_seconds']:.3f} s; {cal.stderr.strip()}")

@@ -18,7 +18,7 @@ from .options import ServerArgs, grouped
 def calibrate(
     files: Annotated[Optional[list[str]], typer.Argument(help="The replica's own binlog files "
                                                     "(log_replica_updates=ON), written while it "
-                                                    "applied a backlog with one worker; or --host.")] = None,
+                                                    "applied a backlog (--workers: with how many); or --host.")] = None,
     *,
     window: Annotated[Optional[float], typer.Option(
         "--window", help="With --host: seconds to watch the running replica (read-only: performance_schema "
@@ -30,6 +30,10 @@ def calibrate(
     base: Annotated[Optional[str], typer.Option(help="For --durable: a cost model fitted on a relaxed "
                                                      "run, to split CPU from flush time.")] = None,
     cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replica.", min=1, max=4096)] = None,
+    workers: Annotated[int, typer.Option(
+        "--workers", help="replica_parallel_workers while it applied the backlog in FILES: with 2 or more the "
+                          "fit goes through the simulation of that many workers (the commit gaps of several "
+                          "workers are not one transaction's time).", min=1, max=1024)] = 1,
     redo_share: Annotated[Optional[float], typer.Option(
         help="For --durable: the InnoDB redo fsync's share of the fsync time per commit (the rest "
              "is the binlog fsync); default: the --base model's split. Measure it from "
@@ -48,6 +52,8 @@ def calibrate(
         if srv is not None:
             if files:
                 raise LagAdvisorError("give either binlog files or --host (a running replica), not both")
+            if workers != 1:
+                raise LagAdvisorError("--workers is for binlog files: with --host the replica's own worker count is read")
             return _calibrate_live(srv, window or 60.0, base, cores, output)
         if window is not None:
             raise LagAdvisorError("--window needs --host (the running replica to watch)")
@@ -58,7 +64,7 @@ def calibrate(
         with Progress(files, True) as bar:
             result = fit(files, durable=durable, base=CostModel.from_file(base) if base else None,
                          cores=cores or os.cpu_count() or 1, redo_share=redo_share,
-                         on_transaction=bar.on_transaction, on_progress=bar.on_progress)
+                         on_transaction=bar.on_transaction, on_progress=bar.on_progress, workers=workers)
     except LagAdvisorError as err:
         raise fail(err) from None
     text = result.model.to_json()
@@ -66,6 +72,18 @@ def calibrate(
         write_output(output, text)
     else:
         print(text)
+    if result.evidence is not None:
+        e = result.evidence
+        err_console.print(
+            f"lagadvisor: fitted through the simulation of {e['workers']} workers on {e['pieces']} pieces of the "
+            f"catch-up ({e['transactions']:,} transactions applied behind the source): worker CPU x{e['cpu_scale']:.3f} "
+            f"of the base model, commit {e['commit_us']:,.1f} us, fsync x{e['fsync_scale']:.3f}; piece time error "
+            f"rms {e['piece_error_rms']:.1%}; error band of absolute times +-{e['error_band']:.1%} (held-out "
+            f"checks: every other piece {e['held_out']['interleaved']:+.1%}, second half "
+            f"{e['held_out']['time_split']:+.1%})", soft_wrap=True)
+        for w in result.warnings:
+            warn(w)
+        return
     err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
                       f"R^2 {result.r2:.3f}; stalls left out of the fit, their time spread over the costs: "
                       f"x{result.stall_factor:.2f}); error band of absolute times +-{result.model.error_band:.1%} "

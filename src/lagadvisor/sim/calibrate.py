@@ -28,6 +28,7 @@ class Calibration:
     mean_gap_us: float
     stall_factor: float = 1.0
     warnings: tuple[str, ...] = ()   # what reading the files reported (a truncated tail...)
+    evidence: dict | None = None     # an N-worker fit's (:func:`fit_workers`)
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
@@ -73,17 +74,24 @@ SOURCE_PROOF_TRANSACTIONS = 64
 class _Gaps:
     """The commit gaps of one-worker apply, transaction by transaction (see :func:`fit_gaps`)."""
 
-    def __init__(self, min_lag_us: int, serial_byte_us: float) -> None:
+    def __init__(self, min_lag_us: int, serial_byte_us: float, keep_applied: bool = False) -> None:
         self.min_lag_us = min_lag_us
         self.serial_byte_us = serial_byte_us
         self.samples: list[tuple[float, int, int, int, int]] = []
         self.local = self.replicated = 0
         self.prev: int | None = None
+        self.file = -1
+        #: with ``keep_applied`` (an N-worker catch-up, :func:`fit_workers`): every transaction
+        #: with rows as (file, last_committed, sequence_number, original ts, immediate ts,
+        #: inserts, updates, deletes, bytes)
+        self.applied: list[tuple[int, int, int, int, int, int, int, int, int]] | None = [] if keep_applied else None
 
     def new_file(self) -> None:
         self.prev = None
+        self.file += 1
 
-    def add(self, path: str, ts: int, orig: int, rows: int, ins: int, upd: int, dele: int, nbytes: int) -> None:
+    def add(self, path: str, ts: int, orig: int, rows: int, ins: int, upd: int, dele: int, nbytes: int,
+            lc: int = 0, seq: int = 0) -> None:
         if rows and not self.replicated:
             if ts and orig and orig != ts:
                 self.replicated += 1
@@ -98,6 +106,8 @@ class _Gaps:
         if not ts or not rows:
             self.prev = ts or None
             return
+        if self.applied is not None:
+            self.applied.append((self.file, lc, seq, orig, ts, ins, upd, dele, nbytes))
         if self.prev is not None and ts - orig >= self.min_lag_us and ts > self.prev:
             self.samples.append((float(ts - self.prev) - self.serial_byte_us * nbytes, ins, upd, dele, nbytes))
         self.prev = ts
@@ -120,16 +130,41 @@ def _native_gaps(paths: list[str], gaps: _Gaps, on_progress) -> list[FileSummary
             gaps.new_file()
         cols = {}
         for name in ("immediate_commit_ts_us", "original_commit_ts_us", "rows", "inserts", "updates", "deletes",
-                     "start_offset", "end_offset"):
+                     "start_offset", "end_offset", "last_committed", "sequence_number"):
             cols[name] = a = array("q")
             a.frombytes(d[name])
-        for ts, orig, rows, ins, upd, dele, so, eo in zip(*cols.values()):
-            gaps.add(path, ts, orig, rows, ins, upd, dele, eo - so)
+        for ts, orig, rows, ins, upd, dele, so, eo, lc, seq in zip(*cols.values()):
+            gaps.add(path, ts, orig, rows, ins, upd, dele, eo - so, lc, seq)
 
     # no clock is derived here: the smallest history, the recorded commit order
     nr = read_run(paths, ClockOptions(), SimpleNamespace(history_size=1, commit_order="recorded"),
                   on_progress=on_progress, records=per_file)
     return None if nr is None else [s for s, _ in nr.files]
+
+
+def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
+              summaries: list[FileSummary] | None = None, on_transaction=None, on_progress=None,
+              keep_applied: bool = False) -> _Gaps:
+    """Read a replica's binlog into :class:`_Gaps` (see :func:`fit_gaps`)."""
+    gaps = _Gaps(min_lag_us, serial_byte_us, keep_applied)
+    native_summaries = _native_gaps(paths, gaps, on_progress)
+    if native_summaries is not None:
+        if summaries is not None:
+            summaries.extend(native_summaries)
+        return gaps
+    gaps = _Gaps(min_lag_us, serial_byte_us, keep_applied)
+    for path in paths:
+        gaps.new_file()
+        summary = FileSummary(path)
+        if summaries is not None:
+            summaries.append(summary)
+        for t in read_transactions(path, summary, selector=lambda tm: frozenset()):
+            if on_transaction is not None:
+                on_transaction(t)
+            gaps.add(path, t.immediate_commit_timestamp, t.original_commit_timestamp, t.rows,
+                     sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
+                     sum(s.deletes for s in t.tables), t.bytes, t.last_committed or 0, t.sequence_number or 0)
+    return gaps
 
 
 def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
@@ -143,25 +178,7 @@ def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float 
     The native core reads the files when it can (per-transaction columns, file by file;
     ``on_progress(file, offset)`` now and then); else the reference (``on_transaction(t)`` for
     each transaction read: a progress bar). Both feed the same gaps to the fit."""
-    gaps = _Gaps(min_lag_us, serial_byte_us)
-    native_summaries = _native_gaps(paths, gaps, on_progress)
-    if native_summaries is not None:
-        if summaries is not None:
-            summaries.extend(native_summaries)
-    else:
-        gaps = _Gaps(min_lag_us, serial_byte_us)
-        for path in paths:
-            gaps.new_file()
-            summary = FileSummary(path)
-            if summaries is not None:
-                summaries.append(summary)
-            for t in read_transactions(path, summary, selector=lambda tm: frozenset()):
-                if on_transaction is not None:
-                    on_transaction(t)
-                gaps.add(path, t.immediate_commit_timestamp, t.original_commit_timestamp, t.rows,
-                         sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
-                         sum(s.deletes for s in t.tables), t.bytes)
-    samples = gaps.samples
+    samples = read_gaps(paths, min_lag_us, serial_byte_us, summaries, on_transaction, on_progress).samples
     if len(samples) < 50:
         raise ConfigError(f"only {len(samples)} usable commit gaps: calibrate from the binlog of a replica "
                           "(log_replica_updates=ON) that applied a backlog with one worker")
@@ -269,6 +286,158 @@ def held_out_band(samples: list[tuple[float, int, int, int, int]], stall_mads: f
     return max(abs(v) for v in checks.values()), {k: round(v, 4) for k, v in checks.items()}
 
 
+#: An N-worker catch-up is cut into pieces of this many consecutive lagging transactions, each
+#: simulated as a catch-up of its own; at most :data:`MAX_PIECES` of them, spread over the run.
+PIECE = 500
+MAX_PIECES = 12
+
+
+def lagging_pieces(applied: list[tuple], min_lag_us: int, piece: int = PIECE) -> list[list[tuple]]:
+    """Runs of consecutive transactions of one file applied while the replica was behind (lag
+    ``immediate - original`` >= ``min_lag_us``) cut into pieces of ``piece`` (a shorter rest of
+    at least ``piece // 2`` is a piece too); at most :data:`MAX_PIECES`, evenly spread."""
+    runs: list[list[tuple]] = []
+    cur: list[tuple] = []
+    for a in applied:
+        behind = a[4] - a[3] >= min_lag_us
+        if behind and cur and (a[0] != cur[-1][0] or a[4] < cur[-1][4]):
+            runs.append(cur)
+            cur = []
+        if behind:
+            cur.append(a)
+        elif cur:
+            runs.append(cur)
+            cur = []
+    if cur:
+        runs.append(cur)
+    pieces = [r[k:k + piece] for r in runs for k in range(0, len(r), piece) if len(r[k:k + piece]) >= piece // 2]
+    if len(pieces) > MAX_PIECES:
+        step = len(pieces) / MAX_PIECES
+        pieces = [pieces[int(k * step)] for k in range(MAX_PIECES)]
+    return pieces
+
+
+_FACTS: dict = {}   # a piece's facts, built once per fit (the piece itself is kept with them)
+
+
+def _piece_commits(piece: list[tuple], model: CostModel, workers: int, durable: bool):
+    """The simulated commit times (us) of a piece's transactions, as a catch-up with ``workers``
+    workers scheduled by the replica's own recorded clock."""
+    from .build import TrxFacts, logical_clock
+    from .engine import simulate
+    from .model import ReplicaConfig
+
+    key = (id(piece), len(piece))
+    facts = _FACTS.get(key)
+    if facts is None or facts[0] is not piece:
+        facts = _FACTS[key] = (piece, [TrxFacts(f, seq, (lc, lc, lc, lc), orig, i, u, d, nb, (), None)
+                                       for f, lc, seq, orig, _imm, i, u, d, nb in piece])
+    return simulate(logical_clock(facts[1], "recorded", model, catch_up=True), ReplicaConfig(workers, True, durable),
+                    model).commit_us
+
+
+def _scaled(base: CostModel, cpu: float, commit_us: float, fsync: float) -> CostModel:
+    return replace(base, trx_us=base.trx_us * cpu, insert_us=base.insert_us * cpu, update_us=base.update_us * cpu,
+                   delete_us=base.delete_us * cpu, byte_us=base.byte_us * cpu, commit_us=commit_us,
+                   redo_flush_us=base.redo_flush_us * fsync, flush_us=base.flush_us * fsync)
+
+
+#: Transactions per block of a piece whose commit-to-commit times are matched: a block of heavy
+#: transactions takes longer than one of light ones when the workers' CPU limits the catch-up,
+#: not when the serial commit stage does; that is what tells the two costs apart.
+BLOCK = 25
+
+
+def _errors(pieces, params, base, workers, durable, blocks: bool = False) -> list[float]:
+    """Each piece's relative time error (first commit to last), or with ``blocks`` each block's
+    error relative to its piece's mean block time."""
+    model = _scaled(base, *params)
+    out = []
+    for p in pieces:
+        sim = _piece_commits(p, model, workers, durable)
+        measured = p[-1][4] - p[0][4]
+        if measured <= 0:
+            continue
+        if not blocks:
+            out.append((sim[-1] - sim[0] - measured) / measured)
+            continue
+        ends = range(0, len(p) - 1, BLOCK)
+        mean = measured / len(ends)
+        for k in ends:
+            j = min(k + BLOCK, len(p) - 1)
+            out.append(((sim[j] - sim[k]) - (p[j][4] - p[k][4])) / mean)
+    return out
+
+
+def _search(pieces, base: CostModel, workers: int, durable: bool) -> tuple[float, float, float]:
+    """(worker CPU scale, commit_us, fsync scale) minimising the blocks' squared time errors: a
+    grid over all of them at once (the costs trade against each other along a valley, which a
+    search one cost at a time does not follow), then finer grids around the best (deterministic).
+    A cost the catch-up cannot tell (the workers' CPU when the commit stage limits everything)
+    stays near ``base``'s: a small penalty on moving the scales away from 1."""
+    import itertools
+    import math
+
+    def loss(p) -> float:
+        errs = _errors(pieces, p, base, workers, durable, blocks=True)
+        return (sum(e * e for e in errs) / max(1, len(errs))
+                + 1e-4 * (math.log(p[0]) ** 2 + math.log(p[2]) ** 2))
+
+    cpus = [2 ** (k / 2) for k in range(-8, 7)]                    # 1/16 .. 8 x base
+    commits = [0.0] + [10 * 2 ** (k / 2) for k in range(0, 17)]   # 0, 10 us .. 2.56 ms
+    fsyncs = [2 ** (k / 2) for k in range(-4, 5)] if durable else [1.0]
+    best, params = min((loss(p), p) for p in itertools.product(cpus, commits, fsyncs))
+    for width in (1.41, 1.19, 1.09, 1.04):
+        steps = [width ** (j / 2) for j in range(-2, 3)]
+        grid = itertools.product([params[0] * f for f in steps],
+                                 [params[1] * f for f in steps] if params[1] > 0 else [0.0, 5.0, 10.0],
+                                 [params[2] * f for f in steps] if durable else [1.0])
+        best, params = min([(best, params)] + [(loss(p), p) for p in grid])
+    return params
+
+
+def fit_workers(applied: list[tuple], workers: int, *, durable: bool, base: CostModel,
+                min_lag_us: int = 100_000) -> tuple[CostModel, dict]:
+    """A cost model from a catch-up applied with ``workers`` >= 2 workers (issue 15 part 2).
+
+    With several workers the commit gaps are not one transaction's apply time: the workers
+    overlap, and what limits them (the serial commit stage, the cores, the dependencies) is what
+    the simulation models. So the fit goes through the simulation: the catch-up is cut into
+    pieces (:func:`lagging_pieces`), each simulated with ``workers`` workers, scheduled by the
+    replica's own recorded clock, and the model's worker CPU (per row, in ``base``'s
+    proportions), its serial ``commit_us`` and, durable, its fsync times are scaled until the
+    simulated times of the pieces match the measured ones (:func:`_search`). The held-out checks
+    (fit on every other piece, predict the rest; fit on the first half, predict the second) give
+    the error band. Returns the model and the evidence."""
+    _FACTS.clear()
+    pieces = lagging_pieces(applied, min_lag_us)
+    if len(pieces) < 4:
+        raise ConfigError(f"only {sum(map(len, pieces))} transactions applied while the replica was behind, in "
+                          f"{len(pieces)} pieces of up to {PIECE}: calibrate from a longer lag episode (at least "
+                          f"{4 * PIECE} transactions applied at least {min_lag_us / 1e6:g} s behind the source)")
+    cpu, commit, fsync = _search(pieces, base, workers, durable)
+    errs = _errors(pieces, (cpu, commit, fsync), base, workers, durable)
+
+    def held_out(train, test) -> float:
+        p = _search(train, base, workers, durable)
+        sim = sum((1 + e) * (t[-1][4] - t[0][4]) for e, t in zip(_errors(test, p, base, workers, durable), test))
+        meas = sum(t[-1][4] - t[0][4] for t in test)
+        return (sim - meas) / meas if meas else 0.0
+
+    half = len(pieces) // 2
+    checks = {"interleaved": held_out(pieces[0::2], pieces[1::2]), "time_split": held_out(pieces[:half], pieces[half:])}
+    band = max(abs(v) for v in checks.values())
+    _FACTS.clear()
+    model = replace(_scaled(base, cpu, commit, fsync), error_band=round(band, 4))
+    mean = sum(errs) / len(errs)
+    evidence = {"workers": workers, "pieces": len(pieces), "transactions": sum(map(len, pieces)),
+                "cpu_scale": round(cpu, 4), "commit_us": round(commit, 2), "fsync_scale": round(fsync, 4),
+                "piece_error_mean": round(mean, 4),
+                "piece_error_rms": round((sum(e * e for e in errs) / len(errs)) ** 0.5, 4),
+                "held_out": {k: round(v, 4) for k, v in checks.items()}, "error_band": round(band, 4)}
+    return model, evidence
+
+
 def redo_share_of(model: CostModel) -> float:
     """The redo fsync's share of a model's durable fsync time (the built-in model's if it has
     none)."""
@@ -281,7 +450,7 @@ def redo_share_of(model: CostModel) -> float:
 
 def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None, cores: int | None = None,
               min_lag_us: int = 100_000, redo_share: float | None = None, on_transaction=None,
-              on_progress=None) -> Calibration:
+              on_progress=None, workers: int = 1) -> Calibration:
     """A cost model from a one-worker replica binlog.
 
     Relaxed: the per-row and per-byte costs come from the fit; the per-transaction intercept
@@ -293,6 +462,17 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     performance_schema.file_summary_by_event_name, innodb_log_file against binlog fsync time)."""
     model = base or CostModel()
     summaries: list[FileSummary] = []
+    if workers >= 2:
+        if cores:
+            model = replace(model, cores=cores)
+        gaps = read_gaps(paths, min_lag_us, summaries=summaries, on_transaction=on_transaction,
+                         on_progress=on_progress, keep_applied=True)
+        if not gaps.replicated and gaps.local:
+            raise ConfigError(f"{paths[0]}: not a replica's binlog (no replicated transaction): calibrate from the "
+                              "binlog of a replica (log_replica_updates=ON) that applied a backlog")
+        fitted, ev = fit_workers(gaps.applied or [], workers, durable=durable, base=model, min_lag_us=min_lag_us)
+        return Calibration(fitted, ev["transactions"], 1.0 - ev["piece_error_rms"] ** 2, 0.0, 1.0,
+                           tuple(w for s in summaries for w in s.warnings), ev)
     fit = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us, summaries=summaries,
                    on_transaction=on_transaction, on_progress=on_progress)
     fixed = model.dispatch_us + model.trx_us + model.commit_us
