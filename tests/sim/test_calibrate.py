@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from lagadvisor.errors import ConfigError
 from dataclasses import replace
 
-from lagadvisor.sim.calibrate import fit_samples, fit_workers, held_out_band, lagging_pieces, redo_share_of
+from lagadvisor.sim.calibrate import (fit_any, fit_samples, fit_scaled, fit_workers, held_out_band, lagging_pieces,
+                                      redo_share_of)
 from lagadvisor.sim.live import busy_gaps
 from lagadvisor.sim.model import CostModel
 
@@ -165,3 +166,22 @@ def test_lagging_pieces_keep_only_what_was_applied_behind_the_source():
     assert pieces[0][0][2] == 100 and pieces[-1][-1][2] == 1399
     with pytest.raises(ConfigError, match="longer lag episode"):
         fit_workers(applied, 4, durable=False, base=CostModel())
+
+
+def test_one_transaction_shape_scales_the_base_model():
+    # sysbench oltp_write_only: every transaction 1 insert, 2 updates, 1 delete; the costs cannot
+    # be told apart, so the base model's are scaled by what the replica measured, stalls apart
+    base = CostModel()
+    per_trx = base.commit_us + base.insert_us + 2 * base.update_us + base.delete_us
+    rnd = random.Random(9)
+    samples = [(1.5 * per_trx * (1 + rnd.gauss(0, 0.03)) + (3_000 if rnd.random() < 0.01 else 0), 1, 2, 1, 500)
+               for _ in range(2000)]
+    with pytest.raises(ConfigError, match="cannot separate"):
+        fit_samples(samples)
+    fit, scaled = fit_any(samples, base)
+    assert scaled and 1950 < fit.samples < 1995 and fit.stall_factor > 1.05
+    assert fit.update_us / fit.stall_factor == pytest.approx(1.5 * base.update_us, rel=0.01)
+    mean = sum(g for g, *_ in samples) / len(samples)
+    assert fit.intercept + fit.insert_us + 2 * fit.update_us + fit.delete_us == pytest.approx(mean, rel=1e-9)
+    band, checks = held_out_band(samples, fit=lambda s, m: fit_scaled(s, base, m))
+    assert 0.0 < band < 0.1, checks

@@ -114,7 +114,9 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
     e = result.evidence
     err_console.print(
         f"lagadvisor: fitted live on {e['samples_kept']:,} of {e['samples']:,} applied transactions "
-        f"({e['workers']} workers, {'durable' if e['durable'] else 'relaxed'}; mean worker time "
+        f"({e['workers']} workers, {'durable' if e['durable'] else 'relaxed'}; "
+        f"{'one transaction shape, the base costs scaled together; ' if e['per_row_costs'].startswith('one') else ''}"
+        f"mean worker time "
         f"{e['mean_worker_us']:,.0f} us, R^2 {e['r2']:.3f}, stalls x{e['stall_factor']:.2f}; redo fsyncs "
         f"{e['redo_fsyncs']:,} mean {e['redo_fsync_mean_us']:,.0f} us, binlog fsyncs {e['binlog_fsyncs']:,} mean "
         f"{e['binlog_fsync_mean_us']:,.0f} us; lag median {(e['lag_median_us'] or 0) / 1e3:,.1f} ms; commit from "

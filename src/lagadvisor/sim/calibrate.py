@@ -241,9 +241,44 @@ def fit_samples(samples: list[tuple[float, int, int, int, int]], stall_mads: flo
     return GapFit(intercept, ins, upd, dele, 0.0, len(kept), 1 - ss_res / ss_tot, mean, stall)
 
 
-def _total_error(train: list, test: list, stall_mads: float) -> float:
+def fit_scaled(samples: list[tuple[float, int, int, int, int]], base: CostModel, stall_mads: float = 4.0) -> GapFit:
+    """When the samples cannot separate the costs (every transaction of one shape, as sysbench's
+    oltp_write_only: 2 updates, 1 delete, 1 insert), ``base``'s costs scaled by one factor: the
+    kept samples' mean over what ``base`` gives them. Stalls are left out by the ratio's robust
+    spread and counted in ``stall_factor`` as :func:`fit_samples` does."""
+    if len(samples) < 8:
+        raise ConfigError(f"only {len(samples)} commit gaps: too few to fit")
+    fixed = base.trx_us + base.dispatch_us + base.commit_us
+    pred = [fixed + base.insert_us * i + base.update_us * u + base.delete_us * d for _, i, u, d, _ in samples]
+    if min(pred) <= 0:
+        raise ConfigError("the base model gives these transactions no cost: cannot scale it")
+    ratios = [g / p for (g, *_), p in zip(samples, pred)]
+    med = median_high(ratios)
+    sigma = 1.4826 * median_high([abs(r - med) for r in ratios])
+    kept = [k for k, r in enumerate(ratios) if sigma <= 0 or r <= med + stall_mads * sigma]
+    scale = sum(samples[k][0] for k in kept) / sum(pred[k] for k in kept)
+    mean = sum(g for g, *_ in samples) / len(samples)
+    stall = mean / (scale * sum(pred) / len(pred))
+    s = scale * stall
+    return GapFit(fixed * s, base.insert_us * s, base.update_us * s, base.delete_us * s, 0.0, len(kept), 0.0, mean,
+                  stall)
+
+
+def fit_any(samples: list[tuple[float, int, int, int, int]], base: CostModel,
+            stall_mads: float = 4.0) -> tuple[GapFit, bool]:
+    """:func:`fit_samples`, or :func:`fit_scaled` when the shapes cannot separate the costs;
+    and whether it was scaled."""
+    try:
+        return fit_samples(samples, stall_mads), False
+    except ConfigError as err:
+        if "cannot separate" not in str(err):
+            raise
+        return fit_scaled(samples, base, stall_mads), True
+
+
+def _total_error(train: list, test: list, stall_mads: float, fit=None) -> float:
     """Relative error of the total time of ``test`` predicted by the fit of ``train``."""
-    f = fit_samples(train, stall_mads)
+    f = (fit or fit_samples)(train, stall_mads)
     predicted = sum(f.intercept + f.insert_us * i + f.update_us * u + f.delete_us * d for _, i, u, d, _ in test)
     measured = sum(g for g, *_ in test)
     return (predicted - measured) / measured if measured > 0 else 0.0
@@ -253,7 +288,8 @@ def _total_error(train: list, test: list, stall_mads: float) -> float:
 BAND_RESAMPLES = 20
 
 
-def held_out_band(samples: list[tuple[float, int, int, int, int]], stall_mads: float = 4.0) -> tuple[float, dict]:
+def held_out_band(samples: list[tuple[float, int, int, int, int]], stall_mads: float = 4.0,
+                  fit=None) -> tuple[float, dict]:
     """The error band of a total time predicted from these samples: the largest of three
     checks, as a fraction (0.12 = +-12%) and the checks themselves.
 
@@ -271,13 +307,14 @@ def held_out_band(samples: list[tuple[float, int, int, int, int]], stall_mads: f
     n = len(samples)
     if n < 32:
         return 0.0, {}
-    checks = {"interleaved": _total_error(samples[0::2], samples[1::2], stall_mads),
-              "time_split": _total_error(samples[: n // 2], samples[n // 2:], stall_mads)}
+    fit = fit or fit_samples   # fit(samples, stall_mads) -> GapFit: fit_samples, or a scaled base
+    checks = {"interleaved": _total_error(samples[0::2], samples[1::2], stall_mads, fit),
+              "time_split": _total_error(samples[: n // 2], samples[n // 2:], stall_mads, fit)}
     rnd = random.Random(15)
     measured = sum(g for g, *_ in samples)
     totals = []
     for _ in range(BAND_RESAMPLES):
-        f = fit_samples([samples[rnd.randrange(n)] for _ in range(n)], stall_mads)
+        f = fit([samples[rnd.randrange(n)] for _ in range(n)], stall_mads)
         totals.append(sum(f.intercept + f.insert_us * i + f.update_us * u + f.delete_us * d
                           for _, i, u, d, _ in samples))
     mean = sum(totals) / len(totals)

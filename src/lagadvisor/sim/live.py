@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from ..errors import ConfigError
-from .calibrate import fit_samples, held_out_band
+from .calibrate import fit_any, fit_scaled, held_out_band
 from .model import CostModel
 
 WORKER_THREAD = "thread/sql/replica_worker"
@@ -224,8 +224,8 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         raise ConfigError(f"only {len(samples)} replicated transactions timed in the {window_s:g} s window "
                           f"({len(timed)} in performance_schema, {len(shapes)} in the binlog): choose a longer "
                           "--window, or a time when the replica applies more")
-    fit = fit_samples(samples)
-    band, checks = held_out_band(samples)
+    fit, scaled = fit_any(samples, model)
+    band, checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, model, m)) if scaled else None)
     # fit_samples spreads the outliers' time over the costs (right for a one-worker catch-up, where
     # every gap is the applier's own time). Here an outlier is mostly a worker waiting: for its
     # turn to commit (replica_preserve_commit_order), or for a core the server's other threads
@@ -250,7 +250,8 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         # CPU by them. The serial stage's own time per transaction is what the replica's commits
         # are apart while the next one is already waiting; the fsync time per transaction out of it.
         commit = busy_us - fsync_per_trx - model.dispatch_us
-    seen_kind = [any(s[k] for s in samples) for k in (1, 2, 3)]  # a kind never applied keeps base's cost
+    # a kind never applied keeps base's cost (scaled: every kind was scaled with the rest)
+    seen_kind = [scaled or any(s[k] for s in samples) for k in (1, 2, 3)]
     model = replace(model, insert_us=fit.insert_us / cpu if seen_kind[0] else model.insert_us,
                     update_us=fit.update_us / cpu if seen_kind[1] else model.update_us,
                     delete_us=fit.delete_us / cpu if seen_kind[2] else model.delete_us,
@@ -263,7 +264,9 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "window_seconds": window_s, "workers": workers, "durable": server["durable"],
         "transactions_in_binlog": n, "transactions_timed": len(timed), "samples": len(samples),
         "samples_kept": fit.samples, "r2": round(fit.r2, 4), "mean_worker_us": round(fit.mean_gap_us, 1),
-        "stall_factor": round(fit.stall_factor, 3), "multi_worker_cpu_taken_out": cpu,
+        "stall_factor": round(fit.stall_factor, 3),
+        "per_row_costs": ("one transaction shape: the base model's costs scaled together" if scaled
+                          else "regressed on rows by kind"), "multi_worker_cpu_taken_out": cpu,
         "redo_fsyncs": d_redo[0], "redo_fsync_mean_us": round(redo_us, 1),
         "binlog_fsyncs": d_bin[0], "binlog_fsync_mean_us": round(bin_us, 1),
         "fsync_us_per_transaction": round(fsync_per_trx, 1),
