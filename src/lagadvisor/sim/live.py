@@ -16,11 +16,16 @@ Over a window the user chooses, with whatever worker count the replica runs:
   applier is running.
 
 The per-transaction worker times are regressed on rows by kind (:func:`calibrate.fit_samples`,
-stalls found by their residual); a worker's time with N >= 2 workers holds the multi-worker
-CPU factor (the model applies ``multi_worker_cpu`` itself), so it is taken out of the per-row
-costs. The intercept is the worker's fixed cost plus the commit: the fsync time per transaction
-measured from the file instruments is taken out of it, and the rest is ``commit_us``; the
-redo and binlog fsyncs per group are their instruments' mean fsync latency.
+stalls found by their residual; a window of one transaction shape scales the base model's
+costs instead, :func:`calibrate.fit_scaled`); a worker's time with N >= 2 workers holds the
+multi-worker CPU factor (the model applies ``multi_worker_cpu`` itself), so it is taken out of
+the per-row costs. Relaxed, the intercept is the worker's fixed cost plus the commit, and the
+rest is ``commit_us``. Durable, a worker's time also holds its waits in the group commit
+(behind other groups' fsyncs, for its turn), so ``commit_us`` comes from the replica's binlog
+instead: the mean gap between commits while the next transaction was already waiting
+(:func:`busy_gaps`), less the fsync time per transaction measured by the file instruments. The
+redo and binlog fsyncs per group are their instruments' mean fsync latency. The held-out checks
+of the fit (:func:`calibrate.held_out_band`) give the model's ``error_band``.
 
 Needs (checked first; each missing item is one line saying how to enable it):
 SELECT on ``performance_schema.*``, REPLICATION CLIENT (binlog position), REPLICATION SLAVE
