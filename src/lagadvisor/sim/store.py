@@ -315,7 +315,7 @@ class ReplayedFacts:
     def chunks(self, names: tuple[str, ...] | None = None) -> Iterator[tuple[int, FactColumns]]:
         from dataclasses import replace
 
-        from ..native import load
+        from ..native.loader import load
 
         w = self.what_if
         replay = load().WsReplay(self.history_size, sorted(w.ignore_rows), sorted(w.add_primary_key),
