@@ -28,7 +28,7 @@ LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("a
 SHARED = {"errors", "versions", "native.loader", "connection", "tls", "inputs"}
 #: Known debt, to be paid (issue 21): an edge here is tolerated, a new one is not. Paid (issue 14
 #: part 6): depgraph.graph takes the apply-time weights as plain numbers (no sim.model), and the
-#: native loader (native.read_run) imports neither report nor sim.
+#: native reader (native.run.read_run) imports neither report nor sim.
 TOLERATED: set[tuple[str, str]] = set()
 
 
