@@ -1,10 +1,13 @@
 """Imports go one way (issue 21): cli -> fleet -> report/advise -> analysis -> sim -> depgraph ->
-writeset -> schema -> binlog, parsed from the source (module-level and function-level imports alike), and
-no two modules import each other."""
+native -> writeset -> schema -> binlog, parsed from the source (module-level and function-level imports
+alike), and no two modules import each other; the extension ``lagadvisor._native`` is imported by
+``native.loader`` alone, a shared module any layer may use."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import lagadvisor
@@ -14,14 +17,18 @@ PKG = Path(lagadvisor.__file__).resolve().parent
 #: render each other's results), never those above.
 #: ``commands``: the CLI's commands, one module each, and their shared options (typer): the CLI's level.
 #: ``analysis``: the ``analyze`` engine and its result types, which report renders and advise builds on.
+#: ``native``: the native core's Python side (``native.run.read_run``, the one pipeline interface, and the
+#: ``Bridge`` the Rust reader calls back): it stands on writeset, schema and binlog; depgraph (the policy
+#: detection's sample, the graph), sim and analysis read runs through it.
 LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("analysis",), ("sim",), ("depgraph",),
-          ("writeset",), ("schema",), ("binlog",)]
+          ("native",), ("writeset",), ("schema",), ("binlog",)]
 #: Modules every layer may use: no lagadvisor imports of their own but these. ``inputs`` (the
-#: input-path resolver) imports only ``errors``; the commands and ``fleet`` use it.
-SHARED = {"errors", "versions", "native", "connection", "tls", "inputs"}
+#: input-path resolver) imports only ``errors``; the commands and ``fleet`` use it. ``native.loader``
+#: (the one import of ``lagadvisor._native``) imports nothing of lagadvisor: binlog and sim use it.
+SHARED = {"errors", "versions", "native.loader", "connection", "tls", "inputs"}
 #: Known debt, to be paid (issue 21): an edge here is tolerated, a new one is not. Paid (issue 14
 #: part 6): depgraph.graph takes the apply-time weights as plain numbers (no sim.model), and the
-#: native loader (native.read_run) imports neither report nor sim.
+#: native reader (native.run.read_run) imports neither report nor sim.
 TOLERATED: set[tuple[str, str]] = set()
 
 
@@ -51,10 +58,16 @@ def _imports(name: str, f: Path) -> set[str]:
     return out
 
 
+def _shared(module: str) -> bool:
+    """``module`` (``lagadvisor.x.y``) is, or is part of, a SHARED module or package."""
+    rel = module.split(".", 1)[1] if "." in module else ""
+    return any(rel == s or rel.startswith(s + ".") for s in SHARED)
+
+
 def _layer(module: str) -> int | None:
     parts = module.split(".")
     top = parts[1] if len(parts) > 1 else ""
-    if top in SHARED or top.startswith("_"):
+    if _shared(module) or top.startswith("_"):
         return None
     for i, names in enumerate(LAYERS):
         if top in names:
@@ -68,6 +81,8 @@ def _graph() -> dict[str, set[str]]:
     for name, f in mods.items():
         targets = set()
         for t in _imports(name, f):
+            if t.startswith("lagadvisor._native"):
+                continue  # the extension, no module here (test_only_the_loader_imports_the_extension)
             while t not in mods and "." in t:  # `from .x import y` names y, a symbol of module x
                 t = t.rsplit(".", 1)[0]
             if t in mods and t != name:
@@ -89,9 +104,8 @@ def test_layers_import_downward():
 
 def test_shared_modules_stay_at_the_bottom():
     for m, targets in _graph().items():
-        top = m.split(".")[1] if "." in m else ""
-        if top in SHARED - {"native", "connection"}:
-            assert all(t.split(".")[1] in SHARED for t in targets), (m, targets)
+        if _shared(m) and m.split(".")[1] != "connection":
+            assert all(_shared(t) for t in targets), (m, targets)
 
 
 def test_no_two_modules_import_each_other():
@@ -99,3 +113,43 @@ def test_no_two_modules_import_each_other():
     pairs = sorted({tuple(sorted((a, b))) for a, ts in g.items() for b in ts if a in g.get(b, set())})
     # analysis.analyze calls analysis.native, which imports only analysis.results (issue 14)
     assert not pairs, pairs
+
+
+def _extension_imports(name: str, f: Path) -> bool:
+    """Whether module ``name`` imports the extension ``lagadvisor._native`` (any spelling:
+    ``from .. import _native``, ``from lagadvisor import _native``, ``import lagadvisor._native``,
+    ``from lagadvisor._native import x``, ``importlib.import_module("lagadvisor._native")``)."""
+    pkg = name if f.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target == "lagadvisor._native" or target.startswith("lagadvisor._native."):
+                return True
+            if target == "lagadvisor" and any(a.name == "_native" for a in node.names):
+                return True
+        elif isinstance(node, ast.Import):
+            if any(a.name == "lagadvisor._native" or a.name.startswith("lagadvisor._native.") for a in node.names):
+                return True
+        elif isinstance(node, ast.Constant) and node.value == "lagadvisor._native":
+            return True
+    return False
+
+
+def test_only_the_loader_imports_the_extension():
+    """The fallback (``LAGADVISOR_PUREPYTHON``, an extension that fails to import) is decided by
+    ``native.loader`` alone: no other module imports ``lagadvisor._native`` itself."""
+    importers = sorted(name for name, f in _modules() if _extension_imports(name, f))
+    assert importers == ["lagadvisor.native.loader"], importers
+
+
+def test_the_loader_imports_nothing_else():
+    """Importing ``native.loader`` (as binlog does) loads no other lagadvisor module: the package
+    imports ``native.bridge`` and ``native.run`` (and the layers they stand on) on first use."""
+    code = ("import sys, lagadvisor.native.loader\n"
+            "print(sorted(m for m in sys.modules if m.startswith('lagadvisor')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["['lagadvisor',", "'lagadvisor.native',", "'lagadvisor.native.loader']"], out

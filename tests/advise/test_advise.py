@@ -189,14 +189,3 @@ def test_commit_order_source_gets_group_commit_and_policy_advice():
         g = by_id["binlog_group_commit_sync_delay"]
         assert "commit" in g["evidence"] and "times per second" in g["evidence"]
         assert g["simulated_effect"]["after"] < g["simulated_effect"]["before"]
-
-
-def test_same_bytes_native_and_pure(full_json):
-    """The what-if passes read through the native core when it is built; the reference gives
-    the same advice."""
-    import os
-
-    env = dict(os.environ, LAGADVISOR_PUREPYTHON="1")
-    pure = subprocess.run([sys.executable, "-m", "lagadvisor", "advise", str(FULL), "--format", "json"],
-                          capture_output=True, text=True, timeout=600, env=env)
-    assert pure.returncode == 0 and pure.stdout == full_json[0]

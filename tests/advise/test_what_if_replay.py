@@ -38,7 +38,7 @@ def test_replayed_what_ifs_equal_a_second_read(fixture, spill, monkeypatch):
     if spill:
         monkeypatch.setenv("LAGADVISOR_SPILL_TRANSACTIONS", spill)
         # and the log handed over in small chunks while a file is read, as a 1 GB file's is
-        monkeypatch.setattr("lagadvisor.native.WS_LOG_CHUNK", 64)
+        monkeypatch.setattr("lagadvisor.native.run.WS_LOG_CHUNK", 64)
     paths = _paths(fixture)
     schema = fixture / "schema.sql"
     catalog = load_schema_file(schema.read_text()) if schema.exists() else None

@@ -162,12 +162,12 @@ def test_records_in_chunks(monkeypatch, tmp_path):
     """Export and calibrate take the native records in chunks of a few transactions (memory
     bounded by the chunk): the same output; and a run the native core gives back in the middle
     of a file, after chunks of it were written, still writes each record once."""
-    monkeypatch.setattr(native, "RECORDS_CHUNK", 7)
+    monkeypatch.setattr(native.run, "RECORDS_CHUNK", 7)
     d = FIXTURES / "sysbench_oltp_write_only"
     files = sorted(str(p) for p in d.glob("binlog.0*"))
     _both(d.name, ["export", "--schema", str(d / "schema.sql"), *files], monkeypatch)
     _both(d.name, ["calibrate", "--relaxed", *files], monkeypatch)
-    monkeypatch.setattr(native, "RECORDS_CHUNK", 2)
+    monkeypatch.setattr(native.run, "RECORDS_CHUNK", 2)
     partial = next((FIXTURES.parent.parent / "shared" / "corpus").rglob("json.binlog.000001"))
     chunks = []
     real = records.native_records

@@ -29,8 +29,8 @@ def test_forced_pure_python(monkeypatch):
 
 def test_import_failure_falls_back_with_a_notice(monkeypatch):
     monkeypatch.delenv("LAGADVISOR_PUREPYTHON", raising=False)
-    monkeypatch.setattr(native, "_tried", True)
-    monkeypatch.setattr(native, "_module", None)
+    monkeypatch.setattr(native.loader, "_tried", True)
+    monkeypatch.setattr(native.loader, "_module", None)
     res = _run(FILE)
     assert res.exit_code == 0
     assert res.output.count("native core unavailable: pure Python") == 1

@@ -13,27 +13,14 @@ import struct
 
 import pytest
 
+from int_boundaries import WIDTHS, boundaries
 from lagadvisor.binlog.constants import FieldType as T
 from lagadvisor.binlog.rows import ColumnPlan, decode_value
-from lagadvisor.native import load
 from lagadvisor.schema.ddl import apply_statement
 from lagadvisor.schema.model import Catalog
 from lagadvisor.writeset.extract import float_key, number_key, plan_table, row_hashes
 
-WIDTHS = {T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8}
 NAMES = {T.TINY: "TINYINT", T.SHORT: "SMALLINT", T.INT24: "MEDIUMINT", T.LONG: "INT", T.LONGLONG: "BIGINT"}
-
-
-def boundaries(width: int, unsigned: bool) -> list[int]:
-    """0, 1, the type's max and min, 2**(bits-1) around the sign bit, 2**63 and 2**64 - 1 where
-    they fit, small negatives, and values one multiple of 2**61 - 1 apart (CPython's int hash
-    modulus, the cause of the bug)."""
-    bits = 8 * width
-    lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-    cands = {0, 1, 2, 7, 8, lo, hi, lo + 1, hi - 1, 1 << (bits - 1), (1 << (bits - 1)) - 1,
-             -1, -2, -3, 1 << 63, (1 << 64) - 1, (1 << 63) - 1, -(1 << 63), 2**61 - 1, 2**61,
-             7 + (2**61 - 1), 7 + 2 * (2**61 - 1), -(2**61 - 1)}
-    return sorted(v for v in cands if lo <= v <= hi)
 
 
 def sort_key(v: int, width: int, unsigned: bool) -> bytes:
@@ -64,15 +51,6 @@ def test_the_reported_pair_and_signed_neighbours():
     assert hash(7) == hash(2**64 - 1) and hash(-1) == hash(-2)  # why raw ints were wrong
     assert hash(number_key(7)) != hash(number_key(2**64 - 1))
     assert hash(number_key(-1)) != hash(number_key(-2))
-
-
-def test_native_number_keys_equal_the_reference():
-    native = load()
-    if native is None:
-        pytest.skip("native core not built")
-    for kind, unsigned in itertools.product(WIDTHS, (False, True)):
-        for v in boundaries(WIDTHS[kind], unsigned):
-            assert native.number_key_hash(v) == hash(number_key(v)), v
 
 
 def test_float_keys():

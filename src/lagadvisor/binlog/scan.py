@@ -113,16 +113,12 @@ def open_binlog(path: str) -> io.BufferedIOBase:
 def _detection_handle(path: str) -> int | None:
     """The file descriptor the native detection kept for ``path`` (it read the first FDE and
     gave the file to the reference, a MariaDB binlog): the file is opened once per command."""
-    if os.environ.get("LAGADVISOR_PUREPYTHON", "") not in ("", "0"):  # as native.forced_pure
+    from ..native.loader import extension  # the loader only: the rest of ``native`` sits above
+
+    native = extension("take_handle")  # None: LAGADVISOR_PUREPYTHON, or not built
+    if native is None or not _utf8(path):
         return None
-    try:  # the extension itself: ``lagadvisor.native`` sits above this layer
-        from .. import _native  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    take = getattr(_native, "take_handle", None)
-    if take is None or not _utf8(path):
-        return None
-    return take(path)
+    return native.take_handle(path)
 
 
 def _utf8(path: str) -> bool:

@@ -157,10 +157,10 @@ def _native_sample(paths: list[str], sample: int):
     """The same sample read by the native core: ``(summary, items)``; the policy when the first
     file's FDE decides it (MariaDB, 8.4+: the read stops there); or None when the native core is
     unavailable or gives the read back to the reference."""
-    from ..native import load, readable
+    from ..native import reader
 
-    native = load()
-    if native is None or not readable(paths):
+    native = reader(paths)
+    if native is None:
         return None
     from types import SimpleNamespace
 

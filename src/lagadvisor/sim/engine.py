@@ -22,7 +22,7 @@ of a core) — progresses at ``min(1, cores / runnable)``. Events are ordered by
 
 This module is the reference. ``native/src/sim.rs`` replays it event for event (same queue
 order, same float operations in the same order) and :func:`simulate` uses it when the
-extension is built; a change here must be made there too (tests/sim/test_native.py compares
+extension is built; a change here must be made there too (tests/native/test_sim_engine.py compares
 the two exactly). Input is :class:`SimInput`, columns of typed arrays, so a million
 transactions cross into Rust as five buffers.
 """
@@ -30,12 +30,12 @@ transactions cross into Rust as five buffers.
 from __future__ import annotations
 
 import heapq
-import os
 from array import array
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from ..native.loader import extension, require
 from .model import CostModel, ReplicaConfig
 
 PREFIX, SPECIFIC, ENTERED = 0, 1, 2
@@ -101,24 +101,14 @@ class SimResult:
         return [c - a for c, a in zip(self.commit_us, self.arrival_us)]
 
 
-def _load_native():
-    """The native engine (``lagadvisor._native``), or None: not built, or
-    ``LAGADVISOR_PUREPYTHON`` set (to anything but 0)."""
-    if os.environ.get("LAGADVISOR_PUREPYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from .. import _native
-    except ImportError:
-        return None
-    return _native if hasattr(_native, "sim_run") else None
-
-
-NATIVE = _load_native()
+#: The native engine (``native/src/sim.rs`` in ``lagadvisor._native``), or None: not built, or
+#: ``LAGADVISOR_PUREPYTHON`` set (to anything but 0).
+NATIVE = extension("sim_run")
 
 
 def simulate(trxs: SimInput | Sequence[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResult:
     """Simulate the applier on *trxs*: the native engine when it is available, else the Python
-    reference. Both give the same result, to the bit (tests/sim/test_native.py)."""
+    reference. Both give the same result, to the bit (tests/native/test_sim_engine.py)."""
     inp = trxs if isinstance(trxs, SimInput) else SimInput.of(trxs)
     inp, cost = spread_across_workers(inp, cfg, cost)
     if NATIVE is not None:
@@ -157,7 +147,7 @@ def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     """The native engine (native/src/sim.rs); raises ImportError if it is not built."""
     native = NATIVE
     if native is None:
-        from .. import _native as native  # ImportError if not built: asked for explicitly
+        native = require()  # ImportError if not built: asked for explicitly
     apply_us, busy, dep_wait, worker_wait, flushes, commit = native.sim_run(
         inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
         inp.need_kind.tobytes(), cfg.workers, cfg.preserve_commit_order, cfg.durable,

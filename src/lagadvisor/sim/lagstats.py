@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from array import array
 
+from ..native.loader import require
 from . import engine
 from .engine import SimResult
 
@@ -28,11 +29,10 @@ _lag_stats = lag_stats
 
 
 def _lag_stats_native(res: SimResult, threshold_s: float) -> tuple[float, float, float, float, list]:
-    from .. import _native
-
+    native = require()  # as sim.engine.simulate_native: ImportError if not built
     commit = res.commit_us if isinstance(res.commit_us, array) else array("d", res.commit_us)
     arrival = res.arrival_us if isinstance(res.arrival_us, array) else array("d", res.arrival_us)
-    p50, p99, mx, above, picks = _native.sim_lag_stats(commit.tobytes(), arrival.tobytes(), threshold_s * 1e6)
+    p50, p99, mx, above, picks = native.sim_lag_stats(commit.tobytes(), arrival.tobytes(), threshold_s * 1e6)
     series = [(round(commit[i] / 1e6, 6), round((commit[i] - arrival[i]) / 1e6, 6)) for i in picks]
     return (p50 / 1e6, p99 / 1e6, mx / 1e6, above / 1e6, series)
 

@@ -242,7 +242,7 @@ __all__ = ["DEFAULT_SPILL", "FactStore", "cache_dir", "spill_limit"]
 
 class LogStore:
     """Byte chunks in order (the native reader's writeset log, handed over in chunks of at most
-    ``native.WS_LOG_CHUNK`` int64s), in memory up to ``limit`` bytes, then in a
+    ``native.run.WS_LOG_CHUNK`` int64s), in memory up to ``limit`` bytes, then in a
     :class:`SpillFile` like the facts."""
 
     def __init__(self, limit: int | None = None) -> None:
@@ -315,7 +315,7 @@ class ReplayedFacts:
     def chunks(self, names: tuple[str, ...] | None = None) -> Iterator[tuple[int, FactColumns]]:
         from dataclasses import replace
 
-        from ..native import load
+        from ..native.loader import load
 
         w = self.what_if
         replay = load().WsReplay(self.history_size, sorted(w.ignore_rows), sorted(w.add_primary_key),

@@ -111,11 +111,10 @@ def lag_windows(arrival_us, commit_us, window_s: float, threshold_s: float, orig
 def _window(arrival: array, commit: array, lo: int, hi: int, start: int, end: int, threshold_s: float) -> LagWindow:
     from . import engine
 
-    if engine.NATIVE is not None:  # the same statistics as sim.run._lag_stats, over the slice
-        from .. import _native
-
-        _p50, p99, mx, above, _ = _native.sim_lag_stats(commit[lo:hi].tobytes(), arrival[lo:hi].tobytes(),
-                                                        threshold_s * 1e6)
+    native = engine.NATIVE
+    if native is not None:  # the same statistics as sim.run._lag_stats, over the slice
+        _p50, p99, mx, above, _ = native.sim_lag_stats(commit[lo:hi].tobytes(), arrival[lo:hi].tobytes(),
+                                                       threshold_s * 1e6)
         return LagWindow(start, end, hi - lo, p99 / 1e6, mx / 1e6, above / 1e6)
     lags = sorted(commit[i] - arrival[i] for i in range(lo, hi))
     k = min(len(lags) - 1, max(0, int(round(0.99 * (len(lags) - 1)))))  # as sim.run.percentile

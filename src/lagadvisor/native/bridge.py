@@ -1,86 +1,29 @@
-"""The optional native core (``lagadvisor._native``, Rust) and the bridge it calls back.
+"""What the native reader (``native/src/reader/mod.rs``, ``Analyzer``) asks of the reference
+while it reads: the :class:`Bridge` it calls back, and :func:`native_summary`, a file's
+``FileSummary`` from the reader's counters.
 
-The pure-Python modules are the reference. ``LAGADVISOR_PUREPYTHON=1`` forces them everywhere;
-when the extension cannot be imported the reference is used too, and ``analyze`` prints one
-notice (:func:`unavailable_notice`). The native analyzer reads a run of files and calls the
-:class:`Bridge` for what stays in Python: the reference decoders of FORMAT_DESCRIPTION and rare
-control events (so their validation is the reference's), TABLE_MAP decoding with the row-image
-column layout, the key plan of a table (``KeyTracker``), classification of statements other than
-BEGIN/COMMIT, and the catalog updates of DDL transactions (``KeyTracker.observe``).
-When the input leaves what the native core does exactly, it raises ``NativeFallback`` and the
-caller reads the run again with the reference (see ``native/src/reader/mod.rs``).
+The Rust side calls the bridge for what stays in Python: the reference decoders of
+FORMAT_DESCRIPTION and rare control events (so their validation is the reference's), TABLE_MAP
+decoding with the row-image column layout, the key plan of a table (``KeyTracker``; keys whose
+parts are all whole integer columns are hashed in ``native/src/reader/writeset.rs``, the others
+here, :meth:`Bridge.key_hashes`), classification of statements other than BEGIN/COMMIT, and the
+catalog updates of DDL transactions (``KeyTracker.observe``).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 
-from .binlog import events as ev
-from .binlog.constants import LOG_EVENT_HEADER_LEN, FieldType
-from .binlog.decoder import DECODERS
-from .binlog.framing import RawEvent
-from .binlog.rows import decode_table_map, decode_value, table_plan
-from .binlog.transactions import Statement, classify_statement
-from .errors import LagAdvisorError
-from .writeset.extract import TablePlan, _label, row_hashes
-from .writeset.tracker import KeyTracker
-
-_module: ModuleType | None = None
-_import_error: str | None = None
-_tried = False
-
-
-def forced_pure() -> bool:
-    return os.environ.get("LAGADVISOR_PUREPYTHON", "") not in ("", "0")
-
-
-def load() -> ModuleType | None:
-    """The native module, or None (forced off, or it failed to import)."""
-    global _module, _import_error, _tried
-    if forced_pure():
-        return None
-    if not _tried:
-        _tried = True
-        try:
-            from . import _native  # type: ignore[attr-defined]
-
-            if not hasattr(getattr(_native, "Analyzer", None), "collect_graph"):
-                # an extension built from older sources (a copied .so): the reference reads
-                raise ImportError("lagadvisor._native is a stale build (no Analyzer.collect_graph)")
-            _module = _native
-        except ImportError as err:
-            _import_error = str(err)
-    return _module
-
-
-def readable(paths) -> bool:
-    """Whether the native reader takes these inputs: local regular files, each named once (a
-    file streamed from a server, ``binlog.stream.LiveFile``, a FIFO, a directory or a missing
-    file is read, or refused, by the reference; so is a ``.zst`` compressed file)."""
-    return (bool(paths) and len(set(paths)) == len(paths)
-            and not any(hasattr(p, "read_transactions") or not _utf8(p) or not os.path.isfile(p)
-                        or p.endswith(".zst") for p in paths))
-
-
-def _utf8(path: str) -> bool:
-    """Whether the native core can take this name (a non-UTF-8 file name reaches Python with
-    surrogate escapes, which a Rust ``String`` refuses): else the reference reads it."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def unavailable_notice() -> str | None:
-    """The one-line notice for ``analyze`` when the extension failed to import."""
-    if forced_pure():
-        return None
-    load()
-    return "native core unavailable: pure Python" if _module is None else None
-
+from ..binlog import events as ev
+from ..binlog.constants import LOG_EVENT_HEADER_LEN, FieldType
+from ..binlog.decoder import DECODERS
+from ..binlog.framing import RawEvent
+from ..binlog.rows import decode_table_map, decode_value, table_plan
+from ..binlog.transactions import Statement, classify_statement
+from ..errors import LagAdvisorError
+from ..writeset.extract import TablePlan, _label, row_hashes
+from ..writeset.tracker import KeyTracker
 
 _ADMIN = ("ANALYZE", "REPAIR", "OPTIMIZE")
 _INT_KINDS = frozenset({FieldType.TINY, FieldType.SHORT, FieldType.INT24, FieldType.LONG, FieldType.LONGLONG})
@@ -100,9 +43,9 @@ def native_summary(path: str, size: int, first_fde, r: dict):
     truncated-tail warning worded as the reference's framer words it (``scan._tail_tolerant``)."""
     from collections import Counter
 
-    from .binlog.constants import event_type_name
-    from .binlog.scan import FileSummary
-    from .errors import TruncatedEventError
+    from ..binlog.constants import event_type_name
+    from ..binlog.scan import FileSummary
+    from ..errors import TruncatedEventError
 
     s = FileSummary(path)
     s.size = size
@@ -292,122 +235,4 @@ class Bridge:
             self.on_progress(file, offset)
 
 
-_COMMIT_ORDER = {"recorded": 0, "serial": 1, "flush-groups": 2}
-#: ``graph --policy`` as the native graph builder numbers it.
-GRAPH_POLICIES = {"recorded": 0, "COMMIT_ORDER": 1, "WRITESET": 2, "WRITESET_SESSION": 3}
-PROGRESS_EVERY = 2048
-#: Export records handed over per chunk of this many transactions (bounded memory).
-RECORDS_CHUNK = 16384
-#: The writeset log handed over in chunks of this many int64s (16 MB).
-WS_LOG_CHUNK = 1 << 21
-
-
-class NativeRun:
-    """One read of a run of files by the native core (:func:`read_run`): the analyzer (its
-    ``finish``, ``take_facts`` and ``take_graph`` hold the results), the per-file summaries and
-    counters, and the collation approximations counted while it read."""
-
-    def __init__(self, analyzer, bridge: Bridge, tracker: KeyTracker) -> None:
-        self.analyzer = analyzer
-        self.bridge = bridge
-        self.tracker = tracker
-        self.files: list[tuple[object, dict]] = []   # (FileSummary, Analyzer.read_file's dict)
-        self.approximated_before: dict = {}
-
-    def approximated(self) -> list[tuple[str, int]]:
-        """The collations whose weight tables could not decide some values during this read,
-        as the caveat line and its count (values hashed through the bridge)."""
-        from .writeset.extract import approximated_caveat
-        from .writeset.weights import APPROXIMATED
-
-        before = self.approximated_before
-        outside = sorted(c for c, n in APPROXIMATED.items() if n != before.get(c))
-        if not outside:
-            return []
-        return [(approximated_caveat(outside), sum(APPROXIMATED[c] - before.get(c, 0) for c in outside))]
-
-
-def read_run(paths, options, run, *, on_progress=None, facts: bool = False, records=None,
-             graph: tuple | None = None, on_facts=None, ws_log=None):
-    """The one native loader: read ``paths`` in order with the native core, for the clock
-    options and prepared run (``depgraph.pipeline.ClockOptions``/``ClockRun``), keeping what
-    the caller asks for: simulation facts (``facts``; with ``on_facts``, handed over after each
-    file as ``on_facts(Analyzer.take_facts(keep=True))`` instead of kept), export records (``records``: called as
-    ``records(file_index, path, Analyzer.take_records())`` every :data:`RECORDS_CHUNK`
-    transactions and at the end of each file; what it raises is raised here), the dependency
-    graph (``graph`` = (policy name, six apply-time weights, keep start, keep end, the most hot rows
-    counted: ``depgraph.graph.hot_rows_max``)), with the facts the writeset log (``ws_log``:
-    ``Analyzer.collect_ws_log``: ``ws_log(bytes)`` is called with its chunks in order, the
-    rest of each file in its ``on_facts`` dict; the advisor's what-ifs replay it).
-
-    Returns a :class:`NativeRun`, or None when the native core is unavailable, cannot take
-    these inputs, or gives the run back (``NativeFallback``, or a read error the reference
-    reports with its own context): the caller then reads the run with the reference. This is
-    the only place that decides it."""
-    native = load()
-    if native is None or not readable(paths):
-        return None
-    if getattr(getattr(run, "written", None), "mariadb", False):
-        # the native reader gives every MariaDB binlog back at its first FDE: not even that
-        # read, so the detection's handle stays for the reference (``take_handle``)
-        return None
-    from .errors import BinlogError
-    from .writeset.weights import APPROXIMATED
-
-    # The native run applies the binlog's DDL to its own copy of the catalog, so a fallback
-    # starts the reference from the catalog as given.
-    import copy
-
-    tracker = KeyTracker(copy.deepcopy(options.catalog), use_binlog_ddl=options.use_binlog_ddl,
-                         what_if=options.what_if)
-    bridge = Bridge(tracker, on_progress)
-    analyzer = native.Analyzer(run.history_size, _COMMIT_ORDER[run.commit_order], tracker.catalog.version,
-                               bridge, PROGRESS_EVERY if on_progress is not None else 0)
-    out = NativeRun(analyzer, bridge, tracker)
-    out.approximated_before = dict(APPROXIMATED)
-    ignore = tracker.what_if.ignore_rows if tracker.what_if else ()
-    if options.labels or ignore or graph is not None:
-        analyzer.collect_labels(sorted(ignore or ()))
-    if facts:
-        analyzer.collect_facts()
-        if ws_log is not None:
-            bridge.on_ws_log = ws_log
-            analyzer.collect_ws_log(WS_LOG_CHUNK)
-            bridge.shadows = True
-    if records is not None:
-        analyzer.collect_records(RECORDS_CHUNK)
-    if graph is not None:
-        policy, weights, start, end, hot_max = graph
-        analyzer.collect_graph(GRAPH_POLICIES[policy], tuple(float(w) for w in weights), start, end, hot_max)
-    try:
-        for i, path in enumerate(paths):
-            try:
-                size = os.path.getsize(path)
-            except OSError:
-                return None  # the reference reports it
-            bridge.begin_file()
-            if records is not None:
-                bridge.on_records = lambda d, i=i, path=path: records(i, path, d)
-            window = run.windows.get(path) if getattr(run, "windows", None) else None
-            if window is not None:
-                analyzer.set_window(*window.native_args())
-            r = analyzer.read_file(path, i)
-            out.files.append((native_summary(path, size, bridge.first_fde, r), r))
-            if on_facts is not None:
-                on_facts(analyzer.take_facts(keep=True))
-            if records is not None:
-                records(i, path, analyzer.take_records())
-    except native.NativeFallback as err:
-        if bridge.raised is not None:
-            raise bridge.raised from None
-        if os.environ.get("LAGADVISOR_NATIVE_DEBUG"):
-            import sys
-
-            print(f"lagadvisor: native core gave up: {err}", file=sys.stderr)
-        return None
-    except BinlogError:
-        return None
-    return out
-
-
-__all__ = ["Bridge", "NativeRun", "read_run", "load", "forced_pure", "unavailable_notice", "statement_blocks", "LOG_EVENT_HEADER_LEN"]
+__all__ = ["Bridge", "Unsupported", "native_summary", "statement_blocks"]
