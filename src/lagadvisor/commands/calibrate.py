@@ -87,7 +87,7 @@ def calibrate(
     err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
                       f"R^2 {result.r2:.3f}; stalls left out of the fit, their time spread over the costs: "
                       f"x{result.stall_factor:.2f}); error band of absolute times +-{result.model.error_band:.1%} "
-                      "(held-out checks, in the model as error_band)")
+                      "(held-out checks, in the model as error_band)", soft_wrap=True)
     for w in result.warnings:
         warn(w)
 
