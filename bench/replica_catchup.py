@@ -160,6 +160,17 @@ def thread_cpu(pid: int) -> dict[str, float]:
 
 LAST_CPU: dict[str, float] = {}
 LAST_WAITS: dict[str, int] = {}
+#: A CPU the replica's mysqld is pinned to (every thread, ``taskset -a``), or None: with the rest
+#: (the source, sysbench, this script) pinned elsewhere, source and replica do not share a core,
+#: as on two hosts (bench/live_calibrate.py --pin).
+PIN_REPLICA: int | None = None
+
+
+def pin(server, cpu: int | None) -> None:
+    """Pin every thread of a running server to ``cpu`` (threads it starts later inherit it)."""
+    if cpu is not None:
+        pid = int(server.host_pid_file.read_text().split()[0])
+        subprocess.run(["taskset", "-a", "-cp", str(cpu), str(pid)], check=True, capture_output=True)
 
 
 def _waits(conn) -> dict[str, int]:
@@ -234,6 +245,7 @@ def catch_up(config: str, workers: int, target: str, snap: Path, keep_binlog: Pa
     os.sync()  # the copy's ~300 MB of dirty pages are written back now, not during the catch-up
     rep.start()
     try:
+        pin(rep, PIN_REPLICA)
         r = connect(REP_PORT)
         wait_buffer_pool_loaded(r)
         before = set(rep.binlog_files())

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from lagadvisor.sim.calibrate import (fit_any, fit_samples, fit_scaled, fit_workers, held_out_band, lagging_pieces,
                                       redo_share_of)
-from lagadvisor.sim.live import busy_gaps
+from lagadvisor.sim.live import alone_gtids, busy_gaps
 from lagadvisor.sim.model import CostModel
 
 
@@ -185,3 +185,15 @@ def test_one_transaction_shape_scales_the_base_model():
     assert fit.intercept + fit.insert_us + 2 * fit.update_us + fit.delete_us == pytest.approx(mean, rel=1e-9)
     band, checks = held_out_band(samples, fit=lambda s, m: fit_scaled(s, base, m))
     assert 0.0 < band < 0.1, checks
+
+
+def test_alone_transactions_had_nothing_in_flight():
+    # source commits (orig) and replica commits (imm): t2 arrives while t1 is applied (not alone,
+    # nor is t1: t2 came before it committed); t3 and t4 come after the previous one committed
+    commits = [(0, 500, "g0"), (1_000, 1_500, "g1"), (1_200, 1_900, "g2"), (3_000, 3_400, "g3"),
+               (5_000, 5_300, "g4"), (7_000, 7_200, "g5")]
+    assert alone_gtids(commits) == {"g3", "g4"}
+    # a replica clock 600 us behind the source's: the offset comes from the negative lags
+    skewed = [(o, i - 600, g) for o, i, g in commits]
+    assert alone_gtids(skewed) == {"g3", "g4"}
+    assert alone_gtids(commits[:2]) == set()

@@ -20,11 +20,14 @@ stalls found by their residual; a window of one transaction shape scales the bas
 costs instead, :func:`calibrate.fit_scaled`); a worker's time with N >= 2 workers holds the
 multi-worker CPU factor (the model applies ``multi_worker_cpu`` itself), so it is taken out of
 the per-row costs. Relaxed, the intercept is the worker's fixed cost plus the commit, and the
-rest is ``commit_us``. Durable, a worker's time also holds its waits in the group commit
-(behind other groups' fsyncs, for its turn), so ``commit_us`` comes from the replica's binlog
-instead: the mean gap between commits while the next transaction was already waiting
-(:func:`busy_gaps`), less the fsync time per transaction measured by the file instruments. The
-redo and binlog fsyncs per group are their instruments' mean fsync latency. The held-out checks
+rest is ``commit_us``. A worker's time can also hold waits for other transactions (its turn to
+commit; durable, other groups' fsyncs on the one device), so the fit is taken from the
+transactions the replica applied alone when the window has at least 200 of them
+(:func:`alone_gtids`, from the replica's binlog: nothing in flight when one arrived, nothing
+arriving before it committed), durable less their own two fsyncs (the instruments' mean
+latencies). Without enough of them, a durable ``commit_us`` is the mean gap between commits
+while the next transaction was already waiting (:func:`busy_gaps`) less the fsync time per
+transaction. The redo and binlog fsyncs per group are their instruments' mean fsync latency. The held-out checks
 of the fit (:func:`calibrate.held_out_band`) give the model's ``error_band``.
 
 Needs (checked first; each missing item is one line saying how to enable it):
@@ -167,6 +170,23 @@ def busy_gaps(commits: list[tuple[int, int]]) -> tuple[float, int]:
     return (sum(gaps) / len(gaps) if gaps else 0.0), len(gaps)
 
 
+def alone_gtids(commits: list[tuple[int, int, str]]) -> set[str]:
+    """The GTIDs of transactions the replica applied alone: ``commits`` are (original commit
+    timestamp, immediate commit timestamp, GTID) in the replica's commit order; transaction i was
+    alone when it was committed on the source after i-1 was committed here, and i+1 after i was
+    (so it reached the replica with nothing in flight, and nothing came while it was). The
+    clocks' offset is taken from the lags: a negative smallest lag means the replica's clock is
+    behind by at least that much."""
+    if len(commits) < 3:
+        return set()
+    offset = min(0, min(imm - orig for orig, imm, _ in commits))
+    out = set()
+    for (_, prev_imm, _), (orig, imm, gtid), (next_orig, _, _) in zip(commits, commits[1:], commits[2:]):
+        if orig + offset >= prev_imm and next_orig + offset >= imm:
+            out.add(gtid)
+    return out
+
+
 def _position(cur) -> tuple[str, int]:
     row = _rows(cur, "SHOW BINARY LOG STATUS")[0]
     return row[0], int(row[1])
@@ -221,14 +241,33 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
                 continue
             if t.original_commit_timestamp and t.original_commit_timestamp != t.immediate_commit_timestamp:
                 lags.append(t.immediate_commit_timestamp - t.original_commit_timestamp)
-                commits.append((t.original_commit_timestamp, t.immediate_commit_timestamp))
+                commits.append((t.original_commit_timestamp, t.immediate_commit_timestamp, t.gtid))
             shapes[t.gtid] = (sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
                               sum(s.deletes for s in t.tables), t.end_offset - t.start_offset)
-    samples = [(us, *shapes[g][:3], shapes[g][3]) for g, us in timed.items() if g in shapes]
-    if len(samples) < 50:
-        raise ConfigError(f"only {len(samples)} replicated transactions timed in the {window_s:g} s window "
+    all_samples = [(us, *shapes[g][:3], shapes[g][3]) for g, us in timed.items() if g in shapes]
+    if len(all_samples) < 50:
+        raise ConfigError(f"only {len(all_samples)} replicated transactions timed in the {window_s:g} s window "
                           f"({len(timed)} in performance_schema, {len(shapes)} in the binlog): choose a longer "
                           "--window, or a time when the replica applies more")
+    workers = max(1, int(server["workers"]))
+    cpu = model.multi_worker_cpu if workers >= 2 else 1.0
+    n = len(shapes)
+    d_redo = [a - b for a, b in zip(io1.get(REDO, (0, 0)), io0.get(REDO, (0, 0)))]
+    d_bin = [a - b for a, b in zip(io1.get(BINLOG, (0, 0)), io0.get(BINLOG, (0, 0)))]
+    redo_us = d_redo[1] / d_redo[0] / 1e6 if d_redo[0] else 0.0
+    bin_us = d_bin[1] / d_bin[0] / 1e6 if d_bin[0] else 0.0
+    fsync_per_trx = (d_redo[1] + d_bin[1]) / 1e6 / n if server["durable"] else 0.0
+    # A transaction applied alone (nothing else in flight on the replica when it arrived, nothing
+    # arriving before it committed) waited for no other: its worker time is its own apply and
+    # commit, and durable its own group's two fsyncs (their mean latency, taken out). The fit
+    # comes from those when the window has enough of them; else from every transaction.
+    own_fsync = (redo_us + bin_us) if server["durable"] else 0.0
+    alone = alone_gtids(commits)
+    samples = [(max(0.0, us - own_fsync), *shapes[g][:3], shapes[g][3])
+               for g, us in timed.items() if g in shapes and g in alone]
+    from_alone = len(samples) >= 200
+    if not from_alone:
+        samples = all_samples
     fit, scaled = fit_any(samples, model)
     band, checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, model, m)) if scaled else None)
     # fit_samples spreads the outliers' time over the costs (right for a one-worker catch-up, where
@@ -239,17 +278,12 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     unstall = 1.0 / fit.stall_factor if fit.stall_factor > 0 else 1.0
     fit = replace(fit, intercept=fit.intercept * unstall, insert_us=fit.insert_us * unstall,
                   update_us=fit.update_us * unstall, delete_us=fit.delete_us * unstall)
-    workers = max(1, int(server["workers"]))
-    cpu = model.multi_worker_cpu if workers >= 2 else 1.0
-    n = len(shapes)
-    d_redo = [a - b for a, b in zip(io1.get(REDO, (0, 0)), io0.get(REDO, (0, 0)))]
-    d_bin = [a - b for a, b in zip(io1.get(BINLOG, (0, 0)), io0.get(BINLOG, (0, 0)))]
-    redo_us = d_redo[1] / d_redo[0] / 1e6 if d_redo[0] else 0.0
-    bin_us = d_bin[1] / d_bin[0] / 1e6 if d_bin[0] else 0.0
-    fsync_per_trx = (d_redo[1] + d_bin[1]) / 1e6 / n if server["durable"] else 0.0
-    commit = max(0.0, fit.intercept - fsync_per_trx) - model.dispatch_us - model.trx_us
-    busy_us, busy_n = busy_gaps(commits)
-    if server["durable"] and busy_n >= 50:
+    if from_alone:
+        commit = fit.intercept - model.dispatch_us - model.trx_us
+    else:
+        commit = max(0.0, fit.intercept - fsync_per_trx) - model.dispatch_us - model.trx_us
+    busy_us, busy_n = busy_gaps([c[:2] for c in commits])
+    if server["durable"] and busy_n >= 50 and not from_alone:
         # A durable worker's time holds its waits in the group commit (behind other groups'
         # fsyncs on the one device, for its turn to commit): the intercept overstates the commit
         # CPU by them. The serial stage's own time per transaction is what the replica's commits
@@ -276,7 +310,9 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "binlog_fsyncs": d_bin[0], "binlog_fsync_mean_us": round(bin_us, 1),
         "fsync_us_per_transaction": round(fsync_per_trx, 1),
         "busy_commit_gaps": busy_n, "busy_commit_gap_mean_us": round(busy_us, 1),
-        "commit_us_from": "busy commit gaps" if server["durable"] and busy_n >= 50 else "worker-time intercept",
+        "commit_us_from": ("transactions applied alone" if from_alone else
+                           "busy commit gaps" if server["durable"] and busy_n >= 50 else "worker-time intercept"),
+        "samples_alone": len(samples) if from_alone else 0,
         "error_band": round(band, 4), "held_out": checks,
         "lag_median_us": lags[len(lags) // 2] if lags else None, "lag_max_us": lags[-1] if lags else None,
         "binlog_files": [f.name for f in files],
