@@ -94,3 +94,22 @@ def fixture_dirs() -> list[Path]:
     if not FIXTURES.is_dir():
         return []
     return sorted(p for p in FIXTURES.iterdir() if p.is_dir() and (p / "reference.tsv").exists())
+
+
+def run_advise(*args: str):
+    """``lagadvisor advise ARGS`` as a user runs it: a real subprocess."""
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "lagadvisor", "advise", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="session")
+def full_json() -> tuple[str, dict]:
+    """``advise --format json`` on the single_full fixture (stdout, parsed): one run for every
+    test that reads it."""
+    import json
+
+    r = run_advise(str(FIXTURES / "single_full" / "binlog.000001"), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    return r.stdout, json.loads(r.stdout)

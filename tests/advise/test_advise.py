@@ -9,29 +9,19 @@ import configparser
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT, need
+from conftest import FIXTURES, ROOT, need, run_advise
 from lagadvisor.schema.ddl import load_schema_file
 
 FULL = FIXTURES / "single_full" / "binlog.000001"
 SYSBENCH = FIXTURES / "sysbench_oltp_write_only" / "binlog.000001"
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lagadvisor", "advise", *args], capture_output=True, text=True,
-                          timeout=600)
-
-
-@pytest.fixture(scope="module")
-def full_json() -> tuple[str, dict]:
-    r = run(str(FULL), "--format", "json")
-    assert r.returncode == 0, r.stderr
-    return r.stdout, json.loads(r.stdout)
+run = run_advise
 
 
 def test_json_matches_the_published_schema(full_json):
