@@ -150,7 +150,7 @@ def _total(applied, model, workers: int) -> float:
 def test_four_worker_fit_predicts_every_worker_count_of_the_model_that_made_the_catch_up(cpu, commit_us,
                                                                                          one_worker_tol):
     applied, truth = _four_worker_catch_up(cpu, commit_us)
-    model, ev = fit_workers(applied, 4, durable=False, base=replace(CostModel(), commit_us=200.0))
+    model, ev = fit_workers(lagging_pieces(applied, 100_000), 4, durable=False, base=replace(CostModel(), commit_us=200.0))
     assert ev["pieces"] == 6 and ev["transactions"] == 3000
     assert ev["piece_error_rms"] < 0.02 and 0.0 < model.error_band < 0.05, ev
     for w in (1, 2, 4, 8):
@@ -165,7 +165,7 @@ def test_lagging_pieces_keep_only_what_was_applied_behind_the_source():
     assert [len(p) for p in pieces] == [500, 500, 300]
     assert pieces[0][0][2] == 100 and pieces[-1][-1][2] == 1399
     with pytest.raises(ConfigError, match="longer lag episode"):
-        fit_workers(applied, 4, durable=False, base=CostModel())
+        fit_workers(lagging_pieces(applied, 100_000), 4, durable=False, base=CostModel())
 
 
 def test_one_transaction_shape_scales_the_base_model():
@@ -197,3 +197,20 @@ def test_alone_transactions_had_nothing_in_flight():
     skewed = [(o, i - 600, g) for o, i, g in commits]
     assert alone_gtids(skewed) == {"g3", "g4"}
     assert alone_gtids(commits[:2]) == set()
+
+
+def test_pieces_stay_bounded_and_spread_over_a_long_catch_up():
+    # 100 pieces of 500 behind the source: at most 2 x 12 are held at any time, and the 12 taken
+    # come from the whole run, first to last
+    from lagadvisor.sim.calibrate import MAX_PIECES, _Pieces
+
+    pieces = _Pieces(100_000)
+    held = 0
+    for k in range(50_000):
+        pieces.add((0, k - 1, k, 1_000 * k, 1_000 * k + 500_000, 1, 1, 0, 10))
+        held = max(held, len(pieces.done))
+    taken = pieces.take()
+    assert held < 2 * MAX_PIECES and len(taken) == MAX_PIECES
+    starts = [p[0][2] for p in taken]
+    assert starts == sorted(starts) and starts[0] == 0 and starts[-1] >= 40_000
+    assert all(len(p) == 500 for p in taken)

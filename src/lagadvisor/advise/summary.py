@@ -163,16 +163,12 @@ def summary(advice: Advice) -> dict:
     cores = cost.cores
     cur_b = bottleneck(advice, plan.current)
 
-    def band(seconds: float):  # the calibrated model's error band, None with an uncalibrated one
-        b = cost.time_band(seconds)
-        return None if b is None else [round(b[0], 6), round(b[1], 6)]
-
     out.update(
         current={"config": plan.current.describe(), "catch_up_seconds": round(plan.current_seconds, 6),
-                 "catch_up_seconds_band": band(plan.current_seconds),
+                 "catch_up_seconds_band": cost.time_band_json(plan.current_seconds),
                  "lag_p99_seconds": round(plan.current_lag_p99, 6)},
         recommended={"config": plan.recommended.describe(), "catch_up_seconds": round(plan.recommended_seconds, 6),
-                     "catch_up_seconds_band": band(plan.recommended_seconds),
+                     "catch_up_seconds_band": cost.time_band_json(plan.recommended_seconds),
                      "lag_p99_seconds": round(plan.recommended_lag_p99, 6),
                      "changes": [f"{s.setting}: {s.before} -> {s.after}" for s in plan.kept()]},
         gain=round(plan.gain, 4),

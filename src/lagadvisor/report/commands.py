@@ -11,12 +11,7 @@ from rich.console import Console
 def simulate_doc(rows, *, transactions: int, catch_up: bool, durable: bool, mode: str, cost, window_s: float,
                  written_by: str) -> dict:
     """``simulate --format json``."""
-    results = []
-    for r in rows:
-        d = r.as_json()
-        b = cost.time_band(r.apply_seconds)
-        d["apply_seconds_band"] = None if b is None else [round(b[0], 6), round(b[1], 6)]
-        results.append(d)
+    results = [{**r.as_json(), "apply_seconds_band": cost.time_band_json(r.apply_seconds)} for r in rows]
     return {"transactions": transactions, "catch_up": catch_up, "durable": durable, "mode": mode,
             "cost_model": json.loads(cost.to_json()), "cost_model_origin": cost.origin(),
             "window_seconds": window_s if not catch_up else 0, "written_by": written_by, "results": results}

@@ -31,13 +31,17 @@ class Calibration:
     evidence: dict | None = None     # an N-worker fit's (:func:`fit_workers`)
 
 
+class Inseparable(ConfigError):
+    """The samples cannot separate the cost terms (every transaction of one shape)."""
+
+
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     n = len(b)
     m = [row[:] + [b[i]] for i, row in enumerate(a)]
     for c in range(n):
         p = max(range(c, n), key=lambda r: abs(m[r][c]))
         if abs(m[p][c]) < 1e-12:
-            raise ConfigError("calibration data cannot separate the cost terms (every transaction has "
+            raise Inseparable("calibration data cannot separate the cost terms (every transaction has "
                               "the same shape?): use a workload with varied transaction sizes")
         m[c], m[p] = m[p], m[c]
         for r in range(n):
@@ -63,6 +67,11 @@ class GapFit:
     stall_factor: float = 1.0   # all gaps' time over the time the stall-free fit explains
     band: float = 0.0           # relative error band of a total time (:func:`held_out_band`)
 
+    def total(self, samples) -> float:
+        """The fitted time of these samples, summed."""
+        return sum(self.intercept + self.insert_us * i + self.update_us * u + self.delete_us * d
+                   for _, i, u, d, _ in samples)
+
 
 #: Transactions with rows read before deciding that the binlog was not written by a replica:
 #: a replica's own binlog (log_replica_updates=ON) carries the source's original_commit_timestamp,
@@ -81,10 +90,9 @@ class _Gaps:
         self.local = self.replicated = 0
         self.prev: int | None = None
         self.file = -1
-        #: with ``keep_applied`` (an N-worker catch-up, :func:`fit_workers`): every transaction
-        #: with rows as (file, last_committed, sequence_number, original ts, immediate ts,
-        #: inserts, updates, deletes, bytes)
-        self.applied: list[tuple[int, int, int, int, int, int, int, int, int]] | None = [] if keep_applied else None
+        #: with ``keep_applied`` (an N-worker catch-up, :func:`fit_workers`): the pieces of it
+        #: applied behind the source (bounded: :class:`_Pieces`), instead of one-worker gaps
+        self.pieces: _Pieces | None = _Pieces(min_lag_us) if keep_applied else None
 
     def new_file(self) -> None:
         self.prev = None
@@ -106,8 +114,9 @@ class _Gaps:
         if not ts or not rows:
             self.prev = ts or None
             return
-        if self.applied is not None:
-            self.applied.append((self.file, lc, seq, orig, ts, ins, upd, dele, nbytes))
+        if self.pieces is not None:
+            self.pieces.add((self.file, lc, seq, orig, ts, ins, upd, dele, nbytes))
+            return
         if self.prev is not None and ts - orig >= self.min_lag_us and ts > self.prev:
             self.samples.append((float(ts - self.prev) - self.serial_byte_us * nbytes, ins, upd, dele, nbytes))
         self.prev = ts
@@ -270,16 +279,13 @@ def fit_any(samples: list[tuple[float, int, int, int, int]], base: CostModel,
     and whether it was scaled."""
     try:
         return fit_samples(samples, stall_mads), False
-    except ConfigError as err:
-        if "cannot separate" not in str(err):
-            raise
+    except Inseparable:
         return fit_scaled(samples, base, stall_mads), True
 
 
 def _total_error(train: list, test: list, stall_mads: float, fit=None) -> float:
     """Relative error of the total time of ``test`` predicted by the fit of ``train``."""
-    f = (fit or fit_samples)(train, stall_mads)
-    predicted = sum(f.intercept + f.insert_us * i + f.update_us * u + f.delete_us * d for _, i, u, d, _ in test)
+    predicted = (fit or fit_samples)(train, stall_mads).total(test)
     measured = sum(g for g, *_ in test)
     return (predicted - measured) / measured if measured > 0 else 0.0
 
@@ -314,9 +320,7 @@ def held_out_band(samples: list[tuple[float, int, int, int, int]], stall_mads: f
     measured = sum(g for g, *_ in samples)
     totals = []
     for _ in range(BAND_RESAMPLES):
-        f = fit([samples[rnd.randrange(n)] for _ in range(n)], stall_mads)
-        totals.append(sum(f.intercept + f.insert_us * i + f.update_us * u + f.delete_us * d
-                          for _, i, u, d, _ in samples))
+        totals.append(fit([samples[rnd.randrange(n)] for _ in range(n)], stall_mads).total(samples))
     mean = sum(totals) / len(totals)
     sd = (sum((t - mean) ** 2 for t in totals) / (len(totals) - 1)) ** 0.5
     checks["bootstrap"] = 2 * sd / measured if measured > 0 else 0.0
@@ -329,48 +333,85 @@ PIECE = 500
 MAX_PIECES = 12
 
 
-def lagging_pieces(applied: list[tuple], min_lag_us: int, piece: int = PIECE) -> list[list[tuple]]:
-    """Runs of consecutive transactions of one file applied while the replica was behind (lag
-    ``immediate - original`` >= ``min_lag_us``) cut into pieces of ``piece`` (a shorter rest of
-    at least ``piece // 2`` is a piece too); at most :data:`MAX_PIECES`, evenly spread."""
-    runs: list[list[tuple]] = []
-    cur: list[tuple] = []
-    for a in applied:
-        behind = a[4] - a[3] >= min_lag_us
-        if behind and cur and (a[0] != cur[-1][0] or a[4] < cur[-1][4]):
-            runs.append(cur)
-            cur = []
+class _Pieces:
+    """The pieces of a catch-up applied while the replica was behind (lag ``immediate -
+    original`` >= ``min_lag_us``), collected as the binlog is read: runs of consecutive
+    transactions of one file, cut into pieces of ``piece`` (a shorter rest of at least
+    ``piece // 2`` is a piece too). Memory stays bounded: past ``2 * keep`` pieces every other
+    one is dropped and from then on only every ``stride``-th is kept, so what is left is spread
+    evenly over the run; :meth:`take` picks ``keep`` of them, evenly spread. A transaction is
+    (file, last_committed, sequence_number, original ts, immediate ts, inserts, updates,
+    deletes, bytes)."""
+
+    def __init__(self, min_lag_us: int, piece: int = PIECE, keep: int = MAX_PIECES) -> None:
+        self.min_lag_us, self.piece, self.keep = min_lag_us, piece, keep
+        self.cur: list[tuple] = []
+        self.done: list[list[tuple]] = []
+        self.seen = 0       # pieces closed so far
+        self.stride = 1     # a closed piece is kept when its index is a multiple of this
+
+    def add(self, a: tuple) -> None:
+        cur = self.cur
+        behind = a[4] - a[3] >= self.min_lag_us
+        if cur and (not behind or a[0] != cur[-1][0] or a[4] < cur[-1][4]):
+            self._close()
         if behind:
-            cur.append(a)
-        elif cur:
-            runs.append(cur)
-            cur = []
-    if cur:
-        runs.append(cur)
-    pieces = [r[k:k + piece] for r in runs for k in range(0, len(r), piece) if len(r[k:k + piece]) >= piece // 2]
-    if len(pieces) > MAX_PIECES:
-        step = len(pieces) / MAX_PIECES
-        pieces = [pieces[int(k * step)] for k in range(MAX_PIECES)]
-    return pieces
+            self.cur.append(a)
+            if len(self.cur) == self.piece:
+                self._close()
+
+    def _close(self) -> None:
+        if len(self.cur) >= self.piece // 2:
+            if self.seen % self.stride == 0:
+                self.done.append(self.cur)
+                if len(self.done) >= 2 * self.keep:
+                    self.done = self.done[::2]
+                    self.stride *= 2
+            self.seen += 1
+        self.cur = []
+
+    def take(self) -> list[list[tuple]]:
+        if self.cur:
+            self._close()
+        pieces = self.done
+        if len(pieces) > self.keep:
+            step = len(pieces) / self.keep
+            pieces = [pieces[int(k * step)] for k in range(self.keep)]
+        return pieces
 
 
-_FACTS: dict = {}   # a piece's facts, built once per fit (the piece itself is kept with them)
+def lagging_pieces(applied, min_lag_us: int, piece: int = PIECE) -> list[list[tuple]]:
+    """The pieces :class:`_Pieces` takes from these transactions."""
+    out = _Pieces(min_lag_us, piece)
+    for a in applied:
+        out.add(a)
+    return out.take()
 
 
-def _piece_commits(piece: list[tuple], model: CostModel, workers: int, durable: bool):
-    """The simulated commit times (us) of a piece's transactions, as a catch-up with ``workers``
-    workers scheduled by the replica's own recorded clock."""
-    from .build import TrxFacts, logical_clock
-    from .engine import simulate
-    from .model import ReplicaConfig
+class _Piece:
+    """A piece ready to simulate: its transactions as facts (built once per fit) and the
+    replica's commit times of them."""
 
-    key = (id(piece), len(piece))
-    facts = _FACTS.get(key)
-    if facts is None or facts[0] is not piece:
-        facts = _FACTS[key] = (piece, [TrxFacts(f, seq, (lc, lc, lc, lc), orig, i, u, d, nb, (), None)
-                                       for f, lc, seq, orig, _imm, i, u, d, nb in piece])
-    return simulate(logical_clock(facts[1], "recorded", model, catch_up=True), ReplicaConfig(workers, True, durable),
-                    model).commit_us
+    def __init__(self, trxs: list[tuple]) -> None:
+        from .build import TrxFacts
+
+        self.facts = [TrxFacts(f, seq, (lc, lc, lc, lc), orig, i, u, d, nb, (), None)
+                      for f, lc, seq, orig, _imm, i, u, d, nb in trxs]
+        self.imm = [a[4] for a in trxs]
+
+    def commits(self, model: CostModel, workers: int, durable: bool):
+        """The simulated commit times (us), as a catch-up with ``workers`` workers scheduled by
+        the replica's own recorded clock."""
+        from .build import logical_clock
+        from .engine import simulate
+        from .model import ReplicaConfig
+
+        return simulate(logical_clock(self.facts, "recorded", model, catch_up=True),
+                        ReplicaConfig(workers, True, durable), model).commit_us
+
+    @property
+    def measured_us(self) -> int:
+        return self.imm[-1] - self.imm[0]
 
 
 def _scaled(base: CostModel, cpu: float, commit_us: float, fsync: float) -> CostModel:
@@ -391,18 +432,19 @@ def _errors(pieces, params, base, workers, durable, blocks: bool = False) -> lis
     model = _scaled(base, *params)
     out = []
     for p in pieces:
-        sim = _piece_commits(p, model, workers, durable)
-        measured = p[-1][4] - p[0][4]
+        measured = p.measured_us
         if measured <= 0:
             continue
+        sim = p.commits(model, workers, durable)
         if not blocks:
             out.append((sim[-1] - sim[0] - measured) / measured)
             continue
-        ends = range(0, len(p) - 1, BLOCK)
+        last = len(p.imm) - 1
+        ends = range(0, last, BLOCK)
         mean = measured / len(ends)
         for k in ends:
-            j = min(k + BLOCK, len(p) - 1)
-            out.append(((sim[j] - sim[k]) - (p[j][4] - p[k][4])) / mean)
+            j = min(k + BLOCK, last)
+            out.append(((sim[j] - sim[k]) - (p.imm[j] - p.imm[k])) / mean)
     return out
 
 
@@ -433,41 +475,40 @@ def _search(pieces, base: CostModel, workers: int, durable: bool) -> tuple[float
     return params
 
 
-def fit_workers(applied: list[tuple], workers: int, *, durable: bool, base: CostModel,
+def fit_workers(pieces: list[list[tuple]], workers: int, *, durable: bool, base: CostModel,
                 min_lag_us: int = 100_000) -> tuple[CostModel, dict]:
     """A cost model from a catch-up applied with ``workers`` >= 2 workers (issue 15 part 2).
 
     With several workers the commit gaps are not one transaction's apply time: the workers
     overlap, and what limits them (the serial commit stage, the cores, the dependencies) is what
-    the simulation models. So the fit goes through the simulation: the catch-up is cut into
-    pieces (:func:`lagging_pieces`), each simulated with ``workers`` workers, scheduled by the
+    the simulation models. So the fit goes through the simulation: the catch-up's ``pieces``
+    (:class:`_Pieces`; ``min_lag_us`` is only named in the error), each simulated with ``workers`` workers, scheduled by the
     replica's own recorded clock, and the model's worker CPU (per row, in ``base``'s
     proportions), its serial ``commit_us`` and, durable, its fsync times are scaled until the
     simulated times of the pieces match the measured ones (:func:`_search`). The held-out checks
     (fit on every other piece, predict the rest; fit on the first half, predict the second) give
     the error band. Returns the model and the evidence."""
-    _FACTS.clear()
-    pieces = lagging_pieces(applied, min_lag_us)
     if len(pieces) < 4:
         raise ConfigError(f"only {sum(map(len, pieces))} transactions applied while the replica was behind, in "
                           f"{len(pieces)} pieces of up to {PIECE}: calibrate from a longer lag episode (at least "
                           f"{4 * PIECE} transactions applied at least {min_lag_us / 1e6:g} s behind the source)")
+    n = sum(map(len, pieces))
+    pieces = [_Piece(p) for p in pieces]
     cpu, commit, fsync = _search(pieces, base, workers, durable)
     errs = _errors(pieces, (cpu, commit, fsync), base, workers, durable)
 
     def held_out(train, test) -> float:
         p = _search(train, base, workers, durable)
-        sim = sum((1 + e) * (t[-1][4] - t[0][4]) for e, t in zip(_errors(test, p, base, workers, durable), test))
-        meas = sum(t[-1][4] - t[0][4] for t in test)
+        sim = sum((1 + e) * t.measured_us for e, t in zip(_errors(test, p, base, workers, durable), test))
+        meas = sum(t.measured_us for t in test)
         return (sim - meas) / meas if meas else 0.0
 
     half = len(pieces) // 2
     checks = {"interleaved": held_out(pieces[0::2], pieces[1::2]), "time_split": held_out(pieces[:half], pieces[half:])}
     band = max(abs(v) for v in checks.values())
-    _FACTS.clear()
     model = replace(_scaled(base, cpu, commit, fsync), error_band=round(band, 4))
     mean = sum(errs) / len(errs)
-    evidence = {"workers": workers, "pieces": len(pieces), "transactions": sum(map(len, pieces)),
+    evidence = {"workers": workers, "pieces": len(pieces), "transactions": n,
                 "cpu_scale": round(cpu, 4), "commit_us": round(commit, 2), "fsync_scale": round(fsync, 4),
                 "piece_error_mean": round(mean, 4),
                 "piece_error_rms": round((sum(e * e for e in errs) / len(errs)) ** 0.5, 4),
@@ -507,7 +548,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         if not gaps.replicated and gaps.local:
             raise ConfigError(f"{paths[0]}: not a replica's binlog (no replicated transaction): calibrate from the "
                               "binlog of a replica (log_replica_updates=ON) that applied a backlog")
-        fitted, ev = fit_workers(gaps.applied or [], workers, durable=durable, base=model, min_lag_us=min_lag_us)
+        fitted, ev = fit_workers(gaps.pieces.take(), workers, durable=durable, base=model, min_lag_us=min_lag_us)
         return Calibration(fitted, ev["transactions"], 1.0 - ev["piece_error_rms"] ** 2, 0.0, 1.0,
                            tuple(w for s in summaries for w in s.warnings), ev)
     fit = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us, summaries=summaries,

@@ -96,6 +96,11 @@ class CostModel:
             return None
         return seconds * (1 - self.error_band), seconds * (1 + self.error_band)
 
+    def time_band_json(self, seconds: float) -> list[float] | None:
+        """:meth:`time_band` as the JSON reports give it (rounded to the microsecond)."""
+        b = self.time_band(seconds)
+        return None if b is None else [round(b[0], 6), round(b[1], 6)]
+
     @classmethod
     def from_file(cls, path: str) -> "CostModel":
         """Read and validate a cost model written by ``calibrate`` (or by hand)."""
