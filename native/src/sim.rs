@@ -362,13 +362,20 @@ impl Sim {
         self.ps_heap.push(Ev { key: self.vnow + work, seq: self.counter, kind, i, lo, hi });
     }
 
+    /// engine.py ``rate``: processor sharing; the busy-waiting coordinator yields its core
+    /// and takes CPU from the workers only when placed alone on a core.
     fn rate(&self) -> f64 {
-        let m = (self.ps_heap.len() + usize::from(self.spinning)) as f64;
-        if m <= self.cost.cores {
-            1.0
-        } else {
-            self.cost.cores / m
+        let cores = self.cost.cores;
+        let j = self.ps_heap.len() as f64;
+        if !self.spinning {
+            return if j <= cores { 1.0 } else { cores / j };
         }
+        let r = j + 1.0;
+        if r <= cores {
+            return 1.0;
+        }
+        let alone = if r < 2.0 * cores { (2.0 * cores - r) / r } else { 0.0 };
+        f64::min(1.0, (cores - alone) / j)
     }
 
     fn advance(&mut self, now: f64) {

@@ -15,9 +15,13 @@ member's binlog cache and commits it (CPU, ``commit_us`` per member), then a ser
 stage is busy form the next group; the two stages pipeline, so the binlog fsync of one group
 overlaps the next group's flush stage but the redo fsync does not. CPU is shared by processor sharing
 (the Linux scheduler's fair share): every runnable thread — workers applying, the coordinator
-dispatching, the flush leader, and the coordinator while it busy-waits for a free worker
-(``get_least_occupied_worker`` spins with sched_yield; measured on a real 9.7 replica at 100%
-of a core) — progresses at ``min(1, cores / runnable)``. Events are ordered by
+dispatching, the flush leader — progresses at ``min(1, cores / runnable)``. The coordinator
+busy-waiting for a free worker (``get_least_occupied_worker`` loops on ``my_thread_yield``)
+holds a whole core when one is idle (measured on a real 9.7 replica at 100% of a core), yields
+its core to the threads that share it (CFS ``yield_task_fair``), and counts as one thread when
+the scheduler balances threads over cores: it takes CPU from the others only when placed alone
+on a core (:func:`simulate_python`'s ``rate``; on one core it takes none: measured on a 9.7
+replica pinned to one core, 4 and 8 workers caught up faster than 1). Events are ordered by
 ``(time, sequence)`` so results are the same bytes for the same input.
 
 This module is the reference. ``native/src/sim.rs`` replays it event for event (same queue
@@ -175,8 +179,17 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         heapq.heappush(heap, (t, counter, kind, i, data))
 
     def rate() -> float:
-        m = len(ps_heap) + (1 if spinning else 0)
-        return 1.0 if m <= cores else cores / m
+        j = len(ps_heap)
+        if not spinning:
+            return 1.0 if j <= cores else cores / j
+        r = j + 1
+        if r <= cores:
+            return 1.0
+        # The busy-waiting coordinator yields its core to the threads queued on it, but the
+        # scheduler balances runnable threads over the cores by count: it is alone on a core
+        # (holding all of it) in (2 * cores - r) of r even placements when r < 2 * cores.
+        alone = (2.0 * cores - r) / r if r < 2.0 * cores else 0.0
+        return min(1.0, (cores - alone) / j)
 
     def advance(now: float) -> None:
         nonlocal vnow, vlast_t
