@@ -76,7 +76,11 @@ def live_model(config: str, workers: int, window: float, n: int, served: list[st
     src = rc.realservers.MySQLServer("bench-cal-source", rc.SRC_PORT,
                                      ["--server-id=1", *rc.BASE, *rc.CONFIGS["relaxed"]], fresh=True)
     rep = rc.replica(workers, config)
-    rep.options = [*rep.options, "--performance-schema-consumer-events-transactions-history-long=ON"]
+    rep.options = [*rep.options, "--performance-schema-consumer-events-transactions-history-long=ON",
+                   "--performance-schema-consumer-events-stages-current=ON",
+                   "--performance-schema-consumer-events-stages-history-long=ON",
+                   "--performance-schema-instrument=stage/sql/Waiting for an event from Coordinator=ON",
+                   "--performance-schema-instrument=stage/sql/Waiting for preceding transaction to commit=ON"]
     rep.fresh = True
     src.start()
     rep.start()

@@ -1,6 +1,6 @@
 """`lagadvisor calibrate --host` on a real replica in service (MySQL 9.x, loopback): two workers,
 a least-privilege user, a workload applied while it watches; the one-line messages for a
-missing consumer and a missing grant."""
+missing consumer, a missing (untimed) instrument and a missing grant."""
 
 from __future__ import annotations
 
@@ -43,7 +43,11 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
     common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON",
               "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0"]
     replica_options = ["--server-id=32", "--log-replica-updates=ON", "--replica-parallel-workers=2",
-                       "--performance-schema-consumer-events-transactions-history-long=ON"]
+                       "--performance-schema-consumer-events-transactions-history-long=ON",
+                       "--performance-schema-consumer-events-stages-current=ON",
+                       "--performance-schema-consumer-events-stages-history-long=ON",
+                       "--performance-schema-instrument=stage/sql/Waiting for an event from Coordinator=ON",
+                       "--performance-schema-instrument=stage/sql/Waiting for preceding transaction to commit=ON"]
     with source_and_replica("calhost", common, ["--server-id=31"], replica_options) as (src, rep):
         rep.sql("START REPLICA")
         src.sql("SET SESSION cte_max_recursion_depth = 10000; CREATE DATABASE c; "
@@ -75,6 +79,15 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
             "performance-schema-consumer-events-transactions-history-long=ON)"], r.stderr
         rep.sql("UPDATE performance_schema.setup_consumers SET ENABLED='YES' "
                 "WHERE NAME='events_transactions_history_long'")
+        stage = "stage/sql/Waiting for preceding transaction to commit"
+        rep.sql(f"UPDATE performance_schema.setup_instruments SET TIMED='NO' WHERE NAME='{stage}'")
+        r = _calibrate(rep.port, "cal", "--window", "1")
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr.strip().splitlines() == [
+            f"lagadvisor: error: performance_schema instrument {stage} is not enabled and timed: UPDATE "
+            f"performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' WHERE NAME='{stage}' "
+            f"(my.cnf: performance-schema-instrument='{stage}=ON')"], r.stderr
+        rep.sql(f"UPDATE performance_schema.setup_instruments SET TIMED='YES' WHERE NAME='{stage}'")
 
         # The replica serves a steady workload (not a backlog) while it is watched.
         stop = threading.Event()
@@ -109,7 +122,7 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         assert 0.0 < model["commit_us"] < 10_000.0, model
         # the held-out checks give the model its error band; the evidence says where commit_us came from
         assert 0.0 < model["error_band"] < 1.0, model
-        assert re.search(r"commit from (transactions applied alone|worker-time intercept); error band of absolute "
+        assert re.search(r"commit from (transactions applied alone(, back to back)?|worker-time intercept); error band of absolute "
                          r"times \+-\d", r.stderr), r.stderr
 
 

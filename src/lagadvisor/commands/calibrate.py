@@ -117,7 +117,8 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
         f"({e['workers']} workers, {'durable' if e['durable'] else 'relaxed'}; "
         f"{'one transaction shape, the base costs scaled together; ' if e['per_row_costs'].startswith('one') else ''}"
         f"mean worker time "
-        f"{e['mean_worker_us']:,.0f} us, R^2 {e['r2']:.3f}, stalls x{e['stall_factor']:.2f}; redo fsyncs "
+        f"{e['mean_worker_us']:,.0f} us after {e['waits_taken_out_us_per_transaction']:,.0f} us of waits for the "
+        f"coordinator and the commit order taken out, R^2 {e['r2']:.3f}, stalls x{e['stall_factor']:.2f}; redo fsyncs "
         f"{e['redo_fsyncs']:,} mean {e['redo_fsync_mean_us']:,.0f} us, binlog fsyncs {e['binlog_fsyncs']:,} mean "
         f"{e['binlog_fsync_mean_us']:,.0f} us; lag median {(e['lag_median_us'] or 0) / 1e3:,.1f} ms; commit from "
         f"{e['commit_us_from']}; error band of absolute times +-{e['error_band']:.1%})", soft_wrap=True)

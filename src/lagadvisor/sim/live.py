@@ -6,6 +6,10 @@ Over a window the user chooses, with whatever worker count the replica runs:
   worker threads, ``thread/sql/replica_worker``): each applied transaction's time in its
   worker, from its first event to its commit (``TIMER_END - TIMER_START``), and its GTID
   (``thread/sql/replica_sql`` too: the applier itself with no workers);
+* ``performance_schema.events_stages_history_long`` (polled): the workers' stages "Waiting for an
+  event from Coordinator" and "Waiting for preceding transaction to commit", taken out of the
+  transaction they fall in (:func:`own_times`): a worker in service waits for the coordinator to
+  read events as the receiver writes them, and for its turn to commit; neither is its own cost;
 * the replica's own binlog (``log_replica_updates=ON``), streamed over the window: each GTID's
   rows by kind and bytes, and its ``original_commit_timestamp`` against its
   ``immediate_commit_timestamp`` (the lag it was applied with: the evidence says it);
@@ -25,7 +29,8 @@ commit; durable, other groups' fsyncs on the one device), so the fit is taken fr
 transactions the replica applied alone when the window has at least 200 of them
 (:func:`alone_gtids`, from the replica's binlog: nothing in flight when one arrived, nothing
 arriving before it committed), durable less their own two fsyncs (the instruments' mean
-latencies). Without enough of them, a durable ``commit_us`` is the mean gap between commits
+latencies); of those, the ones started back to back with another (within 100 us of one's end,
+as a backlog is applied: no wake-up from idle, warm caches) when there are at least 200. Without enough of them, a durable ``commit_us`` is the mean gap between commits
 while the next transaction was already waiting (:func:`busy_gaps`) less the fsync time per
 transaction. The redo and binlog fsyncs per group are their instruments' mean fsync latency. The held-out checks
 of the fit (:func:`calibrate.held_out_band`) give the model's ``error_band``.
@@ -33,8 +38,9 @@ of the fit (:func:`calibrate.held_out_band`) give the model's ``error_band``.
 Needs (checked first; each missing item is one line saying how to enable it):
 SELECT on ``performance_schema.*``, REPLICATION CLIENT (binlog position), REPLICATION SLAVE
 (the binlog stream); instruments ``transaction``, ``wait/io/file/innodb/innodb_log_file``,
-``wait/io/file/sql/binlog`` enabled and timed; consumers ``global_instrumentation``,
-``thread_instrumentation``, ``events_transactions_history_long``; ``thread/sql/replica_worker``
+``wait/io/file/sql/binlog`` and the two wait stages enabled and timed; consumers
+``global_instrumentation``, ``thread_instrumentation``, ``events_transactions_history_long``,
+``events_stages_current``, ``events_stages_history_long``; ``thread/sql/replica_worker``
 instrumented in ``setup_threads``; ``log_bin`` and ``log_replica_updates`` ON.
 Sources: storage/perfschema (pfs_events_transactions.cc), sql/rpl_rli_pdb.cc (worker threads).
 """
@@ -52,8 +58,17 @@ WORKER_THREAD = "thread/sql/replica_worker"
 SQL_THREAD = "thread/sql/replica_sql"  # the applier itself when replica_parallel_workers = 0
 REDO = "wait/io/file/innodb/innodb_log_file"
 BINLOG = "wait/io/file/sql/binlog"
-INSTRUMENTS = ("transaction", REDO, BINLOG)
-CONSUMERS = ("global_instrumentation", "thread_instrumentation", "events_transactions_history_long")
+#: A worker's waits inside a transaction that are not its own work: for the coordinator to hand
+#: it the transaction's next event (rpl_rli_pdb.cc ``pop_jobs_item``), and for its turn to commit
+#: (rpl_replica_commit_order_manager.cc ``Commit_order_manager::wait``).
+WAIT_STAGES = ("stage/sql/Waiting for an event from Coordinator",
+               "stage/sql/Waiting for preceding transaction to commit")
+INSTRUMENTS = ("transaction", REDO, BINLOG, *WAIT_STAGES)
+CONSUMERS = ("global_instrumentation", "thread_instrumentation", "events_transactions_history_long",
+             "events_stages_current", "events_stages_history_long")
+#: A transaction the replica started within this long after it finished another ran back to back,
+#: as a backlog is applied (no wake-up from idle, warm caches).
+WARM_PS = 100 * 1_000_000
 
 
 class SetupError(ConfigError):
@@ -110,8 +125,8 @@ def check_setup(conn) -> dict:
             raise SetupError("the replica does not write what it applies to its binlog: start it with log_bin and "
                              "log_replica_updates=ON (read-only variables: a restart)")
         enabled = {n: (e, t) for n, e, t in _rows(
-            cur, "SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME IN (%s, %s, %s)",
-            INSTRUMENTS)}
+            cur, "SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME IN ("
+                 + ", ".join(["%s"] * len(INSTRUMENTS)) + ")", INSTRUMENTS)}
         for name in INSTRUMENTS:
             if enabled.get(name) != ("YES", "YES"):
                 raise SetupError(
@@ -151,7 +166,50 @@ def _poll_transactions(cur, into: dict) -> None:
                  "WHERE t.NAME IN (%s, %s) AND h.STATE = 'COMMITTED' AND h.TIMER_END IS NOT NULL",
             (WORKER_THREAD, SQL_THREAD)):
         if gtid and ":" in gtid:
-            into[(tid, eid)] = (gtid, (int(end) - int(start)) / 1e6)  # picoseconds -> microseconds
+            into[(tid, eid)] = (gtid, int(start), int(end))  # picoseconds
+
+
+def _poll_waits(cur, into: dict) -> None:
+    for tid, eid, start, end in _rows(
+            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.TIMER_START, h.TIMER_END "
+                 "FROM performance_schema.events_stages_history_long h "
+                 "JOIN performance_schema.threads t USING (THREAD_ID) "
+                 "WHERE t.NAME = %s AND h.EVENT_NAME IN (%s, %s) AND h.TIMER_END IS NOT NULL",
+            (WORKER_THREAD, *WAIT_STAGES)):
+        into[(tid, eid)] = (int(start), int(end))
+
+
+def own_times(trx: dict, waits: dict) -> dict:
+    """Each transaction's own time in its worker, microseconds: ``trx`` maps a key to (GTID,
+    thread, TIMER_START, TIMER_END), ``waits`` a key (thread, event) to a wait stage's (TIMER_START,
+    TIMER_END), picoseconds. The transaction's time less the wait stages of its thread inside it
+    (a thread's stages follow one another: they do not overlap). Returns key -> (GTID, us,
+    started back to back: within :data:`WARM_PS` of another transaction's end, or while one ran)."""
+    from bisect import bisect_left, bisect_right
+
+    by_thread: dict[int, list[tuple[int, int]]] = {}
+    for (tid, _eid), span in waits.items():
+        by_thread.setdefault(tid, []).append(span)
+    for spans in by_thread.values():
+        spans.sort()
+    ends = sorted(end for _g, _t, _s, end in trx.values())
+    starts = sorted(start for _g, _t, start, _e in trx.values())
+    out = {}
+    for key, (gtid, tid, a, b) in trx.items():
+        waited = 0
+        spans = by_thread.get(tid, ())
+        k = bisect_left(spans, (a, -1))
+        if k and spans[k - 1][1] > a:
+            k -= 1
+        while k < len(spans) and spans[k][0] < b:
+            waited += max(0, min(b, spans[k][1]) - max(a, spans[k][0]))
+            k += 1
+        # another transaction ended just before this one started, or was running when it did
+        before = bisect_right(ends, a)
+        running = bisect_right(starts, a) - 1 - before  # started before a (not this one), not ended
+        warm = running > 0 or (before > 0 and a - ends[before - 1] <= WARM_PS)
+        out[key] = (gtid, max(0, b - a - waited) / 1e6, warm)
+    return out
 
 
 def busy_gaps(commits: list[tuple[int, int]]) -> tuple[float, int]:
@@ -187,6 +245,11 @@ def alone_gtids(commits: list[tuple[int, int, str]]) -> set[str]:
     return out
 
 
+def _mean(values) -> float | None:
+    v = list(values)
+    return round(sum(v) / len(v), 1) if v else None
+
+
 def _position(cur) -> tuple[str, int]:
     row = _rows(cur, "SHOW BINARY LOG STATUS")[0]
     return row[0], int(row[1])
@@ -210,6 +273,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     except pymysql.err.MySQLError as err:
         raise ConfigError(f"cannot connect to the replica: {err.args[-1] if err.args else err}") from None
     seen: dict = {}
+    waits: dict = {}
     try:
         server = check_setup(conn)
         if on_start is not None:
@@ -218,11 +282,13 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
             io0 = _file_io(cur)
             seen_before: dict = {}  # what is already in the history is before the window
             _poll_transactions(cur, seen_before)
+            _poll_waits(cur, waits)
             file0, pos0 = _position(cur)
             t0 = clock()
             while clock() - t0 < window_s:
                 sleep(min(poll_s, max(0.0, window_s - (clock() - t0))))
                 _poll_transactions(cur, seen)
+                _poll_waits(cur, waits)
                 if on_tick is not None:
                     on_tick(clock() - t0, len(set(seen) - set(seen_before)))
             io1 = _file_io(cur)
@@ -231,7 +297,12 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         raise ConfigError(f"reading the replica failed: {err.args[-1] if err.args else err}") from None
     finally:
         conn.close()
-    timed = {g: us for k, (g, us) in seen.items() if k not in seen_before}
+    # each transaction's own time: its time in the worker less its waits for the coordinator
+    # and for its turn to commit; and whether it ran back to back with another
+    own = own_times({k: (g, k[0], a, b) for k, (g, a, b) in seen.items() if k not in seen_before}, waits)
+    timed = {g: us for g, us, _warm in own.values()}
+    warm = {g for g, _us, w in own.values() if w}
+    raw_us = sum((b - a) / 1e6 for k, (g, a, b) in seen.items() if k not in seen_before)
     # The window's transactions as the replica wrote them: rows by kind, and the lag applied with.
     files = list_files(settings, file0, file1)
     shapes, lags, commits = {}, [], []
@@ -262,12 +333,16 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     # commit, and durable its own group's two fsyncs (their mean latency, taken out). The fit
     # comes from those when the window has enough of them; else from every transaction.
     own_fsync = (redo_us + bin_us) if server["durable"] else 0.0
+    # A backlog is applied back to back: of those, the ones that ran back to back (no wake-up
+    # from idle, warm caches) when the window has enough of them.
     alone = alone_gtids(commits)
-    samples = [(max(0.0, us - own_fsync), *shapes[g][:3], shapes[g][3])
-               for g, us in timed.items() if g in shapes and g in alone]
-    from_alone = len(samples) >= 200
-    if not from_alone:
-        samples = all_samples
+    alone_by = {g: (max(0.0, us - own_fsync), *shapes[g][:3], shapes[g][3])
+                for g, us in timed.items() if g in shapes and g in alone}
+    alone_samples = list(alone_by.values())
+    warm_samples = [x for g, x in alone_by.items() if g in warm]
+    from_alone = len(alone_samples) >= 200
+    from_warm = from_alone and len(warm_samples) >= 200
+    samples = warm_samples if from_warm else alone_samples if from_alone else all_samples
     fit, scaled = fit_any(samples, model)
     band, checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, model, m)) if scaled else None)
     # fit_samples spreads the outliers' time over the costs (right for a one-worker catch-up, where
@@ -310,9 +385,15 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "binlog_fsyncs": d_bin[0], "binlog_fsync_mean_us": round(bin_us, 1),
         "fsync_us_per_transaction": round(fsync_per_trx, 1),
         "busy_commit_gaps": busy_n, "busy_commit_gap_mean_us": round(busy_us, 1),
-        "commit_us_from": ("transactions applied alone" if from_alone else
+        "waits_taken_out_us_per_transaction": round((raw_us - sum(timed.values())) / max(1, len(timed)), 1),
+        "wait_stages": len(waits),
+        "samples_back_to_back": len(warm_samples) if from_warm else 0,
+        "mean_alone_us": {"back_to_back": _mean(s[0] for s in warm_samples),
+                          "after_idle": _mean(x[0] for g, x in alone_by.items() if g not in warm)},
+        "commit_us_from": ("transactions applied alone, back to back" if from_warm else
+                           "transactions applied alone" if from_alone else
                            "busy commit gaps" if server["durable"] and busy_n >= 50 else "worker-time intercept"),
-        "samples_alone": len(samples) if from_alone else 0,
+        "samples_alone": len(alone_samples) if from_alone else 0,
         "error_band": round(band, 4), "held_out": checks,
         "lag_median_us": lags[len(lags) // 2] if lags else None, "lag_max_us": lags[-1] if lags else None,
         "binlog_files": [f.name for f in files],
