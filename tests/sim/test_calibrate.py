@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from lagadvisor.sim.calibrate import (fit_any, fit_samples, fit_scaled, fit_workers, held_out_band, lagging_pieces,
                                       redo_share_of)
-from lagadvisor.sim.live import alone_gtids, busy_gaps
+from lagadvisor.sim.live import alone_gtids, busy_gaps, own_times
 from lagadvisor.sim.model import CostModel
 
 
@@ -197,6 +197,25 @@ def test_alone_transactions_had_nothing_in_flight():
     skewed = [(o, i - 600, g) for o, i, g in commits]
     assert alone_gtids(skewed) == {"g3", "g4"}
     assert alone_gtids(commits[:2]) == set()
+
+
+def test_own_times_take_the_worker_waits_inside_each_transaction_out():
+    us = 1_000_000  # picoseconds
+    # thread 1: a transaction 0..1000 us with a wait for the coordinator 100..300 and one for its
+    # turn to commit 800..950, and a wait before it (-50..0, outside); thread 2: one 1050..1400
+    # (started 50 us after thread 1's ended: back to back) and one 5000..5200 (after idle)
+    trx = {(1, 10): ("g1", 1, 0, 1_000 * us), (2, 20): ("g2", 2, 1_050 * us, 1_400 * us),
+           (2, 30): ("g3", 2, 5_000 * us, 5_200 * us)}
+    waits = {(1, 9): (-50 * us, 0), (1, 11): (100 * us, 300 * us), (1, 12): (800 * us, 950 * us),
+             (2, 21): (1_390 * us, 1_500 * us), (3, 1): (0, 5_000 * us)}
+    own = own_times(trx, waits)
+    assert own[(1, 10)] == ("g1", 650.0, False)
+    # a wait that runs past the transaction's end counts up to its end; another thread's, not at all
+    assert own[(2, 20)] == ("g2", 340.0, True)
+    assert own[(2, 30)] == ("g3", 200.0, False)
+    # a transaction started while another ran is back to back too
+    both = own_times({**trx, (1, 40): ("g4", 1, 1_100 * us, 1_200 * us)}, {})
+    assert both[(1, 40)] == ("g4", 100.0, True)
 
 
 def test_pieces_stay_bounded_and_spread_over_a_long_catch_up():
