@@ -387,7 +387,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "busy_commit_gaps": busy_n, "busy_commit_gap_mean_us": round(busy_us, 1),
         "waits_taken_out_us_per_transaction": round((raw_us - sum(timed.values())) / max(1, len(timed)), 1),
         "wait_stages": len(waits),
-        "samples_back_to_back": len(warm_samples) if from_warm else 0,
+        "samples_back_to_back": len(warm_samples), "fitted_from_back_to_back": from_warm,
         "mean_alone_us": {"back_to_back": _mean(s[0] for s in warm_samples),
                           "after_idle": _mean(x[0] for g, x in alone_by.items() if g not in warm)},
         "commit_us_from": ("transactions applied alone, back to back" if from_warm else
