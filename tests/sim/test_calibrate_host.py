@@ -122,7 +122,7 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         assert 0.0 < model["commit_us"] < 10_000.0, model
         # the held-out checks give the model its error band; the evidence says where commit_us came from
         assert 0.0 < model["error_band"] < 1.0, model
-        assert re.search(r"commit from (transactions applied alone(, back to back)?|worker-time intercept); error band of absolute "
+        assert re.search(r"commit from (transactions applied alone(, scaled to the back-to-back ones)?|worker-time intercept); error band of absolute "
                          r"times \+-\d", r.stderr), r.stderr
 
 

@@ -91,6 +91,11 @@ def test_multi_worker_cpu_applies_from_two_workers():
     eight, eight_c = (simulate(trxs, ReplicaConfig(8, durable=False), c).apply_us for c in (cost, colder))
     assert eight == 100 + 8 * 20
     assert eight_c == 150 + 8 * 30
+    # On one core the threads share one core's caches: no factor (eight workers, one core: the
+    # same serial 8 x 120 as one worker)
+    one_core = CostModel(**{**{f: getattr(colder, f) for f in colder.__slots__}, "cores": 1})
+    assert one_core.worker_cpu(8) == 1.0 and colder.worker_cpu(8) == 1.5 and colder.worker_cpu(1) == 1.0
+    assert simulate(trxs, ReplicaConfig(8, durable=False), one_core).apply_us == 8 * 120
 
 
 def test_redo_fsync_is_in_the_flush_stage_and_shared_by_its_group():

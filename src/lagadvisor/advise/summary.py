@@ -57,7 +57,7 @@ def bottleneck(advice: Advice, config: Config) -> Bottleneck:
     fsync_each = (cost.redo_flush_us + cost.flush_us if cost.fsync_devices == 1
                   else max(cost.redo_flush_us, cost.flush_us)) if config.durable else 0.0
     commit_s = (n * cost.commit_us + res.flushes * fsync_each) / 1e6
-    factor = cost.multi_worker_cpu if config.workers >= 2 else 1.0
+    factor = cost.worker_cpu(config.workers)
     cpu_s = ctx.work_us_total() * factor \
         / max(1, min(max(config.workers, 1), cost.cores)) / 1e6
     coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * b for b in fact_values(facts, "nbytes")) / 1e6

@@ -124,9 +124,10 @@ def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) ->
     """With more than one worker, consecutive transactions run on different threads (and cores)
     than the one that ran their predecessor, with colder caches: the workers' CPU per transaction
     (apply and commit) is ``cost.multi_worker_cpu`` times what one worker needs. Measured from
-    the replica threads' CPU time (/proc) at 1 and k workers; see bench/replica_catchup.py."""
-    f = cost.multi_worker_cpu
-    if cfg.workers < 2 or f == 1.0:
+    the replica threads' CPU time (/proc) at 1 and k workers; see bench/replica_catchup.py. On one
+    core there is one cache: no factor (:meth:`CostModel.worker_cpu`)."""
+    f = cost.worker_cpu(cfg.workers)
+    if f == 1.0:
         return inp, cost
     return (SimInput(inp.arrival_us, _scaled(inp.work_us, f), inp.nbytes, inp.need, inp.need_kind),
             replace(cost, commit_us=cost.commit_us * f))

@@ -29,8 +29,9 @@ commit; durable, other groups' fsyncs on the one device), so the fit is taken fr
 transactions the replica applied alone when the window has at least 200 of them
 (:func:`alone_gtids`, from the replica's binlog: nothing in flight when one arrived, nothing
 arriving before it committed), durable less their own two fsyncs (the instruments' mean
-latencies); of those, the ones started back to back with another (within 100 us of one's end,
-as a backlog is applied: no wake-up from idle, warm caches) when there are at least 200. Without enough of them, a durable ``commit_us`` is the mean gap between commits
+latencies); the fit's costs are then scaled to the ones started back to back with another
+(within 100 us of one's end, as a backlog is applied: no wake-up from idle, warm caches) when
+there are at least 30 (their time over the fit's). Without enough of them, a durable ``commit_us`` is the mean gap between commits
 while the next transaction was already waiting (:func:`busy_gaps`) less the fsync time per
 transaction. The redo and binlog fsyncs per group are their instruments' mean fsync latency. The held-out checks
 of the fit (:func:`calibrate.held_out_band`) give the model's ``error_band``.
@@ -321,7 +322,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
                           f"({len(timed)} in performance_schema, {len(shapes)} in the binlog): choose a longer "
                           "--window, or a time when the replica applies more")
     workers = max(1, int(server["workers"]))
-    cpu = model.multi_worker_cpu if workers >= 2 else 1.0
+    cpu = replace(model, cores=cores or model.cores).worker_cpu(workers)
     n = len(shapes)
     d_redo = [a - b for a, b in zip(io1.get(REDO, (0, 0)), io0.get(REDO, (0, 0)))]
     d_bin = [a - b for a, b in zip(io1.get(BINLOG, (0, 0)), io0.get(BINLOG, (0, 0)))]
@@ -333,18 +334,23 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     # commit, and durable its own group's two fsyncs (their mean latency, taken out). The fit
     # comes from those when the window has enough of them; else from every transaction.
     own_fsync = (redo_us + bin_us) if server["durable"] else 0.0
-    # A backlog is applied back to back: of those, the ones that ran back to back (no wake-up
-    # from idle, warm caches) when the window has enough of them.
     alone = alone_gtids(commits)
     alone_by = {g: (max(0.0, us - own_fsync), *shapes[g][:3], shapes[g][3])
                 for g, us in timed.items() if g in shapes and g in alone}
     alone_samples = list(alone_by.values())
     warm_samples = [x for g, x in alone_by.items() if g in warm]
     from_alone = len(alone_samples) >= 200
-    from_warm = from_alone and len(warm_samples) >= 200
-    samples = warm_samples if from_warm else alone_samples if from_alone else all_samples
+    samples = alone_samples if from_alone else all_samples
     fit, scaled = fit_any(samples, model)
     band, checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, model, m)) if scaled else None)
+    # A backlog is applied back to back. The alone transactions that started back to back with
+    # another (no wake-up from idle, warm caches) set the level: the fit's costs are scaled by
+    # their time over what the fit gives them (a ratio of two sums: from 30 of them).
+    back = 1.0
+    if from_alone and len(warm_samples) >= 30 and fit.total(warm_samples) > 0:
+        back = sum(x[0] for x in warm_samples) / fit.total(warm_samples)
+        fit = replace(fit, intercept=fit.intercept * back, insert_us=fit.insert_us * back,
+                      update_us=fit.update_us * back, delete_us=fit.delete_us * back)
     # fit_samples spreads the outliers' time over the costs (right for a one-worker catch-up, where
     # every gap is the applier's own time). Here an outlier is mostly a worker waiting: for its
     # turn to commit (replica_preserve_commit_order), or for a core the server's other threads
@@ -387,10 +393,10 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "busy_commit_gaps": busy_n, "busy_commit_gap_mean_us": round(busy_us, 1),
         "waits_taken_out_us_per_transaction": round((raw_us - sum(timed.values())) / max(1, len(timed)), 1),
         "wait_stages": len(waits),
-        "samples_back_to_back": len(warm_samples), "fitted_from_back_to_back": from_warm,
+        "samples_back_to_back": len(warm_samples), "back_to_back_factor": round(back, 4),
         "mean_alone_us": {"back_to_back": _mean(s[0] for s in warm_samples),
                           "after_idle": _mean(x[0] for g, x in alone_by.items() if g not in warm)},
-        "commit_us_from": ("transactions applied alone, back to back" if from_warm else
+        "commit_us_from": ("transactions applied alone, scaled to the back-to-back ones" if back != 1.0 else
                            "transactions applied alone" if from_alone else
                            "busy commit gaps" if server["durable"] and busy_n >= 50 else "worker-time intercept"),
         "samples_alone": len(alone_samples) if from_alone else 0,

@@ -54,7 +54,7 @@ class CostModel:
     scan_row_us: float = 0.259    # worker, per table row scanned to find the rows of an UPDATE/DELETE
                                    # event on a table without any index (bench/keyless_apply.py:
                                    # MySQL 9.7.4, tables of 2k-40k rows, R^2 0.9999)
-    multi_worker_cpu: float = 1.09  # worker CPU factor with >= 2 workers (transactions change threads)
+    multi_worker_cpu: float = 1.09  # worker CPU factor with >= 2 workers on >= 2 cores (worker_cpu)
     cores: int = 2
     fsync_devices: int = 1         # 1: redo log and binlog on one device/filesystem, one fsync at a
                                    # time; 2: on separate devices, their fsyncs overlap
@@ -67,6 +67,13 @@ class CostModel:
         to find the changed rows, ``TrxFacts.scan_rows``)."""
         return (self.trx_us + self.insert_us * inserts + self.update_us * updates
                 + self.delete_us * deletes + self.byte_us * nbytes + self.scan_row_us * scan_rows)
+
+    def worker_cpu(self, workers: int) -> float:
+        """The workers' CPU factor with ``workers`` workers: ``multi_worker_cpu`` when consecutive
+        transactions change threads and cores (colder caches), 1 with one worker or one core
+        (every thread on the one core's caches: measured on a 9.7 replica pinned to one core,
+        4 and 8 workers were no slower than 1)."""
+        return self.multi_worker_cpu if workers >= 2 and self.cores >= 2 else 1.0
 
     def graph_weights(self) -> tuple[float, float, float, float, float, float]:
         """The dependency graph's apply-time weights (``depgraph.graph.Weights``): ``apply_us``'s

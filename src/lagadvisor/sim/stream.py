@@ -95,7 +95,7 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
     native = engine.NATIVE
     if native is None or not hasattr(native, "StreamSim"):
         return _reference(facts, clock, cfg, cost, catch_up, threshold_s, window_s, origin_us, chart)
-    f = cost.multi_worker_cpu if cfg.workers >= 2 else 1.0
+    f = cost.worker_cpu(cfg.workers)
     scost = replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost
     sim = native.StreamSim(cfg.workers, cfg.preserve_commit_order, cfg.durable, cfg.pending_jobs_size_max,
                            (scost.dispatch_us, scost.dispatch_byte_us, scost.commit_us, scost.flush_us,
