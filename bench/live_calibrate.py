@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -53,13 +54,34 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _own_names() -> None:
-    """Servers, snapshot and binlog copies under names of this bench's own (another bench may run)."""
+#: With --pin, the sources' data directories are on a tmpfs inside the chroot (their disk writes
+#: do not compete with the replica's fsyncs: as on two hosts), mounted here.
+SOURCE_TMPFS = "/var/lib/lagadvisor-tmpfs"
+
+
+def _source_tmpfs() -> None:
+    path = rc.realservers.chroot_root() / SOURCE_TMPFS.lstrip("/")
+    path.mkdir(parents=True, exist_ok=True)
+    if not os.path.ismount(path):
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6g,mode=0777", "tmpfs", str(path)], check=True)
+
+
+def _own_names(source_tmpfs: bool = False) -> None:
+    """Servers, snapshot and binlog copies under names of this bench's own (another bench may run);
+    ``source_tmpfs``: the sources' data directories on :data:`SOURCE_TMPFS`."""
     real = rc.realservers
+    if source_tmpfs:
+        _source_tmpfs()
 
     class Server(real.MySQLServer):
         def __init__(self, name, port, options=(), **kw):
             super().__init__(name.replace("bench-", f"{TAG}-"), port, options, **kw)
+
+        @property
+        def datadir(self) -> str:
+            if source_tmpfs and "source" in self.name:
+                return f"{SOURCE_TMPFS}/{self.name}"
+            return super().datadir
 
     proxy = types.SimpleNamespace(**{k: getattr(real, k) for k in dir(real) if not k.startswith("__")})
     proxy.MySQLServer = Server
@@ -79,6 +101,8 @@ def live_model(config: str, workers: int, window: float, n: int, served: list[st
     rep.options = [*rep.options, "--performance-schema-consumer-events-transactions-history-long=ON",
                    "--performance-schema-consumer-events-stages-current=ON",
                    "--performance-schema-consumer-events-stages-history-long=ON",
+                   "--performance-schema-consumer-events-waits-current=ON",
+                   "--performance-schema-consumer-events-waits-history-long=ON",
                    "--performance-schema-instrument=stage/sql/Waiting for an event from Coordinator=ON",
                    "--performance-schema-instrument=stage/sql/Waiting for preceding transaction to commit=ON"]
     rep.fresh = True
@@ -136,10 +160,12 @@ def main() -> int:
                     help="with --calibrate-on served: transactions/s the source sends while calibrating")
     ap.add_argument("--pin", action="store_true",
                     help="the replica on CPU 1, the source, sysbench and this script on CPU 0: they do not "
-                         "share a core, as on two hosts (the replica then has one core: the model says so)")
+                         "share a core, and the sources' data directories on a tmpfs (their writes do not "
+                         "share the replica's disk), as on two hosts (the replica then has one core: the "
+                         "model says so)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    _own_names()
+    _own_names(source_tmpfs=args.pin)
     if args.pin:
         os.sched_setaffinity(0, {0})   # inherited by the servers and sysbench started from here
         rc.PIN_REPLICA = 1

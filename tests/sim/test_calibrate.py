@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from lagadvisor.sim.calibrate import (fit_any, fit_samples, fit_scaled, fit_workers, held_out_band, lagging_pieces,
                                       redo_share_of)
-from lagadvisor.sim.live import alone_gtids, busy_gaps, own_times
+from lagadvisor.sim.live import alone_gtids, busy_gaps, fsync_overlap, own_times
 from lagadvisor.sim.model import CostModel
 
 
@@ -216,6 +216,24 @@ def test_own_times_take_the_worker_waits_inside_each_transaction_out():
     # a transaction started while another ran is back to back too
     both = own_times({**trx, (1, 40): ("g4", 1, 1_100 * us, 1_200 * us)}, {})
     assert both[(1, 40)] == ("g4", 100.0, True)
+
+
+def test_fsync_overlap_tells_one_at_a_time_from_at_once():
+    us = 1_000_000
+    # 30 binlog fsyncs of 300 us, each with a redo fsync started 100 us into it (200 us left of
+    # the binlog's), and 30 redo fsyncs of 250 us started with nothing running
+    def storage(serial: bool):
+        out = []
+        for k in range(30):
+            t = k * 10_000 * us
+            out.append((False, t, t + 300 * us))
+            out.append((True, t + 100 * us, t + (100 + 200 * serial + 250) * us))
+            out.append((True, t + 5_000 * us, t + 5_250 * us))
+        return out
+    assert fsync_overlap(storage(True)) == (pytest.approx(1.0), 30)    # waited for all that was left
+    assert fsync_overlap(storage(False)) == (pytest.approx(0.0), 30)   # ran at once
+    # too few concurrent fsyncs to tell
+    assert fsync_overlap(storage(True)[:30]) == (None, 10)
 
 
 def test_pieces_stay_bounded_and_spread_over_a_long_catch_up():

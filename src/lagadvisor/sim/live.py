@@ -67,6 +67,12 @@ WAIT_STAGES = ("stage/sql/Waiting for an event from Coordinator",
 INSTRUMENTS = ("transaction", REDO, BINLOG, *WAIT_STAGES)
 CONSUMERS = ("global_instrumentation", "thread_instrumentation", "events_transactions_history_long",
              "events_stages_current", "events_stages_history_long")
+#: Optional: with these on, each fsync of the redo log and the binlog is timed, and whether the
+#: replica's storage runs the two at once is measured (:func:`fsync_overlap`).
+FSYNC_CONSUMERS = ("events_waits_current", "events_waits_history_long")
+#: Fsyncs started while one of the other file was running, needed to tell.
+MIN_CONCURRENT_FSYNCS = 20
+
 #: A transaction the replica started within this long after it finished another ran back to back,
 #: as a backlog is applied (no wake-up from idle, warm caches).
 WARM_PS = 100 * 1_000_000
@@ -141,6 +147,7 @@ def check_setup(conn) -> dict:
                     f"performance_schema consumer {name} is off: UPDATE performance_schema.setup_consumers SET "
                     f"ENABLED='YES' WHERE NAME='{name}' (my.cnf: "
                     f"performance-schema-consumer-{name.replace('_', '-')}=ON)")
+        settings["fsync_waits"] = all(consumers.get(name) == "YES" for name in FSYNC_CONSUMERS)
         threads = _rows(cur, "SELECT ENABLED FROM performance_schema.setup_threads WHERE NAME = %s", (WORKER_THREAD,))
         if threads and threads[0][0] != "YES":
             raise SetupError(f"performance_schema does not instrument the applier workers: UPDATE "
@@ -178,6 +185,45 @@ def _poll_waits(cur, into: dict) -> None:
                  "WHERE t.NAME = %s AND h.EVENT_NAME IN (%s, %s) AND h.TIMER_END IS NOT NULL",
             (WORKER_THREAD, *WAIT_STAGES)):
         into[(tid, eid)] = (int(start), int(end))
+
+
+def _poll_fsyncs(cur, into: dict) -> None:
+    for tid, eid, name, start, end in _rows(
+            cur, "SELECT THREAD_ID, EVENT_ID, EVENT_NAME, TIMER_START, TIMER_END "
+                 "FROM performance_schema.events_waits_history_long "
+                 "WHERE EVENT_NAME IN (%s, %s) AND OPERATION = 'sync' AND TIMER_END IS NOT NULL", (REDO, BINLOG)):
+        into[(tid, eid)] = (name == REDO, int(start), int(end))
+
+
+def fsync_overlap(fsyncs) -> tuple[float | None, int]:
+    """Whether this storage runs a redo log fsync and a binlog fsync at once (InnoDB's log
+    flusher fsyncs the next group's redo while the binlog's sync stage fsyncs the previous
+    group's binlog: log0write.cc, binlog.cc ``ordered_commit``) or one after the other.
+    ``fsyncs``: (is redo, start, end) in picoseconds. For each fsync started while one of the
+    other file ran, its time over its kind's mean time when started with none running, in
+    units of what was left of the other: 0 when they overlap, 1 when it waited for the other.
+    Returns (the mean of that, how many such fsyncs); None with fewer than
+    :data:`MIN_CONCURRENT_FSYNCS`."""
+    from bisect import bisect_left
+
+    spans = {True: sorted((a, b) for r, a, b in fsyncs if r), False: sorted((a, b) for r, a, b in fsyncs if not r)}
+    alone: dict[bool, list[float]] = {True: [], False: []}
+    concurrent: list[tuple[bool, float, float]] = []   # (kind, duration, left of the other)
+    for kind in (True, False):
+        other = spans[not kind]
+        starts = [a for a, _ in other]
+        for a, b in spans[kind]:
+            k = bisect_left(starts, a) - 1   # the other file's last fsync started before this one
+            left = other[k][1] - a if k >= 0 else 0
+            if left > 0:
+                concurrent.append((kind, b - a, left))
+            else:
+                alone[kind].append(b - a)
+    mean = {k: sum(v) / len(v) for k, v in alone.items() if v}
+    used = [(d - mean[k]) / left for k, d, left in concurrent if k in mean]
+    if len(used) < MIN_CONCURRENT_FSYNCS:
+        return None, len(used)
+    return sum(min(1.5, max(-0.5, u)) for u in used) / len(used), len(used)
 
 
 def own_times(trx: dict, waits: dict) -> dict:
@@ -275,6 +321,8 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         raise ConfigError(f"cannot connect to the replica: {err.args[-1] if err.args else err}") from None
     seen: dict = {}
     waits: dict = {}
+    fsyncs: dict = {}
+    fsyncs_before: dict = {}
     try:
         server = check_setup(conn)
         if on_start is not None:
@@ -284,12 +332,16 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
             seen_before: dict = {}  # what is already in the history is before the window
             _poll_transactions(cur, seen_before)
             _poll_waits(cur, waits)
+            if server["fsync_waits"] and server["durable"]:
+                _poll_fsyncs(cur, fsyncs_before)
             file0, pos0 = _position(cur)
             t0 = clock()
             while clock() - t0 < window_s:
                 sleep(min(poll_s, max(0.0, window_s - (clock() - t0))))
                 _poll_transactions(cur, seen)
                 _poll_waits(cur, waits)
+                if server["fsync_waits"] and server["durable"]:
+                    _poll_fsyncs(cur, fsyncs)
                 if on_tick is not None:
                     on_tick(clock() - t0, len(set(seen) - set(seen_before)))
             io1 = _file_io(cur)
@@ -345,10 +397,12 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     band, checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, model, m)) if scaled else None)
     # A backlog is applied back to back. The alone transactions that started back to back with
     # another (no wake-up from idle, warm caches) set the level: the fit's costs are scaled by
-    # their time over what the fit gives them (a ratio of two sums: from 30 of them).
+    # their time over what the fit gives them (a ratio of two sums: from 30 of them), never up:
+    # back to back is no slower for the replica itself, and when it measures slower, what came
+    # in the same burst (other work on the host) was the cause, which a catch-up does not have.
     back = 1.0
     if from_alone and len(warm_samples) >= 30 and fit.total(warm_samples) > 0:
-        back = sum(x[0] for x in warm_samples) / fit.total(warm_samples)
+        back = min(1.0, sum(x[0] for x in warm_samples) / fit.total(warm_samples))
         fit = replace(fit, intercept=fit.intercept * back, insert_us=fit.insert_us * back,
                       update_us=fit.update_us * back, delete_us=fit.delete_us * back)
     # fit_samples spreads the outliers' time over the costs (right for a one-worker catch-up, where
@@ -379,6 +433,10 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
                     **({"redo_flush_us": redo_us, "flush_us": bin_us} if server["durable"] else {}))
     if cores:
         model = replace(model, cores=cores)
+    # Durable: one fsync at a time on this storage, or the redo's and the binlog's at once.
+    waited, concurrent = fsync_overlap([f for k, f in fsyncs.items() if k not in fsyncs_before]) if fsyncs else (None, 0)
+    if waited is not None:
+        model = replace(model, fsync_devices=1 if waited >= 0.5 else 2)
     lags.sort()
     evidence = {
         "window_seconds": window_s, "workers": workers, "durable": server["durable"],
@@ -390,13 +448,21 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "redo_fsyncs": d_redo[0], "redo_fsync_mean_us": round(redo_us, 1),
         "binlog_fsyncs": d_bin[0], "binlog_fsync_mean_us": round(bin_us, 1),
         "fsync_us_per_transaction": round(fsync_per_trx, 1),
+        "fsync_overlap": ("not durable" if not server["durable"] else
+                          "not measured: consumers events_waits_current and events_waits_history_long are off"
+                          if not server["fsync_waits"] else
+                          f"too few fsyncs started while the other file's ran ({concurrent})" if waited is None else
+                          f"{'one after the other' if waited >= 0.5 else 'at once'}: of {concurrent} fsyncs "
+                          f"started while the other file's ran, the time waited for it was {waited:.0%} of what "
+                          "was left of it"),
+        "fsync_devices": model.fsync_devices,
         "busy_commit_gaps": busy_n, "busy_commit_gap_mean_us": round(busy_us, 1),
         "waits_taken_out_us_per_transaction": round((raw_us - sum(timed.values())) / max(1, len(timed)), 1),
         "wait_stages": len(waits),
         "samples_back_to_back": len(warm_samples), "back_to_back_factor": round(back, 4),
         "mean_alone_us": {"back_to_back": _mean(s[0] for s in warm_samples),
                           "after_idle": _mean(x[0] for g, x in alone_by.items() if g not in warm)},
-        "commit_us_from": ("transactions applied alone, scaled to the back-to-back ones" if back != 1.0 else
+        "commit_us_from": ("transactions applied alone, scaled to the back-to-back ones" if back < 1.0 else
                            "transactions applied alone" if from_alone else
                            "busy commit gaps" if server["durable"] and busy_n >= 50 else "worker-time intercept"),
         "samples_alone": len(alone_samples) if from_alone else 0,
