@@ -19,6 +19,10 @@ the replica is calibrated while it serves the workload's own shape at a rate it 
 calibrated on its everyday traffic, and the backlog it later has to catch up (other
 transactions, 8 clients at full speed, measured on other servers) is predicted from that.
 
+``--pin``: the replica on its own core and the sources' data directories on a tmpfs, so that
+neither its CPU nor its disk is shared with the source (as on two hosts; the replica then has one
+core).
+
 Prints and writes (``--out``) absolute time and speedup errors. Outside CI (minutes).
 Usage: python3 bench/live_calibrate.py [--configs relaxed,durable] [--events 6000] [--repeat 3]
 """
