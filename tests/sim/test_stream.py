@@ -146,3 +146,22 @@ def test_fact_store_spills_to_the_cache_dir_and_reads_back(tmp_path, monkeypatch
     assert mem.first_ts == disk.first_ts == 10**15 + 1 and disk.last_ts == 10**15 + 20
     assert [off for off, _ in disk.chunks()] == [0, 7, 12]
     disk.close()
+
+
+def _chart_by_sorting(commit, arrival):
+    pairs = sorted(zip(commit, (c - a for c, a in zip(commit, arrival))))
+    step = max(1, len(pairs) // 200)
+    return [[round(c / 1e6, 6), round(lag / 1e6, 6)] for c, lag in pairs[::step]]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_chart_points_are_the_sorted_pairs_every_200th(seed):
+    # commits in order with ties (a group commits at one time) or out of order: the same points
+    # as sorting every (commit, lag) pair
+    rnd = random.Random(seed)
+    n = rnd.choice([0, 1, 7, 199, 200, 201, 999, 4000])
+    commit = sorted(rnd.choice([rnd.random() * 1e6, rnd.randint(0, 40) * 1000.0]) for _ in range(n))
+    if seed % 3 == 0 and n > 2:
+        commit[n // 2], commit[n // 3] = commit[n // 3], commit[n // 2]
+    arrival = [c - rnd.random() * 1000 for c in commit]
+    assert stream.chart_points(array("d", commit), array("d", arrival)) == _chart_by_sorting(commit, arrival)

@@ -165,12 +165,34 @@ def _exact_stats(s: SimSummary, commit: array, arrival: array, threshold_s: floa
     res = SimResult(s.workers, s.apply_us, commit, arrival)
     p50, p99, mx, above, series = lag_stats(res, threshold_s)
     s.lag_p50_us, s.lag_p99_us, s.lag_max_us, s.above_us, s.series = p50 * 1e6, p99 * 1e6, mx * 1e6, above * 1e6, series
-    if chart:  # report.advice's points: sorted by (commit, lag), every len // 200-th
-        pairs = sorted(zip(commit, (c - a for c, a in zip(commit, arrival))))
-        step = max(1, len(pairs) // 200)
-        s.chart = [[round(c / 1e6, 6), round(lag / 1e6, 6)] for c, lag in pairs[::step]]
+    if chart:
+        s.chart = chart_points(commit, arrival)
     if window_s:
         s.windows = lag_windows(arrival, commit, window_s, threshold_s, origin_us)
+
+
+def chart_points(commit: array, arrival: array) -> list[list[float]]:
+    """report.advice's points: (commit, lag) pairs sorted by (commit, lag), every len // 200-th,
+    in seconds. Commits come in order (commit order preserved, or a run that happens to keep
+    it): then only the ties of each point are sorted, not the whole run."""
+    n = len(commit)
+    step = max(1, n // 200)
+    if any(commit[i] < commit[i - 1] for i in range(1, n)):
+        pairs = sorted(zip(commit, (c - a for c, a in zip(commit, arrival))))
+        return [[round(c / 1e6, 6), round(lag / 1e6, 6)] for c, lag in pairs[::step]]
+    out, ties = [], {}
+    for k in range(0, n, step):
+        c = commit[k]
+        lo = k
+        while lo > 0 and commit[lo - 1] == c:
+            lo -= 1
+        if lo not in ties:  # the commits equal to this one, their lags sorted (once per tie)
+            hi = k + 1
+            while hi < n and commit[hi] == c:
+                hi += 1
+            ties = {lo: sorted(commit[j] - arrival[j] for j in range(lo, hi))}
+        out.append([round(c / 1e6, 6), round(ties[lo][k - lo] / 1e6, 6)])
+    return out
 
 
 def _approx_stats(s: SimSummary, p50, p99, mx, above, series, windows, window_s: float, n: int) -> None:
