@@ -171,6 +171,9 @@ def main() -> int:
     args = ap.parse_args()
     _own_names(source_tmpfs=args.pin)
     if args.pin:
+        import atexit
+        atexit.register(_unmount_source_tmpfs)   # the sources' data leave memory with the bench
+    if args.pin:
         os.sched_setaffinity(0, {0})   # inherited by the servers and sysbench started from here
         rc.PIN_REPLICA = 1
     workers = [int(x) for x in args.workers.split(",")]
@@ -229,6 +232,12 @@ def main() -> int:
               f"{r['predicted_seconds']:.2f} | {r['time_error']:+.1%} | +-{r['band']:.1%} | "
               f"{r['measured_speedup']:.2f}x | {r['predicted_speedup']:.2f}x | {r['speedup_error']:+.1%} |")
     return 0
+
+
+def _unmount_source_tmpfs() -> None:
+    path = rc.realservers.chroot_root() / SOURCE_TMPFS.lstrip("/")
+    if os.path.ismount(path):
+        subprocess.run(["umount", str(path)], check=False)
 
 
 if __name__ == "__main__":
