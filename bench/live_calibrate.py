@@ -63,8 +63,12 @@ def _free_port() -> int:
 SOURCE_TMPFS = "/var/lib/lagadvisor-tmpfs"
 
 
+def _tmpfs_path() -> Path:
+    return rc.realservers.chroot_root() / SOURCE_TMPFS.lstrip("/")
+
+
 def _source_tmpfs() -> None:
-    path = rc.realservers.chroot_root() / SOURCE_TMPFS.lstrip("/")
+    path = _tmpfs_path()
     path.mkdir(parents=True, exist_ok=True)
     if not os.path.ismount(path):
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6g,mode=0777", "tmpfs", str(path)], check=True)
@@ -173,7 +177,6 @@ def main() -> int:
     if args.pin:
         import atexit
         atexit.register(_unmount_source_tmpfs)   # the sources' data leave memory with the bench
-    if args.pin:
         os.sched_setaffinity(0, {0})   # inherited by the servers and sysbench started from here
         rc.PIN_REPLICA = 1
     workers = [int(x) for x in args.workers.split(",")]
@@ -235,7 +238,7 @@ def main() -> int:
 
 
 def _unmount_source_tmpfs() -> None:
-    path = rc.realservers.chroot_root() / SOURCE_TMPFS.lstrip("/")
+    path = _tmpfs_path()
     if os.path.ismount(path):
         subprocess.run(["umount", str(path)], check=False)
 

@@ -332,7 +332,8 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
             seen_before: dict = {}  # what is already in the history is before the window
             _poll_transactions(cur, seen_before)
             _poll_waits(cur, waits)
-            if server["fsync_waits"] and server["durable"]:
+            time_fsyncs = server["fsync_waits"] and server["durable"]
+            if time_fsyncs:
                 _poll_fsyncs(cur, fsyncs_before)
             file0, pos0 = _position(cur)
             t0 = clock()
@@ -340,7 +341,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
                 sleep(min(poll_s, max(0.0, window_s - (clock() - t0))))
                 _poll_transactions(cur, seen)
                 _poll_waits(cur, waits)
-                if server["fsync_waits"] and server["durable"]:
+                if time_fsyncs:
                     _poll_fsyncs(cur, fsyncs)
                 if on_tick is not None:
                     on_tick(clock() - t0, len(set(seen) - set(seen_before)))
@@ -400,19 +401,16 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     # their time over what the fit gives them (a ratio of two sums: from 30 of them), never up:
     # back to back is no slower for the replica itself, and when it measures slower, what came
     # in the same burst (other work on the host) was the cause, which a catch-up does not have.
-    back = 1.0
-    if from_alone and len(warm_samples) >= 30 and fit.total(warm_samples) > 0:
-        back = min(1.0, sum(x[0] for x in warm_samples) / fit.total(warm_samples))
-        fit = replace(fit, intercept=fit.intercept * back, insert_us=fit.insert_us * back,
-                      update_us=fit.update_us * back, delete_us=fit.delete_us * back)
+    warm_fitted = fit.total(warm_samples) if from_alone and len(warm_samples) >= 30 else 0.0
+    back = min(1.0, sum(x[0] for x in warm_samples) / warm_fitted) if warm_fitted > 0 else 1.0
     # fit_samples spreads the outliers' time over the costs (right for a one-worker catch-up, where
     # every gap is the applier's own time). Here an outlier is mostly a worker waiting: for its
     # turn to commit (replica_preserve_commit_order), or for a core the server's other threads
     # hold; neither is apply cost, and the simulation adds commit-order waits itself: the
     # coefficients of the outlier-free fit are used, and the factor is reported as evidence.
     unstall = 1.0 / fit.stall_factor if fit.stall_factor > 0 else 1.0
-    fit = replace(fit, intercept=fit.intercept * unstall, insert_us=fit.insert_us * unstall,
-                  update_us=fit.update_us * unstall, delete_us=fit.delete_us * unstall)
+    fit = replace(fit, intercept=fit.intercept * back * unstall, insert_us=fit.insert_us * back * unstall,
+                  update_us=fit.update_us * back * unstall, delete_us=fit.delete_us * back * unstall)
     if from_alone:
         commit = fit.intercept - model.dispatch_us - model.trx_us
     else:

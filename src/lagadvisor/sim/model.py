@@ -56,8 +56,9 @@ class CostModel:
                                    # MySQL 9.7.4, tables of 2k-40k rows, R^2 0.9999)
     multi_worker_cpu: float = 1.09  # worker CPU factor with >= 2 workers on >= 2 cores (worker_cpu)
     cores: int = 2
-    fsync_devices: int = 1         # 1: redo log and binlog on one device/filesystem, one fsync at a
-                                   # time; 2: on separate devices, their fsyncs overlap
+    fsync_devices: int = 1         # 1: redo log and binlog fsyncs one at a time (one device or
+                                   # filesystem that serializes them); 2: they overlap (separate
+                                   # devices, or storage that runs both at once: calibrate --host)
     error_band: float = 0.0        # not a cost: the relative half-width of an absolute time predicted
                                    # with this model, from its calibration's held-out checks
                                    # (sim.calibrate.held_out_band); 0 = not calibrated (built-in or by hand)
