@@ -213,9 +213,13 @@ def test_own_times_take_the_worker_waits_inside_each_transaction_out():
     # a wait that runs past the transaction's end counts up to its end; another thread's, not at all
     assert own[(2, 20)] == ("g2", 340.0, True)
     assert own[(2, 30)] == ("g3", 200.0, False)
-    # a transaction started while another ran is back to back too
+    # not when another worker's transaction ran during it (both lose it), nor for the first
     both = own_times({**trx, (1, 40): ("g4", 1, 1_100 * us, 1_200 * us)}, {})
-    assert both[(1, 40)] == ("g4", 100.0, True)
+    assert both[(1, 40)] == ("g4", 100.0, False)
+    assert both[(2, 20)][2] is False and both[(1, 10)][2] is False
+    # one that started before g3 began and ended after it started overlaps it too
+    late = own_times({**trx, (1, 50): ("g5", 1, 4_990 * us, 5_010 * us)}, {})
+    assert late[(2, 30)][2] is False and late[(1, 50)][2] is False
 
 
 def test_fsync_overlap_tells_one_at_a_time_from_at_once():

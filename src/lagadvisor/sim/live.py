@@ -29,9 +29,9 @@ commit; durable, other groups' fsyncs on the one device), so the fit is taken fr
 transactions the replica applied alone when the window has at least 200 of them
 (:func:`alone_gtids`, from the replica's binlog: nothing in flight when one arrived, nothing
 arriving before it committed), durable less their own two fsyncs (the instruments' mean
-latencies); the fit's costs are then scaled to the ones started back to back with another
-(within 100 us of one's end, as a backlog is applied: no wake-up from idle, warm caches) when
-there are at least 30 (their time over the fit's). Without enough of them, a durable ``commit_us`` is the mean gap between commits
+latencies); the fit's costs are then scaled to the transactions a worker applied back to back
+(started within 100 us of another's end, no other in the workers while it ran: a backlog's
+conditions, no wake-up from idle) when there are at least 30 (their time over the fit's). Without enough of them, a durable ``commit_us`` is the mean gap between commits
 while the next transaction was already waiting (:func:`busy_gaps`) less the fsync time per
 transaction. The redo and binlog fsyncs per group are their instruments' mean fsync latency. The held-out checks
 of the fit (:func:`calibrate.held_out_band`) give the model's ``error_band``.
@@ -231,7 +231,8 @@ def own_times(trx: dict, waits: dict) -> dict:
     thread, TIMER_START, TIMER_END), ``waits`` a key (thread, event) to a wait stage's (TIMER_START,
     TIMER_END), picoseconds. The transaction's time less the wait stages of its thread inside it
     (a thread's stages follow one another: they do not overlap). Returns key -> (GTID, us,
-    started back to back: within :data:`WARM_PS` of another transaction's end, or while one ran)."""
+    applied back to back: no other worker's transaction ran during it, and one ended within
+    :data:`WARM_PS` before it started, as a backlog is applied by one worker)."""
     from bisect import bisect_left, bisect_right
 
     by_thread: dict[int, list[tuple[int, int]]] = {}
@@ -251,10 +252,10 @@ def own_times(trx: dict, waits: dict) -> dict:
         while k < len(spans) and spans[k][0] < b:
             waited += max(0, min(b, spans[k][1]) - max(a, spans[k][0]))
             k += 1
-        # another transaction ended just before this one started, or was running when it did
+        # the others: started before it ended, less those that ended before it started (and itself)
+        overlapping = bisect_left(starts, b) - bisect_right(ends, a) - 1
         before = bisect_right(ends, a)
-        running = bisect_right(starts, a) - 1 - before  # started before a (not this one), not ended
-        warm = running > 0 or (before > 0 and a - ends[before - 1] <= WARM_PS)
+        warm = overlapping == 0 and before > 0 and a - ends[before - 1] <= WARM_PS
         out[key] = (gtid, max(0, b - a - waited) / 1e6, warm)
     return out
 
@@ -391,17 +392,22 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     alone_by = {g: (max(0.0, us - own_fsync), *shapes[g][:3], shapes[g][3])
                 for g, us in timed.items() if g in shapes and g in alone}
     alone_samples = list(alone_by.values())
-    warm_samples = [x for g, x in alone_by.items() if g in warm]
+    # applied back to back by one worker, nothing else in its workers (performance_schema's
+    # timeline, :func:`own_times`): a backlog's conditions, whether or not it arrived alone
+    warm_samples = [(max(0.0, timed[g] - own_fsync), *shapes[g][:3], shapes[g][3])
+                    for g in warm if g in shapes]
     from_alone = len(alone_samples) >= 200
     samples = alone_samples if from_alone else all_samples
     fit, scaled = fit_any(samples, model)
     band, checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, model, m)) if scaled else None)
-    # A backlog is applied back to back. The alone transactions that started back to back with
-    # another (no wake-up from idle, warm caches) set the level: the fit's costs are scaled by
-    # their time over what the fit gives them (a ratio of two sums: from 30 of them), never up:
+    # A backlog is applied back to back. The transactions a worker started within WARM_PS of
+    # another's end with no other transaction in the workers (no wake-up from idle, warm caches:
+    # on a replica in service, most transactions start after an idle gap, and cost more the
+    # longer the gap) set the level: the fit's costs are scaled by their time over what the fit
+    # gives them (a ratio of two sums: from 30 of them), never up:
     # back to back is no slower for the replica itself, and when it measures slower, what came
     # in the same burst (other work on the host) was the cause, which a catch-up does not have.
-    warm_fitted = fit.total(warm_samples) if from_alone and len(warm_samples) >= 30 else 0.0
+    warm_fitted = fit.total(warm_samples) if len(warm_samples) >= 30 else 0.0
     back = min(1.0, sum(x[0] for x in warm_samples) / warm_fitted) if warm_fitted > 0 else 1.0
     # fit_samples spreads the outliers' time over the costs (right for a one-worker catch-up, where
     # every gap is the applier's own time). Here an outlier is mostly a worker waiting: for its
@@ -458,9 +464,10 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "waits_taken_out_us_per_transaction": round((raw_us - sum(timed.values())) / max(1, len(timed)), 1),
         "wait_stages": len(waits),
         "samples_back_to_back": len(warm_samples), "back_to_back_factor": round(back, 4),
-        "mean_alone_us": {"back_to_back": _mean(s[0] for s in warm_samples),
-                          "after_idle": _mean(x[0] for g, x in alone_by.items() if g not in warm)},
-        "commit_us_from": ("transactions applied alone, scaled to the back-to-back ones" if back < 1.0 else
+        "mean_own_us": {"back_to_back": _mean(s[0] for s in warm_samples),
+                        "alone_after_idle": _mean(x[0] for g, x in alone_by.items() if g not in warm)},
+        "commit_us_from": ("transactions applied alone, scaled to the back-to-back ones" if back < 1.0 and from_alone else
+                           "every transaction, scaled to the back-to-back ones" if back < 1.0 else
                            "transactions applied alone" if from_alone else
                            "busy commit gaps" if server["durable"] and busy_n >= 50 else "worker-time intercept"),
         "samples_alone": len(alone_samples) if from_alone else 0,
