@@ -25,7 +25,7 @@ const PREFIX: u8 = 0;
 const SPECIFIC: u8 = 1;
 
 // Event kinds (engine.py): DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF,
-// REDO_DONE.
+// REDO_DONE, FSYNC_CPU.
 const DISPATCH_DONE: u8 = 0;
 const APPLY_DONE: u8 = 1;
 const FLUSH_DONE: u8 = 2;
@@ -34,6 +34,7 @@ const SYNC_DONE: u8 = 4;
 const CPU_DONE: u8 = 5;
 const HANDOFF: u8 = 6;
 const REDO_DONE: u8 = 7;
+const FSYNC_CPU: u8 = 8;
 
 /// One queue entry: `key` is a time (event queue) or a virtual finish (processor sharing).
 /// `i` is a transaction index, or the version for CPU_DONE; `lo..hi` is a commit group, as a
@@ -100,6 +101,7 @@ pub struct Costs {
     pub handoff_us: f64,
     pub cores: f64,
     pub fsync_devices: i64,
+    pub fsync_cpu: f64,
 }
 
 /// The replica settings the engine reads (ReplicaConfig fields).
@@ -491,16 +493,26 @@ impl Sim {
         }
     }
 
+    /// engine.py `fsync_start`: the fsync ends `us` later; the thread waiting for it takes
+    /// `fsync_cpu` of that in CPU meanwhile.
+    fn fsync_start(&mut self, now: f64, kind: u8, lo: u64, hi: u64) {
+        let us = self.fsync_us(kind);
+        self.push(now + us, kind, -1, lo, hi);
+        if self.cost.fsync_cpu > 0.0 && us > 0.0 {
+            self.run_cpu(self.cost.fsync_cpu * us, FSYNC_CPU, -1, 0, 0);
+        }
+    }
+
     /// engine.py `fsync`: one fsync at a time when the redo log and the binlog share a device.
     fn fsync(&mut self, now: f64, kind: u8, lo: u64, hi: u64) {
         let us = self.fsync_us(kind);
         if !self.shared_disk || us <= 0.0 {
-            self.push(now + us, kind, -1, lo, hi);
+            self.fsync_start(now, kind, lo, hi);
         } else if self.disk_busy {
             self.disk_queue.push_back((kind, lo, hi));
         } else {
             self.disk_busy = true;
-            self.push(now + us, kind, -1, lo, hi);
+            self.fsync_start(now, kind, lo, hi);
         }
     }
 
@@ -512,8 +524,7 @@ impl Sim {
         self.disk_busy = false;
         if let Some((k, lo, hi)) = self.disk_queue.pop_front() {
             self.disk_busy = true;
-            let us = self.fsync_us(k);
-            self.push(now + us, k, -1, lo, hi);
+            self.fsync_start(now, k, lo, hi);
         }
     }
 
@@ -915,8 +926,8 @@ impl LagAcc {
     }
 }
 
-/// `StreamSim(workers, preserve_commit_order, durable, pending_jobs_size_max, costs (7 floats:
-/// dispatch, dispatch/byte, commit, flush, handoff, redo flush, cores), fsync_devices,
+/// `StreamSim(workers, preserve_commit_order, durable, pending_jobs_size_max, costs (8 floats:
+/// dispatch, dispatch/byte, commit, flush, handoff, redo flush, cores, fsync CPU), fsync_devices,
 /// work_scale, cap, threshold_us, window_us, origin_us)`: one simulation fed in chunks
 /// (`feed`), with its lag statistics gathered as it commits (`finish`).
 #[pyclass(module = "lagadvisor._native")]
@@ -933,7 +944,7 @@ impl StreamSim {
         preserve_commit_order: bool,
         durable: bool,
         pending_jobs_size_max: i64,
-        costs: [f64; 7],
+        costs: [f64; 8],
         fsync_devices: i64,
         work_scale: f64,
         cap: usize,
@@ -951,6 +962,7 @@ impl StreamSim {
             redo_flush_us: costs[5],
             cores: costs[6].max(1.0),
             fsync_devices,
+            fsync_cpu: costs[7],
         };
         let acc = LagAcc::new(cap, threshold_us, window_us, origin_us);
         StreamSim { sim: Sim::new(cfg, cost, work_scale, Sink::Acc(Box::new(acc))) }
@@ -1104,7 +1116,7 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
 
 /// `sim_run(arrival_us, work_us, nbytes, need, need_kind, workers, preserve_commit_order,
 /// durable, pending_jobs_size_max, dispatch_us, dispatch_byte_us, commit_us, flush_us, handoff_us,
-/// cores, redo_flush_us, fsync_devices)`:
+/// cores, redo_flush_us, fsync_devices, fsync_cpu)`:
 /// columns as bytes of array('d'), ('d'), ('q'), ('q'), ('b'). Returns `(apply_us, busy_us,
 /// dependency_wait_us, worker_wait_us, flushes, commit_us bytes of array('d'))`.
 #[pyfunction]
@@ -1128,6 +1140,7 @@ fn sim_run<'py>(
     cores: i64,
     redo_flush_us: f64,
     fsync_devices: i64,
+    fsync_cpu: f64,
 ) -> PyResult<(f64, f64, f64, f64, i64, Bound<'py, PyBytes>)> {
     let arrival = f64s(arrival_us, "arrival_us")?;
     let work = f64s(work_us, "work_us")?;
@@ -1154,6 +1167,7 @@ fn sim_run<'py>(
         handoff_us,
         cores: cores.max(1) as f64,
         fsync_devices,
+        fsync_cpu,
     };
     let out = py.allow_threads(|| simulate(&input, cfg, cost)).map_err(PyRuntimeError::new_err)?;
     let commit = PyBytes::new_bound(py, &f64_bytes(&out.commit_us));

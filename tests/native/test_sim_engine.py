@@ -58,6 +58,9 @@ COSTS = {
     "redo": CostModel(redo_flush_us=210.0, flush_us=190.0),
     # ... on separate devices (the two fsyncs overlap)
     "redo_2dev": CostModel(redo_flush_us=210.0, flush_us=190.0, fsync_devices=2),
+    # ... with the committing threads on a CPU for part of each fsync, on one core
+    "fsync_cpu": CostModel(redo_flush_us=210.0, flush_us=190.0, fsync_cpu=0.38, cores=1),
+    "fsync_cpu_1dev": CostModel(redo_flush_us=210.0, flush_us=190.0, fsync_cpu=0.7, fsync_devices=2, cores=2),
 }
 
 
@@ -178,10 +181,12 @@ works = st.one_of(st.integers(0, 8).map(lambda v: v * 12.5), st.floats(0, 5000, 
        st.integers(1, 5), st.sampled_from([0.0, 30.0, 154.3]), st.sampled_from([0.0, 12.0, 60.0]),
        st.sampled_from([0.0, 438.5]), st.sampled_from([0.0, 7.5]),
        st.sampled_from([128 * 1024 * 1024, 2 * 10**6, 1]), st.sampled_from([0.0, 0.0173, 1.7]),
-       st.sampled_from([1.0, 1.13]), st.sampled_from([0.0, 210.0, 0.1]), st.sampled_from([1, 2]))
+       st.sampled_from([1.0, 1.13]), st.sampled_from([0.0, 210.0, 0.1]), st.sampled_from([1, 2]),
+       st.sampled_from([0.0, 0.38, 1.0]))
 def test_native_matches_python_on_random_inputs(rows, workers, durable, preserve, sort_arrivals, cores,
                                                 commit_us, dispatch_us, flush_us, handoff_us, pending_max,
-                                                dispatch_byte_us, multi_worker_cpu, redo_flush_us, fsync_devices):
+                                                dispatch_byte_us, multi_worker_cpu, redo_flush_us, fsync_devices,
+                                                fsync_cpu):
     arrivals = [r[0] for r in rows]
     if sort_arrivals:
         arrivals.sort()
@@ -189,7 +194,7 @@ def test_native_matches_python_on_random_inputs(rows, workers, durable, preserve
             for i, (_, w, b, back, kind) in enumerate(rows)]
     cost = CostModel(cores=cores, commit_us=commit_us, dispatch_us=dispatch_us, flush_us=flush_us,
                      handoff_us=handoff_us, dispatch_byte_us=dispatch_byte_us, multi_worker_cpu=multi_worker_cpu,
-                     redo_flush_us=redo_flush_us, fsync_devices=fsync_devices)
+                     redo_flush_us=redo_flush_us, fsync_devices=fsync_devices, fsync_cpu=fsync_cpu)
     both(SimInput.of(trxs), ReplicaConfig(workers, preserve, durable, pending_max), cost,
          (workers, preserve, durable))
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from lagadvisor.sim.calibrate import (fit_any, fit_samples, fit_scaled, fit_workers, held_out_band, lagging_pieces,
                                       redo_share_of)
-from lagadvisor.sim.live import alone_gtids, busy_gaps, fsync_overlap, own_times
+from lagadvisor.sim.live import alone_gtids, busy_gaps, fsync_overlap, fsync_waits, own_times
 from lagadvisor.sim.model import CostModel
 
 
@@ -220,6 +220,26 @@ def test_own_times_take_the_worker_waits_inside_each_transaction_out():
     # one that started before g3 began and ended after it started overlaps it too
     late = own_times({**trx, (1, 50): ("g5", 1, 4_990 * us, 5_010 * us)}, {})
     assert late[(2, 30)][2] is False and late[(1, 50)][2] is False
+
+
+def test_fsync_waits_are_the_transactions_own_binlog_fsync_and_the_redo_fsync_it_waited_for():
+    us = 1_000_000
+    trx = {(5, 1): (0, 1_000 * us), (6, 1): (1_100 * us, 1_500 * us), (7, 1): (2_000 * us, 2_600 * us)}
+    fsyncs = {
+        (99, 1): (True, 400 * us, 650 * us),       # the log flusher's redo fsync before (5, 1)'s binlog fsync
+        (99, 2): (True, 800 * us, 950 * us),       # one that ended after it started: not waited for
+        (5, 2): (False, 700 * us, 900 * us),       # (5, 1)'s own binlog fsync
+        (6, 2): (False, 1_000 * us, 1_050 * us),   # thread 6's, but before its transaction: not its own
+        (99, 3): (True, 1_900 * us, 2_100 * us),   # under way when (7, 1) started: waited for in part
+        (7, 2): (False, 2_400 * us, 2_550 * us),
+    }
+    out = fsync_waits(trx, fsyncs)
+    assert out[(5, 1)] == (200.0, 250.0)
+    assert (6, 1) not in out   # no binlog fsync of its own: a follower, or its fsync was not read
+    assert out[(7, 1)] == (150.0, 100.0)
+    # a redo fsync that ended before the transaction started was not waited for
+    assert fsync_waits({(5, 1): (0, 1_000 * us)}, {(5, 2): (False, 700 * us, 900 * us),
+                                                  (99, 1): (True, -300 * us, -10 * us)})[(5, 1)] == (200.0, 0.0)
 
 
 def test_fsync_overlap_tells_one_at_a_time_from_at_once():

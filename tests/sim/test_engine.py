@@ -129,6 +129,25 @@ def test_fsyncs_on_one_device_take_turns():
     assert list(four.commit_us) == [200.0, 340.0, 340.0, 340.0] and four.flushes == 2
 
 
+def test_fsync_cpu_takes_a_share_of_the_cores_while_an_fsync_runs():
+    # The committing thread uses CPU while its fsync runs (InnoDB's wait loop): on 64 cores or
+    # with one worker (nothing else wants the core) the commits are where they were; on one core
+    # with four workers it slows the others' apply, by at most the CPU it adds.
+    base = dict(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
+                redo_flush_us=50.0, flush_us=30.0, fsync_devices=2)
+    for cores, workers in ((64, 4), (1, 1)):
+        off = simulate(_trx(8), ReplicaConfig(workers, durable=True), _cost(**base, cores=cores))
+        on = simulate(_trx(8), ReplicaConfig(workers, durable=True), _cost(**base, cores=cores, fsync_cpu=0.5))
+        assert list(on.commit_us) == list(off.commit_us), (cores, workers)
+    off = simulate(_trx(8), ReplicaConfig(4, durable=True), _cost(**base, cores=1))
+    on = simulate(_trx(8), ReplicaConfig(4, durable=True), _cost(**base, cores=1, fsync_cpu=0.5))
+    assert on.apply_us > off.apply_us
+    assert on.apply_us <= off.apply_us + 0.5 * (50.0 + 30.0) * on.flushes * 2
+    # relaxed: no fsync, nothing changes
+    assert simulate(_trx(8), ReplicaConfig(4, durable=False), _cost(**base, cores=1, fsync_cpu=0.5)).apply_us == \
+        simulate(_trx(8), ReplicaConfig(4, durable=False), _cost(**base, cores=1)).apply_us
+
+
 def test_preserve_commit_order_holds_later_commits():
     # T0 is long, T1 short: with preserve order T1 commits after T0.
     trxs = [SimTrx(0.0, 1000.0, 1, -1), SimTrx(0.0, 10.0, 1, -1)]

@@ -39,7 +39,8 @@ def _stream(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, cuts, cap: int, 
             threshold_us: float = 1e6):
     s = _native.StreamSim(cfg.workers, cfg.preserve_commit_order, cfg.durable, cfg.pending_jobs_size_max,
                           (cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us, cost.handoff_us,
-                           cost.redo_flush_us, float(cost.cores)), cost.fsync_devices, 1.0, cap, threshold_us,
+                           cost.redo_flush_us, float(cost.cores), cost.fsync_cpu), cost.fsync_devices, 1.0, cap,
+                          threshold_us,
                           window_us, 0)
     held = []
     lo = 0

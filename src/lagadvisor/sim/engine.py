@@ -157,7 +157,7 @@ def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
         inp.need_kind.tobytes(), cfg.workers, cfg.preserve_commit_order, cfg.durable,
         cfg.pending_jobs_size_max, cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us,
-        cost.handoff_us, cost.cores, cost.redo_flush_us, cost.fsync_devices)
+        cost.handoff_us, cost.cores, cost.redo_flush_us, cost.fsync_devices, cost.fsync_cpu)
     commit_us = array("d")
     commit_us.frombytes(commit)
     return SimResult(max(0, cfg.workers), apply_us, commit_us, inp.arrival_us, busy_us=busy,
@@ -213,7 +213,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         counter += 1
         heapq.heappush(ps_heap, (vnow + work, counter, kind, i, data))
 
-    DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF, REDO_DONE = range(8)
+    DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF, REDO_DONE, FSYNC_CPU = range(9)
     sync_us = cost.flush_us if cfg.durable else 0.0
     redo_us = cost.redo_flush_us if cfg.durable else 0.0
     committed = bytearray(n)
@@ -313,16 +313,24 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     def fsync_us(kind: int) -> float:
         return redo_us if kind == REDO_DONE else sync_us
 
+    def fsync_start(now: float, kind: int, group: list[int]) -> None:
+        """An fsync starts: it ends ``fsync_us`` later, and the thread waiting for it takes
+        ``fsync_cpu`` of that time in CPU meanwhile (a runnable thread, no completion)."""
+        us = fsync_us(kind)
+        push(now + us, kind, -1, group)
+        if cost.fsync_cpu > 0 and us > 0:
+            run_cpu(now, cost.fsync_cpu * us, FSYNC_CPU)
+
     def fsync(now: float, kind: int, group: list[int]) -> None:
         nonlocal disk_busy
         us = fsync_us(kind)
         if not shared_disk or us <= 0:
-            push(now + us, kind, -1, group)
+            fsync_start(now, kind, group)
         elif disk_busy:
             disk_queue.append((kind, group))
         else:
             disk_busy = True
-            push(now + us, kind, -1, group)
+            fsync_start(now, kind, group)
 
     def fsync_done(now: float, kind: int) -> None:
         """An fsync ended: the device takes the next one waiting."""
@@ -333,7 +341,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         if disk_queue:
             k, g = disk_queue.popleft()
             disk_busy = True
-            push(now + fsync_us(k), k, -1, g)
+            fsync_start(now, k, g)
 
     def enter_commit(i: int, now: float) -> None:
         nonlocal entered_upto

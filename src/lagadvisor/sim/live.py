@@ -28,8 +28,10 @@ rest is ``commit_us``. A worker's time can also hold waits for other transaction
 commit; durable, other groups' fsyncs on the one device), so the fit is taken from the
 transactions the replica applied alone when the window has at least 200 of them
 (:func:`alone_gtids`, from the replica's binlog: nothing in flight when one arrived, nothing
-arriving before it committed), durable less their own two fsyncs (the instruments' mean
-latencies); the fit's costs are then scaled to the transactions a worker applied back to back
+arriving before it committed), durable less their own two fsyncs: with the optional
+``events_waits`` consumers, what each waited for them (its own binlog fsync, and the log
+flusher's redo fsync it waited for, from when it started: :func:`fsync_waits`), which also gives
+the model's per-group fsync times; else the instruments' mean latencies; the fit's costs are then scaled to the transactions a worker applied back to back
 (started within 100 us of another's end, no other in the workers while it ran: a backlog's
 conditions, no wake-up from idle) when there are at least 30 (their time over the fit's). Without enough of them, a durable ``commit_us`` is the mean gap between commits
 while the next transaction was already waiting (:func:`busy_gaps`) less the fsync time per
@@ -72,6 +74,9 @@ CONSUMERS = ("global_instrumentation", "thread_instrumentation", "events_transac
 FSYNC_CONSUMERS = ("events_waits_current", "events_waits_history_long")
 #: Fsyncs started while one of the other file was running, needed to tell.
 MIN_CONCURRENT_FSYNCS = 20
+#: Transactions applied alone whose own fsync waits were read (:func:`fsync_waits`), needed to
+#: take those out instead of the mean fsync latencies.
+MIN_FSYNC_TIMED = 100
 
 #: A transaction the replica started within this long after it finished another ran back to back,
 #: as a backlog is applied (no wake-up from idle, warm caches).
@@ -260,6 +265,45 @@ def own_times(trx: dict, waits: dict) -> dict:
     return out
 
 
+def fsync_waits(trx: dict, fsyncs: dict) -> dict:
+    """How long each transaction waited for its own fsyncs, microseconds (durable, applied
+    alone): ``trx`` maps a key (thread, event) to (TIMER_START, TIMER_END), ``fsyncs`` a key
+    (thread, event) to (is redo, TIMER_START, TIMER_END), picoseconds. Its binlog fsync is its own
+    thread's (the sync stage's leader: binlog.cc ``ordered_commit``); the redo fsync it waited
+    for is the log flusher's last one to end before that binlog fsync started (log0write.cc
+    ``log_wait_for_flush``), counted from when the transaction or that fsync started, whichever
+    is later: a redo fsync already running when the commit asked is waited for only in part,
+    which a mean latency does not say. Returns key -> (binlog fsync us, redo wait us); keys
+    without a binlog fsync of their own are left out."""
+    from bisect import bisect_left
+
+    binlog: dict[int, list[tuple[int, int]]] = {}
+    redo = []
+    for (tid, _eid), (is_redo, a, b) in fsyncs.items():
+        if is_redo:
+            redo.append((b, a))
+        else:
+            binlog.setdefault(tid, []).append((a, b))
+    redo.sort()
+    redo_ends = [b for b, _a in redo]
+    for spans in binlog.values():
+        spans.sort()
+    out = {}
+    for key, (a, b) in trx.items():
+        spans = binlog.get(key[0], [])
+        k = bisect_left(spans, (a, -1))
+        own = [(fa, fb) for fa, fb in spans[k:k + 4] if fa >= a and fb <= b]
+        if not own:
+            continue
+        first = own[0][0]
+        redo_wait = 0
+        r = bisect_left(redo_ends, first + 1) - 1   # the last redo fsync ended by then
+        if r >= 0 and redo[r][0] > a:
+            redo_wait = redo[r][0] - max(a, redo[r][1])
+        out[key] = (sum(fb - fa for fa, fb in own) / 1e6, redo_wait / 1e6)
+    return out
+
+
 def busy_gaps(commits: list[tuple[int, int]]) -> tuple[float, int]:
     """The serial commit path's time per transaction while the replica was busy, from its binlog:
     ``commits`` are (original_commit_timestamp, immediate_commit_timestamp) in the replica's
@@ -387,15 +431,27 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     # arriving before it committed) waited for no other: its worker time is its own apply and
     # commit, and durable its own group's two fsyncs (their mean latency, taken out). The fit
     # comes from those when the window has enough of them; else from every transaction.
+    # With the fsyncs timed, each transaction's own waits for them are taken out instead
+    # (:func:`fsync_waits`): what it waited, not what an fsync takes on average.
     own_fsync = (redo_us + bin_us) if server["durable"] else 0.0
+    waited_split = {seen[k][0]: w for k, w in fsync_waits(
+        {k: (a, b) for k, (g, a, b) in seen.items() if k not in seen_before},
+        {k: f for k, f in fsyncs.items() if k not in fsyncs_before}).items()} if fsyncs else {}
+    waited_fsync = {g: bw + rw for g, (bw, rw) in waited_split.items()}
     alone = alone_gtids(commits)
-    alone_by = {g: (max(0.0, us - own_fsync), *shapes[g][:3], shapes[g][3])
+    # performance_schema keeps the last events_waits_history_long_size waits of every kind: at a
+    # high rate some fsyncs are gone before a poll reads them. With enough transactions whose own
+    # fsyncs were read, only those are used (a mix would be biased towards the mean latencies).
+    measured = len(alone & waited_fsync.keys()) >= MIN_FSYNC_TIMED
+    if measured:
+        alone &= waited_fsync.keys()
+    alone_by = {g: (max(0.0, us - waited_fsync.get(g, own_fsync)), *shapes[g][:3], shapes[g][3])
                 for g, us in timed.items() if g in shapes and g in alone}
     alone_samples = list(alone_by.values())
     # applied back to back by one worker, nothing else in its workers (performance_schema's
     # timeline, :func:`own_times`): a backlog's conditions, whether or not it arrived alone
-    warm_samples = [(max(0.0, timed[g] - own_fsync), *shapes[g][:3], shapes[g][3])
-                    for g in warm if g in shapes]
+    warm_samples = [(max(0.0, timed[g] - waited_fsync.get(g, own_fsync)), *shapes[g][:3], shapes[g][3])
+                    for g in warm if g in shapes and (not measured or g in waited_fsync)]
     from_alone = len(alone_samples) >= 200
     samples = alone_samples if from_alone else all_samples
     fit, scaled = fit_any(samples, model)
@@ -428,13 +484,21 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         # CPU by them. The serial stage's own time per transaction is what the replica's commits
         # are apart while the next one is already waiting; the fsync time per transaction out of it.
         commit = busy_us - fsync_per_trx - model.dispatch_us
+    # A group's fsyncs in the model: what the transactions applied alone waited for them when
+    # that was read (a redo fsync already under way when the commit asked is waited for in part;
+    # the instruments' means also count the log flusher's fsyncs nobody waited for), else the
+    # instruments' mean latencies.
+    group_redo_us, group_bin_us = redo_us, bin_us
+    if measured and alone_by:
+        group_bin_us = sum(waited_split[g][0] for g in alone_by) / len(alone_by)
+        group_redo_us = sum(waited_split[g][1] for g in alone_by) / len(alone_by)
     # a kind never applied keeps base's cost (scaled: every kind was scaled with the rest)
     seen_kind = [scaled or any(s[k] for s in samples) for k in (1, 2, 3)]
     model = replace(model, insert_us=fit.insert_us / cpu if seen_kind[0] else model.insert_us,
                     update_us=fit.update_us / cpu if seen_kind[1] else model.update_us,
                     delete_us=fit.delete_us / cpu if seen_kind[2] else model.delete_us,
                     byte_us=0.0, commit_us=max(0.0, commit), error_band=round(band, 4),
-                    **({"redo_flush_us": redo_us, "flush_us": bin_us} if server["durable"] else {}))
+                    **({"redo_flush_us": group_redo_us, "flush_us": group_bin_us} if server["durable"] else {}))
     if cores:
         model = replace(model, cores=cores)
     # Durable: one fsync at a time on this storage, or the redo's and the binlog's at once.
@@ -452,6 +516,10 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "redo_fsyncs": d_redo[0], "redo_fsync_mean_us": round(redo_us, 1),
         "binlog_fsyncs": d_bin[0], "binlog_fsync_mean_us": round(bin_us, 1),
         "fsync_us_per_transaction": round(fsync_per_trx, 1),
+        "fsync_waits_timed": {"transactions": len(waited_fsync), "used": measured,
+                              "alone_mean_binlog_us": _mean(waited_split[g][0] for g in alone_by if g in waited_split),
+                              "alone_mean_redo_us": _mean(waited_split[g][1] for g in alone_by if g in waited_split),
+                              "instead_of_mean_latencies_us": round(own_fsync, 1)},
         "fsync_overlap": ("not durable" if not server["durable"] else
                           "not measured: consumers events_waits_current and events_waits_history_long are off"
                           if not server["fsync_waits"] else

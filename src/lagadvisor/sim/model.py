@@ -59,6 +59,9 @@ class CostModel:
     fsync_devices: int = 1         # 1: redo log and binlog fsyncs one at a time (one device or
                                    # filesystem that serializes them); 2: they overlap (separate
                                    # devices, or storage that runs both at once: calibrate --host)
+    fsync_cpu: float = 0.0         # when durable: CPU the committing threads use while an fsync
+                                   # runs, as a fraction of its time (InnoDB's redo-flush wait
+                                   # loop, os_event_wait_for, and the fsync call's own work)
     error_band: float = 0.0        # not a cost: the relative half-width of an absolute time predicted
                                    # with this model, from its calibration's held-out checks
                                    # (sim.calibrate.held_out_band); 0 = not calibrated (built-in or by hand)
@@ -193,6 +196,7 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "multi_worker_cpu": (float, 0.1, 100, "(a CPU factor)"),
     "cores": (int, 1, 4096, "cores"),
     "fsync_devices": (int, 1, 2, "devices"),
+    "fsync_cpu": (float, 0, 1, "(a fraction of each fsync's time)"),
     "error_band": (float, 0, 10, "(a fraction: 0.1 = +-10%)"),
 }
 

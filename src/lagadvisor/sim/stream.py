@@ -99,7 +99,7 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
     scost = replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost
     sim = native.StreamSim(cfg.workers, cfg.preserve_commit_order, cfg.durable, cfg.pending_jobs_size_max,
                            (scost.dispatch_us, scost.dispatch_byte_us, scost.commit_us, scost.flush_us,
-                            scost.handoff_us, scost.redo_flush_us, float(scost.cores)),
+                            scost.handoff_us, scost.redo_flush_us, float(scost.cores), scost.fsync_cpu),
                            scost.fsync_devices, f, exact_lags(), threshold_s * 1e6,
                            int(window_s * 1_000_000), origin_us)
     chunks = chunks_of(facts) if cfg.mode == "logical_clock" else None
