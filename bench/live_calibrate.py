@@ -112,7 +112,8 @@ def live_model(config: str, workers: int, window: float, n: int, served: list[st
                    "--performance-schema-consumer-events-waits-current=ON",
                    "--performance-schema-consumer-events-waits-history-long=ON",
                    "--performance-schema-instrument=stage/sql/Waiting for an event from Coordinator=ON",
-                   "--performance-schema-instrument=stage/sql/Waiting for preceding transaction to commit=ON"]
+                   "--performance-schema-instrument=stage/sql/Waiting for preceding transaction to commit=ON",
+                   "--performance-schema-instrument=stage/sql/waiting for handler commit=ON"]
     rep.fresh = True
     src.start()
     rep.start()

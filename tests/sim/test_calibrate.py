@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from lagadvisor.sim.calibrate import (fit_any, fit_samples, fit_scaled, fit_workers, held_out_band, lagging_pieces,
                                       redo_share_of)
-from lagadvisor.sim.live import alone_gtids, busy_gaps, fsync_overlap, fsync_waits, own_times
+from lagadvisor.sim.live import alone_gtids, busy_gaps, fsync_overlap, fsync_waits, last_commits, own_times
 from lagadvisor.sim.model import CostModel
 
 
@@ -240,6 +240,19 @@ def test_fsync_waits_are_the_transactions_own_binlog_fsync_and_the_redo_fsync_it
     # a redo fsync that ended before the transaction started was not waited for
     assert fsync_waits({(5, 1): (0, 1_000 * us)}, {(5, 2): (False, 700 * us, 900 * us),
                                                   (99, 1): (True, -300 * us, -10 * us)})[(5, 1)] == (200.0, 0.0)
+
+
+def test_last_commits_take_the_transactions_own_commit_not_its_statements():
+    us = 1_000_000
+    trx = {(5, 1): (0, 1_000 * us), (6, 1): (0, 500 * us), (7, 1): (0, 300 * us)}
+    commits = {(5, 2): (100 * us, 110 * us),   # a row event's statement commit
+               (5, 3): (300 * us, 320 * us),
+               (5, 4): (400 * us, 1_005 * us),   # the transaction's: the last to start inside it (the
+                                                 # stage ends when the next begins, after the transaction)
+               (5, 9): (1_200 * us, 1_300 * us),   # the next transaction's
+               (6, 2): (450 * us, 600 * us),   # started inside, runs past the end: counted up to it
+               (7, 2): (-50 * us, 10 * us)}    # began before it: not its own
+    assert last_commits(trx, commits) == {(5, 1): (400 * us, 600.0), (6, 1): (450 * us, 50.0)}
 
 
 def test_fsync_overlap_tells_one_at_a_time_from_at_once():

@@ -123,8 +123,5 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
         f"{e['binlog_fsync_mean_us']:,.0f} us; lag median {(e['lag_median_us'] or 0) / 1e3:,.1f} ms; commit from "
         f"{e['commit_us_from']}; error band of absolute times +-{e['error_band']:.1%}"
         f"{'; redo and binlog fsyncs ' + e['fsync_overlap'] if e['durable'] else ''})", soft_wrap=True)
-    if e["durable"] and e["fsync_overlap"].startswith("not measured"):
-        err_console.print(
-            "lagadvisor: note: whether this replica's storage runs the redo log and binlog fsyncs at once was not "
-            f"measured (fsync_devices kept at {result.model.fsync_devices}): UPDATE performance_schema.setup_consumers "
-            "SET ENABLED='YES' WHERE NAME IN ('events_waits_current', 'events_waits_history_long')", soft_wrap=True)
+    for missing in e["optional_missing"]:
+        err_console.print(f"lagadvisor: note: not read: {missing}", soft_wrap=True)

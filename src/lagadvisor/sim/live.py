@@ -74,6 +74,13 @@ CONSUMERS = ("global_instrumentation", "thread_instrumentation", "events_transac
 FSYNC_CONSUMERS = ("events_waits_current", "events_waits_history_long")
 #: Fsyncs started while one of the other file was running, needed to tell.
 MIN_CONCURRENT_FSYNCS = 20
+#: Optional, durable: the workers' commit stage (handler.cc ``ha_commit_trans``). With it, the
+#: part of a durable commit that is neither its fsyncs nor its own CPU (waking InnoDB's log
+#: threads and being woken by them, which an idle replica in service pays and a busy one catching
+#: up does not: its threads spin, log0write.cc, innodb_log_spin_cpu_abs_lwm) is taken out.
+COMMIT_STAGE = "stage/sql/waiting for handler commit"
+#: How often the waits history is read when the fsyncs are timed, seconds.
+FSYNC_POLL_S = 0.1
 #: Transactions applied alone whose own fsync waits were read (:func:`fsync_waits`), needed to
 #: take those out instead of the mean fsync latencies.
 MIN_FSYNC_TIMED = 100
@@ -153,6 +160,9 @@ def check_setup(conn) -> dict:
                     f"ENABLED='YES' WHERE NAME='{name}' (my.cnf: "
                     f"performance-schema-consumer-{name.replace('_', '-')}=ON)")
         settings["fsync_waits"] = all(consumers.get(name) == "YES" for name in FSYNC_CONSUMERS)
+        stage = _rows(cur, "SELECT ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME = %s",
+                      (COMMIT_STAGE,))
+        settings["commit_stage"] = bool(stage) and tuple(stage[0]) == ("YES", "YES")
         threads = _rows(cur, "SELECT ENABLED FROM performance_schema.setup_threads WHERE NAME = %s", (WORKER_THREAD,))
         if threads and threads[0][0] != "YES":
             raise SetupError(f"performance_schema does not instrument the applier workers: UPDATE "
@@ -190,6 +200,39 @@ def _poll_waits(cur, into: dict) -> None:
                  "WHERE t.NAME = %s AND h.EVENT_NAME IN (%s, %s) AND h.TIMER_END IS NOT NULL",
             (WORKER_THREAD, *WAIT_STAGES)):
         into[(tid, eid)] = (int(start), int(end))
+
+
+def _poll_commits(cur, into: dict) -> None:
+    for tid, eid, start, end in _rows(
+            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.TIMER_START, h.TIMER_END "
+                 "FROM performance_schema.events_stages_history_long h "
+                 "JOIN performance_schema.threads t USING (THREAD_ID) "
+                 "WHERE t.NAME = %s AND h.EVENT_NAME = %s AND h.TIMER_END IS NOT NULL",
+            (WORKER_THREAD, COMMIT_STAGE)):
+        into[(tid, eid)] = (int(start), int(end))
+
+
+def last_commits(trx: dict, commits: dict) -> dict:
+    """Each transaction's commit, microseconds: ``trx`` maps a key (thread, event) to
+    (TIMER_START, TIMER_END), ``commits`` a key to a commit stage's (TIMER_START, TIMER_END) on
+    that thread, picoseconds. A row event's statement commits too; the transaction's commit is
+    the last one to start inside it, up to the transaction's end (the stage ends later, when the
+    thread's next stage begins). Returns key -> (its TIMER_START, us); keys without one are left
+    out."""
+    from bisect import bisect_left
+
+    by_thread: dict[int, list[tuple[int, int]]] = {}
+    for (tid, _eid), span in commits.items():
+        by_thread.setdefault(tid, []).append(span)
+    for spans in by_thread.values():
+        spans.sort()
+    out = {}
+    for key, (a, b) in trx.items():
+        spans = by_thread.get(key[0], [])
+        k = bisect_left(spans, (b, -1)) - 1   # the last one started before the end
+        if k >= 0 and spans[k][0] >= a:
+            out[key] = (spans[k][0], (min(b, spans[k][1]) - spans[k][0]) / 1e6)
+    return out
 
 
 def _poll_fsyncs(cur, into: dict) -> None:
@@ -368,6 +411,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     waits: dict = {}
     fsyncs: dict = {}
     fsyncs_before: dict = {}
+    commit_stages: dict = {}
     try:
         server = check_setup(conn)
         if on_start is not None:
@@ -378,16 +422,22 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
             _poll_transactions(cur, seen_before)
             _poll_waits(cur, waits)
             time_fsyncs = server["fsync_waits"] and server["durable"]
+            time_commits = time_fsyncs and server["commit_stage"]
             if time_fsyncs:
                 _poll_fsyncs(cur, fsyncs_before)
             file0, pos0 = _position(cur)
+            # events_waits_history_long keeps the last N waits of every kind (each row's table I/O
+            # too): the fsyncs are read often enough not to lose most of them
+            every = min(poll_s, FSYNC_POLL_S) if time_fsyncs else poll_s
             t0 = clock()
             while clock() - t0 < window_s:
-                sleep(min(poll_s, max(0.0, window_s - (clock() - t0))))
+                sleep(min(every, max(0.0, window_s - (clock() - t0))))
                 _poll_transactions(cur, seen)
                 _poll_waits(cur, waits)
                 if time_fsyncs:
                     _poll_fsyncs(cur, fsyncs)
+                if time_commits:
+                    _poll_commits(cur, commit_stages)
                 if on_tick is not None:
                     on_tick(clock() - t0, len(set(seen) - set(seen_before)))
             io1 = _file_io(cur)
@@ -434,8 +484,13 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     # With the fsyncs timed, each transaction's own waits for them are taken out instead
     # (:func:`fsync_waits`): what it waited, not what an fsync takes on average.
     own_fsync = (redo_us + bin_us) if server["durable"] else 0.0
+    spans = {k: (a, b) for k, (g, a, b) in seen.items() if k not in seen_before}
+    # with the commit stage timed, a transaction's fsync waits are looked for from its commit on
+    # (a redo fsync the log flusher ran while it still applied was not waited for)
+    commit_stage = last_commits(spans, commit_stages) if commit_stages else {}
+    commit_stage_us = {seen[k][0]: us for k, (_a, us) in commit_stage.items()}
     waited_split = {seen[k][0]: w for k, w in fsync_waits(
-        {k: (a, b) for k, (g, a, b) in seen.items() if k not in seen_before},
+        {k: ((commit_stage[k][0] if k in commit_stage else a), b) for k, (a, b) in spans.items()},
         {k: f for k, f in fsyncs.items() if k not in fsyncs_before}).items()} if fsyncs else {}
     waited_fsync = {g: bw + rw for g, (bw, rw) in waited_split.items()}
     alone = alone_gtids(commits)
@@ -445,13 +500,26 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     measured = len(alone & waited_fsync.keys()) >= MIN_FSYNC_TIMED
     if measured:
         alone &= waited_fsync.keys()
+    # With the commit stage timed too: what a commit took beyond its fsyncs is its own CPU (the
+    # 10th percentile of that rest: some commits find InnoDB's log threads awake) and waking
+    # them and being woken (the rest above it), which a busy replica catching up does not pay.
+    both = [g for g in alone if g in commit_stage_us] if measured else []
+    woken: dict = {}
+    commit_cpu = None
+    if len(both) >= MIN_FSYNC_TIMED:
+        rest = sorted(commit_stage_us[g] - waited_fsync[g] for g in both)
+        commit_cpu = max(0.0, rest[len(rest) // 10])
+        woken = {g: max(0.0, commit_stage_us[g] - waited_fsync[g] - commit_cpu) for g in both}
+        alone &= woken.keys()
+        waited_fsync = {g: us + woken.get(g, 0.0) for g, us in waited_fsync.items()}
     alone_by = {g: (max(0.0, us - waited_fsync.get(g, own_fsync)), *shapes[g][:3], shapes[g][3])
                 for g, us in timed.items() if g in shapes and g in alone}
     alone_samples = list(alone_by.values())
     # applied back to back by one worker, nothing else in its workers (performance_schema's
     # timeline, :func:`own_times`): a backlog's conditions, whether or not it arrived alone
     warm_samples = [(max(0.0, timed[g] - waited_fsync.get(g, own_fsync)), *shapes[g][:3], shapes[g][3])
-                    for g in warm if g in shapes and (not measured or g in waited_fsync)]
+                    for g in warm if g in shapes and (not measured or g in waited_fsync)
+                    and (not woken or g in woken)]
     from_alone = len(alone_samples) >= 200
     samples = alone_samples if from_alone else all_samples
     fit, scaled = fit_any(samples, model)
@@ -506,7 +574,21 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     if waited is not None:
         model = replace(model, fsync_devices=1 if waited >= 0.5 else 2)
     lags.sort()
+    # what a durable calibration could also have read, each with how to turn it on
+    optional_missing = []
+    if server["durable"] and not server["fsync_waits"]:
+        optional_missing.append(
+            "each fsync's time (whether the storage runs the redo log and binlog fsyncs at once, and what each "
+            "transaction waited for them; fsync_devices kept, mean latencies used): UPDATE "
+            "performance_schema.setup_consumers SET ENABLED='YES' WHERE NAME IN ('events_waits_current', "
+            "'events_waits_history_long')")
+    if server["durable"] and not server["commit_stage"]:
+        optional_missing.append(
+            "the workers' commit stage (the log threads' wake-ups an idle replica pays in each commit are "
+            "counted as cost): UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' "
+            f"WHERE NAME='{COMMIT_STAGE}'")
     evidence = {
+        "optional_missing": optional_missing,
         "window_seconds": window_s, "workers": workers, "durable": server["durable"],
         "transactions_in_binlog": n, "transactions_timed": len(timed), "samples": len(samples),
         "samples_kept": fit.samples, "r2": round(fit.r2, 4), "mean_worker_us": round(fit.mean_gap_us, 1),
@@ -520,6 +602,10 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
                               "alone_mean_binlog_us": _mean(waited_split[g][0] for g in alone_by if g in waited_split),
                               "alone_mean_redo_us": _mean(waited_split[g][1] for g in alone_by if g in waited_split),
                               "instead_of_mean_latencies_us": round(own_fsync, 1)},
+        "commit_stage": ("not timed: instrument stage/sql/waiting for handler commit is off" if not woken and not
+                         server.get("commit_stage") else "too few alone transactions with it read" if not woken else
+                         {"transactions": len(woken), "commit_cpu_us": round(commit_cpu, 1),
+                          "wakeups_taken_out_us": _mean(woken.values())}),
         "fsync_overlap": ("not durable" if not server["durable"] else
                           "not measured: consumers events_waits_current and events_waits_history_long are off"
                           if not server["fsync_waits"] else
