@@ -494,6 +494,8 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         {k: f for k, f in fsyncs.items() if k not in fsyncs_before}).items()} if fsyncs else {}
     waited_fsync = {g: bw + rw for g, (bw, rw) in waited_split.items()}
     alone = alone_gtids(commits)
+    # enough transactions applied alone to fit from (counted before the fsync reads narrow them)
+    enough_alone = len(alone & timed.keys() & shapes.keys()) >= 200
     # performance_schema keeps the last events_waits_history_long_size waits of every kind: at a
     # high rate some fsyncs are gone before a poll reads them. With enough transactions whose own
     # fsyncs were read, only those are used (a mix would be biased towards the mean latencies).
@@ -520,7 +522,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     warm_samples = [(max(0.0, timed[g] - waited_fsync.get(g, own_fsync)), *shapes[g][:3], shapes[g][3])
                     for g in warm if g in shapes and (not measured or g in waited_fsync)
                     and (not woken or g in woken)]
-    from_alone = len(alone_samples) >= 200
+    from_alone = enough_alone and len(alone_samples) >= MIN_FSYNC_TIMED
     samples = alone_samples if from_alone else all_samples
     fit, scaled = fit_any(samples, model)
     band, checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, model, m)) if scaled else None)
