@@ -21,7 +21,9 @@ holds a whole core when one is idle (measured on a real 9.7 replica at 100% of a
 its core to the threads that share it (CFS ``yield_task_fair``), and counts as one thread when
 the scheduler balances threads over cores: it takes CPU from the others only when placed alone
 on a core (:func:`simulate_python`'s ``rate``; on one core it takes none: measured on a 9.7
-replica pinned to one core, 4 and 8 workers caught up faster than 1). Events are ordered by
+replica pinned to one core, 4 and 8 workers caught up faster than 1). When durable, the thread
+waiting for an fsync is runnable for ``fsync_cpu`` of the fsync's time (InnoDB's redo-flush wait
+loop, log0write.cc ``log_wait_for_flush``; bench/fsync_cpu.py). Events are ordered by
 ``(time, sequence)`` so results are the same bytes for the same input.
 
 This module is the reference. ``native/src/sim.rs`` replays it event for event (same queue
