@@ -192,24 +192,28 @@ def _poll_transactions(cur, into: dict) -> None:
             into[(tid, eid)] = (gtid, int(start), int(end))  # picoseconds
 
 
-def _poll_waits(cur, into: dict) -> None:
-    for tid, eid, start, end in _rows(
-            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.TIMER_START, h.TIMER_END "
+def _poll_stages(cur, waits: dict, commits: dict | None = None) -> None:
+    """The workers' wait stages into ``waits`` and, given ``commits``, their commit stages into
+    it, in one read of the stages history: key (thread, event) -> (TIMER_START, TIMER_END)."""
+    names = (*WAIT_STAGES, COMMIT_STAGE) if commits is not None else WAIT_STAGES
+    for tid, eid, name, start, end in _rows(
+            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.EVENT_NAME, h.TIMER_START, h.TIMER_END "
                  "FROM performance_schema.events_stages_history_long h "
                  "JOIN performance_schema.threads t USING (THREAD_ID) "
-                 "WHERE t.NAME = %s AND h.EVENT_NAME IN (%s, %s) AND h.TIMER_END IS NOT NULL",
-            (WORKER_THREAD, *WAIT_STAGES)):
-        into[(tid, eid)] = (int(start), int(end))
+                 f"WHERE t.NAME = %s AND h.EVENT_NAME IN ({', '.join(['%s'] * len(names))}) "
+                 "AND h.TIMER_END IS NOT NULL",
+            (WORKER_THREAD, *names)):
+        (commits if name == COMMIT_STAGE else waits)[(tid, eid)] = (int(start), int(end))
 
 
-def _poll_commits(cur, into: dict) -> None:
-    for tid, eid, start, end in _rows(
-            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.TIMER_START, h.TIMER_END "
-                 "FROM performance_schema.events_stages_history_long h "
-                 "JOIN performance_schema.threads t USING (THREAD_ID) "
-                 "WHERE t.NAME = %s AND h.EVENT_NAME = %s AND h.TIMER_END IS NOT NULL",
-            (WORKER_THREAD, COMMIT_STAGE)):
-        into[(tid, eid)] = (int(start), int(end))
+def _spans_by_thread(spans: dict) -> dict[int, list[tuple[int, int]]]:
+    """key (thread, event) -> (start, end) regrouped as thread -> its spans in start order."""
+    by_thread: dict[int, list[tuple[int, int]]] = {}
+    for (tid, _eid), span in spans.items():
+        by_thread.setdefault(tid, []).append(span)
+    for v in by_thread.values():
+        v.sort()
+    return by_thread
 
 
 def last_commits(trx: dict, commits: dict) -> dict:
@@ -221,11 +225,7 @@ def last_commits(trx: dict, commits: dict) -> dict:
     out."""
     from bisect import bisect_left
 
-    by_thread: dict[int, list[tuple[int, int]]] = {}
-    for (tid, _eid), span in commits.items():
-        by_thread.setdefault(tid, []).append(span)
-    for spans in by_thread.values():
-        spans.sort()
+    by_thread = _spans_by_thread(commits)
     out = {}
     for key, (a, b) in trx.items():
         spans = by_thread.get(key[0], [])
@@ -283,11 +283,7 @@ def own_times(trx: dict, waits: dict) -> dict:
     :data:`WARM_PS` before it started, as a backlog is applied by one worker)."""
     from bisect import bisect_left, bisect_right
 
-    by_thread: dict[int, list[tuple[int, int]]] = {}
-    for (tid, _eid), span in waits.items():
-        by_thread.setdefault(tid, []).append(span)
-    for spans in by_thread.values():
-        spans.sort()
+    by_thread = _spans_by_thread(waits)
     ends = sorted(end for _g, _t, _s, end in trx.values())
     starts = sorted(start for _g, _t, start, _e in trx.values())
     out = {}
@@ -420,7 +416,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
             io0 = _file_io(cur)
             seen_before: dict = {}  # what is already in the history is before the window
             _poll_transactions(cur, seen_before)
-            _poll_waits(cur, waits)
+            _poll_stages(cur, waits)
             time_fsyncs = server["fsync_waits"] and server["durable"]
             time_commits = time_fsyncs and server["commit_stage"]
             if time_fsyncs:
@@ -433,11 +429,9 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
             while clock() - t0 < window_s:
                 sleep(min(every, max(0.0, window_s - (clock() - t0))))
                 _poll_transactions(cur, seen)
-                _poll_waits(cur, waits)
+                _poll_stages(cur, waits, commit_stages if time_commits else None)
                 if time_fsyncs:
                     _poll_fsyncs(cur, fsyncs)
-                if time_commits:
-                    _poll_commits(cur, commit_stages)
                 if on_tick is not None:
                     on_tick(clock() - t0, len(set(seen) - set(seen_before)))
             io1 = _file_io(cur)
@@ -448,10 +442,12 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         conn.close()
     # each transaction's own time: its time in the worker less its waits for the coordinator
     # and for its turn to commit; and whether it ran back to back with another
-    own = own_times({k: (g, k[0], a, b) for k, (g, a, b) in seen.items() if k not in seen_before}, waits)
+    window = {k: v for k, v in seen.items() if k not in seen_before}
+    window_fsyncs = [(k, f) for k, f in fsyncs.items() if k not in fsyncs_before]
+    own = own_times({k: (g, k[0], a, b) for k, (g, a, b) in window.items()}, waits)
     timed = {g: us for g, us, _warm in own.values()}
     warm = {g for g, _us, w in own.values() if w}
-    raw_us = sum((b - a) / 1e6 for k, (g, a, b) in seen.items() if k not in seen_before)
+    raw_us = sum((b - a) / 1e6 for g, a, b in window.values())
     # The window's transactions as the replica wrote them: rows by kind, and the lag applied with.
     files = list_files(settings, file0, file1)
     shapes, lags, commits = {}, [], []
@@ -484,14 +480,14 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     # With the fsyncs timed, each transaction's own waits for them are taken out instead
     # (:func:`fsync_waits`): what it waited, not what an fsync takes on average.
     own_fsync = (redo_us + bin_us) if server["durable"] else 0.0
-    spans = {k: (a, b) for k, (g, a, b) in seen.items() if k not in seen_before}
+    spans = {k: (a, b) for k, (g, a, b) in window.items()}
     # with the commit stage timed, a transaction's fsync waits are looked for from its commit on
     # (a redo fsync the log flusher ran while it still applied was not waited for)
     commit_stage = last_commits(spans, commit_stages) if commit_stages else {}
     commit_stage_us = {seen[k][0]: us for k, (_a, us) in commit_stage.items()}
     waited_split = {seen[k][0]: w for k, w in fsync_waits(
         {k: ((commit_stage[k][0] if k in commit_stage else a), b) for k, (a, b) in spans.items()},
-        {k: f for k, f in fsyncs.items() if k not in fsyncs_before}).items()} if fsyncs else {}
+        dict(window_fsyncs)).items()} if window_fsyncs else {}
     waited_fsync = {g: bw + rw for g, (bw, rw) in waited_split.items()}
     alone = alone_gtids(commits)
     # enough transactions applied alone to fit from (counted before the fsync reads narrow them)
@@ -572,7 +568,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     if cores:
         model = replace(model, cores=cores)
     # Durable: one fsync at a time on this storage, or the redo's and the binlog's at once.
-    waited, concurrent = fsync_overlap([f for k, f in fsyncs.items() if k not in fsyncs_before]) if fsyncs else (None, 0)
+    waited, concurrent = fsync_overlap([f for _k, f in window_fsyncs]) if fsyncs else (None, 0)
     if waited is not None:
         model = replace(model, fsync_devices=1 if waited >= 0.5 else 2)
     lags.sort()
@@ -605,7 +601,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
                               "alone_mean_redo_us": _mean(waited_split[g][1] for g in alone_by if g in waited_split),
                               "instead_of_mean_latencies_us": round(own_fsync, 1)},
         "commit_stage": ("not timed: instrument stage/sql/waiting for handler commit is off" if not woken and not
-                         server.get("commit_stage") else "too few alone transactions with it read" if not woken else
+                         server["commit_stage"] else "too few alone transactions with it read" if not woken else
                          {"transactions": len(woken), "commit_cpu_us": round(commit_cpu, 1),
                           "wakeups_taken_out_us": _mean(woken.values())}),
         "fsync_overlap": ("not durable" if not server["durable"] else
