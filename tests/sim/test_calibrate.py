@@ -222,24 +222,25 @@ def test_own_times_take_the_worker_waits_inside_each_transaction_out():
     assert late[(2, 30)][2] is False and late[(1, 50)][2] is False
 
 
-def test_fsync_waits_are_the_transactions_own_binlog_fsync_and_the_redo_fsync_it_waited_for():
+def test_fsync_waits_are_the_fsyncs_each_transaction_ran_itself_matched_by_event_ids():
     us = 1_000_000
-    trx = {(5, 1): (0, 1_000 * us), (6, 1): (1_100 * us, 1_500 * us), (7, 1): (2_000 * us, 2_600 * us)}
+    # transactions (thread, EVENT_ID) -> END_EVENT_ID; their waits' times are on another clock
+    # (the cycle counter: WL#10986) and far from the transactions': only event ids place them
+    trx = {(5, 10): 20, (5, 30): 40, (6, 10): 20, (7, 10): 20}
     fsyncs = {
-        (99, 1): (True, 400 * us, 650 * us),       # the log flusher's redo fsync before (5, 1)'s binlog fsync
-        (99, 2): (True, 800 * us, 950 * us),       # one that ended after it started: not waited for
-        (5, 2): (False, 700 * us, 900 * us),       # (5, 1)'s own binlog fsync
-        (6, 2): (False, 1_000 * us, 1_050 * us),   # thread 6's, but before its transaction: not its own
-        (99, 3): (True, 1_900 * us, 2_100 * us),   # under way when (7, 1) started: waited for in part
-        (7, 2): (False, 2_400 * us, 2_550 * us),
+        (5, 15): (True, 9_000 * us, 9_250 * us),     # (5, 10)'s redo fsync
+        (5, 20): (False, 9_300 * us, 9_500 * us),    # and its binlog fsync: its END_EVENT_ID
+        (5, 25): (True, 9_600 * us, 9_700 * us),     # between two transactions: neither's
+        (5, 33): (True, 9_800 * us, 9_900 * us),     # (5, 30): a redo fsync, two binlog ones
+        (5, 35): (False, 9_900 * us, 10_000 * us),
+        (5, 38): (False, 10_000 * us, 10_050 * us),
+        (6, 20): (False, 1 * us, 2 * us),            # (6, 10): a binlog fsync, its redo by another thread
+        (99, 1): (True, 0, 300 * us),                # the log flusher's
+        (8, 15): (False, 0, 100 * us),               # a thread with no transaction read
+        (7, 5): (False, 0, 100 * us),                # before (7, 10)'s first event
     }
     out = fsync_waits(trx, fsyncs)
-    assert out[(5, 1)] == (200.0, 250.0)
-    assert (6, 1) not in out   # no binlog fsync of its own: a follower, or its fsync was not read
-    assert out[(7, 1)] == (150.0, 100.0)
-    # a redo fsync that ended before the transaction started was not waited for
-    assert fsync_waits({(5, 1): (0, 1_000 * us)}, {(5, 2): (False, 700 * us, 900 * us),
-                                                  (99, 1): (True, -300 * us, -10 * us)})[(5, 1)] == (200.0, 0.0)
+    assert out == {(5, 10): (200.0, 250.0), (5, 30): (150.0, 100.0)}
 
 
 def test_last_commits_take_the_transactions_own_commit_not_its_statements():

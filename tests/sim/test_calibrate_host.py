@@ -38,6 +38,31 @@ def _calibrate(port: int, user: str, *args: str) -> subprocess.CompletedProcess:
                           env=env)
 
 
+def _watched(src, rep, first_id: int, *args: str) -> tuple[subprocess.CompletedProcess, int]:
+    """``calibrate`` run as the least-privilege user while the source sends batches of 50
+    transactions every 0.1 s (up to 2,000); returns it and how many were sent."""
+    stop = threading.Event()
+    sent = [0]
+
+    def load() -> None:
+        rnd, nid = random.Random(first_id), first_id
+        while not stop.is_set() and sent[0] < 2_000:
+            text, nid = _batch(rnd, nid, 50)
+            src.sql(text)
+            sent[0] += 50
+            time.sleep(0.1)
+
+    th = threading.Thread(target=load)
+    th.start()
+    try:
+        time.sleep(0.5)
+        r = _calibrate(rep.port, "cal", *args)
+    finally:
+        stop.set()
+        th.join()
+    return r, sent[0]
+
+
 def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
     common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON",
@@ -90,32 +115,14 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         rep.sql(f"UPDATE performance_schema.setup_instruments SET TIMED='YES' WHERE NAME='{stage}'")
 
         # The replica serves a steady workload (not a backlog) while it is watched.
-        stop = threading.Event()
-        sent = [0]
-
-        def load() -> None:
-            rnd, nid = random.Random(7), 10_000
-            while not stop.is_set() and sent[0] < 2_000:
-                text, nid = _batch(rnd, nid, 50)
-                src.sql(text)
-                sent[0] += 50
-                time.sleep(0.1)
-
-        th = threading.Thread(target=load)
-        th.start()
-        try:
-            time.sleep(0.5)
-            model_path = tmp_path / "live.json"
-            r = _calibrate(rep.port, "cal", "--window", "4", "--cores", "2", "-o", str(model_path))
-        finally:
-            stop.set()
-            th.join()
+        model_path = tmp_path / "live.json"
+        r, sent = _watched(src, rep, 10_000, "--window", "4", "--cores", "2", "-o", str(model_path))
         assert r.returncode == 0, r.stderr
         assert "fitted live on" in r.stderr and "(2 workers, relaxed;" in r.stderr, r.stderr
         model = json.loads(model_path.read_text())
         kept, total = (int(x.replace(",", "")) for x in
                        r.stderr.split("fitted live on ")[1].split(" applied")[0].split(" of "))
-        assert 50 <= kept <= total <= sent[0], r.stderr
+        assert 50 <= kept <= total <= sent, r.stderr
         # per-row costs of a small InnoDB row on this kind of machine: tens of microseconds
         for key in ("insert_us", "update_us"):
             assert 1.0 < model[key] < 1_000.0, (key, model)
@@ -125,6 +132,24 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         assert re.search(r"commit from ((transactions applied alone|every transaction)(, scaled to the back-to-back "
                          r"ones)?|worker-time intercept); error band of absolute times \+-\d", r.stderr), r.stderr
         assert "note: not read" not in r.stderr   # relaxed: the optional durable instruments do not apply
+
+        # Durable, with the fsync waits read: each transaction's own binlog and redo fsyncs are found
+        # by event ids (waits are timed on another clock than transactions: by times, about one in
+        # ten was found, and those were mostly another transaction's)
+        rep.sql("SET GLOBAL sync_binlog = 1; SET GLOBAL innodb_flush_log_at_trx_commit = 1; "
+                "UPDATE performance_schema.setup_consumers SET ENABLED='YES' "
+                "WHERE NAME IN ('events_waits_current', 'events_waits_history_long')")
+        r, _sent = _watched(src, rep, 50_000, "--window", "4", "--cores", "2")
+        assert r.returncode == 0, r.stderr
+        assert "(2 workers, durable;" in r.stderr, r.stderr
+        found = re.search(r"binlog fsyncs ([\d,]+) mean .*own binlog and redo fsyncs read for ([\d,]+) of "
+                          r"([\d,]+) transactions", r.stderr)
+        assert found, r.stderr
+        fsyncs, own, timed = (int(x.replace(",", "")) for x in found.groups())
+        # a group's leader runs its binlog fsync: one transaction per fsync (a few leave the
+        # history, or had their redo flushed by InnoDB's log flusher)
+        assert 0.7 * min(fsyncs, timed) <= own <= timed, r.stderr
+        assert "note: not read: the workers' commit stage" in r.stderr, r.stderr
 
 
 def test_calibrate_window_needs_host_and_host_excludes_files(tmp_path):

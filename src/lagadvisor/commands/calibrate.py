@@ -92,6 +92,18 @@ def calibrate(
         warn(w)
 
 
+def _own_fsyncs(e: dict) -> str:
+    """The evidence's fsyncs read per transaction (durable, waits consumers on), for the summary line."""
+    f = e.get("fsync_waits_timed") or {}
+    if not e["durable"] or not f.get("of_timed"):
+        return ""
+    text = f"; own binlog and redo fsyncs read for {f['transactions']:,} of {f['of_timed']:,} transactions"
+    if f.get("alone_median_binlog_us") is not None:
+        text += (f" (the model's: medians of those applied alone, binlog {f['alone_median_binlog_us']:,.0f} us, "
+                 f"redo {f['alone_median_redo_us']:,.0f} us)")
+    return text
+
+
 def _calibrate_live(server, window: float, base: str | None, cores: int | None, output: str | None) -> None:
     """calibrate --host: the fit from a running replica (sim.live), the model on stdout or -o,
     the evidence on stderr."""
@@ -122,6 +134,7 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
         f"{e['redo_fsyncs']:,} mean {e['redo_fsync_mean_us']:,.0f} us, binlog fsyncs {e['binlog_fsyncs']:,} mean "
         f"{e['binlog_fsync_mean_us']:,.0f} us; lag median {(e['lag_median_us'] or 0) / 1e3:,.1f} ms; commit from "
         f"{e['commit_us_from']}; error band of absolute times +-{e['error_band']:.1%}"
-        f"{'; redo and binlog fsyncs ' + e['fsync_overlap'] if e['durable'] else ''})", soft_wrap=True)
+        f"{'; redo and binlog fsyncs ' + e['fsync_overlap'] if e['durable'] else ''}{_own_fsyncs(e)})",
+        soft_wrap=True)
     for missing in e["optional_missing"]:
         err_console.print(f"lagadvisor: note: not read: {missing}", soft_wrap=True)

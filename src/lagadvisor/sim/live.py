@@ -29,14 +29,15 @@ commit; durable, other groups' fsyncs on the one device), so the fit is taken fr
 transactions the replica applied alone when the window has at least 200 of them
 (:func:`alone_gtids`, from the replica's binlog: nothing in flight when one arrived, nothing
 arriving before it committed), durable less their own two fsyncs: with the optional
-``events_waits`` consumers, what each waited for them (its own binlog fsync, and the log
-flusher's redo fsync it waited for, from when it started: :func:`fsync_waits`), which also gives
-the model's per-group fsync times; else the instruments' mean latencies; the fit's costs are then scaled to the transactions a worker applied back to back
-(started within 100 us of another's end, no other in the workers while it ran: a backlog's
-conditions, no wake-up from idle) when there are at least 30 (their time over the fit's). Without enough of them, a durable ``commit_us`` is the mean gap between commits
-while the next transaction was already waiting (:func:`busy_gaps`) less the fsync time per
-transaction. The redo and binlog fsyncs per group are their instruments' mean fsync latency. The held-out checks
-of the fit (:func:`calibrate.held_out_band`) give the model's ``error_band``.
+``events_waits`` consumers, the binlog and redo fsyncs each ran in its own thread (matched by
+event ids, not times: :func:`fsync_waits`), whose medians are also the model's per-group fsync
+times; else the instruments' mean latencies. The fit's costs are then scaled to the
+transactions a worker applied back to back (started within 100 us of another's end, no other in
+the workers while it ran: a backlog's conditions, no wake-up from idle) when there are at least
+30 (their time over the fit's). Without enough transactions applied alone, a durable
+``commit_us`` is the mean gap between commits while the next transaction was already waiting
+(:func:`busy_gaps`) less the fsync time per transaction. The held-out checks of the fit
+(:func:`calibrate.held_out_band`) give the model's ``error_band``.
 
 Needs (checked first; each missing item is one line saying how to enable it):
 SELECT on ``performance_schema.*``, REPLICATION CLIENT (binlog position), REPLICATION SLAVE
@@ -51,6 +52,7 @@ Sources: storage/perfschema (pfs_events_transactions.cc), sql/rpl_rli_pdb.cc (wo
 from __future__ import annotations
 
 import time
+from statistics import median
 from dataclasses import dataclass, field, replace
 
 from ..errors import ConfigError
@@ -75,9 +77,8 @@ FSYNC_CONSUMERS = ("events_waits_current", "events_waits_history_long")
 #: Fsyncs started while one of the other file was running, needed to tell.
 MIN_CONCURRENT_FSYNCS = 20
 #: Optional, durable: the workers' commit stage (handler.cc ``ha_commit_trans``). With it, the
-#: part of a durable commit that is neither its fsyncs nor its own CPU (waking InnoDB's log
-#: threads and being woken by them, which an idle replica in service pays and a busy one catching
-#: up does not: its threads spin, log0write.cc, innodb_log_spin_cpu_abs_lwm) is taken out.
+#: evidence says what a commit took beyond its own fsyncs (its CPU and lock waits: part of the
+#: transaction's own time).
 COMMIT_STAGE = "stage/sql/waiting for handler commit"
 #: How often the waits history is read when the fsyncs are timed, seconds.
 FSYNC_POLL_S = 0.1
@@ -182,14 +183,16 @@ def _file_io(cur) -> dict:
 
 
 def _poll_transactions(cur, into: dict) -> None:
-    for tid, eid, gtid, start, end in _rows(
-            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.GTID, h.TIMER_START, h.TIMER_END "
+    """The applier's committed transactions into ``into``: key (thread, EVENT_ID) -> (GTID,
+    TIMER_START, TIMER_END, END_EVENT_ID)."""
+    for tid, eid, end_eid, gtid, start, end in _rows(
+            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.END_EVENT_ID, h.GTID, h.TIMER_START, h.TIMER_END "
                  "FROM performance_schema.events_transactions_history_long h "
                  "JOIN performance_schema.threads t USING (THREAD_ID) "
                  "WHERE t.NAME IN (%s, %s) AND h.STATE = 'COMMITTED' AND h.TIMER_END IS NOT NULL",
             (WORKER_THREAD, SQL_THREAD)):
         if gtid and ":" in gtid:
-            into[(tid, eid)] = (gtid, int(start), int(end))  # picoseconds
+            into[(tid, eid)] = (gtid, int(start), int(end), int(end_eid or eid))  # picoseconds
 
 
 def _poll_stages(cur, waits: dict, commits: dict | None = None) -> None:
@@ -305,42 +308,36 @@ def own_times(trx: dict, waits: dict) -> dict:
 
 
 def fsync_waits(trx: dict, fsyncs: dict) -> dict:
-    """How long each transaction waited for its own fsyncs, microseconds (durable, applied
-    alone): ``trx`` maps a key (thread, event) to (TIMER_START, TIMER_END), ``fsyncs`` a key
-    (thread, event) to (is redo, TIMER_START, TIMER_END), picoseconds. Its binlog fsync is its own
-    thread's (the sync stage's leader: binlog.cc ``ordered_commit``); the redo fsync it waited
-    for is the log flusher's last one to end before that binlog fsync started (log0write.cc
-    ``log_wait_for_flush``), counted from when the transaction or that fsync started, whichever
-    is later: a redo fsync already running when the commit asked is waited for only in part,
-    which a mean latency does not say. Returns key -> (binlog fsync us, redo wait us); keys
-    without a binlog fsync of their own are left out."""
-    from bisect import bisect_left
+    """How long each transaction waited for its own fsyncs, microseconds: ``trx`` maps a key
+    (thread, EVENT_ID) to the transaction's END_EVENT_ID, ``fsyncs`` a key (thread, EVENT_ID) to
+    (is redo, TIMER_START, TIMER_END). A commit's binlog fsync (the sync stage's leader:
+    binlog.cc ``ordered_commit``) and its redo fsync (log0write.cc: the committing thread flushes
+    the redo itself when no log flusher has) run in its own thread, between the transaction's
+    EVENT_ID and END_EVENT_ID (performance_schema numbers a thread's events in order): they are
+    matched by event ids, never by time. Wait events are timed on the CPU cycle counter, and
+    transactions and stages on the nanosecond timer (WL#10986): their TIMER_STARTs drift apart
+    with the server's uptime (milliseconds after minutes), so no wait can be placed inside a
+    transaction by its times. Returns key -> (binlog fsync us, redo fsync us) for the
+    transactions that ran both fsyncs themselves; the others (a group's followers, a redo flushed
+    by InnoDB's log flusher thread, fsyncs no longer in the history) are left out."""
+    from bisect import bisect_right
 
-    binlog: dict[int, list[tuple[int, int]]] = {}
-    redo = []
-    for (tid, _eid), (is_redo, a, b) in fsyncs.items():
-        if is_redo:
-            redo.append((b, a))
-        else:
-            binlog.setdefault(tid, []).append((a, b))
-    redo.sort()
-    redo_ends = [b for b, _a in redo]
-    for spans in binlog.values():
-        spans.sort()
-    out = {}
-    for key, (a, b) in trx.items():
-        spans = binlog.get(key[0], [])
-        k = bisect_left(spans, (a, -1))
-        own = [(fa, fb) for fa, fb in spans[k:k + 4] if fa >= a and fb <= b]
-        if not own:
+    starts: dict[int, list[int]] = {}
+    for tid, eid in trx:
+        starts.setdefault(tid, []).append(eid)
+    for v in starts.values():
+        v.sort()
+    sums: dict = {}
+    for (tid, eid), (is_redo, a, b) in fsyncs.items():
+        ids = starts.get(tid)
+        if not ids:
             continue
-        first = own[0][0]
-        redo_wait = 0
-        r = bisect_left(redo_ends, first + 1) - 1   # the last redo fsync ended by then
-        if r >= 0 and redo[r][0] > a:
-            redo_wait = redo[r][0] - max(a, redo[r][1])
-        out[key] = (sum(fb - fa for fa, fb in own) / 1e6, redo_wait / 1e6)
-    return out
+        k = bisect_right(ids, eid) - 1
+        if k < 0 or eid > trx[(tid, ids[k])]:
+            continue
+        got = sums.setdefault((tid, ids[k]), [0, 0])
+        got[bool(is_redo)] += b - a
+    return {key: (binlog / 1e6, redo / 1e6) for key, (binlog, redo) in sums.items() if binlog and redo}
 
 
 def busy_gaps(commits: list[tuple[int, int]]) -> tuple[float, int]:
@@ -444,10 +441,10 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     # and for its turn to commit; and whether it ran back to back with another
     window = {k: v for k, v in seen.items() if k not in seen_before}
     window_fsyncs = [(k, f) for k, f in fsyncs.items() if k not in fsyncs_before]
-    own = own_times({k: (g, k[0], a, b) for k, (g, a, b) in window.items()}, waits)
+    own = own_times({k: (g, k[0], a, b) for k, (g, a, b, _e) in window.items()}, waits)
     timed = {g: us for g, us, _warm in own.values()}
     warm = {g for g, _us, w in own.values() if w}
-    raw_us = sum((b - a) / 1e6 for g, a, b in window.values())
+    raw_us = sum((b - a) / 1e6 for g, a, b, _e in window.values())
     # The window's transactions as the replica wrote them: rows by kind, and the lag applied with.
     files = list_files(settings, file0, file1)
     shapes, lags, commits = {}, [], []
@@ -480,14 +477,9 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     # With the fsyncs timed, each transaction's own waits for them are taken out instead
     # (:func:`fsync_waits`): what it waited, not what an fsync takes on average.
     own_fsync = (redo_us + bin_us) if server["durable"] else 0.0
-    spans = {k: (a, b) for k, (g, a, b) in window.items()}
-    # with the commit stage timed, a transaction's fsync waits are looked for from its commit on
-    # (a redo fsync the log flusher ran while it still applied was not waited for)
-    commit_stage = last_commits(spans, commit_stages) if commit_stages else {}
-    commit_stage_us = {seen[k][0]: us for k, (_a, us) in commit_stage.items()}
+    spans = {k: (a, b) for k, (g, a, b, _e) in window.items()}
     waited_split = {seen[k][0]: w for k, w in fsync_waits(
-        {k: ((commit_stage[k][0] if k in commit_stage else a), b) for k, (a, b) in spans.items()},
-        dict(window_fsyncs)).items()} if window_fsyncs else {}
+        {k: e for k, (_g, _a, _b, e) in window.items()}, dict(window_fsyncs)).items()} if window_fsyncs else {}
     waited_fsync = {g: bw + rw for g, (bw, rw) in waited_split.items()}
     alone = alone_gtids(commits)
     # enough transactions applied alone to fit from (counted before the fsync reads narrow them)
@@ -498,26 +490,18 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     measured = len(alone & waited_fsync.keys()) >= MIN_FSYNC_TIMED
     if measured:
         alone &= waited_fsync.keys()
-    # With the commit stage timed too: what a commit took beyond its fsyncs is its own CPU (the
-    # 10th percentile of that rest: some commits find InnoDB's log threads awake) and waking
-    # them and being woken (the rest above it), which a busy replica catching up does not pay.
-    both = [g for g in alone if g in commit_stage_us] if measured else []
-    woken: dict = {}
-    commit_cpu = None
-    if len(both) >= MIN_FSYNC_TIMED:
-        rest = sorted(commit_stage_us[g] - waited_fsync[g] for g in both)
-        commit_cpu = max(0.0, rest[len(rest) // 10])
-        woken = {g: max(0.0, commit_stage_us[g] - waited_fsync[g] - commit_cpu) for g in both}
-        alone &= woken.keys()
-        waited_fsync = {g: us + woken.get(g, 0.0) for g, us in waited_fsync.items()}
+    # With the commit stage timed too: what a commit took beyond its own fsyncs (evidence: the
+    # commit's CPU and its waits for the binlog's and InnoDB's locks; it stays in the own time).
+    commit_stage = last_commits(spans, commit_stages) if commit_stages else {}
+    commit_stage_us = {seen[k][0]: us for k, (_a, us) in commit_stage.items()}
+    beyond = sorted(commit_stage_us[g] - waited_fsync[g] for g in alone if g in commit_stage_us) if measured else []
     alone_by = {g: (max(0.0, us - waited_fsync.get(g, own_fsync)), *shapes[g][:3], shapes[g][3])
                 for g, us in timed.items() if g in shapes and g in alone}
     alone_samples = list(alone_by.values())
     # applied back to back by one worker, nothing else in its workers (performance_schema's
     # timeline, :func:`own_times`): a backlog's conditions, whether or not it arrived alone
     warm_samples = [(max(0.0, timed[g] - waited_fsync.get(g, own_fsync)), *shapes[g][:3], shapes[g][3])
-                    for g in warm if g in shapes and (not measured or g in waited_fsync)
-                    and (not woken or g in woken)]
+                    for g in warm if g in shapes and (not measured or g in waited_fsync)]
     from_alone = enough_alone and len(alone_samples) >= MIN_FSYNC_TIMED
     samples = alone_samples if from_alone else all_samples
     fit, scaled = fit_any(samples, model)
@@ -550,14 +534,16 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         # CPU by them. The serial stage's own time per transaction is what the replica's commits
         # are apart while the next one is already waiting; the fsync time per transaction out of it.
         commit = busy_us - fsync_per_trx - model.dispatch_us
-    # A group's fsyncs in the model: what the transactions applied alone waited for them when
-    # that was read (a redo fsync already under way when the commit asked is waited for in part;
-    # the instruments' means also count the log flusher's fsyncs nobody waited for), else the
-    # instruments' mean latencies.
+    # A group's fsyncs in the model: the median of the transactions applied alone's own fsyncs
+    # when they were read, else the instruments' mean latencies (which also count the log
+    # flusher's fsyncs nobody waited for). The median, not the mean: in service a commit's fsync
+    # often finds the device and the core idle and its tail is long (mean 451 and 342 us, median
+    # 285 and 260, p90 over twice the median on this machine's replica), while a catch-up's
+    # fsyncs follow one another (202-213 and 231-293 us mean in one-worker catch-ups).
     group_redo_us, group_bin_us = redo_us, bin_us
     if measured and alone_by:
-        group_bin_us = sum(waited_split[g][0] for g in alone_by) / len(alone_by)
-        group_redo_us = sum(waited_split[g][1] for g in alone_by) / len(alone_by)
+        group_bin_us = median(waited_split[g][0] for g in alone_by)
+        group_redo_us = median(waited_split[g][1] for g in alone_by)
     # a kind never applied keeps base's cost (scaled: every kind was scaled with the rest)
     seen_kind = [scaled or any(s[k] for s in samples) for k in (1, 2, 3)]
     model = replace(model, insert_us=fit.insert_us / cpu if seen_kind[0] else model.insert_us,
@@ -582,8 +568,8 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
             "'events_waits_history_long')")
     if server["durable"] and not server["commit_stage"]:
         optional_missing.append(
-            "the workers' commit stage (the log threads' wake-ups an idle replica pays in each commit are "
-            "counted as cost): UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' "
+            "the workers' commit stage (the evidence's commit time beyond its fsyncs): UPDATE "
+            "performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' "
             f"WHERE NAME='{COMMIT_STAGE}'")
     evidence = {
         "optional_missing": optional_missing,
@@ -596,14 +582,19 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "redo_fsyncs": d_redo[0], "redo_fsync_mean_us": round(redo_us, 1),
         "binlog_fsyncs": d_bin[0], "binlog_fsync_mean_us": round(bin_us, 1),
         "fsync_us_per_transaction": round(fsync_per_trx, 1),
-        "fsync_waits_timed": {"transactions": len(waited_fsync), "used": measured,
+        "fsync_waits_timed": {"transactions": len(waited_fsync), "of_timed": len(timed) if time_fsyncs else 0,
+                              "used": measured,
+                              "alone_median_binlog_us": round(group_bin_us, 1) if measured and alone_by else None,
+                              "alone_median_redo_us": round(group_redo_us, 1) if measured and alone_by else None,
                               "alone_mean_binlog_us": _mean(waited_split[g][0] for g in alone_by if g in waited_split),
                               "alone_mean_redo_us": _mean(waited_split[g][1] for g in alone_by if g in waited_split),
                               "instead_of_mean_latencies_us": round(own_fsync, 1)},
-        "commit_stage": ("not timed: instrument stage/sql/waiting for handler commit is off" if not woken and not
-                         server["commit_stage"] else "too few alone transactions with it read" if not woken else
-                         {"transactions": len(woken), "commit_cpu_us": round(commit_cpu, 1),
-                          "wakeups_taken_out_us": _mean(woken.values())}),
+        "commit_stage": ("not durable" if not server["durable"] else
+                         "not timed: instrument stage/sql/waiting for handler commit is off" if not
+                         server["commit_stage"] else "too few alone transactions with it read" if len(beyond) < 10 else
+                         {"transactions": len(beyond), "beyond_own_fsyncs_us": {
+                             "p10": round(beyond[len(beyond) // 10], 1), "median": round(beyond[len(beyond) // 2], 1),
+                             "p90": round(beyond[len(beyond) * 9 // 10], 1)}}),
         "fsync_overlap": ("not durable" if not server["durable"] else
                           "not measured: consumers events_waits_current and events_waits_history_long are off"
                           if not server["fsync_waits"] else
