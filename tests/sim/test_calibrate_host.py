@@ -134,8 +134,8 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         assert "note: not read" not in r.stderr   # relaxed: the optional durable instruments do not apply
 
         # Durable, with the fsync waits read: each transaction's own binlog and redo fsyncs are found
-        # by event ids (waits are timed on another clock than transactions: by times, about one in
-        # ten was found, and those were mostly another transaction's)
+        # by event ids (waits are timed on another clock than transactions: by times, fewer than one
+        # in ten was found, and those were mostly another transaction's)
         rep.sql("SET GLOBAL sync_binlog = 1; SET GLOBAL innodb_flush_log_at_trx_commit = 1; "
                 "UPDATE performance_schema.setup_consumers SET ENABLED='YES' "
                 "WHERE NAME IN ('events_waits_current', 'events_waits_history_long')")

@@ -209,8 +209,9 @@ def _poll_stages(cur, waits: dict, commits: dict | None = None) -> None:
         (commits if name == COMMIT_STAGE else waits)[(tid, eid)] = (int(start), int(end))
 
 
-def _spans_by_thread(spans: dict) -> dict[int, list[tuple[int, int]]]:
-    """key (thread, event) -> (start, end) regrouped as thread -> its spans in start order."""
+def _spans_by_thread(spans: dict) -> dict[int, list]:
+    """key (thread, event) -> a value (a (start, end) span, an event id) regrouped as thread ->
+    its values, sorted."""
     by_thread: dict[int, list[tuple[int, int]]] = {}
     for (tid, _eid), span in spans.items():
         by_thread.setdefault(tid, []).append(span)
@@ -315,18 +316,14 @@ def fsync_waits(trx: dict, fsyncs: dict) -> dict:
     the redo itself when no log flusher has) run in its own thread, between the transaction's
     EVENT_ID and END_EVENT_ID (performance_schema numbers a thread's events in order): they are
     matched by event ids, never by time. Wait events are timed on the CPU cycle counter, and
-    transactions and stages on the nanosecond timer (WL#10986): their TIMER_STARTs drift apart
-    with the server's uptime (milliseconds after minutes), so no wait can be placed inside a
-    transaction by its times. Returns key -> (binlog fsync us, redo fsync us) for the
+    transactions and stages on the nanosecond timer (WL#10986): their origins and rates differ
+    (a binlog fsync 8.8 ms off its own commit stage on a server three seconds old), so no wait can
+    be placed inside a transaction by its times. Returns key -> (binlog fsync us, redo fsync us) for the
     transactions that ran both fsyncs themselves; the others (a group's followers, a redo flushed
     by InnoDB's log flusher thread, fsyncs no longer in the history) are left out."""
     from bisect import bisect_right
 
-    starts: dict[int, list[int]] = {}
-    for tid, eid in trx:
-        starts.setdefault(tid, []).append(eid)
-    for v in starts.values():
-        v.sort()
+    starts = _spans_by_thread({key: key[1] for key in trx})   # thread -> its transactions' EVENT_IDs
     sums: dict = {}
     for (tid, eid), (is_redo, a, b) in fsyncs.items():
         ids = starts.get(tid)
@@ -477,7 +474,6 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     # With the fsyncs timed, each transaction's own waits for them are taken out instead
     # (:func:`fsync_waits`): what it waited, not what an fsync takes on average.
     own_fsync = (redo_us + bin_us) if server["durable"] else 0.0
-    spans = {k: (a, b) for k, (g, a, b, _e) in window.items()}
     waited_split = {seen[k][0]: w for k, w in fsync_waits(
         {k: e for k, (_g, _a, _b, e) in window.items()}, dict(window_fsyncs)).items()} if window_fsyncs else {}
     waited_fsync = {g: bw + rw for g, (bw, rw) in waited_split.items()}
@@ -492,7 +488,8 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         alone &= waited_fsync.keys()
     # With the commit stage timed too: what a commit took beyond its own fsyncs (evidence: the
     # commit's CPU and its waits for the binlog's and InnoDB's locks; it stays in the own time).
-    commit_stage = last_commits(spans, commit_stages) if commit_stages else {}
+    commit_stage = last_commits({k: (a, b) for k, (_g, a, b, _e) in window.items()},
+                                commit_stages) if commit_stages else {}
     commit_stage_us = {seen[k][0]: us for k, (_a, us) in commit_stage.items()}
     beyond = sorted(commit_stage_us[g] - waited_fsync[g] for g in alone if g in commit_stage_us) if measured else []
     alone_by = {g: (max(0.0, us - waited_fsync.get(g, own_fsync)), *shapes[g][:3], shapes[g][3])
