@@ -493,13 +493,14 @@ impl Sim {
         }
     }
 
-    /// engine.py `fsync_start`: the fsync ends `us` later; the thread waiting for it takes
-    /// `fsync_cpu` of that in CPU meanwhile.
+    /// engine.py `fsync_start`: the calling thread's CPU share of the fsync (`fsync_cpu` of
+    /// `us`, processor-shared), then the device's rest of it.
     fn fsync_start(&mut self, now: f64, kind: u8, lo: u64, hi: u64) {
         let us = self.fsync_us(kind);
-        self.push(now + us, kind, -1, lo, hi);
         if self.cost.fsync_cpu > 0.0 && us > 0.0 {
-            self.run_cpu(self.cost.fsync_cpu * us, FSYNC_CPU, -1, 0, 0);
+            self.run_cpu(self.cost.fsync_cpu * us, FSYNC_CPU, kind as i64, lo, hi);
+        } else {
+            self.push(now + us, kind, -1, lo, hi);
         }
     }
 
@@ -588,6 +589,11 @@ impl Sim {
                 }
             }
             HANDOFF => self.enter_in_order(now),
+            FSYNC_CPU => {
+                let kind = ev.i as u8;
+                let rest = (1.0 - self.cost.fsync_cpu) * self.fsync_us(kind);
+                self.push(now + rest, kind, -1, ev.lo, ev.hi);
+            }
             REDO_DONE => {
                 self.fsync_done(now, ev.kind);
                 let members = (ev.hi - ev.lo) as f64;

@@ -21,9 +21,10 @@ holds a whole core when one is idle (measured on a real 9.7 replica at 100% of a
 its core to the threads that share it (CFS ``yield_task_fair``), and counts as one thread when
 the scheduler balances threads over cores: it takes CPU from the others only when placed alone
 on a core (:func:`simulate_python`'s ``rate``; on one core it takes none: measured on a 9.7
-replica pinned to one core, 4 and 8 workers caught up faster than 1). When durable, the thread
-waiting for an fsync is runnable for ``fsync_cpu`` of the fsync's time (InnoDB's redo-flush wait
-loop, log0write.cc ``log_wait_for_flush``; bench/fsync_cpu.py). Events are ordered by
+replica pinned to one core, 4 and 8 workers caught up faster than 1). When durable, an fsync is
+first ``fsync_cpu`` of its time in CPU by the thread that waits for it (the kernel's part and
+InnoDB's redo-flush wait loop, log0write.cc ``log_wait_for_flush``; bench/fsync_cpu.py), shared
+like any other CPU, then the device's rest: on a busy core fsyncs take longer. Events are ordered by
 ``(time, sequence)`` so results are the same bytes for the same input.
 
 This module is the reference. ``native/src/sim.rs`` replays it event for event (same queue
@@ -316,12 +317,16 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         return redo_us if kind == REDO_DONE else sync_us
 
     def fsync_start(now: float, kind: int, group: list[int]) -> None:
-        """An fsync starts: it ends ``fsync_us`` later, and the thread waiting for it takes
-        ``fsync_cpu`` of that time in CPU meanwhile (a runnable thread, no completion)."""
+        """An fsync starts: first the calling thread's CPU share of it (``fsync_cpu`` of
+        ``fsync_us``, processor-shared: the kernel's writeback, journal and completion work and
+        InnoDB's flush wait loop), then the device's rest. With a free core it takes
+        ``fsync_us``; on a busy one it stretches (measured: one pinned core, durable catch-up, redo
+        fsync median 164/272/345/384 us at 1/2/4/8 workers while the core was 91-93% busy)."""
         us = fsync_us(kind)
-        push(now + us, kind, -1, group)
         if cost.fsync_cpu > 0 and us > 0:
-            run_cpu(now, cost.fsync_cpu * us, FSYNC_CPU)
+            run_cpu(now, cost.fsync_cpu * us, FSYNC_CPU, kind, group)
+        else:
+            push(now + us, kind, -1, group)
 
     def fsync(now: float, kind: int, group: list[int]) -> None:
         nonlocal disk_busy
@@ -394,6 +399,8 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
                 enter_commit(i, now)
         elif kind == HANDOFF:
             enter_in_order(now)
+        elif kind == FSYNC_CPU:
+            push(now + (1.0 - cost.fsync_cpu) * fsync_us(i), i, -1, data)
         elif kind == REDO_DONE:
             fsync_done(now, kind)
             run_cpu(now, cost.commit_us * len(data), FLUSH_DONE, -1, data)
