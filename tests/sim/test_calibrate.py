@@ -289,3 +289,41 @@ def test_pieces_stay_bounded_and_spread_over_a_long_catch_up():
     starts = [p[0][2] for p in taken]
     assert starts == sorted(starts) and starts[0] == 0 and starts[-1] >= 40_000
     assert all(len(p) == 500 for p in taken)
+
+
+def test_combined_calibrations_take_each_cost_s_median_and_their_spread_as_the_band():
+    from lagadvisor.sim.calibrate import combine_models
+    base = CostModel()
+    # three relaxed windows of one replica: the same shape, the machine 10% slower and 12% faster
+    members = [replace(base, **{k: getattr(base, k) * f for k in ("insert_us", "update_us", "delete_us", "commit_us")},
+                       error_band=b) for f, b in ((1.0, 0.01), (1.10, 0.02), (0.88, 0.015))]
+    c = combine_models(members)
+    assert c.model.commit_us == base.commit_us and c.model.update_us == base.update_us
+    assert c.model.flush_us == base.flush_us           # kept by every relaxed member
+    assert c.evidence["fsyncs_in_spread"] is False
+    assert c.evidence["spread"] == pytest.approx(0.12, abs=1e-4)   # the slowest member's distance: 12%
+    assert c.model.error_band == c.evidence["spread"]
+    # the band covers every member's transaction
+    unit = c.evidence["pooled_unit_transaction_us"]
+    assert all(abs(u - unit) <= c.model.error_band * unit + 0.1 for u in c.evidence["unit_transaction_us"])
+    # windows that agree: the band is their own median held-out band
+    steady = combine_models([replace(base, error_band=b) for b in (0.03, 0.05, 0.04)])
+    assert steady.evidence["spread"] == 0 and steady.model.error_band == 0.04
+    # durable members fitted their fsyncs: those count in the spread
+    durable = combine_models([replace(base, flush_us=200.0), replace(base, flush_us=300.0), replace(base, flush_us=250.0)])
+    assert durable.evidence["fsyncs_in_spread"] is True and durable.model.flush_us == 250.0
+    assert durable.model.error_band > 0.05
+    with pytest.raises(ConfigError, match="two or more"):
+        combine_models([base])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.floats(50, 2000), st.floats(0, 100), st.floats(0, 0.3)), min_size=2, max_size=9))
+def test_combined_model_lies_within_its_members(costs):
+    from lagadvisor.sim.calibrate import combine_models
+    members = [replace(CostModel(), commit_us=c, update_us=u, error_band=b) for c, u, b in costs]
+    c = combine_models(members)
+    assert min(m.commit_us for m in members) <= c.model.commit_us <= max(m.commit_us for m in members)
+    assert min(m.update_us for m in members) <= c.model.update_us <= max(m.update_us for m in members)
+    assert c.model.error_band >= sorted(m.error_band for m in members)[len(members) // 2] - 1e-4
+    assert combine_models(list(reversed(members))).model == c.model   # order does not matter

@@ -166,3 +166,25 @@ def test_calibrate_window_needs_host_and_host_excludes_files(tmp_path):
     r = run("--no-defaults", "-h", "127.0.0.1", "-P", str(free_port()), "--window", "1")
     assert r.returncode == 2 and r.stderr.startswith("lagadvisor: error: cannot connect to the replica: "), r.stderr
     assert len(r.stderr.splitlines()) == 1
+
+
+def test_calibrate_combine_pools_cost_models(tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "lagadvisor", "calibrate", *args], capture_output=True,
+                              text=True, timeout=60)
+
+    files = []
+    for i, commit in enumerate((200.0, 260.0, 230.0)):
+        f = tmp_path / f"cost{i}.json"
+        f.write_text(json.dumps({"commit_us": commit, "error_band": 0.02}))
+        files.append(str(f))
+    r = run("--combine", *files, "-o", str(tmp_path / "pooled.json"))
+    assert r.returncode == 0, r.stderr
+    pooled = json.loads((tmp_path / "pooled.json").read_text())
+    assert pooled["commit_us"] == 230.0 and pooled["error_band"] > 0.02
+    assert r.stderr.startswith("lagadvisor: pooled 3 calibrations") and "error band of absolute times" in r.stderr
+    r = run("--combine", files[0])
+    assert (r.returncode, r.stderr) == (2, "lagadvisor: error: --combine pools two or more cost models "
+                                           "(calibrations of one replica)\n")
+    r = run("--combine", "--window", "5", *files)
+    assert (r.returncode, r.stderr) == (2, "lagadvisor: error: --combine takes only cost model files (and -o)\n")

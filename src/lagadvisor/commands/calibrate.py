@@ -40,6 +40,10 @@ def calibrate(
              "performance_schema.file_summary_by_event_name (SUM_TIMER_MISC of "
              "wait/io/file/innodb/innodb_log_file against wait/io/file/sql/binlog).",
         min=0.0, max=1.0)] = None,
+    combine: Annotated[bool, typer.Option(
+        "--combine", help="FILES are cost models of one replica calibrated at different times (calibrate "
+                          "--host run again): pool them, each cost the median, the error band from their "
+                          "spread.")] = False,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the model here.")] = None,
 ) -> None:
     """Fit the apply cost model (per transaction, per row by kind, per byte, flush) from a
@@ -49,6 +53,10 @@ def calibrate(
 
     try:
         srv = server_options(server)
+        if combine:
+            if srv is not None or window is not None or workers != 1 or base or redo_share is not None:
+                raise LagAdvisorError("--combine takes only cost model files (and -o)")
+            return _combine(files or [], output)
         if srv is not None:
             if files:
                 raise LagAdvisorError("give either binlog files or --host (a running replica), not both")
@@ -90,6 +98,30 @@ def calibrate(
                       "(held-out checks, in the model as error_band)", soft_wrap=True)
     for w in result.warnings:
         warn(w)
+
+
+def _combine(files: list[str], output: str | None) -> None:
+    """calibrate --combine: several calibrations' models pooled (sim.calibrate.combine_models)."""
+    from ..sim.calibrate import combine_models
+    from ..sim.model import CostModel
+
+    try:
+        output_path(output, files)
+        result = combine_models([CostModel.from_file(f) for f in files])
+    except LagAdvisorError as err:
+        raise fail(err) from None
+    text = result.model.to_json()
+    if output:
+        write_output(output, text)
+    else:
+        print(text)
+    e = result.evidence
+    err_console.print(
+        f"lagadvisor: pooled {e['members']} calibrations (each cost the median); a transaction of one insert, "
+        f"update and delete costs {', '.join(f'{u:,.0f}' for u in e['unit_transaction_us'])} us in them, "
+        f"{e['pooled_unit_transaction_us']:,.0f} us pooled: spread +-{e['spread']:.1%}, the windows' own median "
+        f"band +-{e['median_member_band']:.1%}; error band of absolute times +-{e['error_band']:.1%}",
+        soft_wrap=True)
 
 
 def _own_fsyncs(e: dict) -> str:

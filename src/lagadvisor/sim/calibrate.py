@@ -573,3 +573,50 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         model = replace(model, cores=cores)
     return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor,
                        tuple(w for s in summaries for w in s.warnings))
+
+
+@dataclass(frozen=True, slots=True)
+class Combined:
+    """``calibrate --combine``: the models of several calibrations pooled into one."""
+
+    model: CostModel
+    evidence: dict
+
+
+def _unit_us(m: CostModel, fsyncs: bool) -> float:
+    """A transaction of one insert, one update and one delete, committed alone: what the spread of
+    several calibrations is measured on (with its two fsyncs when the calibrations fitted them)."""
+    return (m.apply_us(1, 1, 1, 0) + m.dispatch_us + m.commit_us
+            + ((m.flush_us + m.redo_flush_us) if fsyncs else 0.0))
+
+
+def combine_models(models: list[CostModel]) -> Combined:
+    """Several calibrations of one replica (windows at different times: ``calibrate --host`` run
+    again, or catch-ups) pooled: each cost is the members' median, and the error band is the larger
+    of the members' median held-out band and their spread (the largest relative distance of a
+    member's one-insert-update-delete transaction from the pooled model's). A single window's band
+    only says how steady that window was; how far a window taken minutes later lands is the spread
+    (on a VM here, three relaxed calibrations within four minutes read 287-342 us a transaction).
+    The fsyncs count in that spread when the members fitted them (they differ: a relaxed
+    calibration keeps the base model's)."""
+    if len(models) < 2:
+        raise ConfigError("--combine pools two or more cost models (calibrations of one replica)")
+    names = [f.name for f in CostModel.__dataclass_fields__.values() if f.name != "error_band"]
+    values = {}
+    for name in names:
+        vs = sorted(getattr(m, name) for m in models)
+        mid = len(vs) // 2
+        v = vs[mid] if len(vs) % 2 or isinstance(vs[0], int) else (vs[mid - 1] + vs[mid]) / 2
+        values[name] = v
+    pooled = replace(CostModel(), **values)
+    fsyncs = len({(m.flush_us, m.redo_flush_us) for m in models}) > 1
+    unit = _unit_us(pooled, fsyncs)
+    units = [_unit_us(m, fsyncs) for m in models]
+    spread = max(abs(u - unit) / unit for u in units)
+    bands = sorted(m.error_band for m in models)
+    own = bands[len(bands) // 2]
+    band = round(max(spread, own), 4)
+    return Combined(replace(pooled, error_band=band), {
+        "members": len(models), "unit_transaction_us": [round(u, 1) for u in units],
+        "pooled_unit_transaction_us": round(unit, 1), "fsyncs_in_spread": fsyncs,
+        "spread": round(spread, 4), "median_member_band": own, "error_band": band})
