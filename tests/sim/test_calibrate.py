@@ -327,3 +327,13 @@ def test_combined_model_lies_within_its_members(costs):
     assert min(m.update_us for m in members) <= c.model.update_us <= max(m.update_us for m in members)
     assert c.model.error_band >= sorted(m.error_band for m in members)[len(members) // 2] - 1e-4
     assert combine_models(list(reversed(members))).model == c.model   # order does not matter
+
+
+def test_group_fsyncs_are_the_back_to_back_medians_when_enough_were_read():
+    from lagadvisor.sim.live import MIN_WARM_FSYNCS, group_fsyncs
+    alone = [(240.0 + i % 7, 240.0 + i % 5) for i in range(300)] + [(3000.0, 4000.0)] * 20   # long tail
+    warm = [(230.0, 180.0 + i % 3) for i in range(MIN_WARM_FSYNCS)]
+    assert group_fsyncs(alone, warm) == (230.0, 181.0, "back to back")
+    b, r, which = group_fsyncs(alone, warm[:MIN_WARM_FSYNCS - 1])   # too few back to back: the alone ones
+    assert which == "applied alone" and 240 <= b <= 246 and 240 <= r <= 244   # medians: the tail does not move them
+    assert group_fsyncs([], []) is None

@@ -89,6 +89,9 @@ MIN_FSYNC_TIMED = 100
 #: A transaction the replica started within this long after it finished another ran back to back,
 #: as a backlog is applied (no wake-up from idle, warm caches).
 WARM_PS = 100 * 1_000_000
+#: Back-to-back transactions whose own fsyncs were read, needed for the model's fsync times to be
+#: theirs (:func:`group_fsyncs`).
+MIN_WARM_FSYNCS = 30
 
 
 class SetupError(ConfigError):
@@ -370,6 +373,21 @@ def alone_gtids(commits: list[tuple[int, int, str]]) -> set[str]:
     return out
 
 
+def group_fsyncs(alone: list[tuple[float, float]], warm: list[tuple[float, float]]) -> tuple[float, float, str] | None:
+    """The model's binlog and redo fsync times (``flush_us``, ``redo_flush_us``) from the
+    (binlog, redo) microseconds that transactions waited for their own fsyncs (:func:`fsync_waits`):
+    the medians over those applied back to back (a backlog's conditions: an fsync right after the
+    previous commit's) when at least :data:`MIN_WARM_FSYNCS` were read, else over those applied
+    alone. The median, not the mean: in service an fsync's tail is long. Back to back the redo fsync
+    is quicker (durable oltp replica here: median 184 us back to back, 242 alone, 164 in a one-worker
+    catch-up; the binlog's 235, 236 and 208). Returns (binlog, redo, which) or None."""
+    if len(warm) >= MIN_WARM_FSYNCS:
+        return median(b for b, _r in warm), median(r for _b, r in warm), "back to back"
+    if alone:
+        return median(b for b, _r in alone), median(r for _b, r in alone), "applied alone"
+    return None
+
+
 def _mean(values) -> float | None:
     v = list(values)
     return round(sum(v) / len(v), 1) if v else None
@@ -531,16 +549,17 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         # CPU by them. The serial stage's own time per transaction is what the replica's commits
         # are apart while the next one is already waiting; the fsync time per transaction out of it.
         commit = busy_us - fsync_per_trx - model.dispatch_us
-    # A group's fsyncs in the model: the median of the transactions applied alone's own fsyncs
-    # when they were read, else the instruments' mean latencies (which also count the log
-    # flusher's fsyncs nobody waited for). The median, not the mean: in service a commit's fsync
-    # often finds the device and the core idle and its tail is long (mean 451 and 342 us, median
-    # 285 and 260, p90 over twice the median on this machine's replica), while a catch-up's
-    # fsyncs follow one another (202-213 and 231-293 us mean in one-worker catch-ups).
+    # A group's fsyncs in the model: the medians of the own fsyncs of the transactions applied
+    # back to back, or alone, when they were read (:func:`group_fsyncs`), else the instruments'
+    # mean latencies (which also count the log flusher's fsyncs nobody waited for).
     group_redo_us, group_bin_us = redo_us, bin_us
-    if measured and alone_by:
-        group_bin_us = median(waited_split[g][0] for g in alone_by)
-        group_redo_us = median(waited_split[g][1] for g in alone_by)
+    warm_fsyncs = [waited_split[g] for g in sorted(warm) if g in waited_split] if measured else []
+    alone_fsyncs = [waited_split[g] for g in sorted(alone_by)] if measured else []
+    grouped = group_fsyncs(alone_fsyncs, warm_fsyncs)
+    if grouped is not None:
+        group_bin_us, group_redo_us, fsyncs_from = grouped
+    else:
+        fsyncs_from = "the file instruments' mean latencies"
     # a kind never applied keeps base's cost (scaled: every kind was scaled with the rest)
     seen_kind = [scaled or any(s[k] for s in samples) for k in (1, 2, 3)]
     model = replace(model, insert_us=fit.insert_us / cpu if seen_kind[0] else model.insert_us,
@@ -581,11 +600,19 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "fsync_us_per_transaction": round(fsync_per_trx, 1),
         "fsync_waits_timed": {"transactions": len(waited_fsync), "of_timed": len(timed) if time_fsyncs else 0,
                               "used": measured,
-                              "alone_median_binlog_us": round(group_bin_us, 1) if measured and alone_by else None,
-                              "alone_median_redo_us": round(group_redo_us, 1) if measured and alone_by else None,
+                              "alone_median_binlog_us": round(median(b for b, _r in alone_fsyncs), 1)
+                              if alone_fsyncs else None,
+                              "alone_median_redo_us": round(median(r for _b, r in alone_fsyncs), 1)
+                              if alone_fsyncs else None,
                               "alone_mean_binlog_us": _mean(waited_split[g][0] for g in alone_by if g in waited_split),
                               "alone_mean_redo_us": _mean(waited_split[g][1] for g in alone_by if g in waited_split),
-                              "instead_of_mean_latencies_us": round(own_fsync, 1)},
+                              "instead_of_mean_latencies_us": round(own_fsync, 1),
+                              "back_to_back": len(warm_fsyncs),
+                              "back_to_back_median_binlog_us": round(median(b for b, _r in warm_fsyncs), 1)
+                              if warm_fsyncs else None,
+                              "back_to_back_median_redo_us": round(median(r for _b, r in warm_fsyncs), 1)
+                              if warm_fsyncs else None,
+                              "model_fsyncs_from": fsyncs_from if server["durable"] else "not durable"},
         "commit_stage": ("not durable" if not server["durable"] else
                          "not timed: instrument stage/sql/waiting for handler commit is off" if not
                          server["commit_stage"] else "too few alone transactions with it read" if len(beyond) < 10 else
