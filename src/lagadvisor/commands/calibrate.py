@@ -75,11 +75,7 @@ def calibrate(
                          on_transaction=bar.on_transaction, on_progress=bar.on_progress, workers=workers)
     except LagAdvisorError as err:
         raise fail(err) from None
-    text = result.model.to_json()
-    if output:
-        write_output(output, text)
-    else:
-        print(text)
+    _emit(result.model, output)
     if result.evidence is not None:
         e = result.evidence
         err_console.print(
@@ -100,6 +96,15 @@ def calibrate(
         warn(w)
 
 
+def _emit(model, output: str | None) -> None:
+    """The fitted model as JSON: to ``-o``, else stdout."""
+    text = model.to_json()
+    if output:
+        write_output(output, text)
+    else:
+        print(text)
+
+
 def _combine(files: list[str], output: str | None) -> None:
     """calibrate --combine: several calibrations' models pooled (sim.calibrate.combine_models)."""
     from ..sim.calibrate import combine_models
@@ -110,11 +115,7 @@ def _combine(files: list[str], output: str | None) -> None:
         result = combine_models([CostModel.from_file(f) for f in files])
     except LagAdvisorError as err:
         raise fail(err) from None
-    text = result.model.to_json()
-    if output:
-        write_output(output, text)
-    else:
-        print(text)
+    _emit(result.model, output)
     e = result.evidence
     err_console.print(
         f"lagadvisor: pooled {e['members']} calibrations (each cost the median); a transaction of one insert, "
@@ -150,11 +151,7 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
                                     f"{s['workers']} workers)"))
     except LagAdvisorError as err:
         raise fail(err) from None
-    text = result.model.to_json()
-    if output:
-        write_output(output, text)
-    else:
-        print(text)
+    _emit(result.model, output)
     e = result.evidence
     err_console.print(
         f"lagadvisor: fitted live on {e['samples_kept']:,} of {e['samples']:,} applied transactions "
