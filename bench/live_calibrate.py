@@ -213,9 +213,12 @@ def main() -> int:
                 return cost
 
             every = args.calibrate_every_round
-            costs = [] if every or key in models else [calibrate_once(0)]
-            if not costs and not every:
+            if every:
+                costs = []   # one calibration per round, below
+            elif key in models:   # one calibration per durability (the separate calibration workload)
                 costs = [rc.realservers.cache_dir() / f"live-{tag}-0.json"]
+            else:
+                costs = [calibrate_once(0)]
             rc.log(f"{name} / {config}: preparing")
             files, target, snap = rc.prepare_pair(config, rc.sysbench_setup(spec), rc.sysbench_run(spec, args.events))
             runs: dict[int, list[float]] = {w: [] for w in workers}

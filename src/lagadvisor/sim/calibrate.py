@@ -12,8 +12,8 @@ fsync time into the redo fsync (flush stage) and the binlog fsync (sync stage).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from statistics import median_high
+from dataclasses import dataclass, fields, replace
+from statistics import median, median_high
 
 from ..binlog import FileSummary, read_transactions
 from ..errors import ConfigError
@@ -601,20 +601,17 @@ def combine_models(models: list[CostModel]) -> Combined:
     calibration keeps the base model's)."""
     if len(models) < 2:
         raise ConfigError("--combine pools two or more cost models (calibrations of one replica)")
-    names = [f.name for f in CostModel.__dataclass_fields__.values() if f.name != "error_band"]
     values = {}
-    for name in names:
-        vs = sorted(getattr(m, name) for m in models)
-        mid = len(vs) // 2
-        v = vs[mid] if len(vs) % 2 or isinstance(vs[0], int) else (vs[mid - 1] + vs[mid]) / 2
-        values[name] = v
+    for f in fields(CostModel):
+        if f.name != "error_band":
+            vs = [getattr(m, f.name) for m in models]
+            values[f.name] = median_high(vs) if f.type in (int, "int") else median(vs)   # cores, fsync_devices stay whole
     pooled = replace(CostModel(), **values)
     fsyncs = len({(m.flush_us, m.redo_flush_us) for m in models}) > 1
     unit = _unit_us(pooled, fsyncs)
     units = [_unit_us(m, fsyncs) for m in models]
     spread = max(abs(u - unit) / unit for u in units)
-    bands = sorted(m.error_band for m in models)
-    own = bands[len(bands) // 2]
+    own = median_high(m.error_band for m in models)
     band = round(max(spread, own), 4)
     return Combined(replace(pooled, error_band=band), {
         "members": len(models), "unit_transaction_us": [round(u, 1) for u in units],

@@ -382,10 +382,17 @@ def group_fsyncs(alone: list[tuple[float, float]], warm: list[tuple[float, float
     is quicker (durable oltp replica here: median 184 us back to back, 242 alone, 164 in a one-worker
     catch-up; the binlog's 235, 236 and 208). Returns (binlog, redo, which) or None."""
     if len(warm) >= MIN_WARM_FSYNCS:
-        return median(b for b, _r in warm), median(r for _b, r in warm), "back to back"
+        return (*_medians(warm), "back to back")
     if alone:
-        return median(b for b, _r in alone), median(r for _b, r in alone), "applied alone"
+        return (*_medians(alone), "applied alone")
     return None
+
+
+def _medians(pairs: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """The medians of (binlog, redo) fsync waits, or None for none."""
+    if not pairs:
+        return None
+    return median(b for b, _r in pairs), median(r for _b, r in pairs)
 
 
 def _mean(values) -> float | None:
@@ -556,6 +563,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     warm_fsyncs = [waited_split[g] for g in sorted(warm) if g in waited_split] if measured else []
     alone_fsyncs = [waited_split[g] for g in sorted(alone_by)] if measured else []
     grouped = group_fsyncs(alone_fsyncs, warm_fsyncs)
+    alone_medians, warm_medians = _medians(alone_fsyncs), _medians(warm_fsyncs)
     if grouped is not None:
         group_bin_us, group_redo_us, fsyncs_from = grouped
     else:
@@ -600,18 +608,14 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         "fsync_us_per_transaction": round(fsync_per_trx, 1),
         "fsync_waits_timed": {"transactions": len(waited_fsync), "of_timed": len(timed) if time_fsyncs else 0,
                               "used": measured,
-                              "alone_median_binlog_us": round(median(b for b, _r in alone_fsyncs), 1)
-                              if alone_fsyncs else None,
-                              "alone_median_redo_us": round(median(r for _b, r in alone_fsyncs), 1)
-                              if alone_fsyncs else None,
+                              "alone_median_binlog_us": round(alone_medians[0], 1) if alone_medians else None,
+                              "alone_median_redo_us": round(alone_medians[1], 1) if alone_medians else None,
                               "alone_mean_binlog_us": _mean(waited_split[g][0] for g in alone_by if g in waited_split),
                               "alone_mean_redo_us": _mean(waited_split[g][1] for g in alone_by if g in waited_split),
                               "instead_of_mean_latencies_us": round(own_fsync, 1),
                               "back_to_back": len(warm_fsyncs),
-                              "back_to_back_median_binlog_us": round(median(b for b, _r in warm_fsyncs), 1)
-                              if warm_fsyncs else None,
-                              "back_to_back_median_redo_us": round(median(r for _b, r in warm_fsyncs), 1)
-                              if warm_fsyncs else None,
+                              "back_to_back_median_binlog_us": round(warm_medians[0], 1) if warm_medians else None,
+                              "back_to_back_median_redo_us": round(warm_medians[1], 1) if warm_medians else None,
                               "model_fsyncs_from": fsyncs_from if server["durable"] else "not durable"},
         "commit_stage": ("not durable" if not server["durable"] else
                          "not timed: instrument stage/sql/waiting for handler commit is off" if not
