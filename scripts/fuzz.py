@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A seeded mutation fuzzer over the shared corpus and the fixtures, through every command.
+"""A seeded mutation fuzzer over the fixtures (damaged ones included) and, where
+``LAGADVISOR_FUZZ_CORPUS`` names it, the optional public corpus, through every command.
 
 Each execution ``i`` of a run with seed ``S`` is fully determined by ``(S, i)``: which seed file,
 which mutations (bit flips, overwritten runs, truncation, spliced regions, overwritten event
@@ -49,7 +50,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-CORPUS = Path(os.environ.get("LAGADVISOR_FUZZ_CORPUS", ROOT.parent / "shared" / "corpus"))
+#: The optional public corpus (tests/test_fuzz.py passes the suite's, where it is here).
+CORPUS = Path(os.environ["LAGADVISOR_FUZZ_CORPUS"]) if os.environ.get("LAGADVISOR_FUZZ_CORPUS") else None
 REGRESSIONS = Path(os.environ.get("LAGADVISOR_FUZZ_REGRESSIONS", ROOT / "tests" / "fuzz_regressions"))
 
 #: A seed larger than this is cut at the last event boundary before it: small inputs keep
@@ -102,7 +104,7 @@ def seed_files() -> list[tuple[str, Path]]:
     """``(name, path)`` of the corpus's binlogs (damaged ones too), the fixtures and the saved
     regressions, ordered by name (which does not depend on where the checkout is)."""
     files: list[tuple[str, Path]] = []
-    if CORPUS.is_dir():
+    if CORPUS is not None and CORPUS.is_dir():
         files += [(f"corpus/{p.relative_to(CORPUS)}", p) for p in CORPUS.rglob("*")
                   if p.is_file() and p.suffix not in (".md", ".json")]
     if FIXTURES.is_dir():

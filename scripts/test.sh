@@ -11,12 +11,27 @@
 #    pytest with LAGADVISOR_REQUIRE_SERVERS=1 so a missing server fails instead of skipping.
 #
 # The virtualenvs live under build/test-env/ (recreated on every run). Extra arguments go to pytest.
+#
+# Tests that read the optional public corpus (binlogs of other projects' suites, never committed;
+# tests/conftest.py says where it is looked for) are marked `corpus` and skip where it is absent.
+# `scripts/test.sh --corpus-layer` runs only them, from the virtualenvs a full run left, and fails
+# if the corpus is missing (.ci/run does this after the full run from a bare clone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 ENVS="${LAGADVISOR_TEST_ENVS:-$ROOT/build/test-env}"
 PY="${PYTHON:-python3}"
 pipq() { "$1/bin/python" -m pip install --quiet --disable-pip-version-check "${@:2}"; }
+
+if [ "${1:-}" = "--corpus-layer" ]; then
+    [ -x "$ENVS/test/bin/python" ] || { echo "no test virtualenv at $ENVS: run scripts/test.sh first" >&2; exit 1; }
+    echo "== the optional corpus layer (pytest -m corpus), the corpus required"
+    export PATH="$ENVS/test/bin:$PATH" LAGADVISOR_TEST_WHEEL="$(ls "$ENVS"/wheels/lagadvisor-*.whl)"
+    export LAGADVISOR_REQUIRE_SERVERS=1 LAGADVISOR_REQUIRE_NATIVE=1 LAGADVISOR_REQUIRE_INSTALLED=1
+    export LAGADVISOR_REQUIRE_CORPUS=1
+    python scripts/realservers.py provision
+    exec python -m pytest -q -p no:cacheprovider --durations=10 -m corpus "${@:2}"
+fi
 
 rm -rf "$ENVS"
 mkdir -p "$ENVS"

@@ -2,10 +2,15 @@
 ``tests/test_cli_refactor_golden.py`` compares with ``tests/golden/cli_refactor.json``, which
 ``python tests/cli_golden.py --write`` regenerates (only when an output change is intended).
 
-The cases run in one fresh interpreter (``python tests/cli_golden.py``, from the repository
-root, COLUMNS=100), each through ``lagadvisor.cli.main`` as the console script calls it, with
-stdout and stderr captured (not a terminal, as under a pipe) and the exit code kept. Outputs
-longer than :data:`INLINE_MAX` characters (but ``--help``) are kept as their length and SHA-256."""
+The cases run in one fresh interpreter (``python tests/cli_golden.py``, COLUMNS=100), each
+through ``lagadvisor.cli.main`` as the console script calls it, with stdout and stderr captured
+(not a terminal, as under a pipe) and the exit code kept. Outputs longer than :data:`INLINE_MAX`
+characters (but ``--help``) are kept as their length and SHA-256.
+
+They run in a scratch directory that holds two links, ``fixtures`` (the repository's) and
+``corpus`` (the optional public corpus, where it is here), so every path in a case and in its
+output reads the same wherever the checkout and the corpus are. The cases on ``corpus/`` files
+are the optional corpus layer (tests/test_cli_refactor_golden.py marks them)."""
 
 from __future__ import annotations
 
@@ -19,17 +24,20 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
 GOLDEN = ROOT / "tests" / "golden" / "cli_refactor.json"
 INLINE_MAX = 6000
 COMMANDS = ("analyze", "export", "simulate", "graph", "advise", "fleet", "calibrate", "eta")
 FIXTURE_DIRS = ("mariadb_concurrent", "single_compressed", "single_full", "single_history50",
                 "single_minimal_image", "single_minimal_metadata", "single_rotation", "sysbench_oltp_write_only")
-#: A few files of the shared public corpus (cases skipped where it is absent), by path from the root.
-CORPUS = ("../shared/corpus/connector_java/mysql-bin.checksum-crc32",
-          "../shared/corpus/mysql_common/mariadb-bin.000001",
-          "../shared/corpus/mysql_common/json.binlog.000001",
-          "../shared/corpus/mysql_common/binlog_truncated_event.000001",
-          "../shared/corpus/bad-inputs/gzip-crc-mismatch.binlog.gz")
+#: A few files of the optional public corpus, under the ``corpus`` link (see above).
+CORPUS = ("corpus/connector_java/mysql-bin.checksum-crc32",
+          "corpus/mysql_common/mariadb-bin.000001",
+          "corpus/mysql_common/json.binlog.000001",
+          "corpus/mysql_common/binlog_truncated_event.000001",
+          "corpus/bad-inputs/gzip-crc-mismatch.binlog.gz")
+#: Damaged inputs derived from the fixtures (scripts/make_damaged.py): always here.
+DAMAGED = ("fixtures/damaged/gzip-crc-mismatch.binlog.gz", "fixtures/damaged/zeroed-tail-rows.binlog")
 
 
 def cases() -> list[list[str]]:
@@ -67,13 +75,14 @@ def cases() -> list[list[str]]:
         ["simulate", s, "--policy", "bogus"], ["simulate", s, "--preserve-commit-order", "maybe"],
         ["simulate", s, "--lag-threshold", "nan"], ["simulate", s, "--mode", "mariadb_optimistic", "--policy",
                                                    "WRITESET"],
-        ["simulate", s, "--cost-model", "../shared/corpus/bad-inputs/cost-model-nan.json"],
+        ["simulate", s, "--cost-model", "fixtures/damaged/cost-model-nan.json"],
+        ["simulate", s, "--cost-model", "corpus/bad-inputs/cost-model-nan.json"],
         ["graph", s, "--range", "5:1"], ["graph", s, "--range", "x"], ["graph", s, "--policy", "nope"],
         ["advise", s, "--window", "forever"], ["advise", s, "--schema", "fixtures/nope.sql"],
         ["calibrate"], ["calibrate", s, "--window", "5"], ["eta"], ["fleet"], ["fleet", s, "--fleet", "x.toml"],
         ["simulate", s, "--schema", f"{s}/schema.sql", "--defaults-file", "/nonexistent.cnf"],
     ]
-    for f in CORPUS:
+    for f in DAMAGED + CORPUS:
         out += [["analyze", f], ["analyze", f, "--format", "json"], ["simulate", f, "--format", "json"],
                 ["advise", f, "--format", "json"], ["export", f]]
     return out
@@ -103,8 +112,28 @@ def run_case(argv: list[str]) -> dict:
     return {"exit": code, "stdout": _kept(out.getvalue(), "--help" in argv), "stderr": _kept(err.getvalue())}
 
 
+def in_corpus(argv: list[str]) -> bool:
+    """Whether a case reads the optional public corpus."""
+    return any(a.startswith("corpus/") for a in argv)
+
+
 def available(argv: list[str]) -> bool:
-    return all(os.path.exists(a) for a in argv if a.startswith("../shared/"))
+    from conftest import CORPUS as where
+
+    return not in_corpus(argv) or where.is_dir()
+
+
+def scratch() -> Path:
+    """The directory the cases run in: links to the fixtures and, where it is here, the corpus."""
+    import tempfile
+
+    from conftest import CORPUS as where
+
+    d = Path(tempfile.mkdtemp(prefix="lagadvisor-golden-"))
+    (d / "fixtures").symlink_to(ROOT / "fixtures")
+    if where.is_dir():
+        (d / "corpus").symlink_to(where.resolve())
+    return d
 
 
 def run_all() -> dict:
@@ -112,13 +141,18 @@ def run_all() -> dict:
     env = dict(os.environ, COLUMNS="100", TERM="dumb")
     for k in ("LAGADVISOR_PUREPYTHON", "FORCE_COLOR", "NO_COLOR", "TERMINAL_WIDTH"):
         env.pop(k, None)
-    p = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--run"], cwd=ROOT, env=env,
-                       capture_output=True, text=True, stdin=subprocess.DEVNULL, check=True)
+    import shutil
+
+    here = scratch()
+    try:
+        p = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--run"], cwd=here, env=env,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, check=True)
+    finally:
+        shutil.rmtree(here)
     return json.loads(p.stdout)
 
 
 def _run_here() -> dict:
-    os.chdir(ROOT)
     got = {}
     real_stdout = sys.stdout
     for argv in cases():

@@ -1,5 +1,11 @@
-"""Shared test fixtures: paths of the bundled fixtures and the shared corpus, and the gate for
-tests that need the reference readers provisioned by ``scripts/realservers.py provision``.
+"""Shared test fixtures: paths of the bundled fixtures, the damaged inputs derived from them and
+the optional public corpus, and the gate for tests that need the reference readers provisioned
+by ``scripts/realservers.py provision``.
+
+The optional corpus layer: tests that read the public binlogs of other projects' suites (never
+committed here) are marked ``corpus``. Where the corpus is absent (a bare clone) they skip, all
+with the one reason :data:`CORPUS_ABSENT`; under ``LAGADVISOR_REQUIRE_CORPUS=1`` (CI's corpus
+run) they fail instead.
 
 When ``LAGADVISOR_REQUIRE_SERVERS=1`` (set by the test command and CI), a missing reference
 reader or server fails the test instead of skipping it: a skipped oracle test proves nothing.
@@ -16,10 +22,39 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-CORPUS = ROOT.parent / "shared" / "corpus"
+#: Inputs derived from the fixtures by ``scripts/make_damaged.py`` (committed, always here).
+DAMAGED = FIXTURES / "damaged"
+#: The optional public corpus: ``$LAGADVISOR_CORPUS``, else the shared folder beside the checkout.
+#: The one place that says where it is (scripts/fuzz.py takes it from the test that runs it).
+CORPUS = Path(os.environ.get("LAGADVISOR_CORPUS") or ROOT / "../shared/corpus")
+CORPUS_ABSENT = f"optional public corpus not here ({CORPUS}; set LAGADVISOR_CORPUS): see README, Tests"
+REQUIRE_CORPUS = os.environ.get("LAGADVISOR_REQUIRE_CORPUS") == "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 REQUIRE = os.environ.get("LAGADVISOR_REQUIRE_SERVERS") == "1"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "corpus: reads the optional public corpus (skips where it is absent)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The corpus layer's one gate: skip (or, under CI's corpus run, fail) its tests together."""
+    if CORPUS.is_dir():
+        return
+    layer = [item for item in items if item.get_closest_marker("corpus") is not None]
+    if layer and REQUIRE_CORPUS:
+        raise pytest.UsageError(f"LAGADVISOR_REQUIRE_CORPUS=1 but the {CORPUS_ABSENT}")
+    for item in layer:
+        item.add_marker(pytest.mark.skip(reason=CORPUS_ABSENT))
+
+
+def corpus_params(items, ids=None) -> list:
+    """``items`` as parameters of the corpus layer; one placeholder where the corpus is absent
+    (so the test skips with :data:`CORPUS_ABSENT`, not pytest's 'empty parameter set')."""
+    if not items:
+        return [pytest.param(None, id="corpus-absent", marks=pytest.mark.corpus)]
+    return [pytest.param(x, id=None if ids is None else ids(x), marks=pytest.mark.corpus) for x in items]
 
 
 def need(available: bool, what: str) -> None:

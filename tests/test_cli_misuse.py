@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, FIXTURES
+from conftest import CORPUS, DAMAGED, FIXTURES, corpus_params
 
 BINLOG = FIXTURES / "single_minimal_metadata" / "binlog.000001"
 TIMEOUT_S = 10
@@ -152,8 +152,10 @@ def test_graph_writes_to_a_bad_path_in_one_line(tmp_path):
 
 # -- cost models ---------------------------------------------------------------------------------
 
-BAD_INPUTS = CORPUS / "bad-inputs"
-SHARED_MODELS = sorted(BAD_INPUTS.glob("cost-model-*.json")) if BAD_INPUTS.is_dir() else []
+#: Cost models that once gave a traceback or a simulation that never ended, derived by
+#: scripts/make_damaged.py (with the words each error must hold), and the public corpus's own.
+DERIVED_MODELS = json.loads((DAMAGED / "MANIFEST.json").read_text(encoding="utf-8"))["cost_models"]
+SHARED_MODELS = sorted((CORPUS / "bad-inputs").glob("cost-model-*.json")) if CORPUS.is_dir() else []
 
 #: (id, JSON text, words the line must hold)
 MADE_MODELS = [
@@ -177,10 +179,17 @@ def _model_args(command: str, path: str) -> list[str]:
             "calibrate": ["calibrate", "--base", path, B]}[command]
 
 
-@pytest.mark.skipif(not SHARED_MODELS, reason="../shared/corpus/bad-inputs is not there")
 @pytest.mark.parametrize("native", [True, False], ids=["native", "reference"])
 @pytest.mark.parametrize("command", ["simulate", "advise", "calibrate"])
-@pytest.mark.parametrize("model", SHARED_MODELS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("name", sorted(DERIVED_MODELS))
+def test_derived_bad_cost_models(name, command, native):
+    path = str(DAMAGED / name)
+    one_line_error(_model_args(command, path), path, *DERIVED_MODELS[name]["expect"]["words"], native=native)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "reference"])
+@pytest.mark.parametrize("command", ["simulate", "advise", "calibrate"])
+@pytest.mark.parametrize("model", corpus_params(SHARED_MODELS, lambda p: p.stem))
 def test_shared_bad_cost_models(model, command, native):
     one_line_error(_model_args(command, str(model)), str(model), native=native)
 

@@ -10,8 +10,10 @@ import os
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import CORPUS, ROOT
 
+if CORPUS.is_dir():  # the optional public corpus joins the seeds where it is here
+    os.environ.setdefault("LAGADVISOR_FUZZ_CORPUS", str(CORPUS))
 sys.path.insert(0, str(ROOT / "scripts"))
 import fuzz  # noqa: E402
 

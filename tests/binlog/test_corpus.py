@@ -14,7 +14,7 @@ import pytest
 
 import oracle
 import reference
-from conftest import corpus_files, need
+from conftest import CORPUS, corpus_files, corpus_params, need
 from lagadvisor.binlog import FileSummary, read_transactions
 from lagadvisor.binlog.constants import RowsKind
 from lagadvisor.errors import BinlogError, TruncatedEventError
@@ -60,13 +60,14 @@ def _mine(path: Path):
 
 
 FILES = corpus_files()
+pytestmark = pytest.mark.corpus
 
 
 def test_corpus_is_present():
-    assert len(FILES) >= 40, "the shared corpus is missing (../shared/corpus)"
+    assert len(FILES) >= 40, f"the corpus at {CORPUS} holds {len(FILES)} binlogs, not the 40 or more expected"
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+@pytest.mark.parametrize("path", corpus_params(FILES, lambda p: p.name))
 def test_corpus_file(path: Path):
     need(oracle.have_mysqlbinlog(), "mysqlbinlog (MySQL 9.x chroot)")
     name = path.name

@@ -1,10 +1,11 @@
 """Damaged input under every command, native core and pure-Python reference (issues 13, 17, 20).
 
 Every command (analyze, export, graph, simulate, advise, calibrate) runs as a subprocess over the
-inputs that once hung or crashed (``../shared/corpus/hangs``, the binlog and gzip files of
-``../shared/corpus/bad-inputs``), the corpus files broken on purpose, truncated fixtures, inputs
-that are not files (a directory, a FIFO), a valid binlog under a non-UTF-8 name, and every input
-the fuzzer saved (``tests/fuzz_regressions``). Each run must end within 10 s with exit 0 and a
+shapes that once hung or crashed, rebuilt from the fixtures (``fixtures/damaged``, made by
+``scripts/make_damaged.py``: empty row images, a 1 GiB event length, damaged gzip, a bad query
+event), truncated fixtures, inputs that are not files (a directory, a FIFO), a valid binlog under
+a non-UTF-8 name, and every input the fuzzer saved (``tests/fuzz_regressions``). The optional
+corpus layer adds the public corpus's own hangs, bad inputs and files broken on purpose. Each run must end within 10 s with exit 0 and a
 warning on stderr, or exit 2 and exactly one line naming the file; never a traceback; peak RSS
 under 200 MB (``os.wait4``: the child's own, its forked children included).
 """
@@ -20,9 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import json
+
 import pytest
 
-from conftest import CORPUS, FIXTURES, ROOT
+from conftest import CORPUS, DAMAGED, FIXTURES, ROOT
 
 TIMEOUT_S = 10.0
 RSS_LIMIT_KB = 200 * 1024
@@ -56,10 +59,16 @@ def _shared(sub: str) -> list[str]:
 
 HANGS = _shared("hangs")
 BAD_INPUTS = _shared("bad-inputs")
+#: What each derived damaged binlog must give (``fixtures/damaged/MANIFEST.json``).
+DERIVED = json.loads((DAMAGED / "MANIFEST.json").read_text(encoding="utf-8"))["binlogs"]
 SAVED = sorted(p.name for p in REGRESSIONS.iterdir() if p.is_file() and p.suffix != ".md") \
     if REGRESSIONS.is_dir() else []
-INPUTS = ([("corpus", n) for n in HANGS + BAD_INPUTS + BROKEN_CORPUS]
-          + [("generated", g) for g in GENERATED] + [("saved", n) for n in SAVED])
+CORPUS_INPUTS = HANGS + BAD_INPUTS + BROKEN_CORPUS if CORPUS.is_dir() else ["corpus-absent"]
+INPUTS = ([("damaged", n) for n in sorted(DERIVED)] + [("generated", g) for g in GENERATED]
+          + [("saved", n) for n in SAVED])
+PARAMS = ([pytest.param(src, n, id=n.rsplit("/", 1)[-1]) for src, n in INPUTS]
+          + [pytest.param("corpus", n, id="corpus-" + n.rsplit("/", 1)[-1], marks=pytest.mark.corpus)
+             for n in CORPUS_INPUTS])
 
 
 def _native_available() -> bool:
@@ -130,6 +139,8 @@ def _path(source: str, name: str, made: dict[str, Path]) -> Path:
         return CORPUS / name
     if source == "saved":
         return REGRESSIONS / name
+    if source == "damaged":
+        return DAMAGED / name
     return made[name]
 
 
@@ -140,7 +151,7 @@ def runs(made) -> dict:
     from concurrent.futures import ThreadPoolExecutor
 
     todo = {}
-    for source, name in INPUTS:
+    for source, name in INPUTS + [("corpus", n) for n in CORPUS_INPUTS]:
         path = _path(source, name, made)
         if source == "corpus" and not path.exists():
             continue
@@ -173,7 +184,9 @@ def check(args: list[str], path: str, native: bool, damaged: bool = True, result
         assert len(lines) == 1 and lines[0].startswith("lagadvisor: error: "), stderr
         shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         if args[0] != "calibrate" or "commit gaps" not in lines[0]:  # calibrate: read, too few gaps
-            assert shown in lines[0] or path in lines[0], lines[0]
+            # stderr writes a name's undecodable bytes as Python's backslashreplace does (\udcff)
+            escaped = path.encode("utf-8", "backslashreplace").decode("ascii")
+            assert shown in lines[0] or path in lines[0] or escaped in lines[0], lines[0]
     elif damaged:
         assert any(ln.startswith("lagadvisor: warning: ") for ln in lines), stderr
     return code, lines
@@ -184,23 +197,25 @@ MODES = [pytest.param(True, id="native"), pytest.param(False, id="reference")]
 
 @pytest.mark.parametrize("native", MODES)
 @pytest.mark.parametrize("command", list(COMMANDS))
-@pytest.mark.parametrize("source,name", INPUTS, ids=[n.rsplit("/", 1)[-1] for _, n in INPUTS])
+@pytest.mark.parametrize("source,name", PARAMS)
 def test_every_command_ends_with_one_line_or_a_warning(source, name, command, native, made, runs):
     if native and not _native_available():
         if os.environ.get("LAGADVISOR_REQUIRE_NATIVE") == "1":
             pytest.fail("lagadvisor._native is required (LAGADVISOR_REQUIRE_NATIVE=1)")
         pytest.skip("native core not built")
     path = _path(source, name, made)
-    if source == "corpus" and not path.exists():
-        pytest.skip("shared corpus missing")
-    if name == "non-utf8-name" and command == "calibrate":
-        pytest.skip("a valid source binlog: calibrate's fit has nothing to say about file names")
     p = str(path)
     result = runs[(name, command, native)]
     if result is None:
         pytest.fail(f"`lagadvisor {' '.join([*COMMANDS[command], p])}` did not end within {TIMEOUT_S:.0f} s")
     code, lines = check([*COMMANDS[command], p], p, native, damaged=source != "saved" and name != "non-utf8-name",
                         result=result)
+    if source == "damaged":
+        want = DERIVED[name]["expect"]
+        assert code == want["exit"], lines
+        assert all(w in lines[0] for w in want["words"]), (want["words"], lines)
+        if "offset" in DERIVED[name]:
+            assert f"offset {DERIVED[name]['offset']}" in lines[0], lines
     name = name.rsplit("/", 1)[-1] if source != "corpus" or not name.startswith(("hangs/", "bad-inputs/")) else name
     if source == "corpus" and name.startswith("hangs/"):
         # The three inputs that looped forever: the rows event whose row image is empty.
@@ -213,7 +228,10 @@ def test_every_command_ends_with_one_line_or_a_warning(source, name, command, na
         assert code == 0 and any("ends inside" in ln for ln in lines), lines
     if name in ("directory", "fifo"):
         assert code == 2 and ("directory" in lines[0] or "regular file" in lines[0]), lines
-    if name == "non-utf8-name":
+    if name == "non-utf8-name" and command == "calibrate":
+        # a valid source binlog: calibrate refuses it as not a replica's, naming the file
+        assert code == 2 and "not a replica's binlog" in lines[0], lines
+    elif name == "non-utf8-name":
         assert code == 0 and not any("warning" in ln for ln in lines), lines
 
 
@@ -223,9 +241,7 @@ def test_jobs_with_a_1gib_event_length_stays_small(native):
     0x40000000 in a 4 KB file still sizes no allocation (peak RSS of the whole tree)."""
     if native and not _native_available():
         pytest.skip("native core not built")
-    bad = CORPUS / "bad-inputs" / "event-length-1GiB.binlog"
-    if not bad.exists():
-        pytest.skip("shared corpus missing")
+    bad = DAMAGED / "event-length-1GiB.binlog"
     good = FIXTURES / "single_minimal_image" / "binlog.000001"
     code, lines = check(["analyze", "--no-progress", "--jobs", "2", str(good), str(bad)], str(bad), native)
     assert code == 2 and "event length 1073741824" in lines[0]

@@ -13,7 +13,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, FIXTURES
+import pytest
+
+from conftest import CORPUS, FIXTURES, corpus_params
 from lagadvisor.binlog import FileSummary, read_transactions
 from lagadvisor.errors import BinlogError
 
@@ -21,6 +23,8 @@ MAGIC = b"\xfebin"
 
 
 def _seeds() -> list[bytes]:
+    """The fixtures' first files (under 300 kB), and some files of the optional public corpus
+    where it is here."""
     names = [CORPUS / "mysql_common/transaction_compression.000001",
              CORPUS / "mysql_common/binlog_transaction_with_GTID_TAG.000001",
              CORPUS / "mysql_common/mariadb-bin.000001",
@@ -87,9 +91,12 @@ def test_bit_flipped_real_binlogs(data):
     _read(bytes(seed))
 
 
-def test_truncation_is_a_warning_not_an_error():
+@pytest.mark.parametrize("path", [pytest.param(FIXTURES / "single_rotation" / "binlog.000001", id="fixture"),
+                                  *corpus_params([CORPUS / "connector_java/mysql-bin.checksum-crc32"]
+                                                 if CORPUS.is_dir() else [], lambda p: "corpus")])
+def test_truncation_is_a_warning_not_an_error(path):
     """Every cut of a real binlog inside its last event reads the earlier transactions."""
-    seed = (CORPUS / "connector_java/mysql-bin.checksum-crc32").read_bytes()
+    seed = path.read_bytes()
     with tempfile.NamedTemporaryFile() as f:
         f.write(seed)
         f.flush()

@@ -48,7 +48,7 @@ def cases():
         out.append(pytest.param(d.name, files, None, id=d.name))
         out.append(pytest.param(d.name, files, str(d / "schema.sql"), id=d.name + "+schema"))
     for p in corpus_files():
-        out.append(pytest.param(p.name, [str(p)], None, id=p.name))
+        out.append(pytest.param(p.name, [str(p)], None, id=p.name, marks=pytest.mark.corpus))
     return out
 
 
