@@ -396,7 +396,7 @@ def calibrate_models(k: int = 4, rounds: int = 3) -> "object":
     med = {w: median_high(v) for w, v in times.items()}
     cpu_med = {w: median_high(v) for w, v in cpu.items()}
     multi = max(1.0, (cpu_med[2] + cpu_med[k]) / 2 / cpu_med[1]) if cpu_med[1] else 1.0
-    fit = fit_gaps(sorted(str(p) for p in out.iterdir()), serial_byte_us=byte_us)
+    fit, _scaled = fit_gaps(sorted(str(p) for p in out.iterdir()), serial_byte_us=byte_us)
     log(f"  relaxed calibration: catch-up {med}, worker CPU {cpu_med}; coordinator {stages['coordinator_s']:.3f} s "
         f"for {total_bytes} bytes ({byte_us * 1e3:.2f} ns/byte); multi-worker CPU x{multi:.3f}; gap fit {fit}")
     base = CostModel(cores=os.cpu_count() or 2, insert_us=fit.insert_us, update_us=fit.update_us,

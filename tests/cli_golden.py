@@ -141,6 +141,8 @@ def run_all() -> dict:
     env = dict(os.environ, COLUMNS="100", TERM="dumb")
     for k in ("LAGADVISOR_PUREPYTHON", "FORCE_COLOR", "NO_COLOR", "TERMINAL_WIDTH"):
         env.pop(k, None)
+    if env.get("PYTHONPATH"):  # the cases run elsewhere: a relative entry (PYTHONPATH=src) made absolute
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in env["PYTHONPATH"].split(os.pathsep))
     import shutil
 
     here = scratch()

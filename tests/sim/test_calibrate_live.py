@@ -17,18 +17,20 @@ from conftest import need, source_and_replica
 from lagadvisor.binlog import read_transactions
 
 
-def _workload(seed: int, n: int) -> str:
+def _workload(seed: int, n: int, one_shape: bool = False) -> str:
+    """``n`` transactions of varied sizes; ``one_shape``: every one 1 insert, 2 updates and
+    1 delete (sysbench oltp_write_only's shape)."""
     rnd = random.Random(seed)
     out, next_id, live = [], 2000, list(range(2000))
     for _ in range(n):
         stmts = []
-        for _ in range(rnd.choice((0, 1, 3, 10))):
+        for _ in range(1 if one_shape else rnd.choice((0, 1, 3, 10))):
             stmts.append(f"INSERT INTO c.t VALUES ({next_id}, {rnd.randint(1, 999)}, REPEAT('x', 100))")
             live.append(next_id)
             next_id += 1
-        for _ in range(rnd.choice((1, 3, 10))):
+        for _ in range(2 if one_shape else rnd.choice((1, 3, 10))):
             stmts.append(f"UPDATE c.t SET k = k + 1 WHERE id = {rnd.choice(live)}")
-        for _ in range(rnd.choice((0, 1, 3))):
+        for _ in range(1 if one_shape else rnd.choice((0, 1, 3))):
             stmts.append(f"DELETE FROM c.t WHERE id = {live.pop(rnd.randrange(len(live)))}")
         out.append("BEGIN; " + "; ".join(stmts) + "; COMMIT;")
     return "\n".join(out)
@@ -41,7 +43,7 @@ def _lagadvisor(*args: str, env: dict | None = None) -> subprocess.CompletedProc
     return r
 
 
-def _catch_up(name: str, workers: int, n: int, ids: tuple[int, int]):
+def _catch_up(name: str, workers: int, n: int, ids: tuple[int, int], one_shape: bool = False):
     """A real source and replica (relaxed, ``workers`` workers): the replica's SQL thread stopped
     while the source runs ``n`` varied transactions, then started; yields (source's binlog files,
     the replica's binlog files of the catch-up, the replica's applied transactions)."""
@@ -58,7 +60,7 @@ def _catch_up(name: str, workers: int, n: int, ids: tuple[int, int]):
         rep.sql("STOP REPLICA SQL_THREAD")
         src.sql("FLUSH BINARY LOGS")
         first = len(src.binlog_files()) - 1
-        txns = _workload(5, n).split("\n")
+        txns = _workload(5, n, one_shape).split("\n")
         for k in range(0, len(txns), 100):  # one client call per 100 transactions (argv length)
             src.sql("\n".join(txns[k:k + 100]), timeout=300)
         src.sql("FLUSH BINARY LOGS")
@@ -103,6 +105,34 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
         # The fit keeps the mean gap (stalls included), so the one-worker prediction is the
         # measured catch-up up to the first transaction's own time and the gaps left out.
         assert predicted_s == pytest.approx(measured_s, rel=0.2), (predicted_s, measured_s, fitted)
+
+
+def test_one_shape_catch_up_scales_the_base_model(tmp_path):
+    """Every transaction of one shape (1 insert, 2 updates, 1 delete): the per-row costs cannot be
+    told apart, so calibrate scales the base model by one factor instead of refusing, says so, and
+    says which cores it assumed when --cores is not given."""
+    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+    for source_files, replica_files, applied in _catch_up("cal1", 1, 800, (25, 26), one_shape=True):
+        model = tmp_path / "cost.json"
+        cal = _lagadvisor("calibrate", "--relaxed", "-o", str(model), *replica_files)
+        fitted = json.loads(model.read_text())
+        assert "scaled by one factor" in cal.stderr, cal.stderr
+        assert f"assumed {os.cpu_count()}, this machine's" in cal.stderr, cal.stderr
+        given = _lagadvisor("calibrate", "--relaxed", "--cores", "2", "-o", str(tmp_path / "c2.json"), *replica_files)
+        assert "were not given" not in given.stderr
+        assert json.loads((tmp_path / "c2.json").read_text())["cores"] == 2 and fitted["cores"] == os.cpu_count()
+        from lagadvisor.sim.model import CostModel
+
+        default = CostModel()
+        scale = fitted["update_us"] / default.update_us
+        assert scale > 0
+        for cost in ("insert_us", "delete_us"):  # one factor for every row kind
+            assert fitted[cost] / getattr(default, cost) == pytest.approx(scale, rel=1e-3)
+        stamps = [t.immediate_commit_timestamp for t in applied]
+        measured_s = (max(stamps) - min(stamps)) / 1e6
+        sim = json.loads(_lagadvisor("simulate", "--catch-up", "--relaxed", "--policy", "recorded", "--workers",
+                                     "1", "--format", "json", "--cost-model", str(model), *source_files).stdout)
+        assert sim["results"][0]["apply_seconds"] == pytest.approx(measured_s, rel=0.2)
 
 
 def test_calibrated_from_a_four_worker_catch_up(tmp_path):

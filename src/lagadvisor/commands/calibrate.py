@@ -76,6 +76,8 @@ def calibrate(
     except LagAdvisorError as err:
         raise fail(err) from None
     _emit(result.model, output)
+    if cores is None:
+        _assumed_cores(workers)
     if result.evidence is not None:
         e = result.evidence
         err_console.print(
@@ -94,6 +96,22 @@ def calibrate(
                       "(held-out checks, in the model as error_band)", soft_wrap=True)
     for w in result.warnings:
         warn(w)
+
+
+def _assumed_cores(workers: int) -> int:
+    """No --cores: the fit assumed this machine's, said on stderr once it succeeded (the
+    replica's cores decide how its workers' CPU overlaps, so a fit of several workers under the
+    wrong count misplaces the costs). ``workers`` 0: calibrate --host, whose replica may run on
+    another host."""
+    n = os.cpu_count() or 1
+    if workers >= 2:
+        why = f"; a fit of {workers} workers depends on them: give the replica's --cores"
+    elif workers == 0:
+        why = "; the replica's host may have others: give its --cores"
+    else:
+        why = ""
+    warn(f"the replica's CPU cores were not given (--cores): assumed {n}, this machine's{why}")
+    return n
 
 
 def _emit(model, output: str | None) -> None:
@@ -167,3 +185,5 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
         soft_wrap=True)
     for missing in e["optional_missing"]:
         err_console.print(f"lagadvisor: note: not read: {missing}", soft_wrap=True)
+    if cores is None:
+        _assumed_cores(0)

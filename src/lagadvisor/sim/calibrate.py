@@ -177,7 +177,8 @@ def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float
 
 
 def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
-             summaries: list[FileSummary] | None = None, on_transaction=None, on_progress=None) -> GapFit:
+             summaries: list[FileSummary] | None = None, on_transaction=None, on_progress=None,
+             base: CostModel | None = None) -> tuple[GapFit, bool]:
     """Regress the one-worker commit gaps of a replica's own binlog; ``serial_byte_us`` (the
     coordinator's measured cost per byte read, serial with the worker when there is one) is
     taken out of each gap first. Each file's :class:`FileSummary` (its warnings) is appended
@@ -186,13 +187,19 @@ def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float 
 
     The native core reads the files when it can (per-transaction columns, file by file;
     ``on_progress(file, offset)`` now and then); else the reference (``on_transaction(t)`` for
-    each transaction read: a progress bar). Both feed the same gaps to the fit."""
+    each transaction read: a progress bar). Both feed the same gaps to the fit.
+
+    When every transaction has one shape (the rows by kind cannot separate the costs), ``base``'s
+    costs are scaled by one factor instead (:func:`fit_scaled`, as ``calibrate --host`` does);
+    the second value says so."""
     samples = read_gaps(paths, min_lag_us, serial_byte_us, summaries, on_transaction, on_progress).samples
     if len(samples) < 50:
         raise ConfigError(f"only {len(samples)} usable commit gaps: calibrate from the binlog of a replica "
                           "(log_replica_updates=ON) that applied a backlog with one worker")
-    band, _checks = held_out_band(samples)
-    return replace(fit_samples(samples), band=band)
+    base = base or CostModel()
+    fit, scaled = fit_any(samples, base)
+    band, _checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, base, m)) if scaled else None)
+    return replace(fit, band=band), scaled
 
 
 def _ols(rows: list[tuple[float, int, int, int, int]]) -> list[float]:
@@ -250,6 +257,11 @@ def fit_samples(samples: list[tuple[float, int, int, int, int]], stall_mads: flo
     return GapFit(intercept, ins, upd, dele, 0.0, len(kept), 1 - ss_res / ss_tot, mean, stall)
 
 
+def fixed_of(base: CostModel) -> float:
+    """A model's per-transaction cost outside the rows: coordinator, worker and commit."""
+    return base.trx_us + base.dispatch_us + base.commit_us
+
+
 def fit_scaled(samples: list[tuple[float, int, int, int, int]], base: CostModel, stall_mads: float = 4.0) -> GapFit:
     """When the samples cannot separate the costs (every transaction of one shape, as sysbench's
     oltp_write_only: 2 updates, 1 delete, 1 insert), ``base``'s costs scaled by one factor: the
@@ -257,7 +269,7 @@ def fit_scaled(samples: list[tuple[float, int, int, int, int]], base: CostModel,
     spread and counted in ``stall_factor`` as :func:`fit_samples` does."""
     if len(samples) < 8:
         raise ConfigError(f"only {len(samples)} commit gaps: too few to fit")
-    fixed = base.trx_us + base.dispatch_us + base.commit_us
+    fixed = fixed_of(base)
     pred = [fixed + base.insert_us * i + base.update_us * u + base.delete_us * d for _, i, u, d, _ in samples]
     if min(pred) <= 0:
         raise ConfigError("the base model gives these transactions no cost: cannot scale it")
@@ -551,8 +563,13 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         fitted, ev = fit_workers(gaps.pieces.take(), workers, durable=durable, base=model, min_lag_us=min_lag_us)
         return Calibration(fitted, ev["transactions"], 1.0 - ev["piece_error_rms"] ** 2, 0.0, 1.0,
                            tuple(w for s in summaries for w in s.warnings), ev)
-    fit = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us, summaries=summaries,
-                   on_transaction=on_transaction, on_progress=on_progress)
+    fit, scaled = fit_gaps(paths, min_lag_us, serial_byte_us=model.dispatch_byte_us, summaries=summaries,
+                           on_transaction=on_transaction, on_progress=on_progress, base=model)
+    notes = []
+    if scaled:
+        notes.append(f"every transaction has the same rows by kind, so the per-row costs cannot be told apart: "
+                     f"the base model's costs were scaled by one factor (x{fit.intercept / fixed_of(model):.3f}) "
+                     "instead of fitted; calibrate on a workload with varied transactions for per-row costs")
     fixed = model.dispatch_us + model.trx_us + model.commit_us
     if durable and base is not None:
         excess = max(0.0, fit.intercept - fixed)
@@ -572,7 +589,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     if cores:
         model = replace(model, cores=cores)
     return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor,
-                       tuple(w for s in summaries for w in s.warnings))
+                       tuple(w for s in summaries for w in s.warnings) + tuple(notes))
 
 
 @dataclass(frozen=True, slots=True)
