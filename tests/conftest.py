@@ -115,7 +115,7 @@ def corpus_files() -> list[Path]:
     """Real binlogs of the shared corpus (not the damaged inputs of :data:`DAMAGED_DIRS`)."""
     if not CORPUS.is_dir():
         return []
-    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md"
+    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix not in (".md", ".sql", ".json")
                   and p.relative_to(CORPUS).parts[0] not in DAMAGED_DIRS)
 
 
