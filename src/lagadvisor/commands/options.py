@@ -94,7 +94,7 @@ SchemaOpt = Annotated[Optional[str], typer.Option(
 #: What ``--host`` reads, for the commands that read table definitions (each command that reads
 #: something else says so with :func:`grouped`'s ``host``).
 HOST_READS_SCHEMA = ("Read table definitions and sizes from this server's information_schema (read-only; "
-                     "needs SELECT); with --from, also stream its binlogs.")
+                     "needs SELECT).")
 
 
 def host_help(reads: str) -> str:
