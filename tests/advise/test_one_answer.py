@@ -165,3 +165,11 @@ def test_the_sysbench_fixture_runs_the_plans_workers():
 def test_fixture_list_is_not_empty():
     assert len(fixture_dirs()) >= 8, [d.name for d in fixture_dirs()]
 
+
+
+def test_json_with_conditions_and_alternatives_matches_the_schema(case):
+    import jsonschema
+
+    from conftest import ROOT
+
+    jsonschema.validate(case["doc"], json.loads((ROOT / "docs" / "advise-schema.json").read_text()))
