@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from docs_tables import conditions, write_table
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SETS = ["sysbench_oltp_write_only", "single_rotation", "mariadb_concurrent", "single_compressed",
@@ -98,6 +100,7 @@ def measure(dirs: list[str], workers: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(ROOT / "bench" / "fleet.json"))
+    ap.add_argument("--no-docs", action="store_true", help="do not write the table into docs/ (see bench/docs_tables.py)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     with tempfile.TemporaryDirectory(prefix="lagadvisor-fleet-bench-") as tmp:
@@ -109,21 +112,24 @@ def main() -> None:
     out = {"servers": len(SETS), "runs": rows, "speedup_2_vs_1": round(speedup, 3), "cpu_count": os.cpu_count(),
            "load_average_1min_after": round(os.getloadavg()[0], 2), "same_document": True}
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
-    print("| workers | wall s | speedup | read MB/s/core | busy read / what-if / verdict / server s | "
-          "overhead ms/task | no-op round trip ms | cluster start s |")
-    print("|---|---|---|---|---|---|---|---|")
+    lines = ["| workers | wall s | speedup | read MB/s/core | busy read / what-if / verdict / server s | "
+             "overhead ms/task | no-op round trip ms | cluster start s |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         b = r["busy_s"]
         sp = 1.0 if r["workers"] == 1 else speedup
-        print(f"| {r['workers']} | {r['wall_s']:.2f} | {sp:.2f}x | {r['read_mb_per_s_per_core']} | "
-              f"{b['read']:.2f} / {b['whatif']:.2f} / {b['verdict']:.2f} / {b['advise']:.2f} | "
-              f"{r['overhead_ms_per_task']} | "
-              f"{r['noop_roundtrip_ms']} | {r['cluster_start_s']} |")
-    print(f"{len(SETS)} servers, {rows[0]['files']} files, {rows[0]['bytes'] / 1e6:.1f} MB, {rows[0]['tasks']} tasks; "
-          f"per-server task (serial part): max {rows[0]['server_task_s']['max']} s, sum "
-          f"{rows[0]['server_task_s']['sum']} s; same document at 1 and 2 workers; {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}")
-
+        lines.append(f"| {r['workers']} | {r['wall_s']:.2f} | {sp:.2f}x | {r['read_mb_per_s_per_core']} | "
+                     f"{b['read']:.2f} / {b['whatif']:.2f} / {b['verdict']:.2f} / {b['advise']:.2f} | "
+                     f"{r['overhead_ms_per_task']} | "
+                     f"{r['noop_roundtrip_ms']} | {r['cluster_start_s']} |")
+    summary = (f"{len(SETS)} servers, {rows[0]['files']} files, {rows[0]['bytes'] / 1e6:.1f} MB, {rows[0]['tasks']} "
+               f"tasks; per-server task (serial part): max {rows[0]['server_task_s']['max']} s, sum "
+               f"{rows[0]['server_task_s']['sum']} s; same document at 1 and 2 workers; {os.cpu_count()} cores, "
+               f"load average {os.getloadavg()[0]:.2f}")
+    print("\n".join(lines))
+    print(summary)
+    if not args.no_docs:
+        write_table("performance.md", "fleet", "\n".join(lines), conditions(summary))
 
 if __name__ == "__main__":
     main()

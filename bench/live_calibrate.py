@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT.parent / "src"))
 import replica_catchup as rc  # noqa: E402
+from docs_tables import conditions, write_table  # noqa: E402
 
 from lagadvisor.binlog.stream import pymysql_settings  # noqa: E402
 from lagadvisor.sim.live import calibrate_live  # noqa: E402
@@ -182,6 +183,7 @@ def main() -> int:
     ap.add_argument("--calibrate-every-round", action="store_true",
                     help="calibrate again before each round; predict with the calibrations combined")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--no-docs", action="store_true", help="do not write the table into docs/ (see bench/docs_tables.py)")
     args = ap.parse_args()
     _own_names(source_tmpfs=args.pin)
     if args.pin:
@@ -265,17 +267,22 @@ def main() -> int:
                                "calibrate_on": args.calibrate_on,
                                "calibrate_every_round": args.calibrate_every_round,
                                "models": models, "results": results}, indent=2) + "\n")
-    print("| workload | replica | workers | measured s | predicted s | time error | band | measured speedup | "
-          "predicted speedup | speedup error |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    lines = ["| workload | replica | workers | measured s | predicted s | time error | band | measured speedup | "
+             "predicted speedup | speedup error |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['measured_seconds']:.2f} | "
-              f"{r['predicted_seconds']:.2f} | {r['time_error']:+.1%} | +-{r['band']:.1%} | "
-              f"{r['measured_speedup']:.2f}x | {r['predicted_speedup']:.2f}x | {r['speedup_error']:+.1%} |")
+        lines.append(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['measured_seconds']:.2f} | "
+                     f"{r['predicted_seconds']:.2f} | {r['time_error']:+.1%} | +-{r['band']:.1%} | "
+                     f"{r['measured_speedup']:.2f}x | {r['predicted_speedup']:.2f}x | {r['speedup_error']:+.1%} |")
     times = sum(abs(r["time_error"]) <= 0.15 for r in results)
     speedups = [r for r in results if r["workers"] != 1]
-    print(f"{times} of {len(results)} absolute times and {sum(abs(r['speedup_error']) <= 0.15 for r in speedups)} "
-          f"of {len(speedups)} speedups within 15%")
+    summary = (f"{times} of {len(results)} absolute times and "
+               f"{sum(abs(r['speedup_error']) <= 0.15 for r in speedups)} of {len(speedups)} speedups within 15%")
+    print("\n".join(lines))
+    print(summary)
+    if not args.no_docs:
+        write_table("calibration.md", "live-calibrate", "\n".join(lines),
+                    conditions(f"{os.cpu_count()} cores; {summary}; results in {out.name}"))
     return 0
 
 

@@ -41,6 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import realservers  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from docs_tables import conditions, write_table  # noqa: E402
+
 SRC_PORT, REP_PORT = 13510, 13511
 BASE = ["--gtid-mode=ON", "--enforce-gtid-consistency=ON", "--binlog-format=ROW", "--log-bin=binlog",
         "--max-binlog-size=1073741824", "--innodb-buffer-pool-size=256M"]
@@ -436,6 +439,7 @@ def main() -> int:
     ap.add_argument("--configs", default="relaxed,durable")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
+    ap.add_argument("--no-docs", action="store_true", help="do not write the table into docs/ (see bench/docs_tables.py)")
     ap.add_argument("--cost", default=str(ROOT / "bench" / "cost.json"))
     args = ap.parse_args()
     failures = realservers.provision(log=lambda m: None)
@@ -494,12 +498,20 @@ def main() -> int:
                 log(f"  {w}: measured {ms:.2f}x ({measured[w]:.2f} s), predicted {ps:.2f}x "
                     f"({predicted[w]['apply_seconds']:.2f} s), speedup error {row['speedup_error']:+.1%}")
     Path(args.out).write_text(json.dumps({"machine": {"cores": os.cpu_count()}, "results": results}, indent=2))
-    print("| workload | replica | workers | measured s | predicted s | time error | measured speedup | predicted speedup | speedup error |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    lines = ["| workload | replica | workers | measured s | predicted s | time error | measured speedup | "
+             "predicted speedup | speedup error |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['measured_seconds']:.2f} | "
-              f"{r['predicted_seconds']:.2f} | {r['time_error']:+.1%} | {r['measured_speedup']:.2f}x | "
-              f"{r['predicted_speedup']:.2f}x | {r['speedup_error']:+.1%} |")
+        lines.append(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['measured_seconds']:.2f} | "
+                     f"{r['predicted_seconds']:.2f} | {r['time_error']:+.1%} | {r['measured_speedup']:.2f}x | "
+                     f"{r['predicted_speedup']:.2f}x | {r['speedup_error']:+.1%} |")
+    print("\n".join(lines))
+    if not args.no_docs:
+        speedups = [r for r in results if r["workers"] != 1]
+        within = sum(abs(r["speedup_error"]) <= 0.15 for r in speedups)
+        write_table("accuracy.md", "replica-catchup", "\n".join(lines),
+                    conditions(f"{os.cpu_count()} cores; {within} of {len(speedups)} speedups within 15%; "
+                               f"results in {Path(args.out).name}"))
     return 0
 
 

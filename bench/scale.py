@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 import throughput  # noqa: E402  (the workload file and the wait4 measurement)
+from docs_tables import conditions, write_table  # noqa: E402
 
 WORKERS = "1,2,4,8,16,32,64"
 
@@ -120,6 +121,16 @@ def build_replica(data: Path, min_mb: int) -> dict:
     return meta
 
 
+def markdown(runs: list[dict]) -> str:
+    """The runs as the table docs/performance.md shows."""
+    lines = ["| command | copies | GB | transactions | wall s | s per copy | peak RSS MB |",
+             "|---|---|---|---|---|---|---|"]
+    for r in runs:
+        lines.append(f"| {r['command']} | {r['copies']} | {r['bytes'] / 1e9:.2f} | {r['transactions']:,} | "
+                     f"{r['wall_s']:.1f} | {r['s_per_copy']:.2f} | {r['peak_rss_mb']:,.0f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--copies", default="1,10,100")
@@ -128,6 +139,7 @@ def main() -> None:
                                                         "(0: skip)")
     ap.add_argument("--clean", action="store_true", help="remove the copies afterwards")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--no-docs", action="store_true", help="do not write the table into docs/ (see bench/docs_tables.py)")
     ap.add_argument("--replica", action="store_true", help="a replica's own binlog (observed lags), see above")
     ap.add_argument("--replica-mb", type=int, default=200)
     args = ap.parse_args()
@@ -179,6 +191,14 @@ def main() -> None:
             flat[cmd] = round(by[(cmd, big)]["peak_rss_mb"] / by[(cmd, 10)]["peak_rss_mb"], 3)
     doc[f"rss_{big}_over_10"] = flat
     out_path.write_text(json.dumps(doc, indent=2) + "\n")
+    table = markdown(runs)
+    print(table)
+    if not args.no_docs:
+        flat_text = ", ".join(f"{c} {v:.2f}x" for c, v in flat.items())
+        write_table("performance.md", "scale-replica" if args.replica else "scale", table,
+                    conditions(f"{os.cpu_count()} cores; one file of {meta['bytes'] / 1e6:,.1f} MB copied"
+                               + (f"; peak RSS {big} over 10 copies: {flat_text}" if flat_text else "")
+                               + f"; results in {out_path.name}"))
     if args.clean:
         shutil.rmtree(args.data / copies_dir, ignore_errors=True)
 

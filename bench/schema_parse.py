@@ -6,7 +6,7 @@ and a data section of extended INSERTs) and times ``lagadvisor.schema.ddl.read_s
 it, with peak RSS. Nothing here is committed data: the file is made under --dir and can be
 deleted.
 
-    python3 bench/schema_parse.py --mb 200            # the README's figure
+    python3 bench/schema_parse.py --mb 200            # the figure in docs/internals.md (Bad input)
     python3 bench/schema_parse.py --mb 200 --data 0.5 # half of the bytes in INSERT statements
 """
 

@@ -55,6 +55,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import realservers  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from docs_tables import conditions, write_table  # noqa: E402
+
 PORT = 13620
 SERVER_NAME = "bench-throughput"
 OPTIONS = ["--server-id=1", "--gtid-mode=ON", "--enforce-gtid-consistency=ON", "--log-bin=binlog",
@@ -277,6 +280,7 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=4, help="files for the --jobs measurement (links)")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "throughput.json")
+    ap.add_argument("--no-docs", action="store_true", help="do not write the table into docs/ (see bench/docs_tables.py)")
     args = ap.parse_args()
     meta = build(args.data, args.min_mb)
     if args.build_only:
@@ -287,6 +291,8 @@ def main() -> int:
     doc["table"] = table
     args.out.write_text(json.dumps(doc, indent=2) + "\n")
     print(table)
+    if not args.no_docs:
+        write_table("performance.md", "throughput", table, conditions(f"results in {args.out.name}"))
     return 0
 
 

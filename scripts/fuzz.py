@@ -445,7 +445,7 @@ def _save(case: dict, status: str, save_dir: Path | None) -> str | None:
 def fuzz(seed: int, executions: int | None, seconds: float | None, workers: int = 1, hang_seconds: float = 10.0,
          rss_limit_mb: int = 400, save_dir: Path | None = None, log=None, progress_every: float = 30.0,
          selftest: str = "") -> dict:
-    """Run the fuzzer; returns the summary (also the figures for the README)."""
+    """Run the fuzzer; returns the summary (also the figures in docs/internals.md)."""
     t0 = time.monotonic()
     deadline = t0 + seconds if seconds else None
     limit = executions if executions else 1 << 62

@@ -1,7 +1,7 @@
 """The mutation fuzzer (``scripts/fuzz.py``) in the suite: a bounded run over the corpus and the
 fixtures through every command must find no hang, traceback, crash or multi-line error; the
 fuzzer itself must catch each of those when a worker is made to misbehave; and an execution is a
-pure function of (seed, index). The long run and its figures are in the README."""
+pure function of (seed, index). The long run and its figures are in docs/internals.md (Bad input)."""
 
 from __future__ import annotations
 

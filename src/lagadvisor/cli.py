@@ -31,8 +31,20 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-for _command in (analyze, export, simulate, graph, advise, fleet, calibrate, eta):
-    app.command()(_command)
+#: Each command's line in the command list: one sentence (the docstring's first paragraph is the
+#: command's own --help; typer keeps its line breaks in the list, which then wraps mid-sentence).
+SUMMARIES = {
+    analyze: "Summarise binlogs: transactions, time span, and the parallelism each dependency policy allows.",
+    export: "One record per transaction (JSONL or CSV) with the recorded and every re-derived clock.",
+    simulate: "Simulate the replica's applier per policy and worker count: apply time, speedup, lag.",
+    graph: "The dependency graph: critical path, width, hot rows and tables; GraphML/DOT export.",
+    advise: "What to change, by expected gain: each setting's value, SET statement and simulated effect.",
+    fleet: "advise for every server of a fleet, in parallel on Dask: one table, JSON or HTML page.",
+    calibrate: "Fit the apply cost model from a replica's binlogs, or live from a running replica.",
+    eta: "When will this replica catch up? A live estimate, calibrated on the applier (read-only).",
+}
+for _command, _summary in SUMMARIES.items():
+    app.command(short_help=_summary)(_command)
 
 
 def _version(value: bool) -> None:

@@ -71,7 +71,7 @@ class Cluster:
         self.port = _free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
         self.logs = tempfile.mkdtemp(prefix="lagadvisor-dask-")
-        # as the README says to start workers: the statistical profiler off (it can free a native
+        # as docs/internals.md says to start workers: the statistical profiler off (it can free a native
         # reader object on the wrong thread)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
         self.scheduler = subprocess.Popen(

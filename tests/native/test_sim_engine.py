@@ -40,7 +40,7 @@ except ImportError:  # pragma: no cover - depends on the build
 def _need_native():
     if _native is not None and hasattr(_native, "sim_run"):
         return
-    msg = "lagadvisor._native is not built (cd native && cargo build --release; see README)"
+    msg = "lagadvisor._native is not built (cd native && cargo build --release; see docs/internals.md)"
     if os.environ.get("LAGADVISOR_REQUIRE_NATIVE") == "1":
         pytest.fail(msg)
     pytest.skip(msg)

@@ -16,7 +16,7 @@ from conftest import need, source_and_replica
 from test_calibrate_live import _workload
 
 #: The issue's bound is 15% (bench/eta_live.py measures it over repeated runs: 3 of 4 within it,
-#: the worst -21%; README). Under CI (two pytest processes and other servers on 2 cores) one short
+#: the worst -21%; docs/accuracy.md). Under CI (two pytest processes and other servers on 2 cores) one short
 #: run is held to a factor of 1.5: still a failure for an ETA that does not follow the replica
 #: (the cost model alone was 4x off here).
 MAX_FACTOR = 1.5

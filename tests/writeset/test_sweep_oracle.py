@@ -5,7 +5,7 @@ under every key column type and under a sample of the server's collations; MySQL
 ``last_committed`` is then WRITESET's exact answer, and lagadvisor must reproduce it for every
 transaction, with the native core and with the pure-Python reference. The one key the binlog
 cannot rebuild (a JSON-derived functional index: its hidden column is not in the row images) is
-counted apart and must be reported. ``--all`` runs every collation (README figures)."""
+counted apart and must be reported. ``--all`` runs every collation (the figures in docs/accuracy.md)."""
 
 from __future__ import annotations
 

@@ -8,9 +8,9 @@ from ..depgraph.pipeline import ClockOptions
 from ..schema.live import ServerSettings
 from ..sim.model import CostModel
 from .context import Context, gather
-from .findings import SCHEMA_VERSION, Finding, Severity, ordered
-from .plan import Plan, build_plan
-from .rules import RULES
+from .findings import SCHEMA_VERSION, Alternative, Effect, Finding, Severity, ordered, severity_for
+from .plan import Config, Plan, build_plan
+from .rules import RULES, restate
 
 
 @dataclass
@@ -66,27 +66,104 @@ def advise_context(ctx: Context) -> Advice:
     plan = None
     if ctx.facts:
         plan = build_plan(ctx, {f.id: f.suggested for f in findings if f.id in PLAN_FINDINGS})
-        findings = [_in_plan(f, plan) for f in findings]
+        findings = [_in_plan(f, plan, ctx) for f in findings]
     return Advice(ordered(findings), ctx, plan, sorted(confirmed, key=lambda f: f.id))
 
 
-def _in_plan(f: Finding, plan: Plan) -> Finding:
-    """A configuration finding the plan left out (it gains little on top of the others) is info,
-    and says so; one the plan kept carries its marginal gain."""
-    steps = [s for s in plan.steps if s.finding == f.id]
-    if not steps:
+def _in_plan(f: Finding, plan: Plan, ctx: Context) -> Finding:
+    """One answer per setting: a configuration finding says what the plan does with its setting.
+
+    The plan changes it: the finding suggests the plan's value (title, statements and my.cnf
+    follow), its simulated effect is the plan's steps for that setting and its severity their
+    gain; a stand-alone optimum that differs is kept as the alternative, with its condition ("if
+    you keep durable settings"). The plan leaves it as it is (the change gains little on top of
+    the others, or nothing under the plan's configuration): the finding is info, and its
+    suggestion states its condition."""
+    if f.id not in PLAN_FINDINGS:
         return f
-    step = steps[-1]
-    metrics = {**f.metrics, "plan_marginal_gain": round(step.marginal_gain, 4), "in_plan": step.kept}
-    if step.kept:
-        final = plan.recommended.workers
-        if f.id == "replica_parallel_workers" and f.suggested != str(final):
-            return replace(f, metrics=metrics, evidence=f"{f.evidence}. Combined with the plan's other changes the "
-                           f"knee is {final}: the plan runs {final}")
-        return replace(f, metrics=metrics)
-    return replace(f, severity=Severity.info, metrics=metrics,
-                   evidence=f"{f.evidence}. On top of the plan's other changes it gains {step.marginal_gain:.1%} "
-                            f"({step.seconds_before:,.3f} s -> {step.seconds_after:,.3f} s): left out of the plan")
+    steps = [s for s in plan.steps if s.finding == f.id]
+    kept = [s for s in steps if s.kept]
+    metrics = dict(f.metrics)
+    if steps:
+        metrics.update(plan_marginal_gain=round(steps[-1].marginal_gain, 4), in_plan=bool(kept))
+    few = ctx.analysis.total.transactions < MIN_TRANSACTIONS
+    if not kept:
+        evidence = f.evidence
+        if steps:
+            s = steps[-1]
+            evidence += (f". On top of the plan's other changes it gains {s.marginal_gain:.1%} "
+                         f"({s.seconds_before:,.3f} s -> {s.seconds_after:,.3f} s): left out of the plan")
+        else:
+            evidence += ". Under the plan's configuration it changes nothing: left out of the plan"
+        return replace(f, severity=Severity.info, metrics=metrics, evidence=evidence,
+                       condition=_condition(_alone(ctx, f), plan.recommended, plan.kept()))
+    before = kept[0].seconds_before
+    ratio = 1.0
+    for s in kept:
+        ratio *= s.seconds_after / s.seconds_before if s.seconds_before > 0 else 1.0
+    gain = 1.0 - ratio
+    metrics["plan_gain"] = round(gain, 4)
+    numbers = {id(s): i for i, s in enumerate(plan.steps, 1)}
+    parts = []
+    for s in kept:
+        earlier = [str(numbers[id(e)]) for e in plan.kept() if numbers[id(e)] < numbers[id(s)]]
+        parts.append(f"step {numbers[id(s)]}: {s.before} -> {s.after}"
+                     + (f", on top of step{'s' if len(earlier) > 1 else ''} {', '.join(earlier)}" if earlier else ""))
+    effect = Effect("the plan's " + "; ".join(parts), before=before, after=before * ratio)
+    alone = f.simulated_effect
+    if alone is not None and len(kept) == 1 and alone.before is not None and alone.after is not None \
+            and abs(alone.before - kept[0].seconds_before) < 1e-9 and abs(alone.after - kept[0].seconds_after) < 1e-9:
+        # the plan's step is the finding's own simulation (its first change): its lag too
+        effect = replace(effect, description=f"{effect.description} ({alone.description})",
+                         lag_p99_before=alone.lag_p99_before, lag_p99_after=alone.lag_p99_after)
+    g = replace(f, severity=Severity.info if few else severity_for(gain), simulated_effect=effect, metrics=metrics)
+    value = _plan_value(f, plan)
+    if value is None or value == f.suggested:
+        return g
+    condition = _condition(_alone(ctx, f), plan.recommended, plan.kept())
+    g = restate(ctx, g, value)
+    return replace(g, alternative=Alternative(f.suggested, condition, f.simulated_effect, f.statements),
+                   evidence=f"{f.evidence}. With the plan's other changes it is {value}")
+
+
+def _plan_value(f: Finding, plan: Plan) -> str | None:
+    """The plan's value of a configuration finding's setting (None: not one the plan sets)."""
+    rec = plan.recommended
+    if f.id == "replica_parallel_workers":
+        return str(rec.workers)
+    if f.id == "dependency_tracking":
+        return rec.clock if rec.clock != "recorded" else None
+    if f.id == "slave_parallel_mode":
+        return rec.mode.removeprefix("mariadb_")
+    return None  # replica_durability: one way to change it
+
+
+def _alone(ctx: Context, f: Finding) -> Config:
+    """The configuration a finding's stand-alone suggestion was simulated under."""
+    b = ctx.baseline
+    c = Config("recorded", max(b.workers, 1), b.durable, b.preserve_commit_order, b.mode)
+    if f.id == "replica_parallel_workers":
+        return replace(c, clock=f.metrics.get("clock", "recorded"),
+                       workers=int(f.suggested) if f.suggested.isdigit() else c.workers)
+    return c
+
+
+def _condition(alone: Config, planned: Config, kept: list) -> str:
+    """When a stand-alone suggestion holds instead of the plan's: the differences between the
+    configuration it was simulated under and the plan's, in a DBA's words."""
+    parts = []
+    if alone.durable != planned.durable:
+        parts.append("keep durable settings" if alone.durable else "relax durability")
+    if alone.clock != planned.clock:
+        parts.append("keep the source's recorded clock" if alone.clock == "recorded"
+                     else f"track {alone.clock} on the source")
+    if alone.mode != planned.mode:
+        parts.append(f"run slave_parallel_mode={alone.mode.removeprefix('mariadb_')}")
+    if alone.preserve != planned.preserve:
+        parts.append(f"keep replica_preserve_commit_order={'ON' if alone.preserve else 'OFF'}")
+    if parts:
+        return "if you " + " and ".join(parts)
+    return "alone, without the plan's other changes" if kept else "alone"
 
 
 MIN_TRANSACTIONS = 200

@@ -54,6 +54,23 @@ def _r(v: float | None) -> float | None:
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """Another value for a finding's setting and the condition it holds under: the setting's
+    stand-alone optimum where the plan, combining it with other changes, sets another value
+    (``if you keep durable settings``: 8 workers, where the relaxed plan runs 2)."""
+
+    suggested: str
+    condition: str                    # "if you keep durable settings"
+    simulated_effect: Effect | None   # the stand-alone simulation (against the baseline)
+    statements: tuple[str, ...] = ()
+
+    def as_json(self) -> dict:
+        return {"suggested": self.suggested, "condition": self.condition,
+                "simulated_effect": self.simulated_effect.as_json() if self.simulated_effect else None,
+                "statements": list(self.statements)}
+
+
+@dataclass(frozen=True)
 class Finding:
     id: str
     severity: Severity
@@ -69,6 +86,12 @@ class Finding:
     tables: tuple[str, ...] = ()
     metrics: dict = field(default_factory=dict)
     current_assumed: bool = False     # current is the server default, not read from a server
+    #: A configuration setting the plan leaves as it is: when ``suggested`` would hold (e.g.
+    #: "alone, without the plan's other changes"); None when ``suggested`` is the plan's value
+    #: or the finding is not about the plan's settings.
+    condition: str | None = None
+    #: A setting the plan changes to another value than its stand-alone optimum: that optimum.
+    alternative: Alternative | None = None
 
     @property
     def gain(self) -> float:
@@ -80,7 +103,8 @@ class Finding:
                 "suggested": self.suggested, "where": self.where, "evidence": self.evidence,
                 "simulated_effect": self.simulated_effect.as_json() if self.simulated_effect else None,
                 "statements": list(self.statements), "tables": list(self.tables),
-                "metrics": self.metrics}
+                "metrics": self.metrics, "condition": self.condition,
+                "alternative": self.alternative.as_json() if self.alternative else None}
 
 
 def severity_for(gain: float, floor: Severity = Severity.info) -> Severity:

@@ -68,18 +68,12 @@ def dependency_tracking(ctx: Context) -> list[Finding]:
                  f"also what an upgrade to 8.4 (WRITESET only) gives: {_fmt_s(ctx.seconds('WRITESET', w))}",
                  before=before, after=after, lag_p99_before=ctx.lag_p99("recorded", w),
                  lag_p99_after=ctx.lag_p99(best, w))
-    stmts = []
-    mycnf = []
-    if best != written:
-        if ctx.version < (8, 0, 0):
-            stmts.append("SET GLOBAL transaction_write_set_extraction = 'XXHASH64';")
-            mycnf.append(("transaction_write_set_extraction", "XXHASH64"))
-        stmts.append(f"SET GLOBAL binlog_transaction_dependency_tracking = '{best}';")
-        mycnf.append(("binlog_transaction_dependency_tracking", best))
+    title, stmts, mycnf = _tracking_change(ctx, best) if best != written else (
+        f"Track dependencies with {best} on the source", (), ())
     sev = severity_for(eff.gain) if best != written else Severity.info
-    return [Finding("dependency_tracking", sev, f"Track dependencies with {best} on the source",
+    return [Finding("dependency_tracking", sev, title,
                     "binlog_transaction_dependency_tracking", cur, best, evidence, eff, where="source",
-                    statements=tuple(stmts), mycnf=tuple(mycnf), current_assumed=assumed,
+                    statements=stmts, mycnf=mycnf, current_assumed=assumed,
                     metrics={"ideal_parallelism": ideal,
                              "catch_up_seconds": {p: ctx.seconds(p, w) for p in ctx.policies}})]
 
@@ -108,12 +102,9 @@ def parallel_workers(ctx: Context) -> list[Finding]:
         sev = Severity.info
     else:
         sev = severity_for(eff.gain)
-    name = "slave_parallel_threads" if ctx.mariadb else "replica_parallel_workers"
-    stop, start = ("STOP SLAVE SQL_THREAD;", "START SLAVE SQL_THREAD;") if ctx.mariadb else \
-        ("STOP REPLICA SQL_THREAD;", "START REPLICA SQL_THREAD;")
-    return [Finding("replica_parallel_workers", sev, f"Run {knee} applier workers", name, cur, str(knee),
-                    evidence, eff, statements=(stop, f"SET GLOBAL {name} = {knee};", start),
-                    mycnf=((name, str(knee)),), current_assumed=assumed,
+    title, stmts, mycnf = _workers_change(ctx, str(knee))
+    return [Finding("replica_parallel_workers", sev, title, mycnf[0][0], cur, str(knee),
+                    evidence, eff, statements=stmts, mycnf=mycnf, current_assumed=assumed,
                     metrics={"clock": clock, "curve_seconds": {str(w): s for w, s in curve.items()}, "knee": knee})]
 
 
@@ -135,11 +126,10 @@ def parallel_mode(ctx: Context) -> list[Finding]:
     evidence = (f"simulated catch-up with {w} threads by mode: " + ", ".join(f"{m} {_fmt_s(t)}" for m, t in times.items())
                 + "; optimistic and aggressive apply speculatively and retry on a conflict (conflicts from the "
                 "re-derived writesets; a retried transaction is assumed to lose half its work)")
+    title, stmts, mycnf = _mode_change(best)
     return [Finding("slave_parallel_mode", severity_for(eff.gain) if best != cur_mode else Severity.info,
-                    f"Parallel mode {best}", "slave_parallel_mode", cur, best, evidence, eff,
-                    statements=("STOP SLAVE SQL_THREAD;", f"SET GLOBAL slave_parallel_mode = '{best}';",
-                                "START SLAVE SQL_THREAD;"),
-                    mycnf=(("slave_parallel_mode", best),), current_assumed=assumed,
+                    title, "slave_parallel_mode", cur, best, evidence, eff, statements=stmts, mycnf=mycnf,
+                    current_assumed=assumed,
                     metrics={"catch_up_seconds": times, "threads": w})]
 
 
@@ -420,6 +410,45 @@ def ddl_barriers(ctx: Context) -> list[Finding]:
                     f"{t.ddl:,} DDL transactions; {barriers:,} barriers in the recorded clock; "
                     f"{len(ddl_seqs):,} transactions without row changes", eff, where="application",
                     metrics={"ddl": t.ddl, "barriers": barriers, "policies": list(written)})]
+
+
+def _tracking_change(ctx: Context, policy: str) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(title, statements, my.cnf) of tracking dependencies with ``policy`` on the source."""
+    stmts, mycnf = [], []
+    if ctx.version < (8, 0, 0):
+        stmts.append("SET GLOBAL transaction_write_set_extraction = 'XXHASH64';")
+        mycnf.append(("transaction_write_set_extraction", "XXHASH64"))
+    stmts.append(f"SET GLOBAL binlog_transaction_dependency_tracking = '{policy}';")
+    mycnf.append(("binlog_transaction_dependency_tracking", policy))
+    return f"Track dependencies with {policy} on the source", tuple(stmts), tuple(mycnf)
+
+
+def _workers_change(ctx: Context, workers: str) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(title, statements, my.cnf) of running ``workers`` applier workers (MariaDB: threads)."""
+    name = "slave_parallel_threads" if ctx.mariadb else "replica_parallel_workers"
+    stop, start = ("STOP SLAVE SQL_THREAD;", "START SLAVE SQL_THREAD;") if ctx.mariadb else \
+        ("STOP REPLICA SQL_THREAD;", "START REPLICA SQL_THREAD;")
+    return (f"Run {workers} applier workers", (stop, f"SET GLOBAL {name} = {workers};", start),
+            ((name, workers),))
+
+
+def _mode_change(mode: str) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(title, statements, my.cnf) of MariaDB's slave_parallel_mode ``mode``."""
+    return (f"Parallel mode {mode}",
+            ("STOP SLAVE SQL_THREAD;", f"SET GLOBAL slave_parallel_mode = '{mode}';", "START SLAVE SQL_THREAD;"),
+            (("slave_parallel_mode", mode),))
+
+
+def restate(ctx: Context, f: Finding, value: str) -> Finding:
+    """``f`` suggesting ``value`` instead (the plan's value of its setting): the title, the
+    statements and the my.cnf lines follow; evidence, effect and severity are the caller's."""
+    change = {"dependency_tracking": lambda: _tracking_change(ctx, value),
+              "replica_parallel_workers": lambda: _workers_change(ctx, value),
+              "slave_parallel_mode": lambda: _mode_change(value)}.get(f.id)
+    if change is None or value == f.suggested:
+        return replace(f, suggested=value)
+    title, stmts, mycnf = change()
+    return replace(f, title=title, suggested=value, statements=stmts, mycnf=mycnf)
 
 
 def durability(ctx: Context) -> list[Finding]:

@@ -26,7 +26,9 @@ EXIT_FINDINGS = 1
 AdviseFormatOpt = format_option("text or json (schema: docs/advise-schema.json).")
 
 
-@grouped
+@grouped(host="Read the current settings (SHOW GLOBAL VARIABLES, SHOW REPLICA STATUS) and the table "
+              "definitions (information_schema) from this server (read-only; needs SELECT and REPLICATION "
+              "CLIENT); with --from, also stream its binlogs.")
 def advise(
     files: FilesArg = None,
     *,

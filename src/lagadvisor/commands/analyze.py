@@ -12,7 +12,8 @@ from .options import (ClockArgs, FilesArg, FormatOpt, FromOpt, JobsOpt, OutputFo
                       ToOpt, WindowArgs, grouped)
 
 
-@grouped
+@grouped(host="Read table definitions and sizes from this server's information_schema (read-only; needs "
+              "SELECT); with --from, also stream its binlogs (REPLICATION SLAVE and REPLICATION CLIENT).")
 def analyze(
     files: FilesArg = None,
     *,

@@ -14,7 +14,9 @@ from .common import Progress, err_console, fail, input_files, output_path, pymys
 from .options import ServerArgs, grouped
 
 
-@grouped
+@grouped(host="Watch this running replica for --window seconds: its applied transactions, stages and "
+              "fsyncs in performance_schema, and its own binlog (read-only; needs SELECT on performance_schema, "
+              "REPLICATION CLIENT and REPLICATION SLAVE).")
 def calibrate(
     files: Annotated[Optional[list[str]], typer.Argument(help="The replica's own binlog files "
                                                     "(log_replica_updates=ON), written while it "

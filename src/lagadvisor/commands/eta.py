@@ -38,7 +38,9 @@ def _emitter(output_format: OutputFormat):
     return emit
 
 
-@grouped
+@grouped(host="The lagging replica: its backlog (performance_schema.replication_connection_status), "
+              "settings, applier progress and, when readable here, its relay logs (read-only; needs SELECT on "
+              "performance_schema).")
 def eta(
     *,
     source: Annotated[Optional[str], typer.Option(

@@ -7,13 +7,14 @@ dataclass."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import inspect
 import typing
 from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated, ClassVar, Optional
 
 import typer
 
@@ -44,6 +45,13 @@ def policy_name(value):
     return canonical.get(value.strip().lower().replace("-", "_"), value)
 
 
+#: The help panels: a command's own options first, then the shared groups, each in its own table
+#: (rich sizes the columns of each panel apart, so a long metavar in one group does not squeeze
+#: the help of another into "…").
+CLOCK_PANEL = "Dependency clock"
+WINDOW_PANEL = "Binlog window (as mysqlbinlog)"
+SERVER_PANEL = "Server (live mode)"
+
 FILES_HELP = ("Binlog or relay-log files in order (.gz/.zst too), a directory, a binlog.index or relay-log "
               ".index file, or a glob.")
 FilesArg = Annotated[Optional[list[str]], typer.Argument(help=FILES_HELP)]
@@ -64,9 +72,11 @@ CostModelOpt = Annotated[Optional[str], typer.Option(
 CoresOpt = Annotated[Optional[int], typer.Option(help="CPU cores of the replica (default: the cost "
                                                      "model's).", min=1, max=4096)]
 FromOpt = Annotated[Optional[str], typer.Option(
-    "--from", help="With --host: stream the server's binlogs from this file (e.g. binlog.000042) to the "
-                   "newest, over the replication protocol (needs REPLICATION SLAVE and REPLICATION CLIENT).")]
-ToOpt = Annotated[Optional[str], typer.Option("--to", help="With --from: the last file to stream.")]
+    "--from", rich_help_panel=SERVER_PANEL,
+    help="With --host: stream the server's binlogs from this file (e.g. binlog.000042) to the newest, over "
+         "the replication protocol (needs REPLICATION SLAVE and REPLICATION CLIENT).")]
+ToOpt = Annotated[Optional[str], typer.Option("--to", rich_help_panel=SERVER_PANEL,
+                                              help="With --from: the last file to stream.")]
 HistoryOpt = Annotated[Optional[int], typer.Option(
     "--history-size", min=1, max=1_000_000,
     help="binlog_transaction_dependency_history_size of the source (default: the server "
@@ -81,9 +91,25 @@ SchemaOpt = Annotated[Optional[str], typer.Option(
                      "statements). Needed for tables created before the first binlog.")]
 
 
+#: What ``--host`` reads, for the commands that read table definitions (each command that reads
+#: something else says so with :func:`grouped`'s ``host``).
+HOST_READS_SCHEMA = ("Read table definitions and sizes from this server's information_schema (read-only; "
+                     "needs SELECT).")
+
+
+def host_help(reads: str) -> str:
+    """``--host``'s help: what the command reads from the server, then how the connection options
+    are found (the same for every command). Square brackets are escaped: help is rich markup."""
+    return (f"{reads} Options are read as the mysql client reads them: option files (\\[client], "
+            "\\[lagadvisor]), --login-path, then the command line. The password comes from -p (prompt), "
+            "LAGADVISOR_PASSWORD or MYSQL_PWD, an option file or the login path; never from the command line.")
+
+
 @dataclass(frozen=True)
 class ClockArgs:
     """How the clocks are re-derived: history size, commit-order input, table definitions."""
+
+    PANEL: ClassVar[str] = CLOCK_PANEL
 
     history_size: HistoryOpt = None
     commit_order: CommitOrderOpt = CommitOrder.auto
@@ -93,6 +119,8 @@ class ClockArgs:
 @dataclass(frozen=True)
 class WindowArgs:
     """mysqlbinlog's window options."""
+
+    PANEL: ClassVar[str] = WINDOW_PANEL
 
     start_position: Annotated[Optional[int], typer.Option(
         "--start-position", help="As mysqlbinlog: start at the first transaction at or after this byte offset "
@@ -112,12 +140,10 @@ class WindowArgs:
 class ServerArgs:
     """The server to read from and how to reach it, as the mysql client takes them."""
 
+    PANEL: ClassVar[str] = SERVER_PANEL
+
     host: Annotated[Optional[str], typer.Option(
-        "-h", "--host", help="Read table definitions from this server's information_schema (read-only; "
-                             "needs SELECT). Options are read as the mysql client reads them: option "
-                             "files ([client], [lagadvisor]), --login-path, then the command line. The "
-                             "password comes from -p (prompt), LAGADVISOR_PASSWORD or MYSQL_PWD, an "
-                             "option file or the login path; never from the command line.")] = None
+        "-h", "--host", help=host_help(HOST_READS_SCHEMA))] = None
     port: Annotated[Optional[int], typer.Option("-P", "--port", help="Server port (default: option files, "
                                                                      "else 3306).")] = None
     user: Annotated[Optional[str], typer.Option("-u", "--user", help="Server user.")] = None
@@ -148,9 +174,13 @@ class ServerArgs:
 GROUPS = (ClockArgs, WindowArgs, ServerArgs)
 
 
-def grouped(func):
+def grouped(func=None, *, host: str | None = None):
     """``func`` as typer sees it: each parameter typed with a group of :data:`GROUPS` replaced, in
-    place, by the group's options; called with the group built from their values."""
+    place, by the group's options (shown in the group's help panel); called with the group built
+    from their values. ``host``: what this command reads from the server, for ``--host``'s help
+    (default :data:`HOST_READS_SCHEMA`)."""
+    if func is None:
+        return functools.partial(grouped, host=host)
     hints = typing.get_type_hints(func, include_extras=True)
     params: list[inspect.Parameter] = []
     groups: dict[str, tuple[type, list[str]]] = {}
@@ -159,11 +189,13 @@ def grouped(func):
         if t in GROUPS:
             fields = typing.get_type_hints(t, include_extras=True)
             names = [f.name for f in dataclasses.fields(t)]
-            params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=fields[n])
+            params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                         annotation=_in_panel(fields[n], t.PANEL, host if n == "host" else None))
                        for n, f in zip(names, dataclasses.fields(t))]
             groups[p.name] = (t, names)
         else:
             params.append(p.replace(annotation=t))
+    params = _server_options_together(params)
 
     @functools.wraps(func)
     def command(*args, **kwargs):
@@ -174,3 +206,28 @@ def grouped(func):
     command.__signature__ = inspect.Signature(params, return_annotation=None)
     command.__annotations__ = {p.name: p.annotation for p in params}
     return command
+
+
+def _in_panel(annotation, panel: str, reads: str | None):
+    """A copy of an ``Annotated[T, typer.Option(...)]`` shown in ``panel``; with ``reads``, its help
+    is :func:`host_help` of it (the group's own declaration is left as it is)."""
+    base, *meta = typing.get_args(annotation)
+    info = copy.copy(meta[0])
+    info.rich_help_panel = panel
+    if reads is not None:
+        info.help = host_help(reads)
+    return Annotated[(base, info, *meta[1:])]
+
+
+def _server_options_together(params: list[inspect.Parameter]) -> list[inspect.Parameter]:
+    """The command's own options of the server panel (--from, --to) moved to just before the
+    server group's, so the panels print in the order: the command's, the clock, the window, the
+    server (typer orders panels by their first option)."""
+    def panel(p):
+        meta = typing.get_args(p.annotation)[1:]
+        return getattr(meta[0], "rich_help_panel", None) if meta else None
+
+    own = [p for p in params if panel(p) == SERVER_PANEL and p.name not in ServerArgs.__dataclass_fields__]
+    rest = [p for p in params if p not in own]
+    at = next((k for k, p in enumerate(rest) if p.name == "host"), len(rest))
+    return rest[:at] + own + rest[at:]

@@ -24,12 +24,11 @@ def charts(advice: Advice) -> dict:
     if ctx.facts:
         w = max(b.workers, 1)
         lag["current"] = _series(ctx.run("recorded", w, catch_up=False))
-        sug = {f.id: f for f in advice.findings}
-        pw = sug.get("replica_parallel_workers")
-        if pw is not None and pw.suggested.isdigit() and (int(pw.suggested) != w
-                                                          or pw.metrics.get("clock", "recorded") != "recorded"):
-            clock = pw.metrics.get("clock", "recorded")
-            lag[f"{clock}, {pw.suggested} workers"] = _series(ctx.run(clock, int(pw.suggested), catch_up=False))
+        plan = advice.plan
+        if plan is not None and plan.recommended != plan.current:  # what the findings suggest, together
+            r = plan.recommended
+            lag[f"with the plan ({r.describe()})"] = _series(ctx.run(r.clock, r.workers, preserve=r.preserve,
+                                                                     durable=r.durable, mode=r.mode, catch_up=False))
     hist = {}
     if ctx.analysis.policies:
         stats = {"recorded": ctx.analysis.total.recorded, **ctx.analysis.policies.clocks}
@@ -80,17 +79,15 @@ def advice_json(advice: Advice) -> dict:
 def mycnf(advice: Advice) -> str:
     """The suggested settings as my.cnf snippets: source and replica apart, and on the replica the
     permanent settings apart from those meant only while it catches up (SET GLOBAL, then revert).
-    Configuration findings follow the plan: a change the plan left out is not written."""
+    Configuration findings follow the plan (their suggestion is the plan's value; a stand-alone
+    alternative is in the comment, with its condition); a change the plan left out is not written."""
     plan = advice.plan
-    left_out = {s.finding for s in plan.steps if not s.kept} if plan else set()
-    kept = {s.finding for s in plan.kept()} if plan else set()
     catch_up_only = {s.finding for s in plan.kept() if s.catch_up_only} if plan else set()
     sections: dict[str, list[str]] = {"source": [], "replica": [], "catch_up": []}
     seen: set[str] = set()
     for f in advice.findings:
-        if not f.mycnf or f.current == f.suggested or f.id in left_out:
-            continue
-        if f.id == "dependency_tracking" and f.id not in kept:
+        # a configuration finding the plan leaves out states its condition: not written
+        if not f.mycnf or f.current == f.suggested or f.condition is not None:
             continue
         for name, value in f.mycnf:
             if name in seen:
@@ -98,9 +95,8 @@ def mycnf(advice: Advice) -> str:
             seen.add(name)
             temporary = f.id in catch_up_only and name in ("sync_binlog", "innodb_flush_log_at_trx_commit")
             key = "catch_up" if temporary else ("source" if f.where == "source" else "replica")
-            if f.id == "replica_parallel_workers" and plan is not None:
-                value = str(plan.recommended.workers)
-            sections[key].append(f"{name} = {value}    # {f.id} ({f.severity.value})")
+            alt = f"; {f.alternative.condition}: {f.alternative.suggested}" if f.alternative else ""
+            sections[key].append(f"{name} = {value}    # {f.id} ({f.severity.value}{alt})")
     out = ["# lagadvisor advise: suggested settings (review each against its finding)"]
     if sections["source"]:
         out += ["", "# on the source", "[mysqld]"] + sections["source"]
@@ -153,6 +149,25 @@ def render_summary(advice: Advice, console) -> None:
     console.print(tab)
 
 
+def effect_text(e) -> str:
+    """A simulated effect in one line: its description, then the numbers."""
+    nums = ""
+    if e.before is not None and e.after is not None:
+        nums = f" — {e.metric}: {e.before:,.3f} -> {e.after:,.3f} ({-e.gain:+.1%})" if e.gain else \
+            f" — {e.metric}: {e.before:,.3f} -> {e.after:,.3f}"
+    elif e.before is not None:
+        nums = f" — {e.metric}: {e.before:,.3f}"
+    if e.lag_p99_before is not None and e.lag_p99_after is not None:
+        nums += f"; lag p99 {e.lag_p99_before:,.3f} s -> {e.lag_p99_after:,.3f} s"
+    return e.description + nums
+
+
+def alternative_text(a) -> str:
+    """``8 if you keep durable settings (alone: 4 -> 8 workers — ...)``."""
+    return f"{a.suggested} {a.condition}" + (f" (alone: {effect_text(a.simulated_effect)})"
+                                              if a.simulated_effect is not None else "")
+
+
 def render(advice: Advice, console) -> None:
     from rich.table import Table
 
@@ -173,23 +188,17 @@ def render(advice: Advice, console) -> None:
         tab.add_row("setting", f.setting + f"  [dim]({f.where})[/]")
         tab.add_row("current", (f.current or "unknown") + ("  [dim](default, not read from a server)[/]"
                                                            if f.current_assumed else ""))
-        tab.add_row("suggested", f.suggested)
+        tab.add_row("suggested", f.suggested + (f"  [dim]({f.condition})[/]" if f.condition else ""))
+        if f.alternative is not None:
+            tab.add_row("alternative", alternative_text(f.alternative))
         tab.add_row("evidence", f.evidence)
         e = f.simulated_effect
         if e is not None:
-            nums = ""
-            if e.before is not None and e.after is not None:
-                nums = f" — {e.metric}: {e.before:,.3f} -> {e.after:,.3f} ({-e.gain:+.1%})" if e.gain else \
-                    f" — {e.metric}: {e.before:,.3f} -> {e.after:,.3f}"
-            elif e.before is not None:
-                nums = f" — {e.metric}: {e.before:,.3f}"
-            if e.lag_p99_before is not None and e.lag_p99_after is not None:
-                nums += f"; lag p99 {e.lag_p99_before:,.3f} s -> {e.lag_p99_after:,.3f} s"
-            tab.add_row("simulated", e.description + nums)
+            tab.add_row("simulated", effect_text(e))
         for st in f.statements:
             tab.add_row("", f"[green]{st}[/]")
         console.print(f"\n[{colors[f.severity.value]}]{i}. [{f.severity.value.upper()}][/] [bold]{f.title}[/]")
         console.print(tab)
 
 
-__all__ = ["advice_json", "mycnf", "render", "render_summary", "charts"]
+__all__ = ["advice_json", "alternative_text", "charts", "effect_text", "mycnf", "render", "render_summary"]

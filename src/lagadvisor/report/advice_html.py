@@ -130,6 +130,22 @@ def _summary_html(sm: dict, plan: dict | None) -> str:
     return f"<section id='summary'><h2>Summary</h2><table class='kv'>{body}</table></section>"
 
 
+def _effect(e: dict) -> str:
+    """A simulated effect (JSON form) in one line, as the text report writes it."""
+    out = e["description"]
+    if e["before"] is not None and e["after"] is not None:
+        out += f" — {e['metric']}: {e['before']:,.3f} → {e['after']:,.3f} (gain {e['gain']:.1%})"
+    if e["lag_p99_before_seconds"] is not None and e["lag_p99_after_seconds"] is not None:
+        out += f"; lag p99 {e['lag_p99_before_seconds']:,.3f} s → {e['lag_p99_after_seconds']:,.3f} s"
+    return out
+
+
+def _alternative(a: dict) -> str:
+    """A finding's stand-alone alternative with its condition, as the text report writes it."""
+    return f"{a['suggested']} {a['condition']}" + (f" (alone: {_effect(a['simulated_effect'])})"
+                                                    if a["simulated_effect"] else "")
+
+
 def render_html(advice: Advice) -> str:
     doc = advice_json(advice)
     data = json.dumps(doc, sort_keys=True).replace("</", "<\\/")
@@ -153,14 +169,7 @@ def render_html(advice: Advice) -> str:
     if not doc["findings"]:
         parts.append("<p>No findings.</p>")
     for i, f in enumerate(doc["findings"], 1):
-        e = f["simulated_effect"]
-        eff = "not simulated"
-        if e:
-            eff = esc(e["description"])
-            if e["before"] is not None and e["after"] is not None:
-                eff += f" — {esc(e['metric'])}: {e['before']:,.3f} → {e['after']:,.3f} (gain {e['gain']:.1%})"
-            if e["lag_p99_before_seconds"] is not None and e["lag_p99_after_seconds"] is not None:
-                eff += f"; lag p99 {e['lag_p99_before_seconds']:,.3f} s → {e['lag_p99_after_seconds']:,.3f} s"
+        eff = esc(_effect(f["simulated_effect"])) if f["simulated_effect"] else "not simulated"
         cur = esc(f["current"] or "unknown") + (" <i>(default, not read from a server)</i>"
                                                 if f["current_assumed"] else "")
         stmts = "".join(f"<code>{esc(s)}</code>" for s in f["statements"])
@@ -170,7 +179,10 @@ def render_html(advice: Advice) -> str:
             "<table class='kv'>"
             f"<tr><td>setting</td><td>{esc(f['setting'])} ({esc(f['where'])})</td></tr>"
             f"<tr><td>current</td><td>{cur}</td></tr>"
-            f"<tr><td>suggested</td><td>{esc(f['suggested'])}</td></tr>"
+            f"<tr><td>suggested</td><td>{esc(f['suggested'])}"
+            + (f" <i>({esc(f['condition'])})</i>" if f.get("condition") else "") + "</td></tr>"
+            + (f"<tr><td>alternative</td><td>{esc(_alternative(f['alternative']))}</td></tr>"
+               if f.get("alternative") else "") +
             f"<tr><td>evidence</td><td>{esc(f['evidence'])}</td></tr>"
             f"<tr><td>simulated</td><td>{eff}</td></tr>"
             + (f"<tr><td>apply</td><td>{stmts}</td></tr>" if stmts else "")

@@ -167,7 +167,11 @@ def render_html(doc: dict) -> str:
         for f in a["findings"]:
             lines.append(f"<div class='finding {esc(f['severity'])}' data-finding='{esc(f['id'])}'><b>"
                          f"{esc(f['severity'].upper())}: {esc(f['title'])}</b><br>{esc(f['setting'])}: "
-                         f"{esc(f['current'] or 'unknown')} → {esc(f['suggested'])}<br>{esc(f['evidence'])}</div>")
+                         f"{esc(f['current'] or 'unknown')} → {esc(f['suggested'])}"
+                         + (f" ({esc(f['condition'])})" if f.get("condition") else "")
+                         + (f"; {esc(f['alternative']['condition'])}: {esc(f['alternative']['suggested'])}"
+                            if f.get("alternative") else "")
+                         + f"<br>{esc(f['evidence'])}</div>")
         for w in s["warnings"]:
             lines.append(f"<p class='err'>warning: {esc(w)}</p>")
         parts.append(f"<section class='server' id='server-{sid}'><h2>{sid}</h2>{''.join(lines)}"

@@ -30,7 +30,7 @@ from ..errors import ConfigError
 @dataclass(frozen=True, slots=True)
 class CostModel:
     """Microseconds. Defaults are measured on a real MySQL 9.7 replica on this kind of machine
-    (2 cores); see ``bench/replica_catchup.py`` and the README for the method and the numbers."""
+    (2 cores); see ``bench/replica_catchup.py`` and docs/accuracy.md for the method and the numbers."""
 
     # Fitted on 2026-11-22 by `python3 bench/replica_catchup.py --calibrate` (bench/cost.json,
     # rounded) on a MySQL 9.7.4 replica, 2 cores, on a separate calibration workload:
