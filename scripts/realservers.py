@@ -75,6 +75,19 @@ def chroot_root() -> Path:
     return cache_dir() / "sid-root"
 
 
+def same_host_paths() -> Path:
+    """Let a tool on the host find a chroot server's files where the server says they are, as
+    on the server's own host: a link ``/var/lib/lagadvisor`` to the chroot's data directories
+    (``@@datadir``, ``@@relay_log_index``). Idempotent; a real directory there is left alone."""
+    link = Path(CHROOT_DATA)
+    target = chroot_root() / CHROOT_DATA.lstrip("/")
+    target.mkdir(parents=True, exist_ok=True)
+    if not link.exists() and not link.is_symlink():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target)
+    return link
+
+
 def marker_path() -> Path:
     return chroot_root() / MARKER_NAME
 

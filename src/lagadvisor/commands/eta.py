@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Annotated, Optional
 
@@ -49,12 +50,16 @@ def eta(
                          "default: the replica's relay logs, when readable here.")] = None,
     source_port: Annotated[Optional[int], typer.Option("--source-port", help="The source's port.")] = None,
     sample: Annotated[str, typer.Option(help="Watch the applier this long before the first estimate "
-                                             "(its rate calibrates the simulation): 5s, 1m.")] = "5s",
+                                             "(its rate calibrates the simulation; the backlog is sampled "
+                                             "meanwhile): 5s, 1m.")] = "5s",
     watch: Annotated[Optional[str], typer.Option(help="Re-estimate every N (10s, 1m) until caught up, "
                                                       "with the earlier predictions' errors.")] = None,
     max_eta: Annotated[Optional[str], typer.Option("--max-eta", help="Exit 1 when the ETA (current settings; with "
                                                                       "--watch the last one) is longer than this "
                                                                       "(10m), or never.")] = None,
+    nice: Annotated[int, typer.Option(min=0, max=19, help="Lower this process's CPU priority by this much "
+                                                          "(0: not), so that reading the backlog does not slow "
+                                                          "the applier on the replica's host.")] = 10,
     cost_model: CostModelOpt = None,
     output_format: EtaFormatOpt = OutputFormat.text,
     server: ServerArgs,
@@ -70,6 +75,8 @@ def eta(
         srv = server_options(server)
         if srv is None:
             raise ConfigError("eta needs the replica: --host, --socket or --login-path")
+        if nice:
+            os.nice(nice)  # before any reader thread starts: they inherit it
         sample_s = E.parse_duration(sample)
         watch_s = E.parse_duration(watch) if watch is not None else None
         limit = E.parse_duration(max_eta) if max_eta is not None else None
@@ -77,12 +84,15 @@ def eta(
         conn = E.open_replica(srv)
         cfg = E.replica_config(conn)
         first = E.snapshot(conn)
+        start, local = (0, 0), False
         if source:
             files = E.source_files(dc_replace(srv, host=source, port=source_port or srv.port, socket=None),
                                    first.executed)
         else:
             files = E.relay_files(conn) if first.unapplied else []
-        last, _ = E.run(conn, files, cfg, cost, sample_s=sample_s, watch_s=watch_s, emit=_emitter(output_format))
+            start, local = E.relay_start(conn, files), True
+        last, _ = E.run(conn, files, cfg, cost, sample_s=sample_s, watch_s=watch_s, emit=_emitter(output_format),
+                        start=start, local=local)
     except LagAdvisorError as err:
         raise fail(err) from None
     eta_s = last.current.eta_s

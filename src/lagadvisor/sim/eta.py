@@ -233,30 +233,25 @@ def relay_files(conn) -> list[str]:
     return [n if os.path.isabs(n) else os.path.join(base, n) for n in names]
 
 
-def backlog_facts(files: list, unapplied: str):
-    """The unapplied transactions' facts and GTIDs, in binlog order. The replica applies by the
-    clock the source recorded, so no other clock is derived and no row image is decoded (the
-    rows are counted by kind): a quick read, as the replica keeps applying meanwhile. A table
-    without any index is not priced for its scans here (``advise`` does that)."""
-    from ..binlog import FileSummary, read_transactions
-    from .build import TrxFacts
+def relay_start(conn, files: list[str]) -> tuple[int, int]:
+    """Where the applier stands in the relay logs (``Relay_Log_File``/``Relay_Log_Pos`` of SHOW
+    REPLICA STATUS: the coordinator's checkpoint, a transaction boundary): (file index, offset);
+    (0, 0) when it cannot be read (the backlog is then read from the first relay log)."""
+    import mysql.connector
 
-    want = parse_gtid_set(unapplied)
-    facts, gtids, warnings = [], [], []
-    for i, path in enumerate(files):
-        summary = FileSummary(str(path))
-        for t in read_transactions(path, summary, selector=lambda tm: frozenset()):
-            if not gtid_in(want, t.gtid):
-                continue
-            seq = t.sequence_number or 0
-            last = t.last_committed if t.last_committed is not None else seq - 1
-            facts.append(TrxFacts(i, seq, (last, last, last, last), t.commit_ts_us or t.timestamp * 1_000_000,
-                                  sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
-                                  sum(s.deletes for s in t.tables), t.bytes, tuple(sorted(t.databases)),
-                                  t.commit_id, t.mariadb_flags))
-            gtids.append(t.gtid.lower())
-        warnings += summary.warnings
-    return facts, gtids, warnings
+    cur = conn.cursor(dictionary=True)
+    try:
+        rows = _q(cur, "SHOW REPLICA STATUS")
+    except mysql.connector.Error:  # no REPLICATION CLIENT: read from the first file
+        return 0, 0
+    finally:
+        cur.close()
+    if not rows:
+        return 0, 0
+    name = os.path.basename(_s(rows[0].get("Relay_Log_File") or ""))
+    pos = int(rows[0].get("Relay_Log_Pos") or 0)
+    idx = next((i for i, f in enumerate(files) if os.path.basename(f) == name), None)
+    return (idx, pos) if idx is not None and name else (0, 0)
 
 
 # -- the estimate ------------------------------------------------------------------------------
@@ -299,6 +294,8 @@ class Estimate:
     options: list[Option]
     notes: list[str] = field(default_factory=list)
     waits: list[dict] = field(default_factory=list)
+    basis: dict = field(default_factory=dict)    # what the estimate was made from (see :func:`run`)
+    cpu_s: float | None = None                   # this process's CPU seconds so far
 
     @property
     def current(self) -> Option:
@@ -311,7 +308,8 @@ class Estimate:
                              "preserve_commit_order": o.config.preserve_commit_order, "current": o.current,
                              "eta_seconds": o.eta_s, "eta_low_seconds": o.low_s, "eta_high_seconds": o.high_s,
                              "done_at": None if o.eta_s is None else self.at + o.eta_s} for o in self.options],
-                "applier_threads": self.waits, "notes": self.notes}
+                "applier_threads": self.waits, "notes": self.notes, "basis": self.basis,
+                "cpu_seconds": None if self.cpu_s is None else round(self.cpu_s, 3)}
 
 
 def alternatives(cur: ReplicaConfig) -> list[tuple[str, ReplicaConfig]]:
@@ -333,12 +331,70 @@ def _quantile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
 
 
+def _thin(snaps: list[Snapshot], most: int = 16) -> list[Snapshot]:
+    """At most ``most`` of the snapshots, evenly spread, the first and the last kept (a long
+    --watch gathers hundreds; each costs a pass over the backlog's GTIDs)."""
+    if len(snaps) <= most:
+        return snaps
+    step = (len(snaps) - 1) / (most - 1)
+    return [snaps[round(k * step)] for k in range(most)]
+
+
+def _window(snaps: list[Snapshot]) -> list[Snapshot]:
+    """The snapshots the applier's rate is measured over: after the first (the backlog is read
+    while the first is taken), thinned."""
+    return _thin(snaps[1:] if len(snaps) > 2 else snaps)
+
+
+def _rates(window: list[Snapshot], progress: list[float]) -> tuple[float | None, float, float]:
+    """Real seconds per simulated second over the window (``progress``: simulated seconds of the
+    work applied by each snapshot), and its lowest and highest over the window's intervals."""
+    span = max(1e-6, window[-1].at - window[0].at)
+    if progress[-1] <= progress[0]:
+        return None, 1.0, 1.0
+    ratio = span / (progress[-1] - progress[0])
+    parts = [(b.at - a.at) / (sb - sa) for a, b, sa, sb in zip(window, window[1:], progress, progress[1:]) if sb > sa]
+    lo, hi = (min(parts), max(parts)) if len(parts) >= 2 else (ratio, ratio)
+    return ratio, lo, hi
+
+
+def _stalled(last: Snapshot, span: float) -> str:
+    if not last.applier_on:
+        return ("the applier (SQL thread) is stopped: the ETA is the cost model's, not measured on this replica, "
+                "and counts from START REPLICA SQL_THREAD")
+    return f"the applier finished no backlog transaction in {span:.1f} s: the ETA is the cost model's, not measured " \
+           "on this replica"
+
+
+def _options(cfg: ReplicaConfig, rest: int, arrival: float, ratio: float | None, lo_r: float, hi_r: float,
+             sim_of) -> list[Option]:
+    """The current settings and the alternatives: ``sim_of(config)`` gives (simulated seconds of
+    what is left, relative band of that number); while the source writes (``arrival`` trx/s), a
+    setting that applies no faster never catches up and the others drain at the difference."""
+    r = ratio or 1.0
+    options = []
+    for name, c in alternatives(cfg):
+        sim_s, band = sim_of(c)
+        eta = sim_s * r
+        opt = Option(name, c, sim_s, eta, sim_s * min(lo_r, r) * (1 - band), sim_s * max(hi_r, r) * (1 + band),
+                     name == "current")
+        if arrival > 0 and rest:
+            cap = rest / eta if eta > 0 else float("inf")   # transactions/s this setting applies
+            if cap <= arrival:
+                opt.eta_s = opt.low_s = opt.high_s = None
+            else:
+                k = cap / (cap - arrival)   # the backlog drains at cap - arrival
+                opt.eta_s, opt.low_s, opt.high_s = eta * k, opt.low_s * k, opt.high_s * k
+        options.append(opt)
+    return options
+
+
 def estimate(snaps: list[Snapshot], facts, gtids: list[str], cfg: ReplicaConfig, cost: CostModel) -> Estimate:
-    """The ETA from the snapshots of the sample (first and last bound it) over the backlog read
-    at the first one (``facts``/``gtids``)."""
-    first, last = snaps[0], snaps[-1]
-    # the rate is measured after the backlog was read (snaps[1:]): reading it takes CPU from the replica
-    window = snaps[1:] if len(snaps) > 2 else snaps
+    """The ETA over every transaction of the backlog (``facts``/``gtids``, read at the first
+    snapshot): the simulated time of what the applier applied over the window against the real
+    time it took gives the seconds per simulated second."""
+    last = snaps[-1]
+    window = _window(snaps)
     span = max(1e-6, last.at - window[0].at)
     times = commit_times(facts, cfg, cost)
     pos = {g: i for i, g in enumerate(gtids)}
@@ -347,43 +403,51 @@ def estimate(snaps: list[Snapshot], facts, gtids: list[str], cfg: ReplicaConfig,
         """Simulated time of the work the replica applied since the first snapshot."""
         ex = parse_gtid_set(s.executed)
         done = [pos[g] for g in gtids if gtid_in(ex, g)]
-        return times[max(done)] if done else 0.0
+        return times[max(done)] / 1e6 if done else 0.0
 
     left_now = parse_gtid_set(last.unapplied)
     rest = [f for f, g in zip(facts, gtids) if gtid_in(left_now, g)]
-    done_sim = [done_upto(s) for s in window]
+    ratio, lo_r, hi_r = _rates(window, [done_upto(s) for s in window])
     applied = window[0].left - last.left
     arrival = max(0, last.received_count - window[0].received_count) / span
-    notes: list[str] = []
-    ratio = None
-    ratios: list[float] = []
-    if done_sim[-1] > done_sim[0]:
-        ratio = span / ((done_sim[-1] - done_sim[0]) / 1e6)
-        for a, b, sa, sb in zip(window, window[1:], done_sim, done_sim[1:]):
-            if sb > sa:
-                ratios.append((b.at - a.at) / ((sb - sa) / 1e6))
-    elif not last.applier_on:
-        notes.append("the applier (SQL thread) is stopped: the ETA is the cost model's, not measured on this "
-                     "replica, and counts from START REPLICA SQL_THREAD")
-    else:
-        notes.append(f"the applier finished no backlog transaction in {span:.1f} s: the ETA is the cost "
-                     "model's, not measured on this replica")
-    r = ratio or 1.0
-    lo_r, hi_r = (min(ratios), max(ratios)) if len(ratios) >= 2 else (r, r)
-    options = []
-    for name, c in alternatives(cfg):
-        sim_s = (commit_times(rest, c, cost)[-1] / 1e6) if rest else 0.0
-        eta = sim_s * r
-        opt = Option(name, c, sim_s, eta, sim_s * min(lo_r, r), sim_s * max(hi_r, r), name == "current")
-        if arrival > 0 and rest:
-            cap = len(rest) / eta if eta > 0 else float("inf")   # transactions/s this setting applies
-            if cap <= arrival:
-                opt.eta_s = opt.low_s = opt.high_s = None
-            else:
-                k = cap / (cap - arrival)   # the backlog drains at cap - arrival
-                opt.eta_s, opt.low_s, opt.high_s = eta * k, opt.low_s * k, opt.high_s * k
-        options.append(opt)
+    notes = [] if ratio is not None else [_stalled(last, span)]
+    options = _options(cfg, len(rest), arrival, ratio, lo_r, hi_r,
+                       lambda c: ((commit_times(rest, c, cost)[-1] / 1e6) if rest else 0.0, 0.0))
     return Estimate(last.at, len(rest), applied, arrival, applied / span, ratio, options, notes)
+
+
+def estimate_sampled(snaps: list[Snapshot], head: list, strata: list, left_start: int, bytes_per_trx: float | None,
+                     cfg: ReplicaConfig, cost: CostModel) -> Estimate:
+    """The ETA before the backlog is read in full (:mod:`.backlog`): the head (read in order from
+    the applier's position) and the strata (windows spread over the rest) simulated alone and
+    extrapolated to what is left by count and bytes. The seconds per simulated second: the
+    transactions the applier applied over the window, priced at the simulated cost per
+    transaction where it applies now."""
+    from .backlog import Window, extrapolate
+
+    last = snaps[-1]
+    window = _window(snaps)
+    span = max(1e-6, last.at - window[0].at)
+    done = [gtid_count(parse_gtid_set(s.executed)) for s in window]
+    applied_total = gtid_count(parse_gtid_set(last.executed)) - gtid_count(parse_gtid_set(snaps[0].executed))
+    share = applied_total / max(1, left_start)
+    hw = Window(head, sum(f.nbytes for f in head), 0.0)
+
+    def ext(c):
+        return extrapolate(hw, strata, left_start, last.left, share, bytes_per_trx, c, cost, commit_times)
+
+    cur = ext(cfg)
+    ratio, lo_r, hi_r = _rates(window, [(d - done[0]) * cur.at_applier_trx_s for d in done])
+    arrival = max(0, last.received_count - window[0].received_count) / span
+    notes = [] if ratio is not None else [_stalled(last, span)]
+    options = _options(cfg, last.left, arrival, ratio, lo_r, hi_r,
+                       lambda c: (cur.sim_s, cur.band) if c == cfg else (lambda x: (x.sim_s, x.band))(ext(c)))
+    e = Estimate(last.at, last.left, done[-1] - done[0], arrival, (done[-1] - done[0]) / span, ratio, options, notes)
+    e.basis = {"method": "sample", "transactions_simulated": cur.sampled, "head_transactions": len(head),
+               "strata": cur.windows, "left_at_start": left_start, "sample_band": round(cur.band, 4),
+               "by_count_seconds": round(cur.by_count_s * (ratio or 1.0), 3),
+               "by_bytes_seconds": None if cur.by_bytes_s is None else round(cur.by_bytes_s * (ratio or 1.0), 3)}
+    return e
 
 
 def fmt_s(s: float | None) -> str:
@@ -420,7 +484,29 @@ def render(e: Estimate) -> list[str]:
     if waits:
         lines.append("applier threads now: " + ", ".join(f"{n} {k}" for k, n in sorted(waits.items())))
     lines += [f"note: {n}" for n in e.notes]
+    lines += describe_basis(e)
     return lines
+
+
+def describe_basis(e: Estimate) -> list[str]:
+    """What the estimate was made from, and the CPU this process took."""
+    b = e.basis
+    out = []
+    if b.get("method") == "sample":
+        how = "by count and bytes" if b.get("by_bytes_seconds") is not None else "by count"
+        where = (f"{b['head_transactions']:,} read in order from the applier's position"
+                 + (f", {b['strata']} windows across the rest" if b.get("strata") else ", none beyond them"))
+        full = b.get("full_read", "")
+        out.append(f"estimated from {b['transactions_simulated']:,} of the {b['left_at_start']:,} transactions "
+                   f"left ({where}), extrapolated {how}: the sample alone is +-{b['sample_band']:.0%}"
+                   + (f"; {full}" if full and full != "reading" else
+                      f"; reading the rest ({b.get('transactions_read', 0):,} read)" if full == "reading" else ""))
+    elif b.get("method") == "all":
+        out.append(f"estimated over all {b['transactions_read']:,} transactions of the backlog "
+                   f"(read in {b['read_seconds']:.1f} s)")
+    if e.cpu_s is not None:
+        out.append(f"lagadvisor used {e.cpu_s:.1f} s of CPU (niced, beside the applier)")
+    return out
 
 
 def parse_duration(text: str) -> float:
@@ -470,10 +556,89 @@ def open_replica(opts: ServerOptions):
         raise ConfigError(str(err)) from None
 
 
+#: A backlog larger than this is not read in full while it is applied: the estimate stays a sample's.
+FULL_READ_MAX = 1_000_000
+#: Transactions of the head read in order when the backlog is not read in full.
+HEAD_MAX = 20_000
+#: Windows spread over the backlog (relay logs readable here), read after the head's first
+#: HEAD_FIRST transactions.
+STRATA = 8
+HEAD_FIRST = 300
+#: The first estimate waits for at least this many transactions of the head and for the strata,
+#: up to FIRST_BY_S seconds from the start.
+MIN_HEAD = 50
+FIRST_BY_S = 8.0
+
+
+def cpu_seconds() -> float:
+    """This process's CPU time so far (every thread: the readers too)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool):
+    """The readers of :mod:`.backlog`, started: the one in binlog order (all of the backlog, or
+    its head when it is larger than :data:`FULL_READ_MAX`) and, for local files, the strata."""
+    import threading
+
+    from .backlog import SequentialReader, backlog_bytes, read_strata
+
+    want = parse_gtid_set(first.unapplied)
+
+    def is_wanted(g) -> bool:
+        return g is not None and gtid_in(want, g)
+
+    full = first.left <= FULL_READ_MAX
+    reader = SequentialReader(files, is_wanted, start, None if full else HEAD_MAX,
+                              pause_at=HEAD_FIRST if local else None).begin()
+    strata: list = []
+
+    def read_the_strata() -> None:
+        # the head's first transactions, then the strata, then the rest in order: one reader at a
+        # time (they share one interpreter lock), the first estimate's sample first
+        reader.paused.wait(FIRST_BY_S / 2)
+        try:
+            strata.extend(read_strata(files, start, STRATA, is_wanted))
+        finally:
+            strata_read.set()
+            reader.resume()
+
+    strata_read = threading.Event()
+
+    if local:
+        threading.Thread(target=read_the_strata, name="lagadvisor-strata", daemon=True).start()
+    else:
+        strata_read.set()
+    bytes_per_trx = backlog_bytes(files, start) / first.left if local and first.left else None
+    return reader, strata, strata_read, bytes_per_trx, full
+
+
+def _estimate_now(snaps, first: Snapshot, reader, strata, bytes_per_trx, full: bool, cfg, cost) -> Estimate:
+    """Over the whole backlog once it is read, else from the sample so far; says which."""
+    if reader.done:
+        e = estimate(snaps, reader.facts, reader.gtids, cfg, cost)
+        e.basis = {"method": "all", "transactions_read": len(reader.facts), "left_at_start": first.left,
+                   "read_seconds": round((reader.finished_at or time.time()) - reader.started_at, 3)}
+        return e
+    e = estimate_sampled(snaps, reader.facts[:len(reader.facts)], list(strata), first.left, bytes_per_trx, cfg, cost)
+    e.basis["full_read"] = ("stopped" if reader.error else
+                            f"skipped: {first.left:,} transactions are too many to read while they are applied"
+                            if not full else "reading")
+    e.basis["transactions_read"] = len(reader.facts)
+    if reader.error:
+        e.notes.append(f"reading the backlog stopped ({reader.error}): the estimate stays a sample's")
+    return e
+
+
 def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, watch_s: float | None,
-        emit, timeout_s: float = 86400.0) -> tuple[Estimate, list[dict]]:
-    """The first estimate after ``sample_s`` (the backlog read at the first snapshot); with
-    ``watch_s``, a new one every ``watch_s`` seconds until caught up, ``emit(estimate,
+        emit, timeout_s: float = 86400.0, start: tuple[int, int] = (0, 0), local: bool = False
+        ) -> tuple[Estimate, list[dict]]:
+    """The first estimate after ``sample_s``, made from what is read of the backlog by then
+    (:mod:`.backlog`: its head in binlog order from ``start``, the applier's position, and, with
+    ``local`` files, windows spread over the rest); with ``watch_s``, a new one every ``watch_s``
+    seconds until caught up (over the whole backlog once it is read), ``emit(estimate,
     earlier)`` each time with the earlier predictions' errors so far (against the current
     expectation while lagging, against the real catch-up once done). Returns the last estimate
     and the final errors (empty without ``watch_s``)."""
@@ -481,21 +646,30 @@ def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, wa
     if not first.unapplied:
         e = Estimate(first.at, 0, 0, 0.0, 0.0, None, [Option("current", cfg, 0.0, 0.0, 0.0, 0.0, True)],
                      ["caught up: nothing left to apply"])
+        e.cpu_s = cpu_seconds()
         emit(e, [])
         return e, []
-    facts, gtids, warnings = backlog_facts(files, first.unapplied)
-    if len(facts) < first.left:
-        warnings.append(f"{first.left - len(facts)} of the {first.left} unapplied transactions were not found "
-                        "in the binlogs read: the ETA counts only those found")
+    reader, strata, strata_read, bytes_per_trx, full = _read_backlog(files, first, start, local)
     snaps = [first, *sample(conn, sample_s)]
+    # the first estimate waits, up to FIRST_BY_S from the start, for a head and the strata
+    while ((len(reader.facts) < MIN_HEAD and reader.finished_at is None or not strata_read.is_set())
+           and snaps[-1].unapplied and time.time() - first.at < FIRST_BY_S):
+        snaps += sample(conn, 0.5)
     preds: list[Prediction] = []
+    warned = False
     while True:
-        e = estimate(snaps, facts, gtids, cfg, cost)
-        e.notes += warnings
-        warnings = []
+        e = _estimate_now(snaps, first, reader, strata, bytes_per_trx, full, cfg, cost)
+        if reader.done and not warned:
+            warned = True
+            e.notes += reader.warnings
+            if len(reader.facts) < first.left:
+                e.notes.append(f"{first.left - len(reader.facts)} of the {first.left} unapplied transactions were not "
+                               "found in the binlogs read: the ETA counts only those found")
         e.waits = worker_states(conn)
+        e.cpu_s = cpu_seconds()
         last = snaps[-1]
         if not last.unapplied:
+            reader.stop()
             errs = prediction_errors(preds, last.at)
             emit(e, errs)
             return e, errs
@@ -506,5 +680,6 @@ def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, wa
         emit(e, earlier)
         preds.append(Prediction(e.at, e.current.eta_s))
         if watch_s is None or time.time() - first.at > timeout_s:
+            reader.stop()
             return e, []
         snaps += sample(conn, watch_s)
