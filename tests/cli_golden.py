@@ -164,11 +164,17 @@ def _run_here() -> dict:
     return got
 
 
-if __name__ == "__main__":
+def golden_main(golden: Path, run_here, run_every, show) -> None:
+    """A golden script's command line: ``--run`` (the cases, in the fresh interpreter that
+    ``run_every`` starts), ``--write`` (regenerate ``golden``), else ``show`` what they give now."""
     if "--run" in sys.argv:
-        _run_here()
+        run_here()
     elif "--write" in sys.argv:
-        GOLDEN.write_text(json.dumps(run_all(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print(f"wrote {GOLDEN}")
+        golden.write_text(json.dumps(run_every(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {golden}")
     else:
-        print(json.dumps(run_all(), indent=1, sort_keys=True))
+        show(run_every())
+
+
+if __name__ == "__main__":
+    golden_main(GOLDEN, _run_here, run_all, lambda got: print(json.dumps(got, indent=1, sort_keys=True)))

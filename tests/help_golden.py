@@ -51,13 +51,11 @@ def _run_here() -> None:
     real_stdout.write(json.dumps(got, sort_keys=True))
 
 
+def _show(got: dict) -> None:
+    for width, helps in got.items():
+        for case, text in helps.items():
+            print(f"== {case} (COLUMNS={width})\n{text}")
+
+
 if __name__ == "__main__":
-    if "--run" in sys.argv:
-        _run_here()
-    elif "--write" in sys.argv:
-        GOLDEN.write_text(json.dumps(run_all(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print(f"wrote {GOLDEN}")
-    else:
-        for width, helps in run_all().items():
-            for case, text in helps.items():
-                print(f"== {case} (COLUMNS={width})\n{text}")
+    cli_golden.golden_main(GOLDEN, _run_here, run_all, _show)
