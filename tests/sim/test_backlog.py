@@ -130,3 +130,23 @@ def test_a_sample_and_the_whole_backlog_agree_on_a_uniform_backlog():
     assert part.current.eta_s == pytest.approx(8.0, rel=0.05)
     assert part.basis["method"] == "sample" and part.basis["strata"] == 2
     assert part.current.low_s <= part.current.eta_s <= part.current.high_s
+
+
+def test_a_reader_thread_is_niced_and_the_rest_of_the_process_is_not():
+    import os
+    import threading
+
+    from lagadvisor.sim.backlog import lower_priority
+
+    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = []
+
+    def reader():
+        lower_priority(5)
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    t = threading.Thread(target=reader)
+    t.start()
+    t.join()
+    assert seen == [min(19, main + 5)]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Annotated, Optional
 
@@ -57,9 +56,9 @@ def eta(
     max_eta: Annotated[Optional[str], typer.Option("--max-eta", help="Exit 1 when the ETA (current settings; with "
                                                                       "--watch the last one) is longer than this "
                                                                       "(10m), or never.")] = None,
-    nice: Annotated[int, typer.Option(min=0, max=19, help="Lower this process's CPU priority by this much "
-                                                          "(0: not), so that reading the backlog does not slow "
-                                                          "the applier on the replica's host.")] = 10,
+    nice: Annotated[int, typer.Option(min=0, max=19, help="Lower the CPU priority of the threads that read "
+                                                          "the backlog by this much (0: not), so that they do not "
+                                                          "slow the applier on the replica's host.")] = 10,
     cost_model: CostModelOpt = None,
     output_format: EtaFormatOpt = OutputFormat.text,
     server: ServerArgs,
@@ -75,8 +74,6 @@ def eta(
         srv = server_options(server)
         if srv is None:
             raise ConfigError("eta needs the replica: --host, --socket or --login-path")
-        if nice:
-            os.nice(nice)  # before any reader thread starts: they inherit it
         sample_s = E.parse_duration(sample)
         watch_s = E.parse_duration(watch) if watch is not None else None
         limit = E.parse_duration(max_eta) if max_eta is not None else None
@@ -92,7 +89,7 @@ def eta(
             files = E.relay_files(conn) if first.unapplied else []
             start, local = E.relay_start(conn, files), True
         last, _ = E.run(conn, files, cfg, cost, sample_s=sample_s, watch_s=watch_s, emit=_emitter(output_format),
-                        start=start, local=local)
+                        start=start, local=local, nice=nice)
     except LagAdvisorError as err:
         raise fail(err) from None
     eta_s = last.current.eta_s

@@ -1,7 +1,8 @@
 """A lagging replica's backlog read for ``eta``: early, in part, and without taking its cores.
 
 ``eta`` must answer while the replica is still behind, so it does not wait for the whole
-backlog to be read. Two readers run beside the applier (the process is niced, see ``eta``):
+backlog to be read. Two readers run beside the applier, on threads of lower CPU priority
+(:func:`lower_priority`; the estimates themselves keep theirs):
 
 - :class:`SequentialReader` reads the backlog in binlog order from the applier's position
   (``Relay_Log_File``/``Relay_Log_Pos``, the coordinator's checkpoint) or from the start of the
@@ -56,6 +57,19 @@ def facts_of(t, file_idx: int) -> TrxFacts:
 
 def _no_columns(_tm) -> frozenset:
     return frozenset()
+
+
+def lower_priority(nice: int) -> None:
+    """This thread's CPU priority lowered by ``nice`` (Linux: a thread's own nice value, set
+    through its thread id; the rest of the process keeps its priority). Where that is refused,
+    nothing changes."""
+    if nice <= 0:
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except (AttributeError, OSError):
+        pass
 
 
 @dataclass
@@ -246,6 +260,7 @@ class SequentialReader:
     start: tuple[int, int] = (0, 0)
     limit: int | None = None      # stop after this many transactions (a backlog too large to read)
     pause_at: int | None = None   # wait for resume() after this many (the strata read meanwhile)
+    nice: int = 0                 # this reader's thread runs at a lower CPU priority
     facts: list = field(default_factory=list)
     gtids: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
@@ -285,6 +300,7 @@ class SequentialReader:
         self.warnings += summary.warnings
 
     def _run(self) -> None:
+        lower_priority(self.nice)
         try:
             for i, path in enumerate(self.files):
                 if i < self.start[0]:

@@ -505,7 +505,7 @@ def describe_basis(e: Estimate) -> list[str]:
         out.append(f"estimated over all {b['transactions_read']:,} transactions of the backlog "
                    f"(read in {b['read_seconds']:.1f} s)")
     if e.cpu_s is not None:
-        out.append(f"lagadvisor used {e.cpu_s:.1f} s of CPU (niced, beside the applier)")
+        out.append(f"lagadvisor used {e.cpu_s:.1f} s of CPU (its backlog readers niced, beside the applier)")
     return out
 
 
@@ -578,12 +578,12 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool):
+def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool, nice: int):
     """The readers of :mod:`.backlog`, started: the one in binlog order (all of the backlog, or
     its head when it is larger than :data:`FULL_READ_MAX`) and, for local files, the strata."""
     import threading
 
-    from .backlog import SequentialReader, backlog_bytes, read_strata
+    from .backlog import SequentialReader, backlog_bytes, lower_priority, read_strata
 
     want = parse_gtid_set(first.unapplied)
 
@@ -592,12 +592,13 @@ def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool):
 
     full = first.left <= FULL_READ_MAX
     reader = SequentialReader(files, is_wanted, start, None if full else HEAD_MAX,
-                              pause_at=HEAD_FIRST if local else None).begin()
+                              pause_at=HEAD_FIRST if local else None, nice=nice).begin()
     strata: list = []
 
     def read_the_strata() -> None:
         # the head's first transactions, then the strata, then the rest in order: one reader at a
         # time (they share one interpreter lock), the first estimate's sample first
+        lower_priority(nice)
         reader.paused.wait(FIRST_BY_S / 2)
         try:
             strata.extend(read_strata(files, start, STRATA, is_wanted))
@@ -633,11 +634,11 @@ def _estimate_now(snaps, first: Snapshot, reader, strata, bytes_per_trx, full: b
 
 
 def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, watch_s: float | None,
-        emit, timeout_s: float = 86400.0, start: tuple[int, int] = (0, 0), local: bool = False
+        emit, timeout_s: float = 86400.0, start: tuple[int, int] = (0, 0), local: bool = False, nice: int = 10
         ) -> tuple[Estimate, list[dict]]:
     """The first estimate after ``sample_s``, made from what is read of the backlog by then
     (:mod:`.backlog`: its head in binlog order from ``start``, the applier's position, and, with
-    ``local`` files, windows spread over the rest); with ``watch_s``, a new one every ``watch_s``
+    ``local`` files, windows spread over the rest; the readers' threads niced by ``nice``); with ``watch_s``, a new one every ``watch_s``
     seconds until caught up (over the whole backlog once it is read), ``emit(estimate,
     earlier)`` each time with the earlier predictions' errors so far (against the current
     expectation while lagging, against the real catch-up once done). Returns the last estimate
@@ -649,7 +650,7 @@ def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, wa
         e.cpu_s = cpu_seconds()
         emit(e, [])
         return e, []
-    reader, strata, strata_read, bytes_per_trx, full = _read_backlog(files, first, start, local)
+    reader, strata, strata_read, bytes_per_trx, full = _read_backlog(files, first, start, local, nice)
     snaps = [first, *sample(conn, sample_s)]
     # the first estimate waits, up to FIRST_BY_S from the start, for a head and the strata
     while ((len(reader.facts) < MIN_HEAD and reader.finished_at is None or not strata_read.is_set())
