@@ -633,6 +633,30 @@ def _estimate_now(snaps, first: Snapshot, reader, strata, bytes_per_trx, full: b
     return e
 
 
+#: The first estimate may come before --sample ends, once the applier has applied this many
+#: transactions over at least EARLY_S seconds (its rate is then measured to a few percent).
+EARLY_APPLIED = 500
+EARLY_S = 1.0
+
+
+def first_sample(conn, first: Snapshot, sample_s: float, reader, strata_read, step: float = 0.25) -> list[Snapshot]:
+    """The snapshots before the first estimate: until ``sample_s``, or sooner once the applier has
+    applied :data:`EARLY_APPLIED` transactions over :data:`EARLY_S` (a fast applier would be done
+    before a fixed sample ends); in either case with the head's first transactions and the strata
+    read, waiting for them up to :data:`FIRST_BY_S` from the start."""
+    snaps = [first]
+    done0 = gtid_count(parse_gtid_set(first.executed))
+    while True:
+        time.sleep(step)
+        snaps.append(snapshot(conn))
+        now = snaps[-1].at - first.at
+        read = (len(reader.facts) >= MIN_HEAD or reader.finished_at is not None) and strata_read.is_set()
+        applied = gtid_count(parse_gtid_set(snaps[-1].executed)) - done0
+        if (not snaps[-1].unapplied or now >= FIRST_BY_S or read and now >= sample_s
+                or read and now >= EARLY_S and applied >= EARLY_APPLIED and len(snaps) >= 4):
+            return snaps
+
+
 def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, watch_s: float | None,
         emit, timeout_s: float = 86400.0, start: tuple[int, int] = (0, 0), local: bool = False, nice: int = 10
         ) -> tuple[Estimate, list[dict]]:
@@ -651,11 +675,7 @@ def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, wa
         emit(e, [])
         return e, []
     reader, strata, strata_read, bytes_per_trx, full = _read_backlog(files, first, start, local, nice)
-    snaps = [first, *sample(conn, sample_s)]
-    # the first estimate waits, up to FIRST_BY_S from the start, for a head and the strata
-    while ((len(reader.facts) < MIN_HEAD and reader.finished_at is None or not strata_read.is_set())
-           and snaps[-1].unapplied and time.time() - first.at < FIRST_BY_S):
-        snaps += sample(conn, 0.5)
+    snaps = first_sample(conn, first, sample_s, reader, strata_read)
     preds: list[Prediction] = []
     warned = False
     while True:
