@@ -45,7 +45,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "sim")]
 
 import eta_watch as W  # noqa: E402
 import oracle  # noqa: E402
-from conftest import server_name, source_and_replica  # noqa: E402
+from conftest import source_and_replica  # noqa: E402
 
 rs = oracle.realservers
 
@@ -109,10 +109,9 @@ def summarise(size: int, gen: dict, w: W.Watched) -> dict:
 
 def run(sizes: list[int], use_source: bool, seed: int, extra: list[str], replica_extra: list[str],
         log=print) -> list[dict]:
-    root = rs.chroot_root()
-    rep_name = server_name(f"lagadvisor-test-{TAG}-rep")
+    W.relay_logs_here()
     replica = ["--server-id=382", "--replica-parallel-workers=4", "--replica-preserve-commit-order=ON",
-               "--log-replica-updates=ON", W.relay_log_option(root, rep_name), *replica_extra]
+               "--log-replica-updates=ON", *replica_extra]
     out = []
     t = time.monotonic()
     with source_and_replica(TAG, COMMON, ["--server-id=381"], replica) as (src, rep):

@@ -6,9 +6,8 @@ prints is stamped with the wall time it arrives (stdout read line by line as it 
 replica is polled every 0.2 s until the source's gtid_executed is inside its own: the measured
 end of the catch-up. eta's own CPU seconds come from ``os.wait4``.
 
-The relay logs are read the way a DBA on the replica's host reads them: the replica is given an
-absolute ``--relay-log`` that names the same file inside the chroot as on the host (see
-:func:`relay_log_option`), so eta's ``@@relay_log_index`` path opens here.
+The relay logs are read the way a DBA on the replica's host reads them: the path in the
+replica's ``@@relay_log_index`` opens here (:func:`relay_logs_here`).
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 #: The least-privilege user eta connects as (issue 38: SELECT on performance_schema, PROCESS,
 #: REPLICATION CLIENT, REPLICATION SLAVE); its password goes through LAGADVISOR_PASSWORD.
@@ -33,20 +31,13 @@ ETA_GRANTS = (f"CREATE USER {ETA_USER}@'%' IDENTIFIED BY '{ETA_PASSWORD}'; "
 POLL_S = 0.2
 
 
-def relay_log_option(root: Path, name: str) -> str:
-    """``--relay-log`` for the chroot server ``name`` whose path is the same inside the chroot and
-    on the host: inside the chroot, ``<root>`` is a symlink to ``/`` (made here once; it only adds
-    a path), so the server writes ``<root>/var/lib/lagadvisor/<name>/relay.*`` into its own data
-    directory and names it in ``@@relay_log_index`` with a path this host can open."""
-    inside = root / str(root).lstrip("/")
-    inside.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        inside.symlink_to("/")
-    except FileExistsError:
-        pass
-    if not (inside.is_symlink() and os.readlink(inside) == "/"):
-        raise RuntimeError(f"{inside} exists and is not the symlink to / that the relay-log path needs")
-    return f"--relay-log={root}/var/lib/lagadvisor/{name}/relay"
+def relay_logs_here() -> None:
+    """Make a chroot server's relay logs readable here where the server says they are
+    (``scripts/realservers.py``'s ``same_host_paths``: ``/var/lib/lagadvisor`` links to the chroot's
+    data directories), as they are on a replica's own host."""
+    import oracle
+
+    oracle.realservers.same_host_paths()
 
 
 def connect(port: int):
