@@ -8,7 +8,7 @@ each size: the replica's SQL thread is stopped, sysbench oltp_write_only runs on
 clients and exactly that many events (one transaction each) until the source's gtid_executed is in
 the replica's RECEIVED_TRANSACTION_SET; then, at the same moment, `START REPLICA SQL_THREAD` and
 
-    lagadvisor eta -h 127.0.0.1 -P PORT -u eta --no-defaults --watch 2s --format json
+    lagadvisor eta -h 127.0.0.1 -P PORT -u eta --no-defaults --watch 1s --format json
 
 as a least-privilege user (SELECT on performance_schema, PROCESS, REPLICATION CLIENT/SLAVE;
 LAGADVISOR_PASSWORD), reading the replica's relay logs here (``--source`` instead streams the
@@ -130,7 +130,7 @@ def run(sizes: list[int], use_source: bool, seed: int, extra: list[str], replica
             W.one(r, "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, 600)", (W.gtid_executed(s),))
             log(f"sbtest prepared and replicated in {time.monotonic() - t:.1f} s")
             env = dict(os.environ, LAGADVISOR_PASSWORD=W.ETA_PASSWORD)
-            args = ["-h", "127.0.0.1", "-P", str(rep.port), "-u", W.ETA_USER, "--no-defaults", "--watch", "2s",
+            args = ["-h", "127.0.0.1", "-P", str(rep.port), "-u", W.ETA_USER, "--no-defaults", "--watch", "1s",
                     "--format", "json", *extra]
             if use_source:
                 args += ["--source", "127.0.0.1", "--source-port", str(src.port)]
@@ -211,7 +211,7 @@ def main() -> int:
     signal.signal(signal.SIGHUP, stop)
     info = {"machine": machine(), "eta_code": eta_code(), "variant": "source" if a.source else "relay logs",
             "command": ["lagadvisor", "eta", "-h", "127.0.0.1", "-P", "PORT", "-u", W.ETA_USER, "--no-defaults",
-                        "--watch", "2s", "--format", "json", *a.eta_arg,
+                        "--watch", "1s", "--format", "json", *a.eta_arg,
                         *(["--source", "127.0.0.1", "--source-port", "P"] if a.source else [])],
             "setup": {"replica": "MySQL 9.7 (chroot), 4 workers, sync_binlog=0, innodb_flush_log_at_trx_commit=2, "
                                  "replica_preserve_commit_order=ON, log_replica_updates=ON; source relaxed",
