@@ -16,7 +16,7 @@ Shapes (``WORKLOADS``), each its own database:
 * ``hot``: orders that each bump one of 8 counters, 70% the same one: conflict-heavy.
 * ``mixed``: transactions of 1 to 2,000 rows (most small, 1% large) over one table.
 * ``nopk``: a log table without a primary key (no writeset: each such transaction waits for
-  all earlier ones) mixed with primary-key updates.
+  all earlier ones), 15% of the transactions, among primary-key updates.
 * ``fk``: children that reference parents by a foreign key, inserts, updates and deletes.
 
 Writes ``bench/data/manycore/backlogs/<name>/{schema.sql,binlog.00000N,manifest.json}`` and packs
@@ -172,12 +172,12 @@ def nopk_setup(rnd: random.Random) -> Iterator[str]:
 
 
 def nopk_trx(rnd: random.Random, seq: int) -> Trx:
-    """40% update a keyless row (found by a secondary index on the replica), 20% insert one,
-    40% move money between two accounts (primary keys)."""
+    """10% update a keyless row (found by a secondary index on the replica), 5% insert one,
+    85% move money between two accounts (primary keys)."""
     x = rnd.random()
-    if x < 0.4:
+    if x < 0.10:
         return [f"UPDATE log SET n=n+1, v='{_digits(rnd, 5)}' WHERE k={rnd.randint(1, NOPK_ROWS)}"]
-    if x < 0.6:
+    if x < 0.15:
         return [f"INSERT INTO log VALUES ({NOPK_ROWS + seq},'{_digits(rnd, 5)}',0)"]
     a, b, amount = rnd.randint(1, ACCT_ROWS), rnd.randint(1, ACCT_ROWS), rnd.randint(1, 50)
     return [f"UPDATE acct SET balance=balance-{amount} WHERE id={a}",
@@ -220,7 +220,7 @@ WORKLOADS = {w.name: w for w in (
     Workload("uniform", "sysbench oltp_write_only shape, 4 tables x 10k rows", 12_000, uniform_setup, uniform_trx),
     Workload("hot", "orders + 8 counters, 70% on one counter (conflict-heavy)", 8_000, hot_setup, hot_trx),
     Workload("mixed", "1-3 rows mostly, 20% 10-30, 8% 100-300, 1% 1000-2000 rows", 3_000, mixed_setup, mixed_trx),
-    Workload("nopk", "40% updates + 20% inserts on a table without primary key, 40% PK transfers",
+    Workload("nopk", "10% updates + 5% inserts on a table without primary key, 85% PK transfers",
              8_000, nopk_setup, nopk_trx),
     Workload("fk", "child rows with a foreign key to 2k parents: inserts, updates, deletes",
              10_000, fk_setup, fk_trx),

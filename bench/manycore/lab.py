@@ -272,13 +272,19 @@ class Backlog:
         return f"{self.source_uuid}:1-{self.count(fraction)}"
 
 
-def reset(server: Mysqld, backlog: Backlog) -> None:
+def reset(server: Mysqld, backlog: Backlog, settings: dict) -> dict:
     """Back to the state before the backlog: no replica channel, no binlogs or GTIDs, the
-    workload's database as the source had it, the backlog in place as the relay log."""
+    workload's database as the source had it, the backlog in place as the relay log, the
+    run's settings, and a fresh binlog file for the catch-up.  Returns its steps' seconds."""
+    t0 = time.monotonic()
     server.client("STOP REPLICA", check=False)
-    server.client("RESET REPLICA ALL")
-    server.client(f"DROP DATABASE IF EXISTS `{backlog.name}`")
-    server.client("", stdin="SET SESSION sql_log_bin=0;\n" + (backlog.folder / "schema.sql").read_text())
+    # the load runs relaxed and in one transaction (the last run may have left 1/1 behind)
+    server.client(f"RESET REPLICA ALL; DROP DATABASE IF EXISTS `{backlog.name}`; "
+                  + "".join(f"SET GLOBAL {k}={v}; " for k, v in CONFIGS["relaxed"].items()))
+    t1 = time.monotonic()
+    server.client("", stdin="SET SESSION sql_log_bin=0; SET SESSION autocommit=0;\n"
+                  + (backlog.folder / "schema.sql").read_text() + "\nCOMMIT;\n")
+    t2 = time.monotonic()
     server.client("RESET BINARY LOGS AND GTIDS")
     names = []
     for i, f in enumerate(backlog.files, 1):
@@ -287,7 +293,10 @@ def reset(server: Mysqld, backlog: Backlog) -> None:
         names.append(f"./{name}\n")
     (server.datadir / "relay-bin.index").write_text("".join(names))
     server.client("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=3306, "
-                  "SOURCE_USER='root', RELAY_LOG_FILE='relay-bin.000001', RELAY_LOG_POS=4")
+                  "SOURCE_USER='root', RELAY_LOG_FILE='relay-bin.000001', RELAY_LOG_POS=4; "
+                  + "".join(f"SET GLOBAL {k}={v}; " for k, v in settings.items())
+                  + "FLUSH BINARY LOGS")  # the catch-up's transactions go to a file of their own
+    return {"drop_s": round(t1 - t0, 3), "load_s": round(t2 - t1, 3), "relay_s": round(time.monotonic() - t2, 3)}
 
 
 def settle(server: Mysqld, limit_s: float) -> dict:
@@ -300,7 +309,8 @@ def settle(server: Mysqld, limit_s: float) -> dict:
             "SELECT (SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE "
             "VARIABLE_NAME='Innodb_buffer_pool_pages_dirty'), (SELECT COUNT FROM "
             "information_schema.INNODB_METRICS WHERE NAME='trx_rseg_history_len')")[0]
-        if (int(dirty) < 64 and int(hist) < 64) or time.monotonic() - t0 > limit_s:
+        # purge leaves a few hundred entries for later: below 1,000 it costs a catch-up nothing
+        if (int(dirty) < 64 and int(hist) < 1000) or time.monotonic() - t0 > limit_s:
             break
         time.sleep(0.1)
     server.client("SET GLOBAL innodb_max_dirty_pages_pct=90")
@@ -308,22 +318,21 @@ def settle(server: Mysqld, limit_s: float) -> dict:
 
 
 def counters(server: Mysqld) -> dict[str, int]:
-    """Cumulative counters a catch-up moves: status, applier retries, redo and binlog fsyncs."""
-    out = {}
+    """Cumulative counters a catch-up moves (one client call): status, applier retries, and the
+    fsyncs (non-read/write file operations) of the redo log and the binlog: a durable run's
+    commit groups."""
     names = ",".join(f"'{n}'" for n in STATUS)
-    for name, value in server.rows("SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema."
-                                   f"global_status WHERE VARIABLE_NAME IN ({names})"):
-        out[name] = int(value)
-    out["retries"] = int(server.value("SELECT COALESCE(SUM(COUNT_TRANSACTIONS_RETRIES), 0) FROM "
-                                      "performance_schema.replication_applier_status") or 0)
-    # fsyncs and other non-read/write file operations: the commit groups in a durable run
-    for name, count, wait in server.rows(
-            "SELECT EVENT_NAME, COUNT_MISC, SUM_TIMER_MISC FROM performance_schema.file_summary_by_event_name "
-            "WHERE EVENT_NAME IN ('wait/io/file/innodb/innodb_log_file', 'wait/io/file/sql/binlog')"):
-        key = "redo" if "innodb" in name else "binlog"
-        out[f"{key}_fsyncs"] = int(count)
-        out[f"{key}_fsync_us"] = int(wait) // 1_000_000
-    return out
+    rows = server.rows(
+        f"SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME IN ({names}) "
+        "UNION ALL SELECT 'retries', COALESCE(SUM(COUNT_TRANSACTIONS_RETRIES), 0) FROM "
+        "performance_schema.replication_applier_status UNION ALL "
+        "SELECT IF(EVENT_NAME LIKE '%innodb%', 'redo_fsyncs', 'binlog_fsyncs'), COUNT_MISC FROM "
+        "performance_schema.file_summary_by_event_name WHERE EVENT_NAME IN "
+        "('wait/io/file/innodb/innodb_log_file', 'wait/io/file/sql/binlog') UNION ALL "
+        "SELECT IF(EVENT_NAME LIKE '%innodb%', 'redo_fsync_us', 'binlog_fsync_us'), SUM_TIMER_MISC DIV 1000000 "
+        "FROM performance_schema.file_summary_by_event_name WHERE EVENT_NAME IN "
+        "('wait/io/file/innodb/innodb_log_file', 'wait/io/file/sql/binlog')")
+    return {name: int(value) for name, value in rows}
 
 
 def applier_error(server: Mysqld) -> str:
@@ -522,7 +531,7 @@ class Lab:
         self.instrumented_on = False
         self.result: dict = {"lab": "bench/manycore/lab.py", "version": 1, "complete": False,
                              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                             "args": {k: v for k, v in vars(args).items() if k != "out"},
+                             "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
                              "machine": machine_info(workdir), "timings": {}, "runs": [], "skipped": []}
 
     def write(self) -> None:
@@ -583,11 +592,10 @@ class Lab:
         fraction = min(self.args.probe_fraction, self.fraction) if spec.phase == "probe" else self.fraction
         n = backlog.count(fraction)
         t0 = time.monotonic()
-        reset(s, backlog)
-        settings = {**CONFIGS[spec.config], "replica_parallel_workers": spec.workers}
-        s.client("; ".join(f"SET GLOBAL {k}={v}" for k, v in settings.items()))
+        steps = reset(s, backlog, {**CONFIGS[spec.config], "replica_parallel_workers": spec.workers})
         settled = settle(s, self.args.settle)
-        before = set(Path(x).name for x in (s.datadir / "binlog.index").read_text().split())
+        # every binlog file but the one the catch-up will write (reset() flushed to a fresh one)
+        before = set(Path(x).name for x in (s.datadir / "binlog.index").read_text().split()[:-1])
         if spec.instrumented:
             s.client("TRUNCATE TABLE performance_schema.events_stages_summary_by_thread_by_event_name; "
                      "TRUNCATE TABLE performance_schema.events_waits_summary_by_thread_by_event_name")
@@ -596,7 +604,7 @@ class Lab:
         seconds, wall = timed_apply(s, backlog.target(fraction), max(5.0, self.remaining()))
         cpu1, c1 = thread_cpu(s.proc.pid), counters(s)
         rec = {**asdict(spec), "transactions": n, "fraction": round(fraction, 4), "seconds": round(seconds, 4),
-               "wall_s": round(wall, 4), "prepare_s": round(prepare_s, 3), "settle": settled,
+               "wall_s": round(wall, 4), "prepare_s": round(prepare_s, 3), "reset": steps, "settle": settled,
                "cpu_s": {k: round(v - cpu0.get(k, 0.0), 3) for k, v in sorted(cpu1.items())
                          if v - cpu0.get(k, 0.0) > 0.005},
                "counters": {k: v - c0.get(k, 0) for k, v in sorted(c1.items())}}
@@ -700,7 +708,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=None, help="default $OUT, else a new temporary folder")
     ap.add_argument("--workdir", type=Path, default=DATA / "run", help="unpacked kit and the datadir (local disk)")
     ap.add_argument("--buffer-pool", default=None, help="innodb_buffer_pool_size (default 2G; quick 512M)")
-    ap.add_argument("--settle", type=float, default=3.0, help="at most this long waiting for flush and purge")
+    ap.add_argument("--settle", type=float, default=1.5, help="at most this long waiting for flush and purge")
     ap.add_argument("--probe-fraction", type=float, default=None, help="backlog share of a probe (0.1; quick 0.04)")
     ap.add_argument("--max-fraction", type=float, default=None, help="largest backlog share (1; quick 0.1)")
     ap.add_argument("--min-fraction", type=float, default=None, help="smallest backlog share (0.05; quick 0.02)")
