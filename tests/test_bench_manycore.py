@@ -1,0 +1,90 @@
+"""bench/manycore: the lab's plan, budget and summary, and compare.py's binlog cut (no server).
+
+The lab itself runs a real mysqld from the kit (bench/manycore/README.md); these check the parts
+that decide what a device run measures and how it is compared, on committed fixtures only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "fixtures" / "sysbench_oltp_write_only" / "binlog.000001"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"manycore_{name}", ROOT / "bench" / "manycore" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+lab = _load("lab")
+compare = _load("compare")
+
+
+def _backlogs(tmp_path: Path) -> dict:
+    return {name: lab.Backlog(name, tmp_path, n, "u", ("binlog.000001",))
+            for name, n in (("uniform", 10_000), ("hot", 5_000))}
+
+
+def test_plan_order_puts_probes_relaxed_durable_then_instrumented():
+    plan = lab.build_plan(["uniform", "hot"], [1, 2, 4, 8, 16, 32], 3)
+    phases = [s.phase for s in plan]
+    assert phases == sorted(phases, key=["probe", "relaxed", "durable", "instrumented"].index)
+    main = [s for s in plan if s.phase in ("relaxed", "durable")]
+    assert len(main) == 2 * 6 * 2 * 3
+    # every round holds every workload at every worker count, alternately up and down
+    r1 = [s.workers for s in main if s.phase == "relaxed" and s.round == 1 and s.workload == "hot"]
+    r2 = [s.workers for s in main if s.phase == "relaxed" and s.round == 2 and s.workload == "hot"]
+    assert r1 == [1, 2, 4, 8, 16, 32] and r2 == r1[::-1]
+    kept = [(s.workload, s.config, s.workers) for s in plan if s.keep]
+    assert sorted(kept) == [("hot", "durable", 16), ("hot", "relaxed", 16),
+                            ("uniform", "durable", 16), ("uniform", "relaxed", 16)]
+    inst = [s for s in plan if s.instrumented]
+    assert {s.workers for s in inst} == {8, 16, 32} and inst[0].workers == 16
+
+
+def test_fraction_fits_the_budget_and_is_clamped(tmp_path):
+    backlogs = _backlogs(tmp_path)
+    plan = [s for s in lab.build_plan(list(backlogs), [1, 2, 4], 3) if s.phase != "probe"]
+    est = lab.Estimator(4)
+    for wl in backlogs:
+        for cfg, per in (("relaxed", 200e-6), ("durable", 600e-6)):
+            est.per_trx[(wl, cfg, 1)] = per
+            est.per_trx[(wl, cfg, 4)] = per / 2
+        est.overhead[wl] = 1.0
+    f = lab.choose_fraction(plan, backlogs, est, 80.0, 0.05, 1.0)
+    total = sum(est.total_s(s, backlogs[s.workload].count(f)) for s in plan)
+    assert 0.05 < f < 1.0 and total == pytest.approx(80.0, rel=0.02)
+    assert lab.choose_fraction(plan, backlogs, est, 1e6, 0.05, 1.0) == 1.0
+    assert lab.choose_fraction(plan, backlogs, est, 30.0, 0.05, 1.0) == 0.05
+
+
+def test_summary_pairs_each_round_with_its_own_one_worker_run():
+    runs = [{"phase": "relaxed", "workload": "u", "config": "relaxed", "workers": w, "round": r, "seconds": s}
+            for r, (one, four) in enumerate(((2.0, 1.0), (4.0, 1.0), (3.0, 1.5)), 1)
+            for w, s in ((1, one), (4, four))]
+    runs.append({"phase": "probe", "workload": "u", "config": "relaxed", "workers": 4, "round": 0, "seconds": 9.0})
+    cell = lab.summarize(runs)["u"]["relaxed"]["4"]
+    assert cell["rounds"] == 3 and cell["seconds"] == [1.0, 1.0, 1.5]
+    assert cell["speedup"] == 2.0  # rounds 2x, 4x, 2x: median_high 2x (not 3.0/1.0 of the medians)
+
+
+def test_backlog_target_is_a_gtid_prefix(tmp_path):
+    b = lab.Backlog("hot", tmp_path, 8000, "3e11fa47-71ca-11e1-9e33-c80aa9429562", ("binlog.000001",))
+    assert b.target(0.25) == "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-2000"
+    assert b.count(2.0) == 8000 and b.count(0.0) == 1
+
+
+def test_gtid_offset_cuts_a_real_binlog_at_a_transaction():
+    offsets = list(compare.gtid_offsets(FIXTURE))
+    assert len(offsets) > 10 and offsets == sorted(offsets)
+    assert compare.gtid_offset(FIXTURE, 0) == offsets[0]
+    assert compare.gtid_offset(FIXTURE, 10) == offsets[10]
+    assert compare.gtid_offset(FIXTURE, len(offsets)) is None
