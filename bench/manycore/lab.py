@@ -163,6 +163,9 @@ class Mysqld:
     run_dir: Path
     options: list[str] = field(default_factory=list)
     proc: subprocess.Popen | None = None
+    #: The socket lives in a short /tmp folder: a Unix socket path has at most 107 bytes, and
+    #: the device's checkout may lie deep.
+    sock_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="mcl-", dir="/tmp")))
 
     @property
     def datadir(self) -> Path:
@@ -170,7 +173,7 @@ class Mysqld:
 
     @property
     def socket(self) -> Path:
-        return self.run_dir / "mysqld.sock"
+        return self.sock_dir / "mysqld.sock"
 
     @property
     def error_log(self) -> Path:
@@ -710,7 +713,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=None, help="default $OUT, else a new temporary folder")
     ap.add_argument("--workdir", type=Path, default=DATA / "run", help="unpacked kit and the datadir (local disk)")
     ap.add_argument("--buffer-pool", default=None, help="innodb_buffer_pool_size (default 2G; quick 512M)")
-    ap.add_argument("--settle", type=float, default=1.0, help="at most this long waiting for flush and purge")
+    ap.add_argument("--settle", type=float, default=0.5, help="at most this long waiting for flush and purge")
     ap.add_argument("--probe-fraction", type=float, default=None, help="backlog share of a probe (0.1; quick 0.04)")
     ap.add_argument("--max-fraction", type=float, default=None, help="largest backlog share (1; quick 0.1)")
     ap.add_argument("--min-fraction", type=float, default=None, help="smallest backlog share (0.05; quick 0.02)")
@@ -745,6 +748,7 @@ def main(argv: list[str] | None = None) -> int:
         lab.result["error_log_tail"] = _tail(lab.server.error_log, 15)
         lab.server.stop()
         lab.server.kill()
+        shutil.rmtree(lab.server.sock_dir, ignore_errors=True)
         lab.write()
         if not args.keep_workdir:
             shutil.rmtree(args.workdir, ignore_errors=True)
