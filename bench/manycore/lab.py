@@ -716,7 +716,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--settle", type=float, default=0.5, help="at most this long waiting for flush and purge")
     ap.add_argument("--probe-fraction", type=float, default=None, help="backlog share of a probe (0.1; quick 0.04)")
     ap.add_argument("--max-fraction", type=float, default=None, help="largest backlog share (1; quick 0.1)")
-    ap.add_argument("--min-fraction", type=float, default=None, help="smallest backlog share (0.05; quick 0.02)")
+    ap.add_argument("--min-fraction", type=float, default=None,
+                    help="smallest backlog share (0.2, so that a kept binlog has the 2,000 transactions "
+                         "calibrate needs; quick 0.02); below it runs are skipped instead")
     ap.add_argument("--margin", type=float, default=15.0, help="seconds kept free at the end of the budget")
     ap.add_argument("--max-tars", type=int, default=3,
                     help="replica binlog tars of 15 MiB in $OUT (8 files, 64 MiB in all come back)")
@@ -728,7 +730,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.buffer_pool = args.buffer_pool or ("512M" if q else "2G")
     args.probe_fraction = args.probe_fraction or (0.04 if q else 0.1)
     args.max_fraction = args.max_fraction or (0.1 if q else 1.0)
-    args.min_fraction = args.min_fraction or (0.02 if q else 0.05)
+    args.min_fraction = args.min_fraction or (0.02 if q else 0.2)
     return args
 
 
