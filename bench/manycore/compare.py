@@ -85,6 +85,8 @@ def simulate(folder: Path, n: int, workers: list[int], config: str, cores: int, 
             break
         left -= sum(1 for _ in gtid_offsets(f))
     sim = json.loads(lagadvisor(*args, *map(str, chosen)))
+    if sim["transactions"] != n:
+        raise SystemExit(f"{folder.name}: simulate read {sim['transactions']} transactions, the lab applied {n}")
     return {r["workers"]: r for r in sim["results"]}
 
 
