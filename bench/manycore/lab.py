@@ -19,7 +19,7 @@ unpacked kit (``lib/ld-linux-x86-64.so.2 --library-path lib bin/mysqld``) with
    catch-up cost: CPU seconds per thread (/proc), fsyncs of the redo log and the binlog
    (performance_schema file instruments), row-lock waits, applier retries.
 
-The plan, in order of importance, fits a wall budget (``--budget``, default 480 s, from the
+The plan, in order of importance, fits a wall budget (``--budget``, default 450 s, from the
 start of this script): probes (1 and the most workers, relaxed and durable, on a slice of each
 backlog) measure this machine; the share of each backlog that is applied (``fraction``, the
 same for every run) is then chosen so that the whole plan fits; then ``--rounds`` interleaved
@@ -32,7 +32,7 @@ the first round's 16-worker catch-ups are kept (gzip, in ``$OUT/replica_binlogs_
 
 ``--quick`` (this 2-core machine): workers 1/2/4, a tenth of each backlog, the same code path.
 
-Usage: python3 bench/manycore/lab.py [--quick] [--budget 480] [--out DIR] [--rounds 3]
+Usage: python3 bench/manycore/lab.py [--quick] [--budget 450] [--out DIR] [--rounds 3]
 """
 
 from __future__ import annotations
