@@ -1,4 +1,4 @@
-"""bench/manycore: the lab's plan, budget and summary, and compare.py's binlog cut (no server).
+"""bench/manycore: the lab's plan, budget and summary, and the binlog cut the lab and compare.py share.
 
 The lab itself runs a real mysqld from the kit (bench/manycore/README.md); these check the parts
 that decide what a device run measures and how it is compared, on committed fixtures only.
@@ -25,7 +25,6 @@ def _load(name: str):
 
 
 lab = _load("lab")
-compare = _load("compare")
 
 
 def _backlogs(tmp_path: Path) -> dict:
@@ -82,9 +81,12 @@ def test_backlog_target_is_a_gtid_prefix(tmp_path):
     assert b.count(2.0) == 8000 and b.count(0.0) == 1
 
 
-def test_gtid_offset_cuts_a_real_binlog_at_a_transaction():
-    offsets = list(compare.gtid_offsets(FIXTURE))
-    assert len(offsets) > 10 and offsets == sorted(offsets)
-    assert compare.gtid_offset(FIXTURE, 0) == offsets[0]
-    assert compare.gtid_offset(FIXTURE, 10) == offsets[10]
-    assert compare.gtid_offset(FIXTURE, len(offsets)) is None
+def test_prefix_cuts_a_real_binlog_where_the_next_transaction_begins(tmp_path):
+    offsets = lab.gtid_offsets(FIXTURE)
+    assert len(offsets) > 10 and offsets == sorted(offsets) and offsets[0] > 4
+    b = lab.Backlog("s", FIXTURE.parent, len(offsets), "u", (FIXTURE.name,))
+    assert b.prefix(10) == [(FIXTURE, offsets[10])]
+    assert b.prefix(len(offsets)) == [(FIXTURE, None)]
+    # two files: the second is cut, the first is whole
+    two = lab.Backlog("s", FIXTURE.parent, 2 * len(offsets), "u", (FIXTURE.name, FIXTURE.name))
+    assert two.prefix(len(offsets) + 3) == [(FIXTURE, None), (FIXTURE, offsets[3])]

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import struct
 import sys
 import tarfile
 import tempfile
@@ -26,34 +25,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "bench" / "manycore"))
+from lab import Backlog  # noqa: E402  (the lab's relay logs: the same files and cut)
 from replica_catchup import lagadvisor  # noqa: E402  (runs `python -m lagadvisor ...`, returns stdout)
 
 DATA = ROOT / "bench" / "data" / "manycore"
-#: GTID_LOG_EVENT and GTID_TAGGED_LOG_EVENT: one opens each transaction.
-GTID_TYPES = (33, 42)
-HEADER = struct.Struct("<IBIII")  # timestamp, type, server_id, event_size, log_pos (then flags)
-
-
-def gtid_offsets(path: Path):
-    """Byte offsets of the GTID events (one per transaction) of a binlog file, in order."""
-    data = path.read_bytes()
-    pos = 4  # after the magic b"\xfebin"
-    while pos + 19 <= len(data):
-        _, etype, _, size, _ = HEADER.unpack_from(data, pos)
-        if size < 19:
-            raise ValueError(f"{path}: bad event size {size} at {pos}")
-        if etype in GTID_TYPES:
-            yield pos
-        pos += size
-
-
-def gtid_offset(path: Path, n: int) -> int | None:
-    """Byte offset of the (n+1)-th transaction's GTID event in a binlog file, or None if the
-    file holds at most *n* transactions (then the whole file is the prefix)."""
-    for i, pos in enumerate(gtid_offsets(path)):
-        if i == n:
-            return pos
-    return None
 
 
 def backlog_dir(arg: Path | None) -> Path:
@@ -69,22 +45,16 @@ def backlog_dir(arg: Path | None) -> Path:
 
 
 def simulate(folder: Path, n: int, workers: list[int], config: str, cores: int, cost: str | None) -> dict[int, dict]:
-    """``simulate --catch-up`` of the backlog's first *n* transactions: {workers: result}."""
-    manifest = json.loads((folder / "manifest.json").read_text())
-    files = [folder / f["name"] for f in manifest["files"]]
+    """``simulate --catch-up`` of the backlog's first *n* transactions (the files and the cut
+    the lab's relay log had: ``--stop-position`` where transaction n+1 begins): {workers: result}."""
     args = ["simulate", "--catch-up", "--policy", "recorded", "--cores", str(cores),
             "--workers", ",".join(map(str, workers)), "--format", "json", f"--{config}"]
     if cost:
         args += ["--cost-model", cost]
-    chosen, left = [], n
-    for f in files:  # the files up to the one holding the n-th transaction, cut after it
-        chosen.append(f)
-        stop = gtid_offset(f, left)
-        if stop is not None:
-            args += ["--stop-position", str(stop)]
-            break
-        left -= sum(1 for _ in gtid_offsets(f))
-    sim = json.loads(lagadvisor(*args, *map(str, chosen)))
+    prefix = Backlog.load(folder).prefix(n)
+    if prefix[-1][1] is not None:
+        args += ["--stop-position", str(prefix[-1][1])]
+    sim = json.loads(lagadvisor(*args, *(str(path) for path, _ in prefix)))
     if sim["transactions"] != n:
         raise SystemExit(f"{folder.name}: simulate read {sim['transactions']} transactions, the lab applied {n}")
     return {r["workers"]: r for r in sim["results"]}

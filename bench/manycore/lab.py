@@ -9,9 +9,10 @@ unpacked kit (``lib/ld-linux-x86-64.so.2 --library-path lib bin/mysqld``) with
 
 1. reset: ``RESET REPLICA ALL``, drop and reload the workload's database from its dump,
    ``RESET BINARY LOGS AND GTIDS``; copy the backlog's binlogs into the datadir as
-   ``relay-bin.00000N`` with ``relay-bin.index`` and ``CHANGE REPLICATION SOURCE TO
-   RELAY_LOG_FILE='relay-bin.000001', RELAY_LOG_POS=4``; wait (bounded) until InnoDB has
-   flushed and purged what the reset left;
+   ``relay-bin.00000N`` with ``relay-bin.index`` (the last one cut where the run's share of
+   the backlog ends, so the applier stops there with its threads alive) and ``CHANGE
+   REPLICATION SOURCE TO RELAY_LOG_FILE='relay-bin.000001', RELAY_LOG_POS=4``; wait (bounded)
+   until InnoDB has flushed and purged what the reset left;
 2. ``SET GLOBAL replica_parallel_workers``, ``sync_binlog`` and
    ``innodb_flush_log_at_trx_commit`` (relaxed 0/2, durable 1/1);
 3. time ``START REPLICA SQL_THREAD`` until ``WAIT_FOR_EXECUTED_GTID_SET(target)`` returns,
@@ -45,6 +46,7 @@ import platform
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tarfile
@@ -83,6 +85,10 @@ STATUS = ("Innodb_row_lock_waits", "Innodb_row_lock_time", "Innodb_os_log_fsyncs
 #: Until the probes say otherwise: seconds per transaction at one worker, and the resets' cost.
 GUESS_TRX_S = {"relaxed": 250e-6, "durable": 700e-6}
 GUESS_OVERHEAD_S = 1.5
+#: GTID_LOG_EVENT and GTID_TAGGED_LOG_EVENT: one opens each transaction of a binlog.
+GTID_TYPES = (33, 42)
+#: The common event header: timestamp, type, server_id, event_size, log_pos (then 2 bytes of flags).
+EVENT_HEADER = struct.Struct("<IBIII")
 JSON_NAME = "manycore.json"
 TAR_LIMIT = 15 * 2**20  # the device returns files of at most 16 MiB
 
@@ -253,6 +259,20 @@ class Mysqld:
 # --------------------------------------------------------------------------- backlogs and catch-ups
 
 
+def gtid_offsets(path: Path) -> list[int]:
+    """Byte offsets of the GTID events (one per transaction) of a binlog file, in order."""
+    data = path.read_bytes()
+    pos, out = 4, []  # after the magic b"\xfebin"
+    while pos + 19 <= len(data):
+        _, etype, _, size, _ = EVENT_HEADER.unpack_from(data, pos)
+        if size < 19:
+            raise LabError(f"{path}: bad event size {size} at offset {pos}")
+        if etype in GTID_TYPES:
+            out.append(pos)
+        pos += size
+    return out
+
+
 @dataclass(frozen=True)
 class Backlog:
     """A carried backlog: its database dump, the source's binlog files and the GTID set."""
@@ -276,11 +296,30 @@ class Backlog:
     def target(self, fraction: float) -> str:
         return f"{self.source_uuid}:1-{self.count(fraction)}"
 
+    def prefix(self, n: int) -> list[tuple[Path, int | None]]:
+        """The files that hold the first *n* transactions, each with the byte length to copy
+        (None: all of it): the last one is cut where transaction n+1 begins, so that the relay
+        log holds exactly the run's transactions and the applier then waits, threads alive."""
+        out, left = [], n
+        for name in self.files:
+            path = self.folder / name
+            offsets = _OFFSETS.setdefault(path, gtid_offsets(path))
+            if left < len(offsets):
+                out.append((path, offsets[left]))
+                return out
+            out.append((path, None))
+            left -= len(offsets)
+        return out
 
-def reset(server: Mysqld, backlog: Backlog, settings: dict) -> dict:
+
+_OFFSETS: dict[Path, list[int]] = {}
+
+
+def reset(server: Mysqld, backlog: Backlog, n: int, settings: dict) -> dict:
     """Back to the state before the backlog: no replica channel, no binlogs or GTIDs, the
-    workload's database as the source had it, the backlog in place as the relay log, the
-    run's settings, and a fresh binlog file for the catch-up.  Returns its steps' seconds."""
+    workload's database as the source had it, the backlog's first *n* transactions in place as
+    the relay log, the run's settings, and a fresh binlog file for the catch-up.  Returns its
+    steps' seconds."""
     t0 = time.monotonic()
     server.client("STOP REPLICA", check=False)
     # the load runs relaxed and in one transaction (the last run may have left 1/1 behind)
@@ -292,9 +331,10 @@ def reset(server: Mysqld, backlog: Backlog, settings: dict) -> dict:
     t2 = time.monotonic()
     server.client("RESET BINARY LOGS AND GTIDS")
     names = []
-    for i, f in enumerate(backlog.files, 1):
+    for i, (path, length) in enumerate(backlog.prefix(n), 1):
         name = f"relay-bin.{i:06d}"
-        shutil.copyfile(backlog.folder / f, server.datadir / name)
+        with path.open("rb") as src, (server.datadir / name).open("wb") as dst:
+            dst.write(src.read() if length is None else src.read(length))
         names.append(f"./{name}\n")
     (server.datadir / "relay-bin.index").write_text("".join(names))
     server.client("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=3306, "
@@ -597,7 +637,7 @@ class Lab:
         fraction = min(self.args.probe_fraction, self.fraction) if spec.phase == "probe" else self.fraction
         n = backlog.count(fraction)
         t0 = time.monotonic()
-        steps = reset(s, backlog, {**CONFIGS[spec.config], "replica_parallel_workers": spec.workers})
+        steps = reset(s, backlog, n, {**CONFIGS[spec.config], "replica_parallel_workers": spec.workers})
         settled = settle(s, self.args.settle)
         # every binlog file but the one the catch-up will write (reset() flushed to a fresh one)
         before = set(Path(x).name for x in (s.datadir / "binlog.index").read_text().split()[:-1])
