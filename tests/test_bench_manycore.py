@@ -7,6 +7,7 @@ that decide what a device run measures and how it is compared, on committed fixt
 from __future__ import annotations
 
 import importlib.util
+import tarfile
 import sys
 from pathlib import Path
 
@@ -90,3 +91,21 @@ def test_prefix_cuts_a_real_binlog_where_the_next_transaction_begins(tmp_path):
     # two files: the second is cut, the first is whole
     two = lab.Backlog("s", FIXTURE.parent, 2 * len(offsets), "u", (FIXTURE.name, FIXTURE.name))
     assert two.prefix(len(offsets) + 3) == [(FIXTURE, None), (FIXTURE, offsets[3])]
+    assert two.prefix(len(offsets)) == [(FIXTURE, None)]
+
+
+def test_kept_binlogs_pack_relaxed_first_into_tars_that_come_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(lab, "TAR_LIMIT", 6000)
+    args = lab.parse_args(["--quick", "--max-tars", "2"])
+    out, work = tmp_path / "out", tmp_path / "work"
+    out.mkdir()
+    kept = lab.Lab(args, out, work)
+    for name, size in (("a-durable-w16.binlog.000002.gz", 3000), ("a-relaxed-w16.binlog.000002.gz", 3000),
+                       ("b-relaxed-w16.binlog.000002.gz", 500), ("c-durable-w16.binlog.000002.gz", 3000),
+                       ("huge-relaxed-w16.binlog.000002.gz", 9000)):
+        (kept.keep_dir / name).write_bytes(b"x" * size)
+    assert kept.pack_binlogs() == ["replica_binlogs_1.tar", "replica_binlogs_2.tar"]
+
+    with tarfile.open(out / "replica_binlogs_1.tar") as tar:
+        assert tar.getnames() == ["a-relaxed-w16.binlog.000002.gz", "b-relaxed-w16.binlog.000002.gz"]
+    assert kept.result["binlogs_not_sent"] == ["huge-relaxed-w16.binlog.000002.gz", "c-durable-w16.binlog.000002.gz"]

@@ -104,6 +104,10 @@ def log(msg: str) -> None:
     print(f"[{time.monotonic() - T0:6.1f}s] {msg}", flush=True)
 
 
+def _median_high(xs: list[float]) -> float:
+    return sorted(xs)[len(xs) // 2]
+
+
 def _tail(path: Path, n: int = 30) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
@@ -185,13 +189,14 @@ class Mysqld:
     def error_log(self) -> Path:
         return self.run_dir / "mysqld.err"
 
-    def _exe(self, program: str) -> list[str]:
+    def program(self, name: str) -> list[str]:
+        """The command line that runs the kit's *name* (mysqld, mysql) through the kit's loader."""
         lib = self.kit / "lib"
-        return [str(lib / "ld-linux-x86-64.so.2"), "--library-path", str(lib), str(self.kit / "bin" / program)]
+        return [str(lib / "ld-linux-x86-64.so.2"), "--library-path", str(lib), str(self.kit / "bin" / name)]
 
     def _base(self) -> list[str]:
         share = self.kit / "share" / "mysql"
-        return [*self._exe("mysqld"), "--no-defaults", "--user=root", f"--basedir={self.kit}",
+        return [*self.program("mysqld"), "--no-defaults", "--user=root", f"--basedir={self.kit}",
                 f"--lc-messages-dir={share}", f"--character-sets-dir={share / 'charsets'}",
                 f"--datadir={self.datadir}", f"--tmpdir={self.run_dir}", f"--log-error={self.error_log}"]
 
@@ -237,7 +242,7 @@ class Mysqld:
     def client(self, sql: str, *, stdin: str | None = None, check: bool = True,
                timeout: float = 900) -> subprocess.CompletedProcess:
         """The kit's ``mysql`` client on the socket (batch mode, no column names)."""
-        cmd = [*self._exe("mysql"), "--no-defaults", "--user=root", f"--socket={self.socket}",
+        cmd = [*self.program("mysql"), "--no-defaults", "--user=root", f"--socket={self.socket}",
                f"--character-sets-dir={self.kit / 'share' / 'mysql' / 'charsets'}",
                "--batch", "--skip-column-names", "--raw"]
         if sql:
@@ -303,12 +308,16 @@ class Backlog:
         out, left = [], n
         for name in self.files:
             path = self.folder / name
-            offsets = _OFFSETS.setdefault(path, gtid_offsets(path))
+            if path not in _OFFSETS:
+                _OFFSETS[path] = gtid_offsets(path)
+            offsets = _OFFSETS[path]
             if left < len(offsets):
                 out.append((path, offsets[left]))
                 return out
             out.append((path, None))
             left -= len(offsets)
+            if left == 0:
+                return out
         return out
 
 
@@ -398,7 +407,7 @@ def timed_apply(server: Mysqld, target: str, timeout_s: float) -> tuple[float, f
            f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{target}', {max(1, int(timeout_s))}); "
            f"SELECT UNIX_TIMESTAMP(SYSDATE(6));")
     t0 = time.perf_counter()
-    proc = subprocess.Popen([*server._exe("mysql"), "--no-defaults", "--user=root", f"--socket={server.socket}",
+    proc = subprocess.Popen([*server.program("mysql"), "--no-defaults", "--user=root", f"--socket={server.socket}",
                              "--batch", "--skip-column-names", "--raw", "-e", sql],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     next_check = t0 + 1.0
@@ -495,13 +504,15 @@ def build_plan(workloads: list[str], workers: list[int], rounds: int) -> list[Ru
 
 class Estimator:
     """Seconds a run will take: the probes' per-transaction times at 1 and the most workers,
-    in between ``max(ratio, 1/sqrt(w))`` (conservative), and each workload's reset overhead;
-    replaced by what the same run measured once it has."""
+    in between ``max(ratio, 1/sqrt(w))`` (conservative), and each workload's reset overhead
+    (the median-high of what its runs took besides the catch-up: one slow first run does not
+    shrink the plan); replaced by what the same run measured once it has."""
 
     def __init__(self, wmax: int):
         self.wmax = wmax
         self.per_trx: dict[tuple[str, str, int], float] = {}
         self.overhead: dict[str, float] = {}
+        self.overheads: dict[str, list[float]] = {}
         self.measured: dict[tuple[str, str, int], float] = {}
 
     def learn(self, spec: RunSpec, n: int, seconds: float, total_s: float) -> None:
@@ -510,7 +521,9 @@ class Estimator:
             self.per_trx[key] = seconds / n
         elif not spec.instrumented:
             self.measured[key] = max(self.measured.get(key, 0.0), seconds)
-        self.overhead[spec.workload] = max(self.overhead.get(spec.workload, 0.0), total_s - seconds)
+        seen = self.overheads.setdefault(spec.workload, [])
+        seen.append(total_s - seconds)
+        self.overhead[spec.workload] = _median_high(seen)
 
     def apply_s(self, spec: RunSpec, n: int) -> float:
         key = (spec.workload, spec.config, spec.workers)
@@ -537,10 +550,6 @@ def choose_fraction(plan: list[RunSpec], backlogs: dict[str, Backlog], est: Esti
 
 
 # --------------------------------------------------------------------------- the lab
-
-
-def _median_high(xs: list[float]) -> float:
-    return sorted(xs)[len(xs) // 2]
 
 
 def summarize(runs: list[dict]) -> dict:
@@ -666,19 +675,23 @@ class Lab:
 
     def pack_binlogs(self) -> list[str]:
         """The kept replica binlogs as tars of at most 15 MiB each in $OUT (the device returns
-        at most 8 files of 16 MiB); a file that fits no tar is listed in the JSON, not sent."""
+        at most 8 files of 16 MiB), relaxed ones first; what fits in no tar is listed in the
+        JSON (``binlogs_not_sent``), not sent."""
         tars: list[list[Path]] = [[]]
         sizes = [0]
-        for f in sorted(self.keep_dir.iterdir()):
+        not_sent = []
+        for f in sorted(self.keep_dir.iterdir(), key=lambda p: ("-relaxed-" not in p.name, p.name)):
             size = f.stat().st_size + 1024
             if size > TAR_LIMIT:
-                self.result.setdefault("binlogs_not_sent", []).append(f.name)
+                not_sent.append(f.name)
                 continue
             if sizes[-1] + size > TAR_LIMIT:
                 tars.append([])
                 sizes.append(0)
             tars[-1].append(f)
             sizes[-1] += size
+        not_sent += [f.name for files in tars[self.args.max_tars:] for f in files]
+        self.result["binlogs_not_sent"] = not_sent
         names = []
         for i, files in enumerate(tars[:self.args.max_tars], 1):
             if not files:
