@@ -66,6 +66,10 @@ def compare(lab: dict, backlogs: Path, cores: int, cost: str | None) -> list[dic
               if r.get("phase") in ("relaxed", "durable") and "seconds" in r}
     rows = []
     for wl, cfgs in lab["summary"].items():
+        ran = lab["backlogs"][wl]["target"].split(":")[0]
+        here = Backlog.load(backlogs / wl).source_uuid
+        if ran != here:  # gen_backlogs.py was run again since: other transactions, other uuid
+            raise SystemExit(f"{wl}: the lab ran the backlog of source {ran}, {backlogs / wl} is of {here}")
         for cfg, per_w in cfgs.items():
             workers = sorted(int(w) for w in per_w)
             n = counts[(wl, cfg)]
