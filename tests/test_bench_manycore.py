@@ -109,3 +109,25 @@ def test_kept_binlogs_pack_relaxed_first_into_tars_that_come_back(tmp_path, monk
     with tarfile.open(out / "replica_binlogs_1.tar") as tar:
         assert tar.getnames() == ["a-relaxed-w16.binlog.000002.gz", "b-relaxed-w16.binlog.000002.gz"]
     assert kept.result["binlogs_not_sent"] == ["huge-relaxed-w16.binlog.000002.gz", "c-durable-w16.binlog.000002.gz"]
+
+
+def test_breakdown_sorts_the_applier_time_into_its_parts():
+    stages = {lab.COORDINATOR: {"stage/sql/Reading event from the relay log": [10, 0.2],
+                                "stage/sql/Waiting for replica workers to process their queues": [3, 0.5],
+                                "stage/sql/Waiting for dependent transaction to commit": [2, 0.1]},
+              lab.WORKER: {"stage/sql/Waiting for an event from Coordinator": [5, 1.0],
+                           "stage/sql/Waiting for preceding transaction to commit": [4, 0.3],
+                           "stage/sql/waiting for handler commit": [9, 2.0],
+                           "stage/sql/Applying batch of row changes (update)": [9, 0.4],
+                           "stage/sql/Opening tables": [9, 0.1]}}
+    waits = {lab.WORKER: {"wait/synch/cond/sql/MYSQL_BIN_LOG::COND_done": [5, 0.7],
+                          "wait/synch/mutex/sql/MYSQL_BIN_LOG::LOCK_log": [5, 0.2],
+                          "wait/io/file/innodb/innodb_log_file": [9, 0.6],
+                          "wait/io/file/sql/binlog": [9, 0.5],
+                          "wait/synch/mutex/innodb/trx_mutex": [99, 0.01],
+                          "wait/synch/cond/sql/Worker_info::jobs_cond": [5, 1.0]}}
+    b = lab.breakdown(stages, waits)
+    assert b == {"coordinator_read_s": 0.2, "coordinator_wait_workers_s": 0.5, "coordinator_wait_dependency_s": 0.1,
+                 "worker_idle_s": 1.0, "worker_apply_s": 0.5, "worker_commit_order_wait_s": 0.3,
+                 "worker_commit_s": 2.0, "group_commit_wait_s": 0.9, "redo_io_s": 0.6, "binlog_io_s": 0.5,
+                 "innodb_contention_s": 0.01}

@@ -87,6 +87,22 @@ def compare(lab: dict, backlogs: Path, cores: int, cost: str | None) -> list[dic
     return rows
 
 
+def where_time_went(lab: dict) -> list[str]:
+    """The instrumented runs' breakdown (lab.breakdown: thread-seconds, summed over the workers)
+    as a Markdown table."""
+    runs = [r for r in lab["runs"] if r.get("phase") == "instrumented" and "performance_schema" in r]
+    if not runs:
+        return []
+    keys = list(runs[0]["performance_schema"]["breakdown"])
+    lines = ["| workload | replica | workers | catch-up s | " + " | ".join(k[:-2] for k in keys) + " |",
+             "|---|---|---|---|" + "---|" * len(keys)]
+    for r in runs:
+        b = r["performance_schema"]["breakdown"]
+        lines.append(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['seconds']:.3f} | "
+                     + " | ".join(f"{b[k]:.3f}" for k in keys) + " |")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("lab", type=Path, help="manycore.json written by bench/manycore/lab.py")
@@ -110,6 +126,10 @@ def main() -> int:
         print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['transactions']} | {r['measured_s']:.3f} "
               f"| {r['predicted_s']:.3f} | {r['time_error']:+.1%} | {r['measured_speedup'] or 0:.2f}x "
               f"| {r['predicted_speedup'] or 0:.2f}x | {se} |")
+    table = where_time_went(lab)
+    if table:
+        print("\nWhere the time went (instrumented round; thread-seconds, workers summed):\n")
+        print("\n".join(table))
     if args.out:
         args.out.write_text(json.dumps({"cores": cores, "cost_model": args.cost_model, "rows": rows}, indent=1) + "\n")
     return 0

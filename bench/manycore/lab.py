@@ -449,21 +449,60 @@ def keep_binlog(server: Mysqld, before: set[str], dest: Path, tag: str) -> list[
 def instrument_summary(server: Mysqld, top: int = 40) -> dict:
     """Where the time went, per thread kind (``performance_schema.threads.NAME``): every stage
     and the *top* waits by time (count, seconds), read while the applier's threads still live
-    (a thread's rows leave the per-thread tables when it ends)."""
-    out: dict[str, dict] = {}
+    (a thread's rows leave the per-thread tables when it ends), and their ``breakdown``."""
+    full: dict[str, dict] = {}
     for table, kind in (("events_stages_summary_by_thread_by_event_name", "stages"),
                         ("events_waits_summary_by_thread_by_event_name", "waits")):
         rows = server.rows(f"SELECT t.NAME, s.EVENT_NAME, SUM(s.COUNT_STAR), SUM(s.SUM_TIMER_WAIT) FROM "
                            f"performance_schema.{table} s JOIN performance_schema.threads t USING (THREAD_ID) "
                            "WHERE s.COUNT_STAR > 0 GROUP BY t.NAME, s.EVENT_NAME")
-        per: dict[str, list] = {}
+        per: dict[str, dict] = {}
         for thread, event, count, wait in rows:
-            per.setdefault(thread, []).append((event, int(count), int(wait) / 1e12))
-        out[kind] = {thread: {e: [c, round(s, 6)] for e, c, s in sorted(evs, key=lambda x: -x[2])[:top]}
-                     for thread, evs in sorted(per.items())}
+            per.setdefault(thread, {})[event] = [int(count), round(int(wait) / 1e12, 6)]
+        full[kind] = per
+    out = {kind: {thread: dict(sorted(evs.items(), key=lambda kv: -kv[1][1])[:top])
+                  for thread, evs in sorted(per.items())} for kind, per in full.items()}
+    out["breakdown"] = breakdown(full["stages"], full["waits"])
     out["threads"] = {name: int(n) for name, n in server.rows(
         "SELECT NAME, COUNT(*) FROM performance_schema.threads GROUP BY NAME")}
     return out
+
+
+COORDINATOR, WORKER = "thread/sql/replica_sql", "thread/sql/replica_worker"
+#: Worker stages that are not applying a transaction's rows.
+WORKER_NOT_APPLY = ("stage/sql/Waiting for an event from Coordinator",
+                    "stage/sql/Waiting for preceding transaction to commit", "stage/sql/waiting for handler commit")
+
+
+def breakdown(stages: dict[str, dict], waits: dict[str, dict]) -> dict[str, float]:
+    """The applier's thread-seconds by what they were doing (summed over the workers):
+
+    * coordinator: reading the relay log, waiting for workers (queues full, or a transaction
+      whose dependency has not committed);
+    * workers: idle (no work from the coordinator), applying rows (every other stage),
+      waiting for the preceding transaction to commit (commit order), committing ("waiting for
+      handler commit": the binlog group commit with its flush, sync and commit stages);
+    * inside the commit, from the waits: the group commit's queues and locks
+      (``MYSQL_BIN_LOG::*``), the redo log's and the binlog's file I/O (fsyncs included),
+      InnoDB's mutexes and rw-locks (contention)."""
+    coord, work, wwait = stages.get(COORDINATOR, {}), stages.get(WORKER, {}), waits.get(WORKER, {})
+
+    def total(events: dict, keep) -> float:
+        return round(sum(v[1] for k, v in events.items() if keep(k)), 6)
+
+    return {
+        "coordinator_read_s": total(coord, lambda k: "Reading event from the relay log" in k),
+        "coordinator_wait_workers_s": total(coord, lambda k: "waiting for replica workers" in k.lower()),
+        "coordinator_wait_dependency_s": total(coord, lambda k: "Waiting for dependent transaction" in k),
+        "worker_idle_s": total(work, lambda k: k == WORKER_NOT_APPLY[0]),
+        "worker_apply_s": total(work, lambda k: k not in WORKER_NOT_APPLY),
+        "worker_commit_order_wait_s": total(work, lambda k: k == WORKER_NOT_APPLY[1]),
+        "worker_commit_s": total(work, lambda k: k == WORKER_NOT_APPLY[2]),
+        "group_commit_wait_s": total(wwait, lambda k: "MYSQL_BIN_LOG::" in k),
+        "redo_io_s": total(wwait, lambda k: k == "wait/io/file/innodb/innodb_log_file"),
+        "binlog_io_s": total(wwait, lambda k: k == "wait/io/file/sql/binlog"),
+        "innodb_contention_s": total(wwait, lambda k: k.startswith("wait/synch/") and "/innodb/" in k),
+    }
 
 
 # --------------------------------------------------------------------------- the plan
