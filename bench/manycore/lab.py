@@ -2,7 +2,7 @@
 """The many-core replica lab: timed catch-ups of carried backlogs by a carried MySQL 9.x replica.
 
 Stdlib only: it runs on the 16-core device, where there is nothing but python3 and the working
-tree (with ``bench/data/manycore`` carried: the kit of bench/manycore/build_kit.py and the
+tree (with two files of ``bench/data/manycore`` carried: the kit of bench/manycore/build_kit.py and the
 backlogs of bench/manycore/gen_backlogs.py).  One replica ``mysqld`` is started from the
 unpacked kit (``lib/ld-linux-x86-64.so.2 --library-path lib bin/mysqld``) with
 ``log_replica_updates=ON`` and ``replica_preserve_commit_order=ON``; for each catch-up:
