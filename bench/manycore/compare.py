@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The many-core lab's catch-ups against ``lagadvisor simulate --catch-up --cores N``.
+
+Reads the JSON of bench/manycore/lab.py (``manycore.json``) and, for each backlog and
+durability, simulates the same transactions (the first ``transactions`` of the backlog: the lab
+applies a share of each, and ``--stop-position`` cuts the source's binlog there) with the same
+replica settings (``--policy recorded``, commit order preserved, ``--durable``/``--relaxed``),
+the machine's cores (``--cores``, default the JSON's), and prints measured against predicted
+seconds and speedups (the lab's speedup is the median of each round's ratio to the same round's
+one-worker run) per worker count, as a Markdown table.  ``--out`` also writes the rows as JSON.
+
+Usage: PYTHONPATH=src python3 bench/manycore/compare.py LAB.json [--cores 16] [--cost-model M.json]
+                                                                 [--backlogs DIR] [--out rows.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "bench" / "manycore"))
+from lab import Backlog  # noqa: E402  (the lab's relay logs: the same files and cut)
+from replica_catchup import lagadvisor  # noqa: E402  (runs `python -m lagadvisor ...`, returns stdout)
+
+DATA = ROOT / "bench" / "data" / "manycore"
+
+
+def backlog_dir(arg: Path | None) -> Path:
+    """The generated backlogs here, or the carried tar unpacked into a temporary folder."""
+    if arg is not None:
+        return arg
+    if (DATA / "backlogs").is_dir():
+        return DATA / "backlogs"
+    tmp = Path(tempfile.mkdtemp(prefix="manycore-backlogs-"))
+    with tarfile.open(DATA / "backlogs.tar.xz") as tar:
+        tar.extractall(tmp)
+    return tmp / "backlogs"
+
+
+def simulate(folder: Path, n: int, workers: list[int], config: str, cores: int, cost: str | None) -> dict[int, dict]:
+    """``simulate --catch-up`` of the backlog's first *n* transactions (the files and the cut
+    the lab's relay log had: ``--stop-position`` where transaction n+1 begins): {workers: result}."""
+    args = ["simulate", "--catch-up", "--policy", "recorded", "--cores", str(cores),
+            "--workers", ",".join(map(str, workers)), "--format", "json", f"--{config}"]
+    if cost:
+        args += ["--cost-model", cost]
+    prefix = Backlog.load(folder).prefix(n)
+    if prefix[-1][1] is not None:
+        args += ["--stop-position", str(prefix[-1][1])]
+    sim = json.loads(lagadvisor(*args, *(str(path) for path, _ in prefix)))
+    if sim["transactions"] != n:
+        raise SystemExit(f"{folder.name}: simulate read {sim['transactions']} transactions, the lab applied {n}")
+    return {r["workers"]: r for r in sim["results"]}
+
+
+def compare(lab: dict, backlogs: Path, cores: int, cost: str | None) -> list[dict]:
+    """One row per workload, durability and worker count measured by the lab."""
+    counts = {(r["workload"], r["config"]): r["transactions"] for r in lab["runs"]
+              if r.get("phase") in ("relaxed", "durable") and "seconds" in r}
+    rows = []
+    for wl, cfgs in lab["summary"].items():
+        ran = lab["backlogs"][wl]["target"].split(":")[0]
+        here = Backlog.load(backlogs / wl).source_uuid
+        if ran != here:  # gen_backlogs.py was run again since: other transactions, other uuid
+            raise SystemExit(f"{wl}: the lab ran the backlog of source {ran}, {backlogs / wl} is of {here}")
+        for cfg, per_w in cfgs.items():
+            workers = sorted(int(w) for w in per_w)
+            n = counts[(wl, cfg)]
+            predicted = simulate(backlogs / wl, n, workers, cfg, cores, cost)
+            one_p = predicted[1]["apply_seconds"] if 1 in predicted else None
+            for w in workers:
+                m, p = per_w[str(w)], predicted[w]
+                ps = one_p / p["apply_seconds"] if one_p and p["apply_seconds"] else None
+                rows.append({"workload": wl, "config": cfg, "workers": w, "transactions": n,
+                             "measured_s": m["median_s"], "predicted_s": round(p["apply_seconds"], 4),
+                             "time_error": round(p["apply_seconds"] / m["median_s"] - 1, 4),
+                             "measured_speedup": m["speedup"], "predicted_speedup": round(ps, 3) if ps else None,
+                             "speedup_error": round(ps / m["speedup"] - 1, 4) if ps and m["speedup"] else None,
+                             "rounds": m["rounds"]})
+    return rows
+
+
+def where_time_went(lab: dict) -> list[str]:
+    """The instrumented runs' breakdown (lab.breakdown: thread-seconds, summed over the workers)
+    as a Markdown table."""
+    runs = [r for r in lab["runs"] if r.get("phase") == "instrumented" and "performance_schema" in r]
+    if not runs:
+        return []
+    keys = list(runs[0]["performance_schema"]["breakdown"])
+    lines = ["| workload | replica | workers | catch-up s | " + " | ".join(k[:-2] for k in keys) + " |",
+             "|---|---|---|---|" + "---|" * len(keys)]
+    for r in runs:
+        b = r["performance_schema"]["breakdown"]
+        lines.append(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['seconds']:.3f} | "
+                     + " | ".join(f"{b[k]:.3f}" for k in keys) + " |")
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("lab", type=Path, help="manycore.json written by bench/manycore/lab.py")
+    ap.add_argument("--cores", type=int, default=None, help="default: the lab machine's")
+    ap.add_argument("--cost-model", default=None)
+    ap.add_argument("--backlogs", type=Path, default=None, help="default bench/data/manycore/backlogs")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+    lab = json.loads(args.lab.read_text())
+    cores = args.cores or lab["machine"]["cores"]
+    rows = compare(lab, backlog_dir(args.backlogs), cores, args.cost_model)
+    m = lab["machine"]
+    print(f"lab: {m['cores']} cores, {m['cpu_model']}, kernel {m['kernel']}; simulate --cores {cores}"
+          f"{' --cost-model ' + args.cost_model if args.cost_model else ' (built-in model)'}\n")
+    print("| workload | replica | workers | trx | measured s | predicted s | time error "
+          "| measured speedup | predicted speedup | speedup error |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        se = f"{r['speedup_error']:+.1%}" if r["speedup_error"] is not None else "-"
+        print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['transactions']} | {r['measured_s']:.3f} "
+              f"| {r['predicted_s']:.3f} | {r['time_error']:+.1%} | {r['measured_speedup'] or 0:.2f}x "
+              f"| {r['predicted_speedup'] or 0:.2f}x | {se} |")
+    table = where_time_went(lab)
+    if table:
+        print("\nWhere the time went (instrumented round; thread-seconds, workers summed):\n")
+        print("\n".join(table))
+    if args.out:
+        args.out.write_text(json.dumps({"cores": cores, "cost_model": args.cost_model, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

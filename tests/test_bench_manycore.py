@@ -1,0 +1,133 @@
+"""bench/manycore: the lab's plan, budget and summary, and the binlog cut the lab and compare.py share.
+
+The lab itself runs a real mysqld from the kit (bench/manycore/README.md); these check the parts
+that decide what a device run measures and how it is compared, on committed fixtures only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import tarfile
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "fixtures" / "sysbench_oltp_write_only" / "binlog.000001"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"manycore_{name}", ROOT / "bench" / "manycore" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+lab = _load("lab")
+
+
+def _backlogs(tmp_path: Path) -> dict:
+    return {name: lab.Backlog(name, tmp_path, n, "u", ("binlog.000001",))
+            for name, n in (("uniform", 10_000), ("hot", 5_000))}
+
+
+def test_plan_order_puts_probes_relaxed_durable_then_instrumented():
+    plan = lab.build_plan(["uniform", "hot"], [1, 2, 4, 8, 16, 32], 3)
+    phases = [s.phase for s in plan]
+    assert phases == sorted(phases, key=["probe", "relaxed", "durable", "instrumented"].index)
+    main = [s for s in plan if s.phase in ("relaxed", "durable")]
+    assert len(main) == 2 * 6 * 2 * 3
+    # every round holds every workload at every worker count, alternately up and down
+    r1 = [s.workers for s in main if s.phase == "relaxed" and s.round == 1 and s.workload == "hot"]
+    r2 = [s.workers for s in main if s.phase == "relaxed" and s.round == 2 and s.workload == "hot"]
+    assert r1 == [1, 2, 4, 8, 16, 32] and r2 == r1[::-1]
+    kept = [(s.workload, s.config, s.workers) for s in plan if s.keep]
+    assert sorted(kept) == [("hot", "durable", 16), ("hot", "relaxed", 16),
+                            ("uniform", "durable", 16), ("uniform", "relaxed", 16)]
+    inst = [s for s in plan if s.instrumented]
+    assert {s.workers for s in inst} == {8, 16, 32} and inst[0].workers == 16
+
+
+def test_fraction_fits_the_budget_and_is_clamped(tmp_path):
+    backlogs = _backlogs(tmp_path)
+    plan = [s for s in lab.build_plan(list(backlogs), [1, 2, 4], 3) if s.phase != "probe"]
+    est = lab.Estimator(4)
+    for wl in backlogs:
+        for cfg, per in (("relaxed", 200e-6), ("durable", 600e-6)):
+            est.per_trx[(wl, cfg, 1)] = per
+            est.per_trx[(wl, cfg, 4)] = per / 2
+        est.overhead[wl] = 1.0
+    f = lab.choose_fraction(plan, backlogs, est, 80.0, 0.05, 1.0)
+    total = sum(est.total_s(s, backlogs[s.workload].count(f)) for s in plan)
+    assert 0.05 < f < 1.0 and total == pytest.approx(80.0, rel=0.02)
+    assert lab.choose_fraction(plan, backlogs, est, 1e6, 0.05, 1.0) == 1.0
+    assert lab.choose_fraction(plan, backlogs, est, 30.0, 0.05, 1.0) == 0.05
+
+
+def test_summary_pairs_each_round_with_its_own_one_worker_run():
+    runs = [{"phase": "relaxed", "workload": "u", "config": "relaxed", "workers": w, "round": r, "seconds": s}
+            for r, (one, four) in enumerate(((2.0, 1.0), (4.0, 1.0), (3.0, 1.5)), 1)
+            for w, s in ((1, one), (4, four))]
+    runs.append({"phase": "probe", "workload": "u", "config": "relaxed", "workers": 4, "round": 0, "seconds": 9.0})
+    cell = lab.summarize(runs)["u"]["relaxed"]["4"]
+    assert cell["rounds"] == 3 and cell["seconds"] == [1.0, 1.0, 1.5]
+    assert cell["speedup"] == 2.0  # rounds 2x, 4x, 2x: median_high 2x (not 3.0/1.0 of the medians)
+
+
+def test_backlog_target_is_a_gtid_prefix(tmp_path):
+    b = lab.Backlog("hot", tmp_path, 8000, "3e11fa47-71ca-11e1-9e33-c80aa9429562", ("binlog.000001",))
+    assert b.target(0.25) == "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-2000"
+    assert b.count(2.0) == 8000 and b.count(0.0) == 1
+
+
+def test_prefix_cuts_a_real_binlog_where_the_next_transaction_begins(tmp_path):
+    offsets = lab.gtid_offsets(FIXTURE)
+    assert len(offsets) > 10 and offsets == sorted(offsets) and offsets[0] > 4
+    b = lab.Backlog("s", FIXTURE.parent, len(offsets), "u", (FIXTURE.name,))
+    assert b.prefix(10) == [(FIXTURE, offsets[10])]
+    assert b.prefix(len(offsets)) == [(FIXTURE, None)]
+    # two files: the second is cut, the first is whole
+    two = lab.Backlog("s", FIXTURE.parent, 2 * len(offsets), "u", (FIXTURE.name, FIXTURE.name))
+    assert two.prefix(len(offsets) + 3) == [(FIXTURE, None), (FIXTURE, offsets[3])]
+    assert two.prefix(len(offsets)) == [(FIXTURE, None)]
+
+
+def test_kept_binlogs_pack_relaxed_first_into_tars_that_come_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(lab, "TAR_LIMIT", 6000)
+    args = lab.parse_args(["--quick", "--max-tars", "2"])
+    out, work = tmp_path / "out", tmp_path / "work"
+    out.mkdir()
+    kept = lab.Lab(args, out, work)
+    for name, size in (("a-durable-w16.binlog.000002.gz", 3000), ("a-relaxed-w16.binlog.000002.gz", 3000),
+                       ("b-relaxed-w16.binlog.000002.gz", 500), ("c-durable-w16.binlog.000002.gz", 3000),
+                       ("huge-relaxed-w16.binlog.000002.gz", 9000)):
+        (kept.keep_dir / name).write_bytes(b"x" * size)
+    kept.server.sock_dir.rmdir()  # made by Mysqld for its socket; no server here
+    assert kept.pack_binlogs() == ["replica_binlogs_1.tar", "replica_binlogs_2.tar"]
+    with tarfile.open(out / "replica_binlogs_1.tar") as tar:
+        assert tar.getnames() == ["a-relaxed-w16.binlog.000002.gz", "b-relaxed-w16.binlog.000002.gz"]
+    assert kept.result["binlogs_not_sent"] == ["huge-relaxed-w16.binlog.000002.gz", "c-durable-w16.binlog.000002.gz"]
+
+
+def test_breakdown_sorts_the_applier_time_into_its_parts():
+    stages = {lab.COORDINATOR: {"stage/sql/Reading event from the relay log": [10, 0.2],
+                                "stage/sql/Waiting for replica workers to process their queues": [3, 0.5],
+                                "stage/sql/Waiting for dependent transaction to commit": [2, 0.1]},
+              lab.WORKER: {"stage/sql/Waiting for an event from Coordinator": [5, 1.0],
+                           "stage/sql/Waiting for preceding transaction to commit": [4, 0.3],
+                           "stage/sql/waiting for handler commit": [9, 2.0],
+                           "stage/sql/Applying batch of row changes (update)": [9, 0.4],
+                           "stage/sql/Opening tables": [9, 0.1]}}
+    waits = {lab.WORKER: {"wait/synch/cond/sql/MYSQL_BIN_LOG::COND_done": [5, 0.7],
+                          "wait/synch/mutex/sql/MYSQL_BIN_LOG::LOCK_log": [5, 0.2],
+                          "wait/io/file/innodb/innodb_log_file": [9, 0.6],
+                          "wait/io/file/sql/binlog": [9, 0.5],
+                          "wait/synch/mutex/innodb/trx_mutex": [99, 0.01],
+                          "wait/synch/cond/sql/Worker_info::jobs_cond": [5, 1.0]}}
+    b = lab.breakdown(stages, waits)
+    assert b == {"coordinator_read_s": 0.2, "coordinator_wait_workers_s": 0.5, "coordinator_wait_dependency_s": 0.1,
+                 "worker_idle_s": 1.0, "worker_apply_s": 0.5, "worker_commit_order_wait_s": 0.3,
+                 "worker_commit_s": 2.0, "group_commit_wait_s": 0.9, "redo_io_s": 0.6, "binlog_io_s": 0.5,
+                 "innodb_contention_s": 0.01}
