@@ -51,7 +51,7 @@ def eta(
     sample: Annotated[str, typer.Option(help="Watch the applier at most this long before the first "
                                              "estimate (its rate calibrates the simulation; the backlog is "
                                              "sampled meanwhile): 5s, 1m. Sooner once it applied 500 "
-                                             "transactions over 1 s.")] = "5s",
+                                             "transactions over 2 s.")] = "5s",
     watch: Annotated[Optional[str], typer.Option(help="Re-estimate every N (10s, 1m) until caught up, "
                                                       "with the earlier predictions' errors.")] = None,
     max_eta: Annotated[Optional[str], typer.Option("--max-eta", help="Exit 1 when the ETA (current settings; with "

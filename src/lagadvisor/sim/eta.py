@@ -636,7 +636,7 @@ def _estimate_now(snaps, first: Snapshot, reader, strata, bytes_per_trx, full: b
 #: The first estimate may come before --sample ends, once the applier has applied this many
 #: transactions over at least EARLY_S seconds (its rate is then measured to a few percent).
 EARLY_APPLIED = 500
-EARLY_S = 1.0
+EARLY_S = 2.0
 
 
 def first_sample(conn, first: Snapshot, sample_s: float, reader, strata_read, step: float = 0.25) -> list[Snapshot]:
