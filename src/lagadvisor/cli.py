@@ -23,6 +23,37 @@ from .commands.fleet import fleet
 from .commands.graph import graph
 from .commands.simulate import simulate
 
+def _fold_long_words() -> None:
+    """A word longer than its column in an option's row (``binlog_transaction_dependency_
+    history_size`` in the help at 80 columns, ``--preserve-commit-order`` in simulate's name
+    column) is folded onto the next line instead of cut with an ellipsis (rich's table default):
+    typer builds each option's help in ``rich_utils._get_parameter_help`` and its names with
+    ``rich_utils.highlighter``/``negative_highlighter``; their texts get ``overflow="fold"`` here.
+    What a typer version lacks is left as it is."""
+    from typer import rich_utils
+
+    def fold(item) -> None:
+        for part in [item, *getattr(item, "renderables", ())]:
+            if hasattr(part, "overflow"):
+                part.overflow = "fold"
+
+    def folding(make):
+        def made(*args, **kwargs):
+            out = make(*args, **kwargs)
+            fold(out)
+            return out
+
+        made._lagadvisor_folds = True  # type: ignore[attr-defined]
+        return made
+
+    for name in ("_get_parameter_help", "highlighter", "negative_highlighter"):
+        make = getattr(rich_utils, name, None)
+        if callable(make) and not getattr(make, "_lagadvisor_folds", False):
+            setattr(rich_utils, name, folding(make))
+
+
+_fold_long_words()
+
 app = typer.Typer(
     name="lagadvisor",
     help="Why does my MySQL replica lag? Reads binlog files and answers from the dependency "
