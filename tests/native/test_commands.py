@@ -168,13 +168,62 @@ def test_records_in_chunks(monkeypatch, tmp_path):
     _both(d.name, ["calibrate", "--relaxed", *files], monkeypatch)
 
 
+def _partial_json_binlog(directory) -> str:
+    """A binlog a real MySQL 9.x writes with ``binlog_row_value_options=PARTIAL_JSON``: plain
+    transactions, then JSON_SET updates (PARTIAL_UPDATE_ROWS_EVENT, which the native core gives
+    to the reference), then plain ones again; copied to ``directory``."""
+    import shutil
+
+    import oracle
+    from conftest import free_port, need, server_name
+
+    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+    srv = oracle.realservers.MySQLServer(
+        server_name("lagadvisor-test-partial-json"), free_port(),
+        ["--server-id=1", "--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON",
+         "--binlog-format=ROW", "--binlog-row-image=MINIMAL", "--binlog-row-value-options=PARTIAL_JSON"], fresh=True)
+    srv.start()
+    try:
+        srv.sql("CREATE DATABASE j; CREATE TABLE j.t (id INT PRIMARY KEY, doc JSON, n INT)")
+        plain = "; ".join(f"INSERT INTO j.t VALUES ({i}, JSON_OBJECT('a', {i}, 'b', REPEAT('x', 40)), {i})"
+                          for i in range(1, 21))
+        srv.sql(plain)
+        srv.sql("; ".join(f"UPDATE j.t SET doc = JSON_SET(doc, '$.a', {i + 100}) WHERE id = {i}" for i in range(1, 6)))
+        srv.sql("; ".join(f"UPDATE j.t SET n = n + 1 WHERE id = {i}" for i in range(1, 11)))
+        srv.sql("FLUSH BINARY LOGS")
+        src = srv.binlog_files()[-2]
+        out = directory / "binlog.000001"
+        shutil.copyfile(src, out)
+        return str(out)
+    finally:
+        srv.stop()
+        srv.remove()
+
+
+@pytest.mark.server
+def test_records_given_back_mid_file_are_written_once(monkeypatch, tmp_path):
+    """A run the native core gives back in the middle of a file (at a PARTIAL_UPDATE_ROWS_EVENT,
+    in a binlog a real server writes here), after chunks of it were written, still writes each
+    record once."""
+    import struct
+
+    partial = _partial_json_binlog(tmp_path)
+    data, pos, types = open(partial, "rb").read(), 4, set()
+    while pos + 19 <= len(data):
+        types.add(data[pos + 4])
+        pos += struct.unpack_from("<I", data, pos + 9)[0]
+    assert 39 in types and 30 in types, sorted(types)   # PARTIAL_UPDATE_ROWS_EVENT after WRITE_ROWS_EVENTs
+    _records_written_once(monkeypatch, partial)
+
+
 @pytest.mark.corpus
-def test_records_given_back_mid_file_are_written_once(monkeypatch):
-    """A run the native core gives back in the middle of a file (a PARTIAL_UPDATE_ROWS_EVENT,
-    which no bundled fixture has), after chunks of it were written, still writes each record
-    once."""
+def test_corpus_records_given_back_mid_file_are_written_once(monkeypatch):
+    """The same on a public corpus file with partial JSON updates."""
+    _records_written_once(monkeypatch, str(CORPUS / "mysql_common" / "json.binlog.000001"))
+
+
+def _records_written_once(monkeypatch, partial: str) -> None:
     monkeypatch.setattr(native.run, "RECORDS_CHUNK", 2)
-    partial = CORPUS / "mysql_common" / "json.binlog.000001"
     chunks = []
     real = records.native_records
 
@@ -182,8 +231,19 @@ def test_records_given_back_mid_file_are_written_once(monkeypatch):
         chunks.append(path)
         return real(path, d)
 
+    import lagadvisor.native as native_pkg
+
+    runs = []
+    real_run = native_pkg.read_run
+
+    def read_run(*args, **kwargs):
+        runs.append(real_run(*args, **kwargs))
+        return runs[-1]
+
     monkeypatch.setattr(records, "native_records", seen)
+    monkeypatch.setattr(native_pkg, "read_run", read_run)
     ref = _run(["export", str(partial)], monkeypatch, pure=True)
     mine = _run(["export", str(partial)], monkeypatch, pure=False)
     assert chunks, "no chunk was written before the native core gave the run back"
+    assert runs and runs[-1] is None, "the native core read the whole file: nothing was given back"
     assert mine == ref
