@@ -34,6 +34,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -41,11 +42,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "sim")]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "sim"), str(ROOT / "bench")]
 
 import eta_watch as W  # noqa: E402
 import oracle  # noqa: E402
 from conftest import source_and_replica  # noqa: E402
+from docs_tables import conditions, write_table  # noqa: E402
 
 rs = oracle.realservers
 
@@ -186,6 +188,37 @@ def table(runs: list[dict]) -> list[str]:
     return rows
 
 
+def _replica(doc: dict) -> str:
+    """The replica of a run, in words: its durability and any extra option, and --source."""
+    extra = " ".join(doc["setup"].get("replica_extra_options") or [])
+    durable = "--sync-binlog=1" in extra and "--innodb-flush-log-at-trx-commit=1" in extra
+    delay = re.search(r"--binlog-group-commit-sync-delay=(\d+)", extra)
+    words = "4 workers, " + ("durable" if durable else "relaxed")
+    if delay:
+        words += f", {int(delay.group(1)) / 1000:g} ms commit delay"
+    return words + (", eta --source" if doc.get("variant") == "source" else "")
+
+
+def docs_table() -> str:
+    """Every committed run (bench/eta_backlog*.json) as one markdown table for docs/accuracy.md."""
+    lines = ["| replica | backlog | catch-up | first estimate at | its error | half-time error | eta CPU | JSON |",
+             "|---|---|---|---|---|---|---|---|"]
+    for path in sorted((ROOT / "bench").glob("eta_backlog*.json")):
+        doc = json.loads(path.read_text())
+        for x in doc["runs"]:
+            f, h = x["first"] or {}, x["half"] or {}
+            first = "after the catch-up" if x["first_after_catch_up"] else f"{fmt(f.get('arrival_s'))} s"
+            lines.append(f"| {_replica(doc)} | {x['size']:,} | {fmt(x['catch_up_s'])} s | {first} | "
+                         f"{fmt(f.get('error'), '+.1%', '—')} | {fmt(h.get('error'), '+.1%', '—')} | "
+                         f"{fmt(x['eta_cpu_s'])} s | bench/{path.name} |")
+    return "\n".join(lines)
+
+
+def write_docs() -> None:
+    write_table("accuracy.md", "eta-backlog", docs_table(),
+                conditions("this 2-core machine; each row's replica as named, its JSON says the rest"))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[6000, 30000, 100000],
@@ -198,7 +231,12 @@ def main() -> int:
                     help="one more mysqld option for the replica (repeatable), e.g. "
                          "--replica-option=--binlog-group-commit-sync-delay=2000 for a slower catch-up")
     ap.add_argument("-o", "--output", help="default bench/eta_backlog.json (bench/eta_backlog_source.json)")
+    ap.add_argument("--no-docs", action="store_true", help="do not write the table into docs/ (see bench/docs_tables.py)")
+    ap.add_argument("--docs-only", action="store_true", help="only write the committed runs' table into docs/")
     a = ap.parse_args()
+    if a.docs_only:
+        write_docs()
+        return 0
     if not oracle.have_mysqlbinlog():
         print("the MySQL 9.x chroot is not provisioned: python3 scripts/realservers.py provision", file=sys.stderr)
         return 2
@@ -226,6 +264,8 @@ def main() -> int:
     out.write_text(json.dumps({**info, "runs": runs}, indent=1) + "\n")
     print("\n".join(table(runs)))
     print(f"written {out}")
+    if not a.no_docs:
+        write_docs()
     return 0
 
 
