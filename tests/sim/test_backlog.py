@@ -172,3 +172,30 @@ def test_a_backlog_too_large_to_read_stays_a_sample_and_says_so():
     text = "\n".join(render(e))
     assert "estimated from 300 of the 2,000,000 transactions left (300 read in order" in text, text
     assert "too many to read while they are applied" in text and "used 1.2 s of CPU" in text, text
+
+
+def test_more_strata_fall_between_the_ones_before():
+    from lagadvisor.sim.backlog import van_der_corput
+
+    assert [van_der_corput(k) for k in range(1, 8)] == [0.5, 0.25, 0.75, 0.125, 0.625, 0.375, 0.875]
+    first = read_strata(ROTATION, (0, 0), 4, lambda g: True)
+    more = read_strata(ROTATION, (0, 0), 4, lambda g: True, van_der_corput(2))
+    assert [w.at for w in first] == [0.125, 0.375, 0.625, 0.875]
+    assert [w.at for w in more] == [0.0625, 0.3125, 0.5625, 0.8125]
+    whole = _in_order(ROTATION)
+    for w in more:   # still exactly what a reading in order gives there
+        keys = [_key(f) for f in w.facts]
+        i = whole.index(keys[0])
+        assert whole[i:i + len(keys)] == keys
+
+
+def test_uneven_strata_price_the_parts_nearest_them():
+    """Strata at 0.2 (cheap) and 0.8 (three times dearer) beyond a head of 10%: the cut between
+    them is their midpoint, 0.5, so what is left from 0.1 is 40/90 cheap and 50/90 dear."""
+    cfg, cost = ReplicaConfig(1, True, False), CostModel()
+    head = Window(_serial(100, 1), 100 * 100, 0.0)
+    strata = [Window(_serial(50, 3, 500), 50 * 300, 0.8), Window(_serial(50, 1, 300), 50 * 100, 0.2)]
+    small = commit_times(_serial(50, 1), cfg, cost)[-1] / 1e6 / 50
+    large = commit_times(_serial(50, 3), cfg, cost)[-1] / 1e6 / 50
+    ext = extrapolate(head, strata, 1000, 900, 0.1, None, cfg, cost, commit_times)
+    assert ext.by_count_s == pytest.approx(900 * (0.4 * small + 0.5 * large) / 0.9, rel=1e-6)

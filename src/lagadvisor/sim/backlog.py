@@ -199,9 +199,21 @@ def read_window(path: str, offset: int, is_wanted, idx: int) -> list | None:
         return None
 
 
-def read_strata(files: list[str], start: tuple[int, int], count: int, is_wanted) -> list[Window]:
+def van_der_corput(k: int) -> float:
+    """The ``k``-th point (from 1) of the base-2 van der Corput sequence: 0.5, 0.25, 0.75, 0.125,
+    ...: each new set of strata falls between the ones before."""
+    x, f = 0.0, 0.5
+    while k:
+        x += f * (k & 1)
+        k >>= 1
+        f /= 2
+    return x
+
+
+def read_strata(files: list[str], start: tuple[int, int], count: int, is_wanted, phase: float = 0.5) -> list[Window]:
     """``count`` windows spread evenly over the backlog's bytes, from ``start`` (file index,
-    offset) to the end of the last file (local files only)."""
+    offset) to the end of the last file (local files only), the ``k``-th at ``(k + phase) /
+    count`` of them."""
     sizes = []
     for i, p in enumerate(files):
         try:
@@ -215,12 +227,13 @@ def read_strata(files: list[str], start: tuple[int, int], count: int, is_wanted)
         return []
     out = []
     for k in range(count):
-        target = total * (k + 0.5) / count
+        at = (k + phase) / count
+        target = total * at
         for i, lo, hi in sizes:
             if target < hi - lo:
                 facts = read_window(files[i], lo + int(target), is_wanted, 1_000_000 + k)
                 if facts:
-                    out.append(Window(facts, sum(f.nbytes for f in facts), (k + 0.5) / count))
+                    out.append(Window(facts, sum(f.nbytes for f in facts), at))
                 break
             target -= hi - lo
     return out
@@ -344,20 +357,22 @@ class Extrapolation:
 
 def _segments(head: Window, strata: list[Window], head_share: float, sims: list[float]):
     """The backlog as segments ``(lo, hi, s/trx, s/byte)`` over its share 0..1 (by count): the
-    head read in order covers ``[0, head_share]``; each stratum beyond it an equal part of the
-    rest (none: the rest is priced like the head, and the band says so)."""
+    head read in order covers ``[0, head_share]``; each stratum beyond it the part of the rest
+    nearer to it than to its neighbours (none: the rest is priced like the head, and the band
+    says so)."""
     def rate(w, s):
         return s / len(w.facts), (s / w.nbytes if w.nbytes else 0.0)
 
     segs = [(0.0, head_share, *rate(head, sims[0]))] if head.facts else []
-    rest = [(w, s) for w, s in zip(strata, sims[1:]) if w.at >= head_share and w.facts]
+    rest = sorted(((w, s) for w, s in zip(strata, sims[1:]) if w.at >= head_share and w.facts),
+                  key=lambda ws: ws[0].at)
     if head_share >= 1.0:
         return segs
     if not rest:
         base = segs[0][2:] if segs else (0.0, 0.0)
         return segs + [(head_share, 1.0, *base)]
-    step = (1.0 - head_share) / len(rest)
-    return segs + [(head_share + k * step, head_share + (k + 1) * step, *rate(w, s)) for k, (w, s) in enumerate(rest)]
+    cuts = [head_share] + [(a.at + b.at) / 2 for (a, _), (b, _) in zip(rest, rest[1:])] + [1.0]
+    return segs + [(cuts[k], cuts[k + 1], *rate(w, s)) for k, (w, s) in enumerate(rest)]
 
 
 def _mean_over(segs, lo: float, k: int) -> float:

@@ -592,9 +592,10 @@ FULL_READ_MAX = 1_000_000
 #: Transactions of the head read in order when the backlog is not read in full.
 HEAD_MAX = 20_000
 #: Windows spread over the backlog (relay logs readable here), read after the head's first
-#: HEAD_FIRST transactions.
+#: HEAD_FIRST transactions; a backlog not read in full gets more, up to MAX_STRATA.
 STRATA = 8
 HEAD_FIRST = 300
+MAX_STRATA = 64
 #: The first estimate waits for at least this many transactions of the head and for the strata,
 #: up to FIRST_BY_S seconds from the start.
 MIN_HEAD = 50
@@ -609,12 +610,26 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool, nice: int):
+@dataclass
+class _Backlog:
+    """The backlog's readers (:mod:`.backlog`) while ``eta`` runs."""
+
+    reader: object                 # SequentialReader
+    strata: list
+    strata_read: object            # threading.Event: the first strata are read
+    bytes_per_trx: float | None
+    full: bool                     # the whole backlog is being read
+    more: object = None            # () -> None: read more strata (a backlog not read in full)
+
+
+def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool, nice: int) -> _Backlog:
     """The readers of :mod:`.backlog`, started: the one in binlog order (all of the backlog, or
-    its head when it is larger than :data:`FULL_READ_MAX`) and, for local files, the strata."""
+    its head when it is larger than :data:`FULL_READ_MAX`) and, for local files, the strata; a
+    backlog not read in full gets :data:`STRATA` more of them at each later estimate, between
+    the ones before (up to :data:`MAX_STRATA`)."""
     import threading
 
-    from .backlog import SequentialReader, backlog_bytes, lower_priority, read_strata
+    from .backlog import SequentialReader, backlog_bytes, lower_priority, read_strata, van_der_corput
 
     want = parse_gtid_set(first.unapplied)
 
@@ -625,6 +640,9 @@ def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool, n
     reader = SequentialReader(files, is_wanted, start, None if full else HEAD_MAX,
                               pause_at=HEAD_FIRST if local else None, nice=nice).begin()
     strata: list = []
+    strata_read = threading.Event()
+    busy = threading.Lock()
+    sets = [0]
 
     def read_the_strata() -> None:
         # the head's first transactions, then the strata, then the rest in order: one reader at a
@@ -637,14 +655,22 @@ def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool, n
             strata_read.set()
             reader.resume()
 
-    strata_read = threading.Event()
+    def read_more() -> None:
+        with busy:
+            lower_priority(nice)
+            sets[0] += 1
+            strata.extend(read_strata(files, start, STRATA, is_wanted, van_der_corput(sets[0] + 1)))
+
+    def more() -> None:
+        if local and not full and len(strata) < MAX_STRATA and not busy.locked():
+            threading.Thread(target=read_more, name="lagadvisor-strata", daemon=True).start()
 
     if local:
         threading.Thread(target=read_the_strata, name="lagadvisor-strata", daemon=True).start()
     else:
         strata_read.set()
     bytes_per_trx = backlog_bytes(files, start) / first.left if local and first.left else None
-    return reader, strata, strata_read, bytes_per_trx, full
+    return _Backlog(reader, strata, strata_read, bytes_per_trx, full, more)
 
 
 def _estimate_now(snaps, first: Snapshot, reader, strata, bytes_per_trx, full: bool, cfg, cost) -> Estimate:
@@ -705,12 +731,13 @@ def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, wa
         e.cpu_s = cpu_seconds()
         emit(e, [])
         return e, []
-    reader, strata, strata_read, bytes_per_trx, full = _read_backlog(files, first, start, local, nice)
-    snaps = first_sample(conn, first, sample_s, reader, strata_read)
+    backlog = _read_backlog(files, first, start, local, nice)
+    reader = backlog.reader
+    snaps = first_sample(conn, first, sample_s, reader, backlog.strata_read)
     preds: list[Prediction] = []
     warned = False
     while True:
-        e = _estimate_now(snaps, first, reader, strata, bytes_per_trx, full, cfg, cost)
+        e = _estimate_now(snaps, first, reader, backlog.strata, backlog.bytes_per_trx, backlog.full, cfg, cost)
         if reader.done and not warned:
             warned = True
             e.notes += reader.warnings
@@ -734,4 +761,5 @@ def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, wa
         if watch_s is None or time.time() - first.at > timeout_s:
             reader.stop()
             return e, []
+        backlog.more()   # a backlog not read in full: more strata for the next estimate
         snaps += sample(conn, watch_s)
