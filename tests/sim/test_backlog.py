@@ -155,14 +155,14 @@ def test_a_reader_thread_is_niced_and_the_rest_of_the_process_is_not():
 def test_a_backlog_too_large_to_read_stays_a_sample_and_says_so():
     """Over FULL_READ_MAX transactions the reader stops after the head: every estimate is the
     sample's, and its basis says the full read was skipped and why."""
-    from lagadvisor.sim.eta import _estimate_now
+    from lagadvisor.sim.eta import _Backlog, _estimate_now
 
     r = SequentialReader(ROTATION, lambda g: g is not None, limit=300).begin()
     r._thread.join(60)
     assert not r.done and len(r.facts) == 300 and r.error is None
     snaps = [_snap(0.0, 0, 2_000_000), _snap(1.0, 100, 2_000_000), _snap(2.0, 200, 2_000_000)]
     first = snaps[0]
-    e = _estimate_now(snaps, first, r, [], None, False, ReplicaConfig(4, True, False), CostModel())
+    e = _estimate_now(snaps, first, _Backlog(r, [], None, None, False), ReplicaConfig(4, True, False), CostModel())
     assert e.basis["method"] == "sample" and e.basis["full_read"].startswith("skipped: 2,000,000 transactions")
     assert e.basis["head_transactions"] == 300 and e.current.eta_s > 0
     assert e.current.low_s < e.current.eta_s < e.current.high_s   # the unseen rest widens the band
@@ -199,3 +199,19 @@ def test_uneven_strata_price_the_parts_nearest_them():
     large = commit_times(_serial(50, 3), cfg, cost)[-1] / 1e6 / 50
     ext = extrapolate(head, strata, 1000, 900, 0.1, None, cfg, cost, commit_times)
     assert ext.by_count_s == pytest.approx(900 * (0.4 * small + 0.5 * large) / 0.9, rel=1e-6)
+
+
+def test_a_boundary_right_after_a_type_byte_at_the_very_start_is_found():
+    """Bytes equal to a GTID type in the first four of the buffer (where no event header fits)
+    do not hide the GTID events after them."""
+    path = ROTATION[1]
+    data = open(path, "rb").read()
+    with open(path, "rb") as f:
+        _pre, crc, _first = preamble(f)
+    # a GTID event whose bytes hold no other GTID type byte and its own type once
+    for at in sorted(_gtid_offsets(path)):
+        event = data[at:at + struct.unpack_from("<I", data, at + 9)[0]]
+        if 34 not in event and 42 not in event and event.count(33) == 1:
+            break
+    buf = bytes([33, 33, 33]) + event
+    assert next_boundary(buf, 0, crc) == 3

@@ -100,7 +100,7 @@ def calibrate(
         warn(w)
 
 
-def _assumed_cores(workers: int) -> int:
+def _assumed_cores(workers: int) -> None:
     """No --cores: the fit assumed this machine's, said on stderr once it succeeded (the
     replica's cores decide how its workers' CPU overlaps, so a fit of several workers under the
     wrong count misplaces the costs). ``workers`` 0: calibrate --host, whose replica may run on
@@ -113,7 +113,6 @@ def _assumed_cores(workers: int) -> int:
     else:
         why = ""
     warn(f"the replica's CPU cores were not given (--cores): assumed {n}, this machine's{why}")
-    return n
 
 
 def _emit(model, output: str | None) -> None:

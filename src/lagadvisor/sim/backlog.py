@@ -138,13 +138,13 @@ def next_boundary(data: bytes, start: int, crc: bool) -> int | None:
     footer check, or whose two following event headers are plausible (files without checksums)."""
     pos = start
     while True:
-        hits = [data.find(bytes([t]), pos) for t in _GTID_TYPES]
-        hits = [h - 4 for h in hits if h >= 4]
+        # an event's type byte is its fifth: a candidate at p has its type at p + 4
+        hits = [h - 4 for h in (data.find(bytes([t]), pos + 4) for t in _GTID_TYPES) if h >= 0]
         if not hits:
             return None
         p = min(hits)
-        pos = p + 5
-        if p < start or p + HEADER > len(data):
+        pos = p + 1
+        if p + HEADER > len(data):
             continue
         size = struct.unpack_from("<I", data, p + 9)[0]
         if not HEADER + 20 <= size <= 1024 or p + size > len(data):

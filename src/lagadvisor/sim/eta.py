@@ -433,8 +433,8 @@ def estimate(snaps: list[Snapshot], facts, gtids: list[str], cfg: ReplicaConfig,
 
     def done_upto(s: Snapshot) -> float:
         """Simulated time of the work the replica applied since the first snapshot."""
-        last = index.last_done(parse_gtid_set(s.executed))
-        return times[last] / 1e6 if last is not None else 0.0
+        pos = index.last_done(parse_gtid_set(s.executed))
+        return times[pos] / 1e6 if pos is not None else 0.0
 
     left_now = parse_gtid_set(last.unapplied)
     rest = [f for f, g in zip(facts, gtids) if gtid_in(left_now, g)]
@@ -459,20 +459,23 @@ def estimate_sampled(snaps: list[Snapshot], head: list, strata: list, left_start
     last = snaps[-1]
     window = _window(snaps)
     span = max(1e-6, last.at - window[0].at)
-    done = [gtid_count(parse_gtid_set(s.executed)) for s in window]
-    applied_total = gtid_count(parse_gtid_set(last.executed)) - gtid_count(parse_gtid_set(snaps[0].executed))
-    share = applied_total / max(1, left_start)
+    done = [gtid_count(parse_gtid_set(s.executed)) for s in window]   # window[-1] is ``last``
+    share = (done[-1] - gtid_count(parse_gtid_set(snaps[0].executed))) / max(1, left_start)
     hw = Window(head, sum(f.nbytes for f in head), 0.0)
 
     def ext(c):
         return extrapolate(hw, strata, left_start, last.left, share, bytes_per_trx, c, cost, commit_times)
 
     cur = ext(cfg)
+
+    def sim_of(c) -> tuple[float, float]:
+        x = cur if c == cfg else ext(c)
+        return x.sim_s, x.band
+
     ratio, lo_r, hi_r = _rates(window, [(d - done[0]) * cur.at_applier_trx_s for d in done])
     arrival = max(0, last.received_count - window[0].received_count) / span
     notes = [] if ratio is not None else [_stalled(last, span)]
-    options = _options(cfg, last.left, arrival, ratio, lo_r, hi_r,
-                       lambda c: (cur.sim_s, cur.band) if c == cfg else (lambda x: (x.sim_s, x.band))(ext(c)))
+    options = _options(cfg, last.left, arrival, ratio, lo_r, hi_r, sim_of)
     e = Estimate(last.at, last.left, done[-1] - done[0], arrival, (done[-1] - done[0]) / span, ratio, options, notes)
     e.basis = {"method": "sample", "transactions_simulated": cur.sampled, "head_transactions": len(head),
                "strata": cur.windows, "left_at_start": left_start, "sample_band": round(cur.band, 4),
@@ -673,17 +676,19 @@ def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool, n
     return _Backlog(reader, strata, strata_read, bytes_per_trx, full, more)
 
 
-def _estimate_now(snaps, first: Snapshot, reader, strata, bytes_per_trx, full: bool, cfg, cost) -> Estimate:
+def _estimate_now(snaps, first: Snapshot, backlog: _Backlog, cfg, cost) -> Estimate:
     """Over the whole backlog once it is read, else from the sample so far; says which."""
+    reader = backlog.reader
     if reader.done:
         e = estimate(snaps, reader.facts, reader.gtids, cfg, cost)
         e.basis = {"method": "all", "transactions_read": len(reader.facts), "left_at_start": first.left,
                    "read_seconds": round((reader.finished_at or time.time()) - reader.started_at, 3)}
         return e
-    e = estimate_sampled(snaps, reader.facts[:len(reader.facts)], list(strata), first.left, bytes_per_trx, cfg, cost)
+    e = estimate_sampled(snaps, reader.facts[:len(reader.facts)], list(backlog.strata), first.left,
+                         backlog.bytes_per_trx, cfg, cost)
     e.basis["full_read"] = ("stopped" if reader.error else
                             f"skipped: {first.left:,} transactions are too many to read while they are applied"
-                            if not full else "reading")
+                            if not backlog.full else "reading")
     e.basis["transactions_read"] = len(reader.facts)
     if reader.error:
         e.notes.append(f"reading the backlog stopped ({reader.error}): the estimate stays a sample's")
@@ -717,10 +722,11 @@ def first_sample(conn, first: Snapshot, sample_s: float, reader, strata_read, st
 def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, watch_s: float | None,
         emit, timeout_s: float = 86400.0, start: tuple[int, int] = (0, 0), local: bool = False, nice: int = 10
         ) -> tuple[Estimate, list[dict]]:
-    """The first estimate after ``sample_s``, made from what is read of the backlog by then
-    (:mod:`.backlog`: its head in binlog order from ``start``, the applier's position, and, with
-    ``local`` files, windows spread over the rest; the readers' threads niced by ``nice``); with ``watch_s``, a new one every ``watch_s``
-    seconds until caught up (over the whole backlog once it is read), ``emit(estimate,
+    """The first estimate after ``sample_s`` (or sooner: :func:`first_sample`), made from what is
+    read of the backlog by then (:mod:`.backlog`: its head in binlog order from ``start``, the
+    applier's position, and, with ``local`` files, windows spread over the rest; the readers'
+    threads niced by ``nice``); with ``watch_s``, a new one every ``watch_s`` seconds until caught
+    up (over the whole backlog once it is read), ``emit(estimate,
     earlier)`` each time with the earlier predictions' errors so far (against the current
     expectation while lagging, against the real catch-up once done). Returns the last estimate
     and the final errors (empty without ``watch_s``)."""
@@ -737,7 +743,7 @@ def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, wa
     preds: list[Prediction] = []
     warned = False
     while True:
-        e = _estimate_now(snaps, first, reader, backlog.strata, backlog.bytes_per_trx, backlog.full, cfg, cost)
+        e = _estimate_now(snaps, first, backlog, cfg, cost)
         if reader.done and not warned:
             warned = True
             e.notes += reader.warnings
