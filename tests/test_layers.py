@@ -25,7 +25,7 @@ LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("a
 #: Modules every layer may use: no lagadvisor imports of their own but these. ``inputs`` (the
 #: input-path resolver) imports only ``errors``; the commands and ``fleet`` use it. ``native.loader``
 #: (the one import of ``lagadvisor._native``) imports nothing of lagadvisor: binlog and sim use it.
-SHARED = {"errors", "versions", "native.loader", "connection", "tls", "inputs"}
+SHARED = {"errors", "versions", "kinds", "native.loader", "connection", "tls", "inputs"}
 #: Known debt, to be paid (issue 21): an edge here is tolerated, a new one is not. Paid (issue 14
 #: part 6): depgraph.graph takes the apply-time weights as plain numbers (no sim.model), and the
 #: native reader (native.run.read_run) imports neither report nor sim.
