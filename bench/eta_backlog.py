@@ -78,7 +78,7 @@ def eta_code() -> dict:
     src = Path(lagadvisor.__file__).resolve().parent
     git = ["git", "-C", str(src)]
     head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run([*git, "status", "--porcelain", "--", "sim/eta.py", "commands/eta.py"],
+    dirty = subprocess.run([*git, "status", "--porcelain", "--", "sim/eta.py", "server/eta.py", "commands/eta.py"],
                            capture_output=True, text=True).stdout.strip()
     return {"package": str(src), "commit": head or None, "eta_files_uncommitted": dirty.splitlines()}
 

@@ -6,7 +6,7 @@ For each durability setting:
 1. a source and a replica with ``--calibrate-workers`` workers (default 4) and
    ``events_transactions_history_long`` on; the source runs the varied calibration workload of
    bench/replica_catchup.py with one client while the replica keeps up (it serves; no backlog,
-   no one-worker run) and :func:`lagadvisor.sim.live.calibrate_live` watches it for
+   no one-worker run) and :func:`lagadvisor.server.calibrate.calibrate_live` watches it for
    ``--window`` seconds as a least-privilege user;
 2. for each sysbench workload of bench/replica_catchup.py (never seen by the calibration), the
    catch-up of a backlog measured at 1, 2, 4 and 8 workers (interleaved rounds from one
@@ -54,8 +54,8 @@ sys.path.insert(0, str(ROOT.parent / "src"))
 import replica_catchup as rc  # noqa: E402
 from docs_tables import conditions, write_table  # noqa: E402
 
-from lagadvisor.binlog.stream import pymysql_settings  # noqa: E402
-from lagadvisor.sim.live import calibrate_live  # noqa: E402
+from lagadvisor.server.calibrate import calibrate_live  # noqa: E402
+from lagadvisor.server.connection import pymysql_settings  # noqa: E402
 
 TAG = "live15"
 

@@ -1,7 +1,8 @@
-"""Imports go one way (issue 21): cli -> fleet -> report/advise -> analysis -> sim -> depgraph ->
-native -> writeset -> schema -> binlog, parsed from the source (module-level and function-level imports
-alike), and no two modules import each other; the extension ``lagadvisor._native`` is imported by
-``native.loader`` alone, a shared module any layer may use."""
+"""Imports go one way (issue 21): cli -> fleet -> report/advise -> analysis -> server -> sim -> depgraph
+-> native -> writeset -> schema -> binlog, parsed from the source (module-level and function-level
+imports alike), and no two modules import each other; the extension ``lagadvisor._native`` is imported
+by ``native.loader`` alone, a shared module any layer may use; a database driver by ``server`` alone
+(issue 37: sim is the model and engines, it takes samples, not connections)."""
 
 from __future__ import annotations
 
@@ -17,15 +18,21 @@ PKG = Path(lagadvisor.__file__).resolve().parent
 #: render each other's results), never those above.
 #: ``commands``: the CLI's commands, one module each, and their shared options (typer): the CLI's level.
 #: ``analysis``: the ``analyze`` engine and its result types, which report renders and advise builds on.
+#: ``server``: everything that talks to a server (the connection, TLS, the live schema and settings,
+#: the binlog stream, calibrate --host's and eta's polling): it reads binlogs and schemas as binlog and
+#: schema do and builds sim's samples; the commands, fleet and advise call it.
 #: ``native``: the native core's Python side (``native.run.read_run``, the one pipeline interface, and the
 #: ``Bridge`` the Rust reader calls back): it stands on writeset, schema and binlog; depgraph (the policy
 #: detection's sample, the graph), sim and analysis read runs through it.
-LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("analysis",), ("sim",), ("depgraph",),
-          ("native",), ("writeset",), ("schema",), ("binlog",)]
+LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("analysis",), ("server",), ("sim",),
+          ("depgraph",), ("native",), ("writeset",), ("schema",), ("binlog",)]
 #: Modules every layer may use: no lagadvisor imports of their own but these. ``inputs`` (the
 #: input-path resolver) imports only ``errors``; the commands and ``fleet`` use it. ``native.loader``
 #: (the one import of ``lagadvisor._native``) imports nothing of lagadvisor: binlog and sim use it.
-SHARED = {"errors", "versions", "kinds", "native.loader", "connection", "tls", "inputs"}
+#: ``connection`` and ``tls`` were shared modules before issue 37; they are ``server``'s now.
+SHARED = {"errors", "versions", "kinds", "native.loader", "inputs"}
+#: The database drivers: imported under ``server`` alone.
+DRIVERS = ("mysql", "pymysql", "pymysqlreplication")
 #: Known debt, to be paid (issue 21): an edge here is tolerated, a new one is not. Paid (issue 14
 #: part 6): depgraph.graph takes the apply-time weights as plain numbers (no sim.model), and the
 #: native reader (native.run.read_run) imports neither report nor sim.
@@ -104,7 +111,7 @@ def test_layers_import_downward():
 
 def test_shared_modules_stay_at_the_bottom():
     for m, targets in _graph().items():
-        if _shared(m) and m.split(".")[1] != "connection":
+        if _shared(m):
             assert all(_shared(t) for t in targets), (m, targets)
 
 
@@ -153,3 +160,30 @@ def test_the_loader_imports_nothing_else():
             "print(sorted(m for m in sys.modules if m.startswith('lagadvisor')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["['lagadvisor',", "'lagadvisor.native',", "'lagadvisor.native.loader']"], out
+
+
+def _driver_imports(f: Path) -> set[str]:
+    """The database drivers module ``f`` imports (module-level and function-level alike)."""
+    out = set()
+    for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+        names = ([node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else
+                 [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        out.update(n.split(".")[0] for n in names if n.split(".")[0] in DRIVERS)
+    return out
+
+
+def test_sim_imports_no_driver_and_no_server():
+    """sim/ is the model and engines (issue 37): its fitting and its estimate take samples, which
+    ``server`` reads; no module under sim/ imports a database driver or the server package."""
+    bad = sorted(f"{name} imports {d}" for name, f in _modules() if name.startswith("lagadvisor.sim")
+                 for d in _driver_imports(f))
+    assert not bad, bad
+    g = _graph()
+    bad = sorted(f"{m} imports {t}" for m, ts in g.items() if m.startswith("lagadvisor.sim")
+                 for t in ts if t.startswith("lagadvisor.server"))
+    assert not bad, bad
+
+
+def test_only_the_server_package_imports_a_driver():
+    importers = sorted(name for name, f in _modules() if _driver_imports(f))
+    assert importers and all(n.startswith("lagadvisor.server.") for n in importers), importers

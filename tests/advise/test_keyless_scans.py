@@ -109,8 +109,9 @@ def test_advise_names_the_scanned_table_and_prices_its_index(binlog):
 
 
 def test_table_sizes_from_the_server(binlog):
-    from lagadvisor.schema.live import ServerOptions, catalog_from_server
-    from lagadvisor.tls import Tls
+    from lagadvisor.server.connection import ServerOptions
+    from lagadvisor.server.schema import catalog_from_server
+    from lagadvisor.server.tls import Tls
 
     _, srv = binlog
     cat = catalog_from_server(ServerOptions("127.0.0.1", srv.port, "root", "", None, Tls.from_options(None, None,

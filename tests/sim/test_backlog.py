@@ -155,14 +155,14 @@ def test_a_reader_thread_is_niced_and_the_rest_of_the_process_is_not():
 def test_a_backlog_too_large_to_read_stays_a_sample_and_says_so():
     """Over FULL_READ_MAX transactions the reader stops after the head: every estimate is the
     sample's, and its basis says the full read was skipped and why."""
-    from lagadvisor.sim.eta import _Backlog, _estimate_now
+    from lagadvisor.sim.eta import Backlog, estimate_now
 
     r = SequentialReader(ROTATION, lambda g: g is not None, limit=300).begin()
     r._thread.join(60)
     assert not r.done and len(r.facts) == 300 and r.error is None
     snaps = [_snap(0.0, 0, 2_000_000), _snap(1.0, 100, 2_000_000), _snap(2.0, 200, 2_000_000)]
     first = snaps[0]
-    e = _estimate_now(snaps, first, _Backlog(r, [], None, None, False), ReplicaConfig(4, True, False), CostModel())
+    e = estimate_now(snaps, first, Backlog(r, [], None, None, False), ReplicaConfig(4, True, False), CostModel())
     assert e.basis["method"] == "sample" and e.basis["full_read"].startswith("skipped: 2,000,000 transactions")
     assert e.basis["head_transactions"] == 300 and e.current.eta_s > 0
     assert e.current.low_s < e.current.eta_s < e.current.high_s   # the unseen rest widens the band

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..depgraph.pipeline import ClockOptions
-from ..schema.live import ServerSettings
+from ..server.schema import ServerSettings
 from ..sim.model import CostModel
 from .context import Context, gather
 from .findings import SCHEMA_VERSION, Alternative, Effect, Finding, Severity, ordered, severity_for

@@ -18,7 +18,7 @@ from ..depgraph.graph import GraphBuilder, GraphSummary, hot_rows_max
 from ..depgraph.pipeline import ClockOptions, prepare
 from ..depgraph.policies import POLICIES
 from ..binlog.framing import version_tuple
-from ..schema.live import ServerSettings
+from ..server.schema import ServerSettings
 from ..sim.build import TrxFacts, base_columns
 from ..sim.facts import FactColumns, read_facts
 from ..sim.model import CostModel, ReplicaConfig

@@ -150,7 +150,7 @@ def read_transactions(path: str, summary: FileSummary | None = None,
     ``summary`` (if given) is filled in as the file is read and is complete when the iterator is
     exhausted. A truncated tail adds a warning (or raises with ``strict_tail``).
     """
-    if hasattr(path, "read_transactions"):  # a file streamed from a server (binlog.stream.LiveFile)
+    if hasattr(path, "read_transactions"):  # a file streamed from a server (server.stream.LiveFile)
         yield from path.read_transactions(summary, selector, strict_tail=strict_tail)  # type: ignore[attr-defined]
         return
     summary = summary if summary is not None else FileSummary(path)

@@ -61,7 +61,7 @@ def advise(
     from ..advise import advise as run
     from ..report.advice import advice_json, mycnf as render_mycnf, render
     from ..report.advice_html import render_html
-    from ..schema.live import settings_from_server
+    from ..server.schema import settings_from_server
     from ..sim.windows import parse_window
 
     try:

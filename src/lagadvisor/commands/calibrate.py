@@ -157,9 +157,9 @@ def _own_fsyncs(e: dict) -> str:
 
 
 def _calibrate_live(server, window: float, base: str | None, cores: int | None, output: str | None) -> None:
-    """calibrate --host: the fit from a running replica (sim.live), the model on stdout or -o,
-    the evidence on stderr."""
-    from ..sim.live import calibrate_live
+    """calibrate --host: the fit from a running replica (server.calibrate samples it, sim.live fits
+    the sample), the model on stdout or -o, the evidence on stderr."""
+    from ..server.calibrate import calibrate_live
     from ..sim.model import CostModel
 
     try:

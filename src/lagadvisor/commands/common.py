@@ -95,13 +95,12 @@ class Progress:
 
 
 def server_options(a: ServerArgs):
-    """The server to read from, resolved as the mysql client would (connection.resolve), or None
+    """The server to read from, resolved as the mysql client would (server.connection.resolve), or None
     when none was asked for: -h, -S or --login-path asks; a host in an option file alone does not
     (so a ~/.my.cnf never turns an offline analysis into a connection); a host or socket in a
     --defaults-file or --defaults-extra-file named on the command line asks too."""
-    from ..connection import ClientArgs, resolve
-    from ..schema.live import ServerOptions, password_from_env, prompt_password
-    from ..tls import Tls
+    from ..server.connection import ClientArgs, ServerOptions, password_from_env, prompt_password, resolve
+    from ..server.tls import Tls
 
     if not (a.host or a.socket or a.login_path or a.defaults_file or a.defaults_extra_file):
         return None
@@ -122,7 +121,7 @@ def server_options(a: ServerArgs):
 
 def pymysql_settings_of(server):
     """The replication-protocol connection settings of a resolved server."""
-    from ..binlog.stream import pymysql_settings
+    from ..server.connection import pymysql_settings
 
     return pymysql_settings(server.host, server.port, server.user, server.password,
                             option_file=server.option_file, tls=server.tls, socket=server.socket)
@@ -132,7 +131,7 @@ def clock_options(c: ClockArgs, server=None):
     """The clock options, with the table definitions from ``--schema`` or the server."""
     from ..depgraph.pipeline import ClockOptions
     from ..schema.ddl import read_schema_path
-    from ..schema.live import catalog_from_server
+    from ..server.schema import catalog_from_server
 
     catalog = None
     if server is not None:
@@ -193,7 +192,7 @@ def input_files(files, from_file=None, to_file=None, server=None) -> list:
         raise ConfigError("--from needs --host (the server to stream binlogs from)")
     if files:
         raise ConfigError("give either binlog files or --from, not both")
-    from ..binlog.stream import list_files
+    from ..server.stream import list_files
 
     return list_files(pymysql_settings_of(server), from_file, to_file)
 
@@ -205,7 +204,7 @@ class Inputs:
 
     files: list
     options: object   # depgraph.pipeline.ClockOptions
-    server: object    # schema.live.ServerOptions | None
+    server: object    # server.connection.ServerOptions | None
 
 
 def read_inputs(files, clock: ClockArgs, window: WindowArgs | None, server: ServerArgs | None = None, *,

@@ -68,6 +68,7 @@ def eta(
     advisor's alternatives, calibrated on the applier's own progress (read-only)."""
     from dataclasses import replace as dc_replace
 
+    from ..server import eta as S
     from ..sim import eta as E
     from ..sim.model import CostModel
 
@@ -79,17 +80,17 @@ def eta(
         watch_s = E.parse_duration(watch) if watch is not None else None
         limit = E.parse_duration(max_eta) if max_eta is not None else None
         cost = CostModel.from_file(cost_model) if cost_model else CostModel()
-        conn = E.open_replica(srv)
-        cfg = E.replica_config(conn)
-        first = E.snapshot(conn)
+        conn = S.open_replica(srv)
+        cfg = S.replica_config(conn)
+        first = S.snapshot(conn)
         start, local = (0, 0), False
         if source:
-            files = E.source_files(dc_replace(srv, host=source, port=source_port or srv.port, socket=None),
+            files = S.source_files(dc_replace(srv, host=source, port=source_port or srv.port, socket=None),
                                    first.executed)
         else:
-            files = E.relay_files(conn) if first.unapplied else []
-            start, local = E.relay_start(conn, files), True
-        last, _ = E.run(conn, files, cfg, cost, sample_s=sample_s, watch_s=watch_s, emit=_emitter(output_format),
+            files = S.relay_files(conn) if first.unapplied else []
+            start, local = S.relay_start(conn, files), True
+        last, _ = S.run(conn, files, cfg, cost, sample_s=sample_s, watch_s=watch_s, emit=_emitter(output_format),
                         start=start, local=local, nice=nice)
     except LagAdvisorError as err:
         raise fail(err) from None

@@ -21,14 +21,13 @@ from ..report.fleet import FLEET_SCHEMA_VERSION
 def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
     """What the tasks of one server need, built on the client: its files listed, its schema and
     settings read (``--host``-style settings as ``advise`` reads them), its cost model loaded."""
-    from ..connection import ClientArgs, resolve
     from ..depgraph.pipeline import ClockOptions
     from ..errors import ConfigError, SchemaError
     from ..schema.ddl import read_schema_path
-    from ..schema.live import ServerOptions, ServerSettings, catalog_from_server, password_from_env, \
-        settings_from_server
+    from ..server.connection import ClientArgs, ServerOptions, password_from_env, resolve
+    from ..server.schema import ServerSettings, catalog_from_server, settings_from_server
+    from ..server.tls import Tls
     from ..sim.model import CostModel
-    from ..tls import Tls
 
     files = tuple(list_binlogs(entry.binlogs))
     settings = None

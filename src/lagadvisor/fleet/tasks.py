@@ -39,7 +39,7 @@ from types import SimpleNamespace
 
 from ..depgraph.pipeline import ClockOptions, WrittenPolicy, prepare
 from ..errors import LagAdvisorError
-from ..schema.live import ServerSettings
+from ..server.schema import ServerSettings
 from ..sim.build import TrxFacts
 from ..sim.model import CostModel
 from .spec import _one_line, is_url, local_path

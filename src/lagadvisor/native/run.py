@@ -22,7 +22,7 @@ from .loader import load
 
 def readable(paths) -> bool:
     """Whether the native reader takes these inputs: local regular files, each named once (a
-    file streamed from a server, ``binlog.stream.LiveFile``, a FIFO, a directory or a missing
+    file streamed from a server, ``server.stream.LiveFile``, a FIFO, a directory or a missing
     file is read, or refused, by the reference; so is a ``.zst`` compressed file)."""
     return (bool(paths) and len(set(paths)) == len(paths)
             and not any(hasattr(p, "read_transactions") or not _utf8(p) or not os.path.isfile(p)

@@ -1,4 +1,5 @@
-"""A live catch-up ETA for a lagging replica (``lagadvisor eta``).
+"""A live catch-up ETA for a lagging replica (``lagadvisor eta``): the estimate, from the
+replica's snapshots (:class:`Snapshot`) and its backlog's transactions that ``server.eta`` reads.
 
 What is left to apply is ``GTID_SUBTRACT(RECEIVED_TRANSACTION_SET, @@gtid_executed)``
 (performance_schema.replication_connection_status). Those transactions are read from the source's
@@ -9,20 +10,14 @@ over a short sample (transactions leaving the backlog) gives the seconds per sim
 this server, so the ETA is calibrated on the replica itself. The band is the spread of that ratio
 across the sample's intervals. While the source writes, the received set's growth is the arrival
 rate; a configuration whose apply rate is below it never catches up.
-
-Read-only. Needs on the replica: SELECT on performance_schema (replication_* tables, threads),
-and, for the relay logs, the files readable by this process; on the source (``--source``):
-REPLICATION SLAVE and REPLICATION CLIENT (SHOW BINARY LOGS, SHOW BINLOG EVENTS, the dump).
 """
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 
-from ..errors import ConfigError, SchemaError
-from ..schema.live import ServerOptions, connect
+from ..errors import ConfigError
 from .build import scheduler_input
 from .engine import simulate
 from .model import CostModel, ReplicaConfig
@@ -104,16 +99,7 @@ def gtid_subset(a: dict, b: dict) -> bool:
                for lo, hi in iv)
 
 
-# -- the replica now ---------------------------------------------------------------------------
-
-
-def _q(cur, sql: str, args=()):
-    cur.execute(sql, args)
-    return cur.fetchall()
-
-
-def _s(v):
-    return v.decode("utf-8", "replace") if isinstance(v, (bytes, bytearray)) else v
+# -- the replica at one time (server.eta reads it) ------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -132,158 +118,6 @@ class Snapshot:
     @property
     def received_count(self) -> int:
         return gtid_count(parse_gtid_set(self.received))
-
-
-def _missing(err, what: str, grant: str) -> ConfigError:
-    code = getattr(err, "errno", None)
-    if code in (1142, 1143, 1227, 1044):
-        return ConfigError(f"{what}: the user lacks {grant} ({_s(getattr(err, 'msg', err))})")
-    if code == 1146:
-        return ConfigError(f"{what}: performance_schema is not enabled on the replica (performance_schema=ON "
-                           "is needed)")
-    return ConfigError(f"{what}: {_s(getattr(err, 'msg', err))}")
-
-
-def snapshot(conn) -> Snapshot:
-    """What the replica has received and executed now (one consistent-enough read)."""
-    import mysql.connector
-
-    cur = conn.cursor()
-    try:
-        rows = _q(cur, "SELECT RECEIVED_TRANSACTION_SET, SERVICE_STATE FROM "
-                       "performance_schema.replication_connection_status WHERE CHANNEL_NAME = ''")
-        app = _q(cur, "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status "
-                      "WHERE CHANNEL_NAME = ''")
-    except mysql.connector.Error as err:
-        raise _missing(err, "reading performance_schema.replication_connection_status",
-                       "SELECT on performance_schema (GRANT SELECT ON performance_schema.* TO the user)") from None
-    if not rows:
-        raise ConfigError("not a replica: performance_schema.replication_connection_status has no default channel")
-    received = _s(rows[0][0]) or ""
-    (executed, unapplied), = _q(cur, "SELECT @@GLOBAL.gtid_executed, GTID_SUBTRACT(%s, @@GLOBAL.gtid_executed)",
-                                (received,))
-    cur.close()
-    return Snapshot(time.time(), received, _s(executed) or "", _s(unapplied) or "", _s(rows[0][1]) == "ON",
-                    bool(app) and _s(app[0][0]) == "ON")
-
-
-def replica_config(conn) -> ReplicaConfig:
-    """The applier settings now: workers, preserve order, durability."""
-    cur = conn.cursor()
-    v = {_s(k).lower(): _s(x) for k, x in _q(
-        cur, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('replica_parallel_workers', "
-             "'replica_preserve_commit_order', 'sync_binlog', 'innodb_flush_log_at_trx_commit')")}
-    cur.close()
-    return ReplicaConfig(int(v.get("replica_parallel_workers", 4) or 0),
-                         str(v.get("replica_preserve_commit_order", "ON")).upper() in ("ON", "1"),
-                         v.get("sync_binlog") == "1" and v.get("innodb_flush_log_at_trx_commit") == "1")
-
-
-#: performance_schema thread states of the applier, summarized (sql/rpl_replica.cc, rpl_rli_pdb.cc stages).
-_WAIT_KINDS = (("dependency", "waiting for dependent transaction"), ("commit order", "preceding transaction to commit"),
-               ("coordinator", "waiting for an event from coordinator"), ("lock", "lock"),
-               ("fsync", "sync"), ("fsync", "flush"), ("free worker", "slave worker to release"),
-               ("free worker", "replica worker to release"), ("free worker", "waiting for workers"))
-
-
-def worker_states(conn) -> list[dict]:
-    """The applier threads' states now, each with the transaction it applies (if readable)."""
-    import mysql.connector
-
-    cur = conn.cursor()
-    try:
-        rows = _q(cur, "SELECT t.NAME, t.PROCESSLIST_STATE, w.APPLYING_TRANSACTION FROM performance_schema.threads t "
-                       "LEFT JOIN performance_schema.replication_applier_status_by_worker w ON "
-                       "w.THREAD_ID = t.THREAD_ID WHERE t.NAME IN ('thread/sql/replica_worker', "
-                       "'thread/sql/replica_sql', 'thread/sql/slave_worker', 'thread/sql/slave_sql')")
-    except mysql.connector.Error as err:
-        raise _missing(err, "reading performance_schema.threads",
-                       "SELECT on performance_schema (GRANT SELECT ON performance_schema.* TO the user)") from None
-    finally:
-        cur.close()
-    out = []
-    for name, state, trx in rows:
-        st = (_s(state) or "idle")
-        kind = next((k for k, needle in _WAIT_KINDS if needle in st.lower()), "working" if state else "idle")
-        out.append({"thread": "coordinator" if _s(name).endswith("_sql") else "worker", "state": st,
-                    "waiting_on": kind, "transaction": _s(trx) or None})
-    return out
-
-
-# -- the backlog's transactions ----------------------------------------------------------------
-
-
-def source_files(src: ServerOptions, executed: str) -> list:
-    """The source's binlogs from the newest whose Previous_gtids the replica has executed."""
-    import mysql.connector
-
-    from ..binlog.stream import list_files, pymysql_settings
-
-    conn = connect(src)
-    try:
-        cur = conn.cursor()
-        try:
-            names = [_s(r[0]) for r in _q(cur, "SHOW BINARY LOGS")]
-        except mysql.connector.Error as err:
-            raise _missing(err, "SHOW BINARY LOGS on the source", "REPLICATION CLIENT on the source") from None
-        done = parse_gtid_set(executed)
-        start = names[0] if names else None
-        for name in reversed(names):
-            try:
-                evs = _q(cur, f"SHOW BINLOG EVENTS IN '{name}' LIMIT 3")
-            except mysql.connector.Error as err:
-                raise _missing(err, "SHOW BINLOG EVENTS on the source", "REPLICATION SLAVE on the source") from None
-            prev = next((_s(e[5]) for e in evs if _s(e[2]) == "Previous_gtids"), "")
-            if gtid_subset(parse_gtid_set(prev), done):
-                start = name
-                break
-        cur.close()
-    finally:
-        conn.close()
-    if start is None:
-        raise ConfigError(f"the source {src.host}:{src.port} has no binary logs")
-    settings = pymysql_settings(src.host, src.port, src.user, src.password, option_file=src.option_file,
-                                tls=src.tls, socket=src.socket)
-    return list(list_files(settings, start))
-
-
-def relay_files(conn) -> list[str]:
-    """The replica's relay logs when this process can read them (on the replica's host)."""
-    cur = conn.cursor()
-    (index,), = _q(cur, "SELECT @@GLOBAL.relay_log_index")
-    (datadir,), = _q(cur, "SELECT @@GLOBAL.datadir")
-    cur.close()
-    index = _s(index) or ""
-    path = index if os.path.isabs(index) else os.path.join(_s(datadir), index)
-    try:
-        with open(path, encoding="utf-8") as f:
-            names = [ln.strip() for ln in f if ln.strip()]
-    except OSError as err:
-        raise ConfigError(f"the replica's relay logs are not readable here ({path}: {err.strerror}): give "
-                          "--source HOST to stream the backlog from the source's binlogs") from None
-    base = os.path.dirname(path)
-    return [n if os.path.isabs(n) else os.path.join(base, n) for n in names]
-
-
-def relay_start(conn, files: list[str]) -> tuple[int, int]:
-    """Where the applier stands in the relay logs (``Relay_Log_File``/``Relay_Log_Pos`` of SHOW
-    REPLICA STATUS: the coordinator's checkpoint, a transaction boundary): (file index, offset);
-    (0, 0) when it cannot be read (the backlog is then read from the first relay log)."""
-    import mysql.connector
-
-    cur = conn.cursor(dictionary=True)
-    try:
-        rows = _q(cur, "SHOW REPLICA STATUS")
-    except mysql.connector.Error:  # no REPLICATION CLIENT: read from the first file
-        return 0, 0
-    finally:
-        cur.close()
-    if not rows:
-        return 0, 0
-    name = os.path.basename(_s(rows[0].get("Relay_Log_File") or ""))
-    pos = int(rows[0].get("Relay_Log_Pos") or 0)
-    idx = next((i for i, f in enumerate(files) if os.path.basename(f) == name), None)
-    return (idx, pos) if idx is not None and name else (0, 0)
 
 
 # -- the estimate ------------------------------------------------------------------------------
@@ -556,17 +390,6 @@ def parse_duration(text: str) -> float:
     return v
 
 
-def sample(conn, seconds: float, step: float = 0.25) -> list[Snapshot]:
-    """Snapshots every ``step`` for ``seconds`` (at least two)."""
-    snaps = [snapshot(conn)]
-    end = snaps[0].at + seconds
-    while True:
-        time.sleep(max(0.0, min(step, end - time.time())))
-        snaps.append(snapshot(conn))
-        if snaps[-1].at >= end or not snaps[-1].unapplied:
-            return snaps
-
-
 @dataclass
 class Prediction:
     made_at: float
@@ -581,13 +404,6 @@ def prediction_errors(preds: list[Prediction], done_at: float) -> list[dict]:
         err = None if p.eta_s is None or actual <= 0 else p.eta_s / actual - 1
         out.append({"made_at": p.made_at, "eta_seconds": p.eta_s, "actual_seconds": actual, "error": err})
     return out
-
-
-def open_replica(opts: ServerOptions):
-    try:
-        return connect(opts)
-    except SchemaError as err:
-        raise ConfigError(str(err)) from None
 
 
 #: A backlog larger than this is not read in full while it is applied: the estimate stays a sample's.
@@ -614,7 +430,7 @@ def cpu_seconds() -> float:
 
 
 @dataclass
-class _Backlog:
+class Backlog:
     """The backlog's readers (:mod:`.backlog`) while ``eta`` runs."""
 
     reader: object                 # SequentialReader
@@ -625,7 +441,7 @@ class _Backlog:
     more: object = None            # () -> None: read more strata (a backlog not read in full)
 
 
-def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool, nice: int) -> _Backlog:
+def read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool, nice: int) -> Backlog:
     """The readers of :mod:`.backlog`, started: the one in binlog order (all of the backlog, or
     its head when it is larger than :data:`FULL_READ_MAX`) and, for local files, the strata; a
     backlog not read in full gets :data:`STRATA` more of them at each later estimate, between
@@ -673,10 +489,10 @@ def _read_backlog(files, first: Snapshot, start: tuple[int, int], local: bool, n
     else:
         strata_read.set()
     bytes_per_trx = backlog_bytes(files, start) / first.left if local and first.left else None
-    return _Backlog(reader, strata, strata_read, bytes_per_trx, full, more)
+    return Backlog(reader, strata, strata_read, bytes_per_trx, full, more)
 
 
-def _estimate_now(snaps, first: Snapshot, backlog: _Backlog, cfg, cost) -> Estimate:
+def estimate_now(snaps, first: Snapshot, backlog: Backlog, cfg, cost) -> Estimate:
     """Over the whole backlog once it is read, else from the sample so far; says which."""
     reader = backlog.reader
     if reader.done:
@@ -701,71 +517,38 @@ EARLY_APPLIED = 500
 EARLY_S = 2.0
 
 
-def first_sample(conn, first: Snapshot, sample_s: float, reader, strata_read, step: float = 0.25) -> list[Snapshot]:
-    """The snapshots before the first estimate: until ``sample_s``, or sooner once the applier has
-    applied :data:`EARLY_APPLIED` transactions over :data:`EARLY_S` (a fast applier would be done
-    before a fixed sample ends); in either case with the head's first transactions and the strata
-    read, waiting for them up to :data:`FIRST_BY_S` from the start."""
-    snaps = [first]
-    done0 = gtid_count(parse_gtid_set(first.executed))
-    while True:
-        time.sleep(step)
-        snaps.append(snapshot(conn))
-        now = snaps[-1].at - first.at
-        read = (len(reader.facts) >= MIN_HEAD or reader.finished_at is not None) and strata_read.is_set()
-        applied = gtid_count(parse_gtid_set(snaps[-1].executed)) - done0
-        if (not snaps[-1].unapplied or now >= FIRST_BY_S or read and now >= sample_s
-                or read and now >= EARLY_S and applied >= EARLY_APPLIED and len(snaps) >= 4):
-            return snaps
+def first_due(snaps: list[Snapshot], done0: int, sample_s: float, reader, strata_read) -> bool:
+    """Whether the first estimate is due after the snapshots so far (``snaps[0]`` the first, whose
+    executed set counts ``done0``): at ``sample_s``, or sooner once the applier has applied
+    :data:`EARLY_APPLIED` transactions over :data:`EARLY_S` (a fast applier would be done before a
+    fixed sample ends); in either case with the head's first transactions and the strata read,
+    waiting for them up to :data:`FIRST_BY_S` from the start."""
+    now = snaps[-1].at - snaps[0].at
+    read = (len(reader.facts) >= MIN_HEAD or reader.finished_at is not None) and strata_read.is_set()
+    applied = gtid_count(parse_gtid_set(snaps[-1].executed)) - done0
+    return bool(not snaps[-1].unapplied or now >= FIRST_BY_S or read and now >= sample_s
+                or read and now >= EARLY_S and applied >= EARLY_APPLIED and len(snaps) >= 4)
 
 
-def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, watch_s: float | None,
-        emit, timeout_s: float = 86400.0, start: tuple[int, int] = (0, 0), local: bool = False, nice: int = 10
-        ) -> tuple[Estimate, list[dict]]:
-    """The first estimate after ``sample_s`` (or sooner: :func:`first_sample`), made from what is
-    read of the backlog by then (:mod:`.backlog`: its head in binlog order from ``start``, the
-    applier's position, and, with ``local`` files, windows spread over the rest; the readers'
-    threads niced by ``nice``); with ``watch_s``, a new one every ``watch_s`` seconds until caught
-    up (over the whole backlog once it is read), ``emit(estimate,
-    earlier)`` each time with the earlier predictions' errors so far (against the current
-    expectation while lagging, against the real catch-up once done). Returns the last estimate
-    and the final errors (empty without ``watch_s``)."""
-    first = snapshot(conn)
-    if not first.unapplied:
-        e = Estimate(first.at, 0, 0, 0.0, 0.0, None, [Option("current", cfg, 0.0, 0.0, 0.0, 0.0, True)],
-                     ["caught up: nothing left to apply"])
-        e.cpu_s = cpu_seconds()
-        emit(e, [])
-        return e, []
-    backlog = _read_backlog(files, first, start, local, nice)
-    reader = backlog.reader
-    snaps = first_sample(conn, first, sample_s, reader, backlog.strata_read)
-    preds: list[Prediction] = []
-    warned = False
-    while True:
-        e = _estimate_now(snaps, first, backlog, cfg, cost)
-        if reader.done and not warned:
-            warned = True
-            e.notes += reader.warnings
-            if len(reader.facts) < first.left:
-                e.notes.append(f"{first.left - len(reader.facts)} of the {first.left} unapplied transactions were not "
-                               "found in the binlogs read: the ETA counts only those found")
-        e.waits = worker_states(conn)
-        e.cpu_s = cpu_seconds()
-        last = snaps[-1]
-        if not last.unapplied:
-            reader.stop()
-            errs = prediction_errors(preds, last.at)
-            emit(e, errs)
-            return e, errs
-        earlier = [{"made_at": p.made_at, "eta_seconds": p.eta_s,
-                    "expected_now_seconds": None if e.current.eta_s is None else last.at + e.current.eta_s - p.made_at,
-                    "error": None if p.eta_s is None or e.current.eta_s is None else
-                    p.eta_s / (last.at + e.current.eta_s - p.made_at) - 1} for p in preds]
-        emit(e, earlier)
-        preds.append(Prediction(e.at, e.current.eta_s))
-        if watch_s is None or time.time() - first.at > timeout_s:
-            reader.stop()
-            return e, []
-        backlog.more()   # a backlog not read in full: more strata for the next estimate
-        snaps += sample(conn, watch_s)
+def caught_up(first: Snapshot, cfg: ReplicaConfig) -> Estimate:
+    """The estimate of a replica with nothing left to apply."""
+    e = Estimate(first.at, 0, 0, 0.0, 0.0, None, [Option("current", cfg, 0.0, 0.0, 0.0, 0.0, True)],
+                 ["caught up: nothing left to apply"])
+    e.cpu_s = cpu_seconds()
+    return e
+
+
+def note_read(e: Estimate, reader, first: Snapshot) -> None:
+    """Once the backlog is read: the reader's warnings, and the transactions it did not find."""
+    e.notes += reader.warnings
+    if len(reader.facts) < first.left:
+        e.notes.append(f"{first.left - len(reader.facts)} of the {first.left} unapplied transactions were not "
+                       "found in the binlogs read: the ETA counts only those found")
+
+
+def earlier_predictions(preds: list[Prediction], e: Estimate, last: Snapshot) -> list[dict]:
+    """The earlier predictions against the current expectation (while lagging)."""
+    return [{"made_at": p.made_at, "eta_seconds": p.eta_s,
+             "expected_now_seconds": None if e.current.eta_s is None else last.at + e.current.eta_s - p.made_at,
+             "error": None if p.eta_s is None or e.current.eta_s is None else
+             p.eta_s / (last.at + e.current.eta_s - p.made_at) - 1} for p in preds]

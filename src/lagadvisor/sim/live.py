@@ -1,6 +1,7 @@
-"""Fitting the apply cost model from a replica in service (``calibrate --host``), read-only.
+"""Fitting the apply cost model from a replica in service (``calibrate --host``): the fit of
+a :class:`LiveSample` (``server.calibrate`` reads it, read-only, and hands it here).
 
-Over a window the user chooses, with whatever worker count the replica runs:
+The sample: over a window the user chooses, with whatever worker count the replica runs:
 
 * ``performance_schema.events_transactions_history_long`` (polled; rows of the applier
   worker threads, ``thread/sql/replica_worker``): each applied transaction's time in its
@@ -39,49 +40,24 @@ the workers while it ran: a backlog's conditions, no wake-up from idle) when the
 (:func:`busy_gaps`) less the fsync time per transaction. The held-out checks of the fit
 (:func:`calibrate.held_out_band`) give the model's ``error_band``.
 
-Needs (checked first; each missing item is one line saying how to enable it):
-SELECT on ``performance_schema.*``, REPLICATION CLIENT (binlog position), REPLICATION SLAVE
-(the binlog stream); instruments ``transaction``, ``wait/io/file/innodb/innodb_log_file``,
-``wait/io/file/sql/binlog`` and the two wait stages enabled and timed; consumers
-``global_instrumentation``, ``thread_instrumentation``, ``events_transactions_history_long``,
-``events_stages_current``, ``events_stages_history_long``; ``thread/sql/replica_worker``
-instrumented in ``setup_threads``; ``log_bin`` and ``log_replica_updates`` ON.
 Sources: storage/perfschema (pfs_events_transactions.cc), sql/rpl_rli_pdb.cc (worker threads).
 """
 
 from __future__ import annotations
 
-import time
-from statistics import median
 from dataclasses import dataclass, field, replace
+from statistics import median
 
 from ..errors import ConfigError
 from .calibrate import fit_any, fit_scaled, held_out_band
 from .model import CostModel
 
-WORKER_THREAD = "thread/sql/replica_worker"
-SQL_THREAD = "thread/sql/replica_sql"  # the applier itself when replica_parallel_workers = 0
-REDO = "wait/io/file/innodb/innodb_log_file"
-BINLOG = "wait/io/file/sql/binlog"
-#: A worker's waits inside a transaction that are not its own work: for the coordinator to hand
-#: it the transaction's next event (rpl_rli_pdb.cc ``pop_jobs_item``), and for its turn to commit
-#: (rpl_replica_commit_order_manager.cc ``Commit_order_manager::wait``).
-WAIT_STAGES = ("stage/sql/Waiting for an event from Coordinator",
-               "stage/sql/Waiting for preceding transaction to commit")
-INSTRUMENTS = ("transaction", REDO, BINLOG, *WAIT_STAGES)
-CONSUMERS = ("global_instrumentation", "thread_instrumentation", "events_transactions_history_long",
-             "events_stages_current", "events_stages_history_long")
-#: Optional: with these on, each fsync of the redo log and the binlog is timed, and whether the
-#: replica's storage runs the two at once is measured (:func:`fsync_overlap`).
-FSYNC_CONSUMERS = ("events_waits_current", "events_waits_history_long")
 #: Fsyncs started while one of the other file was running, needed to tell.
 MIN_CONCURRENT_FSYNCS = 20
 #: Optional, durable: the workers' commit stage (handler.cc ``ha_commit_trans``). With it, the
 #: evidence says what a commit took beyond its own fsyncs (its CPU and lock waits: part of the
 #: transaction's own time).
 COMMIT_STAGE = "stage/sql/waiting for handler commit"
-#: How often the waits history is read when the fsyncs are timed, seconds.
-FSYNC_POLL_S = 0.1
 #: Transactions applied alone whose own fsync waits were read (:func:`fsync_waits`), needed to
 #: take those out instead of the mean fsync latencies.
 MIN_FSYNC_TIMED = 100
@@ -94,122 +70,46 @@ WARM_PS = 100 * 1_000_000
 MIN_WARM_FSYNCS = 30
 
 
-class SetupError(ConfigError):
-    """What the replica lacks for a live calibration, in one line with how to enable it."""
-
-
 @dataclass(frozen=True, slots=True)
 class LiveCalibration:
     model: CostModel
     evidence: dict = field(default_factory=dict)
 
 
-def _rows(cur, sql: str, args=()) -> list[tuple]:
-    cur.execute(sql, args)
-    return list(cur.fetchall())
+@dataclass(frozen=True, slots=True)
+class FsyncTotals:
+    """``performance_schema.file_summary_by_event_name`` at one time: the redo log's and the
+    binlog's (``COUNT_MISC``, ``SUM_TIMER_MISC`` picoseconds); MISC is fsync and friends."""
+
+    redo: tuple[int, int] = (0, 0)
+    binlog: tuple[int, int] = (0, 0)
 
 
-def _denied(err) -> bool:
-    return bool(getattr(err, "args", None)) and err.args[0] in (1142, 1143, 1227, 1044, 1045, 1370)
+@dataclass(frozen=True)
+class LiveSample:
+    """What calibrate --host read of a replica over its window (``server.calibrate`` reads it):
+    keys (thread, EVENT_ID) of performance_schema, times in picoseconds."""
 
-
-def check_setup(conn) -> dict:
-    """Check what a live calibration reads; the replica's settings (workers, durability...).
-    Raises :class:`SetupError` naming the first missing grant, instrument, consumer or setting."""
-    import pymysql
-
-    with conn.cursor() as cur:
-        try:
-            cur.execute("SELECT 1 FROM performance_schema.setup_instruments LIMIT 1")
-            cur.fetchall()
-        except pymysql.err.MySQLError as err:
-            if _denied(err):
-                raise SetupError("missing grant: SELECT on performance_schema: GRANT SELECT ON "
-                                 "performance_schema.* TO <user>") from None
-            raise
-        try:
-            cur.execute("SHOW BINARY LOG STATUS")
-            cur.fetchall()
-        except pymysql.err.MySQLError as err:
-            if _denied(err):
-                raise SetupError("missing grant: REPLICATION CLIENT (the binlog position): GRANT REPLICATION "
-                                 "CLIENT, REPLICATION SLAVE ON *.* TO <user>") from None
-            raise
-        grants = " ".join(g for (g,) in _rows(cur, "SHOW GRANTS"))
-        if "REPLICATION SLAVE" not in grants and "ALL PRIVILEGES ON *.*" not in grants:
-            raise SetupError("missing grant: REPLICATION SLAVE (to stream the replica's own binlog): GRANT "
-                             "REPLICATION SLAVE ON *.* TO <user>")
-        settings = dict(zip(("log_bin", "log_replica_updates", "sync_binlog", "flush_log", "workers",
-                             "preserve", "binlog_format"),
-                            _rows(cur, "SELECT @@log_bin, @@log_replica_updates, @@sync_binlog, "
-                                       "@@innodb_flush_log_at_trx_commit, @@replica_parallel_workers, "
-                                       "@@replica_preserve_commit_order, @@binlog_format")[0]))
-        if not settings["log_bin"] or not settings["log_replica_updates"]:
-            raise SetupError("the replica does not write what it applies to its binlog: start it with log_bin and "
-                             "log_replica_updates=ON (read-only variables: a restart)")
-        enabled = {n: (e, t) for n, e, t in _rows(
-            cur, "SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME IN ("
-                 + ", ".join(["%s"] * len(INSTRUMENTS)) + ")", INSTRUMENTS)}
-        for name in INSTRUMENTS:
-            if enabled.get(name) != ("YES", "YES"):
-                raise SetupError(
-                    f"performance_schema instrument {name} is not enabled and timed: UPDATE "
-                    f"performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' WHERE NAME='{name}' "
-                    f"(my.cnf: performance-schema-instrument='{name}=ON')")
-        consumers = dict(_rows(cur, "SELECT NAME, ENABLED FROM performance_schema.setup_consumers"))
-        for name in CONSUMERS:
-            if consumers.get(name) != "YES":
-                raise SetupError(
-                    f"performance_schema consumer {name} is off: UPDATE performance_schema.setup_consumers SET "
-                    f"ENABLED='YES' WHERE NAME='{name}' (my.cnf: "
-                    f"performance-schema-consumer-{name.replace('_', '-')}=ON)")
-        settings["fsync_waits"] = all(consumers.get(name) == "YES" for name in FSYNC_CONSUMERS)
-        stage = _rows(cur, "SELECT ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME = %s",
-                      (COMMIT_STAGE,))
-        settings["commit_stage"] = bool(stage) and tuple(stage[0]) == ("YES", "YES")
-        threads = _rows(cur, "SELECT ENABLED FROM performance_schema.setup_threads WHERE NAME = %s", (WORKER_THREAD,))
-        if threads and threads[0][0] != "YES":
-            raise SetupError(f"performance_schema does not instrument the applier workers: UPDATE "
-                             f"performance_schema.setup_threads SET ENABLED='YES' WHERE NAME='{WORKER_THREAD}' "
-                             "(then restart the replica's SQL thread)")
-        running = _rows(cur, "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status")
-        if not running or all(s != "ON" for (s,) in running):
-            raise SetupError("the replica's applier is not running (START REPLICA SQL_THREAD): nothing to measure")
-    settings["durable"] = int(settings["sync_binlog"]) == 1 and int(settings["flush_log"]) == 1
-    return settings
-
-
-def _file_io(cur) -> dict:
-    return {n: (int(c), int(t)) for n, c, t in _rows(
-        cur, "SELECT EVENT_NAME, COUNT_MISC, SUM_TIMER_MISC FROM performance_schema.file_summary_by_event_name "
-             "WHERE EVENT_NAME IN (%s, %s)", (REDO, BINLOG))}
-
-
-def _poll_transactions(cur, into: dict) -> None:
-    """The applier's committed transactions into ``into``: key (thread, EVENT_ID) -> (GTID,
-    TIMER_START, TIMER_END, END_EVENT_ID)."""
-    for tid, eid, end_eid, gtid, start, end in _rows(
-            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.END_EVENT_ID, h.GTID, h.TIMER_START, h.TIMER_END "
-                 "FROM performance_schema.events_transactions_history_long h "
-                 "JOIN performance_schema.threads t USING (THREAD_ID) "
-                 "WHERE t.NAME IN (%s, %s) AND h.STATE = 'COMMITTED' AND h.TIMER_END IS NOT NULL",
-            (WORKER_THREAD, SQL_THREAD)):
-        if gtid and ":" in gtid:
-            into[(tid, eid)] = (gtid, int(start), int(end), int(end_eid or eid))  # picoseconds
-
-
-def _poll_stages(cur, waits: dict, commits: dict | None = None) -> None:
-    """The workers' wait stages into ``waits`` and, given ``commits``, their commit stages into
-    it, in one read of the stages history: key (thread, event) -> (TIMER_START, TIMER_END)."""
-    names = (*WAIT_STAGES, COMMIT_STAGE) if commits is not None else WAIT_STAGES
-    for tid, eid, name, start, end in _rows(
-            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.EVENT_NAME, h.TIMER_START, h.TIMER_END "
-                 "FROM performance_schema.events_stages_history_long h "
-                 "JOIN performance_schema.threads t USING (THREAD_ID) "
-                 f"WHERE t.NAME = %s AND h.EVENT_NAME IN ({', '.join(['%s'] * len(names))}) "
-                 "AND h.TIMER_END IS NOT NULL",
-            (WORKER_THREAD, *names)):
-        (commits if name == COMMIT_STAGE else waits)[(tid, eid)] = (int(start), int(end))
+    window_s: float
+    #: the replica's settings (``server.calibrate.check_setup``): workers, durable, fsync_waits,
+    #: commit_stage...
+    server: dict
+    #: the window's committed transactions: key -> (GTID, TIMER_START, TIMER_END, END_EVENT_ID)
+    transactions: dict
+    #: the workers' wait stages read (from before the window too): key -> (TIMER_START, TIMER_END)
+    waits: dict
+    #: the workers' commit stages (empty: not timed): key -> (TIMER_START, TIMER_END)
+    commit_stages: dict
+    #: the window's fsyncs (empty: not timed): key -> (is redo, TIMER_START, TIMER_END)
+    fsyncs: dict
+    io_before: FsyncTotals
+    io_after: FsyncTotals
+    #: the replica's binlog over the window: GTID -> (inserts, updates, deletes, bytes)
+    shapes: dict
+    #: (original_commit_timestamp, immediate_commit_timestamp, GTID) in the replica's commit
+    #: order, of the transactions whose two timestamps differ (replicated)
+    commits: tuple
+    binlog_files: tuple = ()
 
 
 def _spans_by_thread(spans: dict) -> dict[int, list]:
@@ -240,14 +140,6 @@ def last_commits(trx: dict, commits: dict) -> dict:
         if k >= 0 and spans[k][0] >= a:
             out[key] = (spans[k][0], (min(b, spans[k][1]) - spans[k][0]) / 1e6)
     return out
-
-
-def _poll_fsyncs(cur, into: dict) -> None:
-    for tid, eid, name, start, end in _rows(
-            cur, "SELECT THREAD_ID, EVENT_ID, EVENT_NAME, TIMER_START, TIMER_END "
-                 "FROM performance_schema.events_waits_history_long "
-                 "WHERE EVENT_NAME IN (%s, %s) AND OPERATION = 'sync' AND TIMER_END IS NOT NULL", (REDO, BINLOG)):
-        into[(tid, eid)] = (name == REDO, int(start), int(end))
 
 
 def fsync_overlap(fsyncs) -> tuple[float | None, int]:
@@ -400,109 +292,86 @@ def _mean(values) -> float | None:
     return round(sum(v) / len(v), 1) if v else None
 
 
-def _position(cur) -> tuple[str, int]:
-    row = _rows(cur, "SHOW BINARY LOG STATUS")[0]
-    return row[0], int(row[1])
+@dataclass(frozen=True, slots=True)
+class _Own:
+    """The window's transactions, each's own time (:func:`own_times`): GTID -> us, those applied
+    back to back, the worker time before the waits were taken out, (us, ins, upd, del, bytes)
+    of each timed one found in the binlog."""
+
+    timed: dict
+    warm: set
+    raw_us: float
+    all_samples: list
 
 
-def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = None, cores: int | None = None,
-                   poll_s: float = 0.5, sleep=time.sleep, clock=time.monotonic, on_start=None,
-                   on_tick=None) -> LiveCalibration:
-    """A cost model from ``window_s`` seconds of a running replica (``settings``: pymysql
-    connection settings, :func:`binlog.stream.pymysql_settings`). Reads only; see the module
-    docstring for what it reads and needs. ``on_start(server settings)`` once the setup is checked,
-    ``on_tick(elapsed_s, transactions)`` after each poll."""
-    import pymysql
-
-    from ..binlog import FileSummary
-    from ..binlog.stream import list_files
-
-    model = base or CostModel()
-    try:
-        conn = pymysql.connect(autocommit=True, **settings)
-    except pymysql.err.MySQLError as err:
-        raise ConfigError(f"cannot connect to the replica: {err.args[-1] if err.args else err}") from None
-    seen: dict = {}
-    waits: dict = {}
-    fsyncs: dict = {}
-    fsyncs_before: dict = {}
-    commit_stages: dict = {}
-    try:
-        server = check_setup(conn)
-        if on_start is not None:
-            on_start(server)
-        with conn.cursor() as cur:
-            io0 = _file_io(cur)
-            seen_before: dict = {}  # what is already in the history is before the window
-            _poll_transactions(cur, seen_before)
-            _poll_stages(cur, waits)
-            time_fsyncs = server["fsync_waits"] and server["durable"]
-            time_commits = time_fsyncs and server["commit_stage"]
-            if time_fsyncs:
-                _poll_fsyncs(cur, fsyncs_before)
-            file0, pos0 = _position(cur)
-            # events_waits_history_long keeps the last N waits of every kind (each row's table I/O
-            # too): the fsyncs are read often enough not to lose most of them
-            every = min(poll_s, FSYNC_POLL_S) if time_fsyncs else poll_s
-            t0 = clock()
-            while clock() - t0 < window_s:
-                sleep(min(every, max(0.0, window_s - (clock() - t0))))
-                _poll_transactions(cur, seen)
-                _poll_stages(cur, waits, commit_stages if time_commits else None)
-                if time_fsyncs:
-                    _poll_fsyncs(cur, fsyncs)
-                if on_tick is not None:
-                    on_tick(clock() - t0, len(set(seen) - set(seen_before)))
-            io1 = _file_io(cur)
-            file1, _pos1 = _position(cur)
-    except pymysql.err.MySQLError as err:
-        raise ConfigError(f"reading the replica failed: {err.args[-1] if err.args else err}") from None
-    finally:
-        conn.close()
-    # each transaction's own time: its time in the worker less its waits for the coordinator
-    # and for its turn to commit; and whether it ran back to back with another
-    window = {k: v for k, v in seen.items() if k not in seen_before}
-    window_fsyncs = [(k, f) for k, f in fsyncs.items() if k not in fsyncs_before]
-    own = own_times({k: (g, k[0], a, b) for k, (g, a, b, _e) in window.items()}, waits)
+def _own_of(sample: LiveSample) -> _Own:
+    """Each transaction's own time: its time in the worker less its waits for the coordinator and
+    for its turn to commit; and whether it ran back to back with another."""
+    window, shapes = sample.transactions, sample.shapes
+    own = own_times({k: (g, k[0], a, b) for k, (g, a, b, _e) in window.items()}, sample.waits)
     timed = {g: us for g, us, _warm in own.values()}
     warm = {g for g, _us, w in own.values() if w}
     raw_us = sum((b - a) / 1e6 for g, a, b, _e in window.values())
-    # The window's transactions as the replica wrote them: rows by kind, and the lag applied with.
-    files = list_files(settings, file0, file1)
-    shapes, lags, commits = {}, [], []
-    for f in files:
-        for t in f.read_transactions(FileSummary(str(f)), selector=lambda tm: frozenset()):
-            if f.name == file0 and t.start_offset < pos0 or not t.gtid or not t.rows:
-                continue
-            if t.original_commit_timestamp and t.original_commit_timestamp != t.immediate_commit_timestamp:
-                lags.append(t.immediate_commit_timestamp - t.original_commit_timestamp)
-                commits.append((t.original_commit_timestamp, t.immediate_commit_timestamp, t.gtid))
-            shapes[t.gtid] = (sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
-                              sum(s.deletes for s in t.tables), t.end_offset - t.start_offset)
     all_samples = [(us, *shapes[g][:3], shapes[g][3]) for g, us in timed.items() if g in shapes]
     if len(all_samples) < 50:
-        raise ConfigError(f"only {len(all_samples)} replicated transactions timed in the {window_s:g} s window "
+        raise ConfigError(f"only {len(all_samples)} replicated transactions timed in the {sample.window_s:g} s window "
                           f"({len(timed)} in performance_schema, {len(shapes)} in the binlog): choose a longer "
                           "--window, or a time when the replica applies more")
-    workers = max(1, int(server["workers"]))
-    cpu = replace(model, cores=cores or model.cores).worker_cpu(workers)
-    n = len(shapes)
-    d_redo = [a - b for a, b in zip(io1.get(REDO, (0, 0)), io0.get(REDO, (0, 0)))]
-    d_bin = [a - b for a, b in zip(io1.get(BINLOG, (0, 0)), io0.get(BINLOG, (0, 0)))]
+    return _Own(timed, warm, raw_us, all_samples)
+
+
+@dataclass(frozen=True, slots=True)
+class _MeanFsyncs:
+    """The file instruments over the window: (count, ps) of the redo log's and the binlog's
+    fsyncs, their mean latencies (us), their time per transaction and per commit (durable)."""
+
+    d_redo: list
+    d_bin: list
+    redo_us: float
+    bin_us: float
+    per_trx: float
+    own: float
+
+
+def _mean_fsyncs(sample: LiveSample) -> _MeanFsyncs:
+    durable = sample.server["durable"]
+    a, b = sample.io_after, sample.io_before
+    d_redo = [x - y for x, y in zip(a.redo, b.redo)]
+    d_bin = [x - y for x, y in zip(a.binlog, b.binlog)]
     redo_us = d_redo[1] / d_redo[0] / 1e6 if d_redo[0] else 0.0
     bin_us = d_bin[1] / d_bin[0] / 1e6 if d_bin[0] else 0.0
-    fsync_per_trx = (d_redo[1] + d_bin[1]) / 1e6 / n if server["durable"] else 0.0
-    # A transaction applied alone (nothing else in flight on the replica when it arrived, nothing
-    # arriving before it committed) waited for no other: its worker time is its own apply and
-    # commit, and durable its own group's two fsyncs (their mean latency, taken out). The fit
-    # comes from those when the window has enough of them; else from every transaction.
-    # With the fsyncs timed, each transaction's own waits for them are taken out instead
-    # (:func:`fsync_waits`): what it waited, not what an fsync takes on average.
-    own_fsync = (redo_us + bin_us) if server["durable"] else 0.0
-    waited_split = {seen[k][0]: w for k, w in fsync_waits(
-        {k: e for k, (_g, _a, _b, e) in window.items()}, dict(window_fsyncs)).items()} if window_fsyncs else {}
+    per_trx = (d_redo[1] + d_bin[1]) / 1e6 / len(sample.shapes) if durable else 0.0
+    # a transaction applied alone waited for its own group's two fsyncs: their mean latencies
+    return _MeanFsyncs(d_redo, d_bin, redo_us, bin_us, per_trx, (redo_us + bin_us) if durable else 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Picked:
+    """Which transactions the fit is taken from, with what they waited for their own fsyncs."""
+
+    waited_split: dict     # GTID -> (binlog, redo) own fsync waits, us (:func:`fsync_waits`)
+    waited_fsync: dict     # GTID -> their sum
+    alone: set             # GTIDs applied alone (narrowed to those with own fsyncs when measured)
+    measured: bool         # own fsync waits used instead of the mean latencies
+    beyond: list           # alone: commit stage beyond its own fsyncs, us, sorted
+    alone_by: dict         # GTID -> sample, applied alone
+    warm_samples: list     # samples applied back to back
+    from_alone: bool
+    samples: list          # what the fit is taken from
+
+
+def _pick(sample: LiveSample, own: _Own, io: _MeanFsyncs) -> _Picked:
+    """A transaction applied alone (nothing else in flight on the replica when it arrived, nothing
+    arriving before it committed) waited for no other: its worker time is its own apply and
+    commit, and durable its own group's two fsyncs (their mean latency, taken out). The fit comes
+    from those when the window has enough of them; else from every transaction. With the fsyncs
+    timed, each transaction's own waits for them are taken out instead (:func:`fsync_waits`):
+    what it waited, not what an fsync takes on average."""
+    window, shapes, timed = sample.transactions, sample.shapes, own.timed
+    waited_split = {window[k][0]: w for k, w in fsync_waits(
+        {k: e for k, (_g, _a, _b, e) in window.items()}, sample.fsyncs).items()} if sample.fsyncs else {}
     waited_fsync = {g: bw + rw for g, (bw, rw) in waited_split.items()}
-    alone = alone_gtids(commits)
+    alone = alone_gtids(list(sample.commits))
     # enough transactions applied alone to fit from (counted before the fsync reads narrow them)
     enough_alone = len(alone & timed.keys() & shapes.keys()) >= 200
     # performance_schema keeps the last events_waits_history_long_size waits of every kind: at a
@@ -514,18 +383,35 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     # With the commit stage timed too: what a commit took beyond its own fsyncs (evidence: the
     # commit's CPU and its waits for the binlog's and InnoDB's locks; it stays in the own time).
     commit_stage = last_commits({k: (a, b) for k, (_g, a, b, _e) in window.items()},
-                                commit_stages) if commit_stages else {}
-    commit_stage_us = {seen[k][0]: us for k, (_a, us) in commit_stage.items()}
+                                sample.commit_stages) if sample.commit_stages else {}
+    commit_stage_us = {window[k][0]: us for k, (_a, us) in commit_stage.items()}
     beyond = sorted(commit_stage_us[g] - waited_fsync[g] for g in alone if g in commit_stage_us) if measured else []
-    alone_by = {g: (max(0.0, us - waited_fsync.get(g, own_fsync)), *shapes[g][:3], shapes[g][3])
+    alone_by = {g: (max(0.0, us - waited_fsync.get(g, io.own)), *shapes[g][:3], shapes[g][3])
                 for g, us in timed.items() if g in shapes and g in alone}
     alone_samples = list(alone_by.values())
     # applied back to back by one worker, nothing else in its workers (performance_schema's
     # timeline, :func:`own_times`): a backlog's conditions, whether or not it arrived alone
-    warm_samples = [(max(0.0, timed[g] - waited_fsync.get(g, own_fsync)), *shapes[g][:3], shapes[g][3])
-                    for g in warm if g in shapes and (not measured or g in waited_fsync)]
+    warm_samples = [(max(0.0, timed[g] - waited_fsync.get(g, io.own)), *shapes[g][:3], shapes[g][3])
+                    for g in own.warm if g in shapes and (not measured or g in waited_fsync)]
     from_alone = enough_alone and len(alone_samples) >= MIN_FSYNC_TIMED
-    samples = alone_samples if from_alone else all_samples
+    samples = alone_samples if from_alone else own.all_samples
+    return _Picked(waited_split, waited_fsync, alone, measured, beyond, alone_by, warm_samples, from_alone,
+                   samples)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fitted:
+    fit: object            # calibrate.GapFit, scaled to back to back and without the stalls
+    scaled: bool           # one transaction shape: the base model's costs scaled together
+    band: float
+    checks: dict
+    back: float            # the back-to-back factor
+
+
+def _fit(picked: _Picked, model: CostModel) -> _Fitted:
+    """The regression (or the base model scaled) and its held-out band, the costs scaled to the
+    transactions applied back to back and cleared of the stalls."""
+    samples, warm_samples = picked.samples, picked.warm_samples
     fit, scaled = fit_any(samples, model)
     band, checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, model, m)) if scaled else None)
     # A backlog is applied back to back. The transactions a worker started within WARM_PS of
@@ -545,105 +431,189 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     unstall = 1.0 / fit.stall_factor if fit.stall_factor > 0 else 1.0
     fit = replace(fit, intercept=fit.intercept * back * unstall, insert_us=fit.insert_us * back * unstall,
                   update_us=fit.update_us * back * unstall, delete_us=fit.delete_us * back * unstall)
-    if from_alone:
+    return _Fitted(fit, scaled, band, checks, back)
+
+
+def _commit_us(sample: LiveSample, picked: _Picked, fitted: _Fitted, io: _MeanFsyncs,
+               model: CostModel) -> tuple[float, float, int]:
+    """The model's ``commit_us``, and the busy commit gaps (:func:`busy_gaps`): (us, mean gap, gaps)."""
+    fit = fitted.fit
+    if picked.from_alone:
         commit = fit.intercept - model.dispatch_us - model.trx_us
     else:
-        commit = max(0.0, fit.intercept - fsync_per_trx) - model.dispatch_us - model.trx_us
-    busy_us, busy_n = busy_gaps([c[:2] for c in commits])
-    if server["durable"] and busy_n >= 50 and not from_alone:
+        commit = max(0.0, fit.intercept - io.per_trx) - model.dispatch_us - model.trx_us
+    busy_us, busy_n = busy_gaps([c[:2] for c in sample.commits])
+    if sample.server["durable"] and busy_n >= 50 and not picked.from_alone:
         # A durable worker's time holds its waits in the group commit (behind other groups'
         # fsyncs on the one device, for its turn to commit): the intercept overstates the commit
         # CPU by them. The serial stage's own time per transaction is what the replica's commits
         # are apart while the next one is already waiting; the fsync time per transaction out of it.
-        commit = busy_us - fsync_per_trx - model.dispatch_us
-    # A group's fsyncs in the model: the medians of the own fsyncs of the transactions applied
-    # back to back, or alone, when they were read (:func:`group_fsyncs`), else the instruments'
-    # mean latencies (which also count the log flusher's fsyncs nobody waited for).
-    group_redo_us, group_bin_us = redo_us, bin_us
-    warm_fsyncs = [waited_split[g] for g in sorted(warm) if g in waited_split] if measured else []
-    alone_fsyncs = [waited_split[g] for g in sorted(alone_by)] if measured else []
+        commit = busy_us - io.per_trx - model.dispatch_us
+    return commit, busy_us, busy_n
+
+
+@dataclass(frozen=True, slots=True)
+class _GroupFsyncs:
+    """A group's fsyncs in the model (binlog, redo us) and where they came from; the own fsyncs
+    of the transactions applied back to back and their medians, and those of the alone ones."""
+
+    bin_us: float
+    redo_us: float
+    source: str
+    warm: list
+    alone_medians: tuple | None
+    warm_medians: tuple | None
+
+
+def _group_fsyncs_of(picked: _Picked, own: _Own, io: _MeanFsyncs) -> _GroupFsyncs:
+    """The medians of the own fsyncs of the transactions applied back to back, or alone, when they
+    were read (:func:`group_fsyncs`), else the instruments' mean latencies (which also count the
+    log flusher's fsyncs nobody waited for)."""
+    split = picked.waited_split
+    warm_fsyncs = [split[g] for g in sorted(own.warm) if g in split] if picked.measured else []
+    alone_fsyncs = [split[g] for g in sorted(picked.alone_by)] if picked.measured else []
     grouped = group_fsyncs(alone_fsyncs, warm_fsyncs)
     alone_medians, warm_medians = _medians(alone_fsyncs), _medians(warm_fsyncs)
     if grouped is not None:
-        group_bin_us, group_redo_us, fsyncs_from = grouped
+        bin_us, redo_us, source = grouped
     else:
-        fsyncs_from = "the file instruments' mean latencies"
+        bin_us, redo_us, source = io.bin_us, io.redo_us, "the file instruments' mean latencies"
+    return _GroupFsyncs(bin_us, redo_us, source, warm_fsyncs, alone_medians, warm_medians)
+
+
+def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | None = None) -> LiveCalibration:
+    """A cost model from what a replica in service applied over a window (see the module
+    docstring), with the evidence it was fitted from."""
+    model = base or CostModel()
+    server = sample.server
+    own = _own_of(sample)
+    workers = max(1, int(server["workers"]))
+    cpu = replace(model, cores=cores or model.cores).worker_cpu(workers)
+    io = _mean_fsyncs(sample)
+    picked = _pick(sample, own, io)
+    fitted = _fit(picked, model)
+    commit, busy_us, busy_n = _commit_us(sample, picked, fitted, io, model)
+    grouped = _group_fsyncs_of(picked, own, io)
+    fit = fitted.fit
     # a kind never applied keeps base's cost (scaled: every kind was scaled with the rest)
-    seen_kind = [scaled or any(s[k] for s in samples) for k in (1, 2, 3)]
+    seen_kind = [fitted.scaled or any(s[k] for s in picked.samples) for k in (1, 2, 3)]
     model = replace(model, insert_us=fit.insert_us / cpu if seen_kind[0] else model.insert_us,
                     update_us=fit.update_us / cpu if seen_kind[1] else model.update_us,
                     delete_us=fit.delete_us / cpu if seen_kind[2] else model.delete_us,
-                    byte_us=0.0, commit_us=max(0.0, commit), error_band=round(band, 4),
-                    **({"redo_flush_us": group_redo_us, "flush_us": group_bin_us} if server["durable"] else {}))
+                    byte_us=0.0, commit_us=max(0.0, commit), error_band=round(fitted.band, 4),
+                    **({"redo_flush_us": grouped.redo_us, "flush_us": grouped.bin_us} if server["durable"] else {}))
     if cores:
         model = replace(model, cores=cores)
     # Durable: one fsync at a time on this storage, or the redo's and the binlog's at once.
-    waited, concurrent = fsync_overlap([f for _k, f in window_fsyncs]) if fsyncs else (None, 0)
+    waited, concurrent = fsync_overlap(list(sample.fsyncs.values())) if sample.fsyncs else (None, 0)
     if waited is not None:
         model = replace(model, fsync_devices=1 if waited >= 0.5 else 2)
-    lags.sort()
-    # what a durable calibration could also have read, each with how to turn it on
-    optional_missing = []
+    evidence = {
+        "optional_missing": _optional_missing(server),
+        "window_seconds": sample.window_s, "workers": workers, "durable": server["durable"],
+        "transactions_in_binlog": len(sample.shapes), "transactions_timed": len(own.timed),
+        "samples": len(picked.samples), **_fit_evidence(fitted, cpu, io),
+        "fsync_waits_timed": _fsync_evidence(sample, own, picked, io, grouped),
+        "commit_stage": _commit_stage_evidence(server, picked.beyond),
+        "fsync_overlap": _overlap_evidence(server, waited, concurrent),
+        "fsync_devices": model.fsync_devices,
+        "busy_commit_gaps": busy_n, "busy_commit_gap_mean_us": round(busy_us, 1),
+        **_own_evidence(sample, own, picked, fitted, busy_n),
+        "error_band": round(fitted.band, 4), "held_out": fitted.checks,
+        **_lag_evidence(sample.commits), "binlog_files": list(sample.binlog_files),
+    }
+    return LiveCalibration(model, evidence)
+
+
+def _optional_missing(server: dict) -> list[str]:
+    """What a durable calibration could also have read, each with how to turn it on."""
+    out = []
     if server["durable"] and not server["fsync_waits"]:
-        optional_missing.append(
+        out.append(
             "each fsync's time (whether the storage runs the redo log and binlog fsyncs at once, and what each "
             "transaction waited for them; fsync_devices kept, mean latencies used): UPDATE "
             "performance_schema.setup_consumers SET ENABLED='YES' WHERE NAME IN ('events_waits_current', "
             "'events_waits_history_long')")
     if server["durable"] and not server["commit_stage"]:
-        optional_missing.append(
+        out.append(
             "the workers' commit stage (the evidence's commit time beyond its fsyncs): UPDATE "
             "performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' "
             f"WHERE NAME='{COMMIT_STAGE}'")
-    evidence = {
-        "optional_missing": optional_missing,
-        "window_seconds": window_s, "workers": workers, "durable": server["durable"],
-        "transactions_in_binlog": n, "transactions_timed": len(timed), "samples": len(samples),
+    return out
+
+
+def _fit_evidence(fitted: _Fitted, cpu: float, io: _MeanFsyncs) -> dict:
+    fit = fitted.fit
+    return {
         "samples_kept": fit.samples, "r2": round(fit.r2, 4), "mean_worker_us": round(fit.mean_gap_us, 1),
         "stall_factor": round(fit.stall_factor, 3),
-        "per_row_costs": ("one transaction shape: the base model's costs scaled together" if scaled
+        "per_row_costs": ("one transaction shape: the base model's costs scaled together" if fitted.scaled
                           else "regressed on rows by kind"), "multi_worker_cpu_taken_out": cpu,
-        "redo_fsyncs": d_redo[0], "redo_fsync_mean_us": round(redo_us, 1),
-        "binlog_fsyncs": d_bin[0], "binlog_fsync_mean_us": round(bin_us, 1),
-        "fsync_us_per_transaction": round(fsync_per_trx, 1),
-        "fsync_waits_timed": {"transactions": len(waited_fsync), "of_timed": len(timed) if time_fsyncs else 0,
-                              "used": measured,
-                              "alone_median_binlog_us": round(alone_medians[0], 1) if alone_medians else None,
-                              "alone_median_redo_us": round(alone_medians[1], 1) if alone_medians else None,
-                              "alone_mean_binlog_us": _mean(waited_split[g][0] for g in alone_by if g in waited_split),
-                              "alone_mean_redo_us": _mean(waited_split[g][1] for g in alone_by if g in waited_split),
-                              "instead_of_mean_latencies_us": round(own_fsync, 1),
-                              "back_to_back": len(warm_fsyncs),
-                              "back_to_back_median_binlog_us": round(warm_medians[0], 1) if warm_medians else None,
-                              "back_to_back_median_redo_us": round(warm_medians[1], 1) if warm_medians else None,
-                              "model_fsyncs_from": fsyncs_from if server["durable"] else "not durable"},
-        "commit_stage": ("not durable" if not server["durable"] else
-                         "not timed: instrument stage/sql/waiting for handler commit is off" if not
-                         server["commit_stage"] else "too few alone transactions with it read" if len(beyond) < 10 else
-                         {"transactions": len(beyond), "beyond_own_fsyncs_us": {
-                             "p10": round(beyond[len(beyond) // 10], 1), "median": round(beyond[len(beyond) // 2], 1),
-                             "p90": round(beyond[len(beyond) * 9 // 10], 1)}}),
-        "fsync_overlap": ("not durable" if not server["durable"] else
-                          "not measured: consumers events_waits_current and events_waits_history_long are off"
-                          if not server["fsync_waits"] else
-                          f"too few fsyncs started while the other file's ran ({concurrent})" if waited is None else
-                          f"{'one after the other' if waited >= 0.5 else 'at once'}: of {concurrent} fsyncs "
-                          f"started while the other file's ran, the time waited for it was {waited:.0%} of what "
-                          "was left of it"),
-        "fsync_devices": model.fsync_devices,
-        "busy_commit_gaps": busy_n, "busy_commit_gap_mean_us": round(busy_us, 1),
-        "waits_taken_out_us_per_transaction": round((raw_us - sum(timed.values())) / max(1, len(timed)), 1),
-        "wait_stages": len(waits),
-        "samples_back_to_back": len(warm_samples), "back_to_back_factor": round(back, 4),
-        "mean_own_us": {"back_to_back": _mean(s[0] for s in warm_samples),
-                        "alone_after_idle": _mean(x[0] for g, x in alone_by.items() if g not in warm)},
+        "redo_fsyncs": io.d_redo[0], "redo_fsync_mean_us": round(io.redo_us, 1),
+        "binlog_fsyncs": io.d_bin[0], "binlog_fsync_mean_us": round(io.bin_us, 1),
+        "fsync_us_per_transaction": round(io.per_trx, 1)}
+
+
+def _fsync_evidence(sample: LiveSample, own: _Own, picked: _Picked, io: _MeanFsyncs, grouped: _GroupFsyncs) -> dict:
+    """The own fsync waits read, and which the model's fsync times came from."""
+    server, split = sample.server, picked.waited_split
+    alone_medians, warm_medians = grouped.alone_medians, grouped.warm_medians
+    time_fsyncs = server["fsync_waits"] and server["durable"]
+    return {"transactions": len(picked.waited_fsync), "of_timed": len(own.timed) if time_fsyncs else 0,
+            "used": picked.measured,
+            "alone_median_binlog_us": round(alone_medians[0], 1) if alone_medians else None,
+            "alone_median_redo_us": round(alone_medians[1], 1) if alone_medians else None,
+            "alone_mean_binlog_us": _mean(split[g][0] for g in picked.alone_by if g in split),
+            "alone_mean_redo_us": _mean(split[g][1] for g in picked.alone_by if g in split),
+            "instead_of_mean_latencies_us": round(io.own, 1),
+            "back_to_back": len(grouped.warm),
+            "back_to_back_median_binlog_us": round(warm_medians[0], 1) if warm_medians else None,
+            "back_to_back_median_redo_us": round(warm_medians[1], 1) if warm_medians else None,
+            "model_fsyncs_from": grouped.source if server["durable"] else "not durable"}
+
+
+def _commit_stage_evidence(server: dict, beyond: list):
+    if not server["durable"]:
+        return "not durable"
+    if not server["commit_stage"]:
+        return "not timed: instrument stage/sql/waiting for handler commit is off"
+    if len(beyond) < 10:
+        return "too few alone transactions with it read"
+    return {"transactions": len(beyond), "beyond_own_fsyncs_us": {
+        "p10": round(beyond[len(beyond) // 10], 1), "median": round(beyond[len(beyond) // 2], 1),
+        "p90": round(beyond[len(beyond) * 9 // 10], 1)}}
+
+
+def _overlap_evidence(server: dict, waited: float | None, concurrent: int) -> str:
+    if not server["durable"]:
+        return "not durable"
+    if not server["fsync_waits"]:
+        return "not measured: consumers events_waits_current and events_waits_history_long are off"
+    if waited is None:
+        return f"too few fsyncs started while the other file's ran ({concurrent})"
+    return (f"{'one after the other' if waited >= 0.5 else 'at once'}: of {concurrent} fsyncs "
+            f"started while the other file's ran, the time waited for it was {waited:.0%} of what "
+            "was left of it")
+
+
+def _own_evidence(sample: LiveSample, own: _Own, picked: _Picked, fitted: _Fitted, busy_n: int) -> dict:
+    """The waits taken out, the back-to-back scaling, and where commit_us came from."""
+    timed, back, from_alone = own.timed, fitted.back, picked.from_alone
+    return {
+        "waits_taken_out_us_per_transaction": round((own.raw_us - sum(timed.values())) / max(1, len(timed)), 1),
+        "wait_stages": len(sample.waits),
+        "samples_back_to_back": len(picked.warm_samples), "back_to_back_factor": round(back, 4),
+        "mean_own_us": {"back_to_back": _mean(s[0] for s in picked.warm_samples),
+                        "alone_after_idle": _mean(x[0] for g, x in picked.alone_by.items() if g not in own.warm)},
         "commit_us_from": ("transactions applied alone, scaled to the back-to-back ones" if back < 1.0 and from_alone else
                            "every transaction, scaled to the back-to-back ones" if back < 1.0 else
                            "transactions applied alone" if from_alone else
-                           "busy commit gaps" if server["durable"] and busy_n >= 50 else "worker-time intercept"),
-        "samples_alone": len(alone_samples) if from_alone else 0,
-        "error_band": round(band, 4), "held_out": checks,
-        "lag_median_us": lags[len(lags) // 2] if lags else None, "lag_max_us": lags[-1] if lags else None,
-        "binlog_files": [f.name for f in files],
-    }
-    return LiveCalibration(model, evidence)
+                           "busy commit gaps" if sample.server["durable"] and busy_n >= 50 else
+                           "worker-time intercept"),
+        "samples_alone": len(picked.alone_by) if from_alone else 0}
+
+
+def _lag_evidence(commits) -> dict:
+    """The lag the window's transactions were applied with (immediate less original commit)."""
+    lags = sorted(imm - orig for orig, imm, _g in commits)
+    return {"lag_median_us": lags[len(lags) // 2] if lags else None, "lag_max_us": lags[-1] if lags else None}

@@ -16,7 +16,8 @@ import pytest
 import oracle
 from conftest import FIXTURES, free_port, need, server_name
 from lagadvisor.binlog.scan import FileSummary, read_transactions
-from lagadvisor.binlog.stream import list_files, pymysql_settings
+from lagadvisor.server.connection import pymysql_settings
+from lagadvisor.server.stream import list_files
 
 pytestmark = pytest.mark.server
 realservers = oracle.realservers

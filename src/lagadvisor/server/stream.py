@@ -20,11 +20,11 @@ import struct
 import time
 from typing import Iterator
 
+from ..binlog.constants import BINLOG_MAGIC, LOG_EVENT_HEADER_LEN, EventType
+from ..binlog.scan import FileSummary, read_stream
+from ..binlog.transactions import ColumnSelector, Transaction
 from ..errors import BinlogError
-from ..tls import Tls, one_line
-from .constants import BINLOG_MAGIC, LOG_EVENT_HEADER_LEN, EventType
-from .scan import FileSummary, read_stream
-from .transactions import ColumnSelector, Transaction
+from .tls import one_line
 
 LOG_EVENT_ARTIFICIAL_F = 0x20
 _SKIP_TYPES = frozenset({int(EventType.HEARTBEAT_LOG_EVENT), int(EventType.HEARTBEAT_LOG_EVENT_V2)})
@@ -188,23 +188,6 @@ def _describe(err: Exception) -> str:
             text = f"the user lacks the REPLICATION SLAVE privilege: {text}"
         return text
     return one_line(err) or type(err).__name__
-
-
-def pymysql_settings(host: str, port: int, user: str | None, password: str | None, *,
-                     option_file: str | None = None, tls: Tls | None = None, connect_timeout: int = 10,
-                     socket: str | None = None) -> dict:
-    s: dict = {"host": host, "port": port, "connect_timeout": connect_timeout}
-    if socket:
-        s["unix_socket"] = socket
-    if user:
-        s["user"] = user
-    if password is not None:
-        s["password"] = password
-    if option_file:
-        s["read_default_file"] = option_file
-        s["read_default_group"] = "client"
-    s.update((tls or Tls()).pymysql_kwargs())
-    return s
 
 
 def _log_index(name: str) -> int | None:

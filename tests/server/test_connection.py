@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lagadvisor.connection import (ClientArgs, decode_login_file, default_option_files, encode_login_file,
+from lagadvisor.server.connection import (ClientArgs, decode_login_file, default_option_files, encode_login_file,
                                    parse_option_text, resolve)
 from lagadvisor.errors import ConfigError
 

@@ -1,4 +1,7 @@
-"""Connection options resolved as the mysql client resolves them, for both drivers.
+"""Connection options resolved as the mysql client resolves them, and the connections of both
+drivers: mysql-connector-python (:func:`connect`: the SQL reads of the schema, the settings and
+eta) and PyMySQL (:func:`pymysql_settings`: what python-mysql-replication's binlog dump is built
+on, and calibrate --host's polling).
 
 Precedence, lowest first (mysys/my_default.cc, client/mysql.cc):
 
@@ -19,11 +22,13 @@ XOR-folded into 16 (mysys my_aes_create_key).
 
 from __future__ import annotations
 
+import getpass
 import os
 import struct
 from dataclasses import dataclass, field
 
-from .errors import ConfigError
+from ..errors import ConfigError, SchemaError
+from .tls import Tls, one_line
 
 DEFAULT_PORT = 3306
 #: Groups read from option files, in order (a later group overrides an earlier one).
@@ -248,3 +253,91 @@ def resolve(args: ClientArgs) -> Resolved:
         socket = None
     return Resolved(host, port, vals.get("user") or None, vals.get("password"), socket,
                     {k: vals[k] for k in ("ssl-ca", "ssl-cert", "ssl-key", "ssl-mode") if k in vals}, sources)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    """How to reach a server. The password comes from ``password`` (set by the CLI from a
+    prompt or the environment), or an option file; never from the command line."""
+
+    host: str
+    port: int = 3306
+    user: str | None = None
+    password: str | None = None
+    option_file: str | None = None
+    tls: Tls = Tls()
+    connect_timeout: int = 10
+    #: a Unix socket (-S/--socket): used instead of TCP, as the client does for host localhost
+    socket: str | None = None
+
+
+def password_from_env() -> str | None:
+    return os.environ.get("LAGADVISOR_PASSWORD", os.environ.get("MYSQL_PWD"))
+
+
+def prompt_password(user: str | None, host: str) -> str:
+    return getpass.getpass(f"Password for {user or 'current user'}@{host}: ")
+
+
+def connect(opts: ServerOptions):
+    """A mysql-connector connection, or :class:`SchemaError` with the server's message."""
+    import mysql.connector
+
+    kw: dict = {"host": opts.host, "port": opts.port, "connection_timeout": opts.connect_timeout,
+                "autocommit": True}
+    if opts.socket:
+        kw["unix_socket"] = opts.socket
+    if opts.user:
+        kw["user"] = opts.user
+    if opts.password is not None:
+        kw["password"] = opts.password
+    if opts.option_file:
+        kw["option_files"] = opts.option_file
+        kw["option_groups"] = ["client", "lagadvisor"]
+    kw.update(opts.tls.connector_kwargs())
+    where = f"cannot connect to {opts.socket if opts.socket else f'{opts.host}:{opts.port}'}"
+    try:
+        conn = mysql.connector.connect(**kw)
+    except mysql.connector.Error as err:
+        msg = one_line(err.msg if getattr(err, "msg", None) else err)
+        if opts.tls.mode != "PREFERRED" and ("SSL" in msg or "certificate" in msg.lower()):
+            msg += f" ({opts.tls.describe()})"
+        elif opts.tls.mode == "DISABLED" and "Access denied" in msg:
+            msg += " (with --ssl-mode DISABLED: the account may require TLS)"
+        raise SchemaError(f"{where}: {msg}") from None
+    except (OSError, ValueError) as err:  # unreadable certificate/key files
+        raise SchemaError(f"{where}: {one_line(err)} ({opts.tls.describe()})") from None
+    try:
+        cur = conn.cursor()
+        cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+        row = cur.fetchone()
+        cur.close()
+        opts.tls.check_session(as_text(row[1]) if row else None, where)
+    except mysql.connector.Error:
+        pass  # the status is readable by any user; a failure here is not a TLS failure
+    except ConfigError:
+        conn.close()
+        raise
+    return conn
+
+
+def as_text(v):
+    """A value as the server sent it, bytes decoded (utf-8, errors replaced)."""
+    return v.decode("utf-8", "replace") if isinstance(v, (bytes, bytearray)) else v
+
+
+def pymysql_settings(host: str, port: int, user: str | None, password: str | None, *,
+                     option_file: str | None = None, tls: Tls | None = None, connect_timeout: int = 10,
+                     socket: str | None = None) -> dict:
+    s: dict = {"host": host, "port": port, "connect_timeout": connect_timeout}
+    if socket:
+        s["unix_socket"] = socket
+    if user:
+        s["user"] = user
+    if password is not None:
+        s["password"] = password
+    if option_file:
+        s["read_default_file"] = option_file
+        s["read_default_group"] = "client"
+    s.update((tls or Tls()).pymysql_kwargs())
+    return s

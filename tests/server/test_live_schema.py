@@ -15,7 +15,8 @@ import pytest
 import oracle
 from conftest import FIXTURES, free_port, need, server_name
 from lagadvisor.schema.ddl import load_schema_file
-from lagadvisor.schema.live import ServerOptions, catalog_from_server
+from lagadvisor.server.connection import ServerOptions
+from lagadvisor.server.schema import catalog_from_server
 
 realservers = oracle.realservers
 SCHEMA = FIXTURES / "single_full" / "schema.sql"

@@ -1,88 +1,20 @@
 """Table definitions read from a live server's information_schema (read-only, SELECT only).
 
-Uses mysql-connector-python. The definitions are the server's own (collations resolved, index
+Uses mysql-connector-python (:func:`.connection.connect`). The definitions are the server's own (collations resolved, index
 names as stored, foreign keys with their referenced columns), so they are preferred over the
 schema file and the binlog's DDL.
 """
 
 from __future__ import annotations
 
-import getpass
-import os
 import re
 from dataclasses import dataclass
 
-from ..errors import ConfigError, SchemaError
-from ..tls import Tls, one_line
-from .model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
+from ..errors import SchemaError
+from ..schema.model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
+from .connection import ServerOptions, as_text as _text, connect
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
-
-
-@dataclass(frozen=True, slots=True)
-class ServerOptions:
-    """How to reach a server. The password comes from ``password`` (set by the CLI from a
-    prompt or the environment), or an option file; never from the command line."""
-
-    host: str
-    port: int = 3306
-    user: str | None = None
-    password: str | None = None
-    option_file: str | None = None
-    tls: Tls = Tls()
-    connect_timeout: int = 10
-    #: a Unix socket (-S/--socket): used instead of TCP, as the client does for host localhost
-    socket: str | None = None
-
-
-def password_from_env() -> str | None:
-    return os.environ.get("LAGADVISOR_PASSWORD", os.environ.get("MYSQL_PWD"))
-
-
-def prompt_password(user: str | None, host: str) -> str:
-    return getpass.getpass(f"Password for {user or 'current user'}@{host}: ")
-
-
-def connect(opts: ServerOptions):
-    """A mysql-connector connection, or :class:`SchemaError` with the server's message."""
-    import mysql.connector
-
-    kw: dict = {"host": opts.host, "port": opts.port, "connection_timeout": opts.connect_timeout,
-                "autocommit": True}
-    if opts.socket:
-        kw["unix_socket"] = opts.socket
-    if opts.user:
-        kw["user"] = opts.user
-    if opts.password is not None:
-        kw["password"] = opts.password
-    if opts.option_file:
-        kw["option_files"] = opts.option_file
-        kw["option_groups"] = ["client", "lagadvisor"]
-    kw.update(opts.tls.connector_kwargs())
-    where = f"cannot connect to {opts.socket if opts.socket else f'{opts.host}:{opts.port}'}"
-    try:
-        conn = mysql.connector.connect(**kw)
-    except mysql.connector.Error as err:
-        msg = one_line(err.msg if getattr(err, "msg", None) else err)
-        if opts.tls.mode != "PREFERRED" and ("SSL" in msg or "certificate" in msg.lower()):
-            msg += f" ({opts.tls.describe()})"
-        elif opts.tls.mode == "DISABLED" and "Access denied" in msg:
-            msg += " (with --ssl-mode DISABLED: the account may require TLS)"
-        raise SchemaError(f"{where}: {msg}") from None
-    except (OSError, ValueError) as err:  # unreadable certificate/key files
-        raise SchemaError(f"{where}: {one_line(err)} ({opts.tls.describe()})") from None
-    try:
-        cur = conn.cursor()
-        cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
-        row = cur.fetchone()
-        cur.close()
-        opts.tls.check_session(_text(row[1]) if row else None, where)
-    except mysql.connector.Error:
-        pass  # the status is readable by any user; a failure here is not a TLS failure
-    except ConfigError:
-        conn.close()
-        raise
-    return conn
 
 
 def _rows(cur, sql: str, args=()):
@@ -233,10 +165,6 @@ class ServerSettings:
     @property
     def mariadb(self) -> bool:
         return "mariadb" in (self.version + " " + (self.get("version_comment") or "")).lower()
-
-
-def _text(v):
-    return v.decode("utf-8", "replace") if isinstance(v, (bytes, bytearray)) else v
 
 
 def load_settings(conn, host: str) -> ServerSettings:
