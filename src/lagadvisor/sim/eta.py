@@ -160,7 +160,7 @@ class Estimate:
     options: list[Option]
     notes: list[str] = field(default_factory=list)
     waits: list[dict] = field(default_factory=list)
-    basis: dict = field(default_factory=dict)    # what the estimate was made from (see :func:`run`)
+    basis: dict = field(default_factory=dict)    # what the estimate was made from (see server.eta.run)
     cpu_s: float | None = None                   # this process's CPU seconds so far
 
     @property
