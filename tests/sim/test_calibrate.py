@@ -337,3 +337,39 @@ def test_group_fsyncs_are_the_back_to_back_medians_when_enough_were_read():
     b, r, which = group_fsyncs(alone, warm[:MIN_WARM_FSYNCS - 1])   # too few back to back: the alone ones
     assert which == "applied alone" and 240 <= b <= 246 and 240 <= r <= 244   # medians: the tail does not move them
     assert group_fsyncs([], []) is None
+
+
+def _live_sample(n: int, workers: int = 1):
+    """A LiveSample of ``n`` transactions one worker applied back to back (``server.calibrate``
+    reads such a sample from a replica): each one's time linear in its rows, no waits."""
+    from lagadvisor.sim.live import FsyncTotals, LiveSample
+
+    rnd = random.Random(7)
+    trx, shapes, t = {}, {}, 10**12
+    for k in range(n):
+        i, u, d = rnd.choice((0, 1, 3, 10)), rnd.choice((0, 1, 3, 10)), rnd.choice((0, 1, 3))
+        us = 150 + 20 * i + 30 * u + 40 * d
+        gtid = f"3e11fa47-71ca-11e1-9e33-c80aa9429562:{k + 1}"
+        trx[(1, 100 + 10 * k)] = (gtid, t, t + us * 10**6, 105 + 10 * k)
+        shapes[gtid] = (i, u, d, 100 + 50 * (i + u + d))
+        t += us * 10**6 + 50 * 10**6   # the next starts 50 us after: back to back
+    server = {"workers": workers, "durable": False, "fsync_waits": False, "commit_stage": False}
+    return LiveSample(30.0, server, trx, {}, {}, {}, FsyncTotals(), FsyncTotals(), shapes, (), ("binlog.000001",))
+
+
+def test_fit_live_takes_a_sample_not_a_connection():
+    """calibrate --host's fit (sim.live.fit_live) from a sample alone: the per-row costs of a
+    replica whose worker times are linear in rows come back, and the evidence says what it read."""
+    from lagadvisor.sim.live import fit_live
+
+    base = CostModel()
+    got = fit_live(_live_sample(400), base=base, cores=8)
+    m, e = got.model, got.evidence
+    assert (m.insert_us, m.update_us, m.delete_us) == pytest.approx((20.0, 30.0, 40.0), rel=1e-6)
+    assert m.commit_us == pytest.approx(150.0 - base.dispatch_us - base.trx_us, rel=1e-6)
+    assert m.cores == 8 and m.byte_us == 0.0
+    assert e["samples"] == 400 and e["transactions_timed"] == 400 and e["binlog_files"] == ["binlog.000001"]
+    assert e["samples_back_to_back"] == 399 and e["back_to_back_factor"] == 1.0
+    assert e["commit_us_from"] == "worker-time intercept" and e["optional_missing"] == []
+    with pytest.raises(ConfigError, match="only 40 replicated transactions timed in the 30 s window"):
+        fit_live(_live_sample(40), base=base)

@@ -109,3 +109,24 @@ def test_gtid_index_finds_the_last_position_an_executed_set_covers(data):
                           data.draw(st.lists(st.integers(1, 90), max_size=4))) for u in uuids}
     done = [i for i, g in enumerate(gtids) if gtid_in(executed, g)]
     assert GtidIndex(gtids).last_done(executed) == (max(done) if done else None)
+
+
+def test_first_estimate_is_due_once_read_and_sampled():
+    """sim.eta.first_due, over the snapshots server.eta polls: at --sample with the head and the
+    strata read; at FIRST_BY_S whatever is read; at once when caught up."""
+    import threading
+    from types import SimpleNamespace
+
+    from lagadvisor.sim.eta import FIRST_BY_S, MIN_HEAD, Snapshot, first_due
+
+    def snap(at, unapplied="u:11-20"):
+        return Snapshot(at, "u:1-20", "u:1-10", unapplied, True, True)
+
+    unread, not_yet = SimpleNamespace(facts=[], finished_at=None), threading.Event()
+    read, strata = SimpleNamespace(facts=[None] * MIN_HEAD, finished_at=None), threading.Event()
+    strata.set()
+    assert not first_due([snap(0.0), snap(6.0)], 10, 5.0, unread, not_yet)
+    assert first_due([snap(0.0), snap(6.0)], 10, 5.0, read, strata)
+    assert not first_due([snap(0.0), snap(1.0)], 10, 5.0, read, strata)
+    assert first_due([snap(0.0), snap(FIRST_BY_S)], 10, 5.0, unread, not_yet)
+    assert first_due([snap(0.0), snap(1.0, unapplied="")], 10, 5.0, unread, not_yet)

@@ -1,7 +1,9 @@
 """Connection options resolved as the mysql client resolves them, and the connections of both
 drivers: mysql-connector-python (:func:`connect`: the SQL reads of the schema, the settings and
 eta) and PyMySQL (:func:`pymysql_settings`: what python-mysql-replication's binlog dump is built
-on, and calibrate --host's polling).
+on, and calibrate --host's polling, which streams the same replica with the same settings).
+Both stay: the dump needs PyMySQL, and the connector's error messages, option-file groups and
+TLS checks are what the SQL reads print and are tested for (one driver would change them).
 
 Precedence, lowest first (mysys/my_default.cc, client/mysql.cc):
 
