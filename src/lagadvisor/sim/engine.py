@@ -41,8 +41,9 @@ through its commit, as the MTA's does. "CSA workers can read transaction events 
 log in parallel": the coordinator's per-byte read (``dispatch_byte_us * nbytes``) moves into the
 worker's CPU job (processor-shared, so parallel), and the scheduler's serial cost per transaction
 is ``dispatch_us`` alone. 19.2.4.2 "Change Stream Applier Limitations": no
-replica_pending_jobs_size_max (its APPLIER_EVENT_MEMORY_LIMIT, whose default the manual does not
-give, is not modelled). What the manual does not describe stays the MTA's: the scheduler hands
+replica_pending_jobs_size_max (its replacement, APPLIER_EVENT_MEMORY_LIMIT, is not modelled: the
+manual's pages read for this give no default). The manual does not say whether the commit, once
+its turn comes, needs a worker again; here it does not (the group commit's leader does it). What the manual does not describe stays the MTA's: the scheduler hands
 transactions out in relay-log order, waits for a free worker the same way, and the commit
 pipeline is the same group commit.
 
