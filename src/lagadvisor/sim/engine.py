@@ -43,9 +43,10 @@ worker's CPU job (processor-shared, so parallel), and the scheduler's serial cos
 is ``dispatch_us`` alone. 19.2.4.2 "Change Stream Applier Limitations": no
 replica_pending_jobs_size_max (its replacement, APPLIER_EVENT_MEMORY_LIMIT, is not modelled: the
 manual's pages read for this give no default). The manual does not say whether the commit, once
-its turn comes, needs a worker again; here it does not (the group commit's leader does it). What the manual does not describe stays the MTA's: the scheduler hands
-transactions out in relay-log order, waits for a free worker the same way, and the commit
-pipeline is the same group commit.
+its turn comes, needs a worker again; here it does not (the group commit's leader does it).
+What the manual does not describe stays the MTA's: the scheduler hands transactions out in
+relay-log order, waits for a free worker the same way, and the commit pipeline is the same group
+commit.
 
 This module is the reference. ``native/src/sim.rs`` replays it event for event (same queue
 order, same float operations in the same order) and :func:`simulate` uses it when the
