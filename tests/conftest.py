@@ -14,6 +14,7 @@ reader or server fails the test instead of skipping it: a skipped oracle test pr
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from pathlib import Path
@@ -129,6 +130,22 @@ def fixture_dirs() -> list[Path]:
     if not FIXTURES.is_dir():
         return []
     return sorted(p for p in FIXTURES.iterdir() if p.is_dir() and (p / "reference.tsv").exists())
+
+
+@functools.lru_cache(maxsize=None)
+def fixture_facts(name: str) -> list:
+    """A bundled fixture's simulation facts (``sim.build.TrxFacts``), read once per test process:
+    the clocks re-derived with the default options."""
+    from lagadvisor.commands.common import clock_options
+    from lagadvisor.commands.options import ClockArgs
+    from lagadvisor.depgraph.pipeline import prepare, run_clocks
+    from lagadvisor.sim.run import facts_of
+
+    d = FIXTURES / name
+    files = sorted(str(p) for p in d.iterdir() if p.name.split(".")[-1].isdigit())
+    runp = prepare(files, clock_options(ClockArgs()))
+    index = {f: i for i, f in enumerate(files)}
+    return [facts_of(t, c, index.get(t.file, 0)) for t, _ws, c in run_clocks(files, runp)]
 
 
 def run_advise(*args: str):

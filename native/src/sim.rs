@@ -111,6 +111,26 @@ pub struct Config {
     pub preserve_commit_order: bool,
     pub durable: bool,
     pub pending_jobs_size_max: i64,
+    /// The Change Stream Applier (engine.py's module docstring): workers read their
+    /// transaction's events, no pending-jobs limit, and with commit order preserved a worker is
+    /// free once it has applied its transaction.
+    pub csa: bool,
+}
+
+impl Config {
+    /// engine.py `release_at_apply`.
+    fn release_at_apply(&self) -> bool {
+        self.csa && self.preserve_commit_order
+    }
+}
+
+/// `applier` as the bindings take it (kinds.Applier's values): true for "csa".
+fn applier_csa(applier: &str) -> PyResult<bool> {
+    match applier {
+        "mta" => Ok(false),
+        "csa" => Ok(true),
+        _ => Err(PyValueError::new_err(format!("applier: expected mta or csa, got {applier:?}"))),
+    }
 }
 
 /// The columns of a SimInput (or of one chunk of it).
@@ -432,7 +452,9 @@ impl Sim {
         // 0: none, 1: dependency, 2: no free worker (or pending-jobs memory).
         let reason = if !self.ready(i) {
             1
-        } else if self.free_workers == 0 || (self.pending != 0 && self.pending + nb > self.cfg.pending_jobs_size_max) {
+        } else if self.free_workers == 0
+            || (!self.cfg.csa && self.pending != 0 && self.pending + nb > self.cfg.pending_jobs_size_max)
+        {
             2
         } else {
             0
@@ -454,7 +476,11 @@ impl Sim {
         }
         self.free_workers -= 1;
         self.coord_busy = true;
-        let d = self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64;
+        let d = if self.cfg.csa {
+            self.cost.dispatch_us
+        } else {
+            self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64
+        };
         self.run_cpu(d, DISPATCH_DONE, i as i64, 0, 0);
         false
     }
@@ -542,8 +568,10 @@ impl Sim {
     fn commit(&mut self, i: usize, now: f64) {
         let li = self.at(i);
         self.committed[li] = true;
-        self.busy_us += now - self.start_t[li];
-        self.free_workers += 1;
+        if !self.cfg.release_at_apply() {
+            self.busy_us += now - self.start_t[li];
+            self.free_workers += 1;
+        }
         self.emit(i, now);
         while ((self.lwm + 1) as usize) < self.n && self.committed[self.at((self.lwm + 1) as usize)] {
             self.lwm += 1;
@@ -573,13 +601,23 @@ impl Sim {
                 self.pending += self.nbytes[li];
                 self.start_t[li] = now;
                 self.coord_next = i + 1;
-                self.run_cpu(self.work[li], APPLY_DONE, ev.i, 0, 0);
+                let w = if self.cfg.csa {
+                    self.cost.dispatch_byte_us * self.nbytes[li] as f64 + self.work[li]
+                } else {
+                    self.work[li]
+                };
+                self.run_cpu(w, APPLY_DONE, ev.i, 0, 0);
             }
             APPLY_DONE => {
                 let i = ev.i as usize;
                 let li = self.at(i);
                 self.pending -= self.nbytes[li];
                 self.applied[li] = true;
+                if self.cfg.release_at_apply() {
+                    // CSA: the worker takes the next ready transaction
+                    self.busy_us += now - self.start_t[li];
+                    self.free_workers += 1;
+                }
                 if self.cfg.preserve_commit_order {
                     if i == self.next_entry {
                         self.enter_in_order(now);
@@ -934,7 +972,7 @@ impl LagAcc {
 
 /// `StreamSim(workers, preserve_commit_order, durable, pending_jobs_size_max, costs (8 floats:
 /// dispatch, dispatch/byte, commit, flush, handoff, redo flush, cores, fsync CPU), fsync_devices,
-/// work_scale, cap, threshold_us, window_us, origin_us)`: one simulation fed in chunks
+/// work_scale, cap, threshold_us, window_us, origin_us, applier="mta")`: one simulation fed in chunks
 /// (`feed`), with its lag statistics gathered as it commits (`finish`).
 #[pyclass(module = "lagadvisor._native")]
 pub struct StreamSim {
@@ -944,6 +982,8 @@ pub struct StreamSim {
 #[pymethods]
 impl StreamSim {
     #[new]
+    #[pyo3(signature = (workers, preserve_commit_order, durable, pending_jobs_size_max, costs, fsync_devices,
+                        work_scale, cap, threshold_us, window_us, origin_us, applier="mta"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         workers: i64,
@@ -957,8 +997,10 @@ impl StreamSim {
         threshold_us: f64,
         window_us: i64,
         origin_us: i64,
-    ) -> Self {
-        let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max };
+        applier: &str,
+    ) -> PyResult<Self> {
+        let csa = applier_csa(applier)?;
+        let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max, csa };
         let cost = Costs {
             dispatch_us: costs[0],
             dispatch_byte_us: costs[1],
@@ -971,7 +1013,7 @@ impl StreamSim {
             fsync_cpu: costs[7],
         };
         let acc = LagAcc::new(cap, threshold_us, window_us, origin_us);
-        StreamSim { sim: Sim::new(cfg, cost, work_scale, Sink::Acc(Box::new(acc))) }
+        Ok(StreamSim { sim: Sim::new(cfg, cost, work_scale, Sink::Acc(Box::new(acc))) })
     }
 
     /// The next chunk's columns (bytes of array 'd', 'd', 'q', 'q', 'b'; `need` in global
@@ -1122,7 +1164,7 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
 
 /// `sim_run(arrival_us, work_us, nbytes, need, need_kind, workers, preserve_commit_order,
 /// durable, pending_jobs_size_max, dispatch_us, dispatch_byte_us, commit_us, flush_us, handoff_us,
-/// cores, redo_flush_us, fsync_devices, fsync_cpu)`:
+/// cores, redo_flush_us, fsync_devices, fsync_cpu, applier)` (`applier`: "mta" or "csa"):
 /// columns as bytes of array('d'), ('d'), ('q'), ('q'), ('b'). Returns `(apply_us, busy_us,
 /// dependency_wait_us, worker_wait_us, flushes, commit_us bytes of array('d'))`.
 #[pyfunction]
@@ -1147,7 +1189,9 @@ fn sim_run<'py>(
     redo_flush_us: f64,
     fsync_devices: i64,
     fsync_cpu: f64,
+    applier: &str,
 ) -> PyResult<(f64, f64, f64, f64, i64, Bound<'py, PyBytes>)> {
+    let csa = applier_csa(applier)?;
     let arrival = f64s(arrival_us, "arrival_us")?;
     let work = f64s(work_us, "work_us")?;
     let nb = i64s(nbytes, "nbytes")?;
@@ -1163,7 +1207,7 @@ fn sim_run<'py>(
         return Err(PyValueError::new_err("sim_run: NaN arrival or work"));
     }
     let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind };
-    let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max };
+    let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max, csa };
     let cost = Costs {
         dispatch_us,
         dispatch_byte_us,

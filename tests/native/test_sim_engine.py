@@ -19,13 +19,13 @@ import json
 import os
 import subprocess
 import sys
-from functools import lru_cache
 
 import pytest
-from conftest import FIXTURES, fixture_dirs
+from conftest import FIXTURES, fixture_dirs, fixture_facts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lagadvisor.kinds import Applier
 from lagadvisor.sim import build, run
 from lagadvisor.sim.engine import ENTERED, PREFIX, SPECIFIC, SimInput, SimTrx, simulate_native, simulate_python
 from lagadvisor.sim.model import CostModel, ReplicaConfig
@@ -80,19 +80,6 @@ def assert_same(a, b, what) -> None:
 
 def both(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, what) -> None:
     assert_same(simulate_python(inp, cfg, cost), simulate_native(inp, cfg, cost), what)
-
-
-@lru_cache(maxsize=None)
-def fixture_facts(name: str) -> list[build.TrxFacts]:
-    from lagadvisor.commands.common import clock_options
-    from lagadvisor.commands.options import ClockArgs
-    from lagadvisor.depgraph.pipeline import prepare, run_clocks
-
-    d = FIXTURES / name
-    files = sorted(str(p) for p in d.iterdir() if p.name.split(".")[-1].isdigit())
-    runp = prepare(files, clock_options(ClockArgs()))
-    index = {f: i for i, f in enumerate(files)}
-    return [run.facts_of(t, c, index.get(t.file, 0)) for t, _ws, c in run_clocks(files, runp)]
 
 
 def inputs(facts, cost, catch_up):
@@ -168,12 +155,22 @@ def test_stall_is_reported_by_both():
             f(stuck, ReplicaConfig(2), CostModel())
 
 
+def random_input(rows, sort_arrivals: bool) -> SimInput:
+    """Hypothesis rows (arrival, work, bytes, how far back the need is, need kind) as an input."""
+    arrivals = [r[0] for r in rows]
+    if sort_arrivals:
+        arrivals.sort()
+    return SimInput.of([SimTrx(arrivals[i], w, b, (i - 1 - back) if back <= i - 1 else -1, kind)
+                        for i, (_, w, b, back, kind) in enumerate(rows)])
+
+
 # Times on a coarse grid make ties (equal event times) common: they are where the event order
 # (time, then push counter) matters.
 times = st.one_of(st.integers(0, 40).map(lambda v: v * 25.0), st.floats(0, 1e10, allow_nan=False))
 works = st.one_of(st.integers(0, 8).map(lambda v: v * 12.5), st.floats(0, 5000, allow_nan=False))
 
 
+@pytest.mark.parametrize("applier", list(Applier))
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(times, works, st.integers(0, 10**6), st.integers(0, 20),
                           st.sampled_from([PREFIX, SPECIFIC, ENTERED])), min_size=1, max_size=60),
@@ -183,20 +180,17 @@ works = st.one_of(st.integers(0, 8).map(lambda v: v * 12.5), st.floats(0, 5000, 
        st.sampled_from([128 * 1024 * 1024, 2 * 10**6, 1]), st.sampled_from([0.0, 0.0173, 1.7]),
        st.sampled_from([1.0, 1.13]), st.sampled_from([0.0, 210.0, 0.1]), st.sampled_from([1, 2]),
        st.sampled_from([0.0, 0.38, 1.0]))
-def test_native_matches_python_on_random_inputs(rows, workers, durable, preserve, sort_arrivals, cores,
+def test_native_matches_python_on_random_inputs(applier, rows, workers, durable, preserve, sort_arrivals, cores,
                                                 commit_us, dispatch_us, flush_us, handoff_us, pending_max,
                                                 dispatch_byte_us, multi_worker_cpu, redo_flush_us, fsync_devices,
                                                 fsync_cpu):
-    arrivals = [r[0] for r in rows]
-    if sort_arrivals:
-        arrivals.sort()
-    trxs = [SimTrx(arrivals[i], w, b, (i - 1 - back) if back <= i - 1 else -1, kind)
-            for i, (_, w, b, back, kind) in enumerate(rows)]
+    """Both appliers (the Change Stream Applier's changes: sim/engine.py's docstring)."""
+    inp = random_input(rows, sort_arrivals)
     cost = CostModel(cores=cores, commit_us=commit_us, dispatch_us=dispatch_us, flush_us=flush_us,
                      handoff_us=handoff_us, dispatch_byte_us=dispatch_byte_us, multi_worker_cpu=multi_worker_cpu,
                      redo_flush_us=redo_flush_us, fsync_devices=fsync_devices, fsync_cpu=fsync_cpu)
-    both(SimInput.of(trxs), ReplicaConfig(workers, preserve, durable, pending_max), cost,
-         (workers, preserve, durable))
+    both(inp, ReplicaConfig(workers, preserve, durable, pending_max, applier=applier), cost,
+         (applier, workers, preserve, durable))
 
 
 def _simulate_json(args: list[str], pure: bool) -> str:
@@ -248,3 +242,63 @@ def test_purepython_switch_and_silent_fallback():
             "print(e.NATIVE is None, r.flushes)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "True 1" and not out.stderr
+
+
+# ---------------------------------------------------------------- the Change Stream Applier
+
+CSA_GRID = [(1, True, True, "default"), (2, True, True, "default"), (4, False, True, "default"),
+            (8, True, False, "per_byte"), (3, True, True, "handoff"), (16, True, True, "redo"),
+            (4, True, False, "free_commit"), (2, False, True, "fsync_cpu")]
+
+
+@pytest.mark.parametrize("fixture", ["sysbench_oltp_write_only", "single_full", "mariadb_concurrent"])
+def test_csa_native_matches_python_on_fixtures(fixture):
+    """The CSA's changes (reads in the workers, no pending-jobs limit, the worker free at
+    apply with commit order preserved) replayed to the bit, on every clock of a fixture."""
+    facts = fixture_facts(fixture)
+    for catch_up in (True, False):
+        for w, preserve, durable, cost_name in CSA_GRID:
+            cost = COSTS[cost_name]
+            base = build.base_columns(facts, cost, catch_up=catch_up)
+            for clock in build.CLOCKS:
+                inp = build.logical_clock(facts, clock, cost, catch_up=catch_up, base=base)
+                cfg = ReplicaConfig(w, preserve, durable, applier=Applier.CSA)
+                both(inp, cfg, cost, ("csa", fixture, cost_name, catch_up, clock, w, preserve, durable))
+
+
+def test_csa_ignores_pending_jobs_size_max():
+    """19.2.4.2: the CSA has no replica_pending_jobs_size_max; a limit of one byte changes nothing."""
+    facts = fixture_facts("sysbench_oltp_write_only")
+    inp = build.logical_clock(facts, "WRITESET", CostModel(), catch_up=True)
+    for w in (2, 8):
+        free = simulate_native(inp, ReplicaConfig(w, True, True, applier=Applier.CSA), CostModel())
+        tight = ReplicaConfig(w, True, True, 1, applier=Applier.CSA)
+        both(inp, tight, CostModel(), ("csa pending", w))
+        assert simulate_native(inp, tight, CostModel()).commit_us == free.commit_us
+
+
+def test_csa_stream_matches_whole_run():
+    """``StreamSim`` (what simulate and advise run) fed in chunks gives sim_run's floats for the CSA."""
+    facts = fixture_facts("sysbench_oltp_write_only")
+    cost = COSTS["per_byte"]
+    inp = build.logical_clock(facts, "recorded", cost, catch_up=False)
+    for w, preserve in ((2, True), (4, False), (8, True)):
+        cfg = ReplicaConfig(w, preserve, True, applier=Applier.CSA)
+        whole = simulate_native(inp, cfg, cost)
+        s = _native.StreamSim(w, preserve, True, cfg.pending_jobs_size_max,
+                              (cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us,
+                               cost.handoff_us, cost.redo_flush_us, float(cost.cores), cost.fsync_cpu),
+                              cost.fsync_devices, 1.0, 10**9, 1e6, 0, 0, "csa")
+        for lo in range(0, len(inp), 700):
+            sl = slice(lo, lo + 700)
+            s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
+                   inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), False)
+        apply_us, busy, dep, wwait, flushes, n, exact, _ = s.finish()
+        assert (apply_us, busy, dep, wwait, flushes, n) == (whole.apply_us, whole.busy_us, whole.dependency_wait_us,
+                                                           whole.worker_wait_us, whole.flushes, len(inp))
+        assert exact[0] == whole.commit_us.tobytes()
+
+
+def test_native_rejects_an_unknown_applier():
+    with pytest.raises(ValueError, match="applier"):
+        _native.sim_run(b"", b"", b"", b"", b"", 2, True, True, 1, 0.0, 0.0, 0.0, 0.0, 0.0, 2, 0.0, 1, 0.0, "bogus")

@@ -169,7 +169,8 @@ def _condition(alone: Config, planned: Config, kept: list) -> str:
 MIN_TRANSACTIONS = 200
 _SPEED_FINDINGS = frozenset({"replica_durability", "replica_parallel_workers", "dependency_tracking",
                              "binlog_group_commit_sync_delay", "binlog_transaction_dependency_history_size",
-                             "hot_rows", "hot_table", "replica_preserve_commit_order", "large_transactions"})
+                             "hot_rows", "hot_table", "replica_preserve_commit_order", "large_transactions",
+                             "change_stream_applier"})
 
 
 __all__ = ["Advice", "advise", "advise_context", "SCHEMA_VERSION", "Finding", "Severity"]

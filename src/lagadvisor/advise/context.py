@@ -18,6 +18,7 @@ from ..depgraph.graph import GraphBuilder, GraphSummary, hot_rows_max
 from ..depgraph.pipeline import ClockOptions, prepare
 from ..depgraph.policies import POLICIES
 from ..binlog.framing import version_tuple
+from ..kinds import Applier
 from ..server.schema import ServerSettings
 from ..sim.build import TrxFacts, base_columns
 from ..sim.facts import FactColumns, read_facts
@@ -61,6 +62,8 @@ class Context:
     window_s: float | None = None   # lag windows: None = chosen from the span (sim.run.window_for)
     jobs: int = 1                   # simulations run at once (advise --jobs)
     ws_log: LogStore | None = None  # the main pass's writeset log (native): what-ifs replay it
+    # the replica's version after the upgrade (advise --target-version); None: no upgrade review
+    target_version: tuple[int, int, int] | None = None
     _trx_cache: dict = field(default_factory=dict, repr=False)
     _sim_cache: dict = field(default_factory=dict, repr=False)
     _what_if_cache: dict = field(default_factory=dict, repr=False)
@@ -68,18 +71,19 @@ class Context:
     # -- simulation -------------------------------------------------------------------------
     def run(self, clock: str, workers: int, *, preserve: bool | None = None, durable: bool | None = None,
             facts: list[TrxFacts] | None = None, key: str = "", catch_up: bool = True,
-            mode: str | None = None) -> SimSummary:
+            mode: str | None = None, applier: Applier = Applier.MTA) -> SimSummary:
         """One simulation's summary (cached): one pass over the facts (``sim.stream``), with the
         lag per window of the source's timeline when it is not a catch-up."""
         b = self.baseline
         preserve = b.preserve_commit_order if preserve is None else preserve
         durable = b.durable if durable is None else durable
         mode = mode or b.mode
-        k = (clock, workers, preserve, durable, key, catch_up, mode)
+        k = (clock, workers, preserve, durable, key, catch_up, mode, applier)
         if k not in self._sim_cache:
             f = self.facts if facts is None else facts
             window = 0.0 if catch_up else window_for(self.facts, self.window_s)
-            self._sim_cache[k] = run_summary(f, clock, ReplicaConfig(workers, preserve, durable, mode=mode), self.cost,
+            cfg = ReplicaConfig(workers, preserve, durable, mode=mode, applier=applier)
+            self._sim_cache[k] = run_summary(f, clock, cfg, self.cost,
                                              catch_up=catch_up, threshold_s=1.0, window_s=window,
                                              origin_us=first_ts_of(self.facts), chart=not catch_up)
         return self._sim_cache[k]

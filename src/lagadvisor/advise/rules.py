@@ -14,6 +14,7 @@ from ..depgraph.policies import Fallback
 from ..sim.build import fact_column, first_commit_ts
 from ..writeset.tracker import WhatIf
 from .context import DEFAULT_WORKERS, WORKERS, Context
+from .csa import change_stream_applier
 from .findings import Effect, Finding, Severity, severity_for
 
 Rule = Callable[[Context], list[Finding]]
@@ -623,7 +624,7 @@ def resource_groups(ctx: Context) -> list[Finding]:
 
 RULES: tuple[Rule, ...] = (dependency_tracking, parallel_workers, parallel_mode, preserve_commit_order, history_size,
                            group_commit_delay, missing_primary_keys, fk_parents, hot_rows, large_transactions,
-                           ddl_barriers, durability, row_format, hot_tables, resource_groups)
+                           ddl_barriers, durability, row_format, hot_tables, resource_groups, change_stream_applier)
 
 
 def _autopos(ctx: Context) -> str:

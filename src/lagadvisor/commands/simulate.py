@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from ..errors import ConfigError, LagAdvisorError
+from ..kinds import Applier
 from .common import Progress, cost_model as cost_model_of, fail, finite, int_list, read_inputs, read_warnings
 from .options import (ClockArgs, CoresOpt, CostModelOpt, FormatOpt, JobsOpt, OutputFormat, ProgressOpt,
                       RequiredFilesArg, ServerArgs, WindowArgs, grouped, policy_name)
@@ -51,6 +52,10 @@ def simulate(
     mode: Annotated[Mode, typer.Option(help="Applier: logical_clock (MySQL), database (5.6 "
                                             "DATABASE mode), mariadb_conservative, mariadb_optimistic (MariaDB's "
                                             "default since 10.5) or mariadb_aggressive.")] = Mode.logical_clock,
+    applier: Annotated[Applier, typer.Option(
+        help="mta (the multi-threaded applier of 5.7 to 9.x) or csa: MySQL 26.7+'s Change Stream Applier "
+             "(APPLIER_VERSION=2; --workers = APPLIER_WORKER_COUNT), modelled from its documented semantics "
+             "(no 26.x server measured).")] = Applier.MTA,
     output_format: FormatOpt = OutputFormat.text,
     clock: ClockArgs,
     binlog_window: WindowArgs,
@@ -83,6 +88,12 @@ def simulate(
                 raise ConfigError(f"--policy {p}: expected one of recorded, {', '.join(POLICIES)}")
         if preserve_commit_order not in ("on", "off"):
             raise ConfigError("--preserve-commit-order: expected on or off")
+        if applier is Applier.CSA and mode is not Mode.logical_clock:
+            raise ConfigError(f"--applier csa schedules by last_committed/sequence_number: it has no "
+                              f"--mode {mode.value}")
+        if applier is Applier.CSA and 0 in wl:
+            raise ConfigError("--applier csa: --workers are APPLIER_WORKER_COUNT values, at least 1 "
+                              "(0 is the MTA's single-threaded applier)")
         cost = cost_model_of(cost_model, cores)
         inp = read_inputs(files, clock, binlog_window, server)
         run = prepare(inp.files, inp.options)
@@ -93,7 +104,7 @@ def simulate(
                 facts = read_facts_parallel(inp.files, inp.options, run, jobs)
             else:
                 facts = read_facts(inp.files, inp.options, run, on_progress=bar.on_progress)
-            cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value)
+            cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value, applier=applier)
             window_s = window_for(facts, parse_window(window))
             cells = len(pols) * (len(set(wl)) + (1 if wl and wl[0] != 1 else 0))
             rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold,
@@ -106,9 +117,10 @@ def simulate(
         raise fail(err) from None
     if output_format == OutputFormat.json:
         print(json.dumps(simulate_doc(rows, transactions=len(facts), catch_up=catch_up, durable=durable,
-                                      mode=mode.value, cost=cost, window_s=window_s, written_by=run.written.name),
+                                      mode=mode.value, cost=cost, window_s=window_s, written_by=run.written.name,
+                                      applier=applier),
                          indent=2, sort_keys=True))
     else:
         render_simulate(rows, Console(highlight=False), transactions=len(facts), durable=durable,
-                        preserve_commit_order=preserve_commit_order, cost=cost, catch_up=catch_up)
+                        preserve_commit_order=preserve_commit_order, cost=cost, catch_up=catch_up, applier=applier)
     read_warnings(run.summaries)

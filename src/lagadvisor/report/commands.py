@@ -7,18 +7,25 @@ import json
 
 from rich.console import Console
 
+from ..kinds import Applier
+from ..sim.model import CSA_MODEL
+
 
 def simulate_doc(rows, *, transactions: int, catch_up: bool, durable: bool, mode: str, cost, window_s: float,
-                 written_by: str) -> dict:
-    """``simulate --format json``."""
+                 written_by: str, applier: Applier = Applier.MTA) -> dict:
+    """``simulate --format json``; ``applier`` and ``applier_model`` only for the CSA (absent: the
+    MTA, so the MTA's documents stay as they were)."""
     results = [{**r.as_json(), "apply_seconds_band": cost.time_band_json(r.apply_seconds)} for r in rows]
-    return {"transactions": transactions, "catch_up": catch_up, "durable": durable, "mode": mode,
-            "cost_model": json.loads(cost.to_json()), "cost_model_origin": cost.origin(),
-            "window_seconds": window_s if not catch_up else 0, "written_by": written_by, "results": results}
+    doc = {"transactions": transactions, "catch_up": catch_up, "durable": durable, "mode": mode,
+           "cost_model": json.loads(cost.to_json()), "cost_model_origin": cost.origin(),
+           "window_seconds": window_s if not catch_up else 0, "written_by": written_by, "results": results}
+    if applier is Applier.CSA:
+        doc.update(applier=applier.value, applier_model=CSA_MODEL)
+    return doc
 
 
 def render_simulate(rows, console: Console, *, transactions: int, durable: bool, preserve_commit_order: str,
-                    cost, catch_up: bool) -> None:
+                    cost, catch_up: bool, applier: Applier = Applier.MTA) -> None:
     """The policy x workers table (a calibrated model's error band in the apply column's head),
     then the worst lag windows when there are any, then where the cost model comes from."""
     from .tables import simulate_table, window_table
@@ -36,6 +43,8 @@ def render_simulate(rows, console: Console, *, transactions: int, durable: bool,
     if err:
         console.print(f"(lag percentiles streamed over {transactions:,} transactions: each within {err:.1%} of "
                       "the exact value; maximum and time above the threshold exact)")
+    if applier is Applier.CSA:
+        console.print(f"applier: {CSA_MODEL}")
     if cost.error_band > 0:
         console.print(f"cost model: calibrated; absolute times +-{cost.error_band:.1%} (its held-out checks; "
                       "speedups are ratios and carry less of it)")

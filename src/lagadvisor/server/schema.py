@@ -153,6 +153,11 @@ class ServerSettings:
     variables: dict
     replica: dict | None = None
     notes: tuple[str, ...] = ()
+    #: The default channel's row of performance_schema.replication_connection_configuration and
+    #: replication_applier_configuration, by column (AUTO_POSITION, GTID_ONLY, REQUIRE_ROW_FORMAT,
+    #: DESIRED_DELAY, ...; on 26.7+ also APPLIER_VERSION, APPLIER_WORKER_COUNT); None: not read
+    #: (not a replica, or no access to performance_schema).
+    channel: dict | None = None
 
     def get(self, name: str) -> str | None:
         v = self.variables.get(name)
@@ -192,10 +197,37 @@ def load_settings(conn, host: str) -> ServerSettings:
                     notes.append("no REPLICATION CLIENT privilege: replica status not read")
                     break
                 continue
+        channel = _channel(cur, notes)
         cur.close()
     except mysql.connector.Error as err:
         raise SchemaError(f"cannot read server variables: {err}") from err
-    return ServerSettings(host, variables, replica, tuple(notes))
+    return ServerSettings(host, variables, replica, tuple(notes), channel)
+
+
+#: The replica's channel settings the Change Stream Applier's prerequisites name (MySQL 26.7
+#: Reference Manual, 19.2.4.1): the default channel's rows of these tables, joined.
+CHANNEL_TABLES = ("replication_connection_configuration", "replication_applier_configuration")
+
+
+def _channel(cur, notes: list) -> dict | None:
+    """The default channel's configuration (:data:`CHANNEL_TABLES`), or None when the server has
+    no such channel or the user cannot read performance_schema (a note says which)."""
+    import mysql.connector
+
+    out: dict = {}
+    for table in CHANNEL_TABLES:
+        try:
+            cur.execute(f"SELECT * FROM performance_schema.{table} WHERE CHANNEL_NAME = ''")
+            row = cur.fetchone()
+            cols = [d[0] for d in cur.description or ()]
+            cur.fetchall()
+        except mysql.connector.Error as err:
+            notes.append(f"performance_schema.{table} not read: {err.msg if hasattr(err, 'msg') else err}")
+            return None
+        if row is None:
+            return None
+        out.update({c.upper(): _text(v) for c, v in zip(cols, row)})
+    return out
 
 
 def settings_from_server(opts: ServerOptions) -> ServerSettings:

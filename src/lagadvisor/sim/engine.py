@@ -27,6 +27,27 @@ InnoDB's redo-flush wait loop, log0write.cc ``log_wait_for_flush``; bench/fsync_
 like any other CPU, then the device's rest: on a busy core fsyncs take longer. Events are ordered by
 ``(time, sequence)`` so results are the same bytes for the same input.
 
+The Change Stream Applier (``ReplicaConfig.applier = Applier.CSA``; MySQL 26.7+, ``CHANGE
+REPLICATION SOURCE TO APPLIER_VERSION=2``) is modelled from its documented semantics only, since
+no 26.x server runs here. MySQL 26.7 Reference Manual, 19.2.4 "Change Stream Applier"
+(dev.mysql.com/doc/refman/26.7/en/change-stream-applier.html) says it takes dependencies from the
+same last_committed/sequence_number, so the same ``need`` columns. With
+replica_preserve_commit_order ON, "the apply and commit phases are scheduled separately. A
+transaction that has finished applying waits for its turn to register for commit, but the worker
+that applied it can process another ready transaction": the worker is freed at APPLY_DONE, not at
+its commit, and the transaction still enters the commit stage in source order (``enter_in_order``,
+unchanged). With it OFF the manual describes no separation: the worker holds the transaction
+through its commit, as the MTA's does. "CSA workers can read transaction events from the relay
+log in parallel": the coordinator's per-byte read (``dispatch_byte_us * nbytes``) moves into the
+worker's CPU job (processor-shared, so parallel), and the scheduler's serial cost per transaction
+is ``dispatch_us`` alone. 19.2.4.2 "Change Stream Applier Limitations": no
+replica_pending_jobs_size_max (its replacement, APPLIER_EVENT_MEMORY_LIMIT, is not modelled: the
+manual's pages read for this give no default). The manual does not say whether the commit, once
+its turn comes, needs a worker again; here it does not (the group commit's leader does it).
+What the manual does not describe stays the MTA's: the scheduler hands transactions out in
+relay-log order, waits for a free worker the same way, and the commit pipeline is the same group
+commit.
+
 This module is the reference. ``native/src/sim.rs`` replays it event for event (same queue
 order, same float operations in the same order) and :func:`simulate` uses it when the
 extension is built; a change here must be made there too (tests/native/test_sim_engine.py compares
@@ -42,6 +63,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from ..kinds import Applier
 from ..native.loader import extension, require
 from .model import CostModel, ReplicaConfig
 
@@ -160,7 +182,8 @@ def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
         inp.need_kind.tobytes(), cfg.workers, cfg.preserve_commit_order, cfg.durable,
         cfg.pending_jobs_size_max, cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us,
-        cost.handoff_us, cost.cores, cost.redo_flush_us, cost.fsync_devices, cost.fsync_cpu)
+        cost.handoff_us, cost.cores, cost.redo_flush_us, cost.fsync_devices, cost.fsync_cpu,
+        Applier(cfg.applier).value)
     commit_us = array("d")
     commit_us.frombytes(commit)
     return SimResult(max(0, cfg.workers), apply_us, commit_us, inp.arrival_us, busy_us=busy,
@@ -219,6 +242,10 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF, REDO_DONE, FSYNC_CPU = range(9)
     sync_us = cost.flush_us if cfg.durable else 0.0
     redo_us = cost.redo_flush_us if cfg.durable else 0.0
+    # The Change Stream Applier (module docstring): the worker reads its transaction's events
+    # (per byte) and, with commit order preserved, is free again once it has applied it.
+    csa = Applier(cfg.applier) is Applier.CSA
+    release_at_apply = csa and cfg.preserve_commit_order
     committed = bytearray(n)
     entered = bytearray(n)
     applied = bytearray(n)
@@ -278,7 +305,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             reason = "dep"
         elif free_workers == 0:
             reason = "worker"
-        elif pending and pending + nbytes[coord_next] > cfg.pending_jobs_size_max:
+        elif not csa and pending and pending + nbytes[coord_next] > cfg.pending_jobs_size_max:
             reason = "worker"
         if reason:
             if coord_blocked_since is None:
@@ -293,7 +320,8 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             coord_blocked_since = None
         free_workers -= 1
         coord_busy = True
-        run_cpu(now, cost.dispatch_us + cost.dispatch_byte_us * nbytes[coord_next], DISPATCH_DONE, coord_next)
+        read_us = cost.dispatch_us if csa else cost.dispatch_us + cost.dispatch_byte_us * nbytes[coord_next]
+        run_cpu(now, read_us, DISPATCH_DONE, coord_next)
 
     def start_flush(now: float) -> None:
         nonlocal flush_busy, flush_queue
@@ -362,8 +390,9 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         nonlocal lwm, free_workers
         committed[i] = 1
         commit_t[i] = now
-        res.busy_us += now - start_t[i]
-        free_workers += 1
+        if not release_at_apply:
+            res.busy_us += now - start_t[i]
+            free_workers += 1
         while lwm + 1 < n and committed[lwm + 1]:
             lwm += 1
 
@@ -382,16 +411,19 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
                 return
 
     def handle(kind: int, i: int, data, now: float) -> None:
-        nonlocal coord_busy, pending, coord_next, flush_busy, sync_busy
+        nonlocal coord_busy, pending, coord_next, flush_busy, sync_busy, free_workers
         if kind == DISPATCH_DONE:
             coord_busy = False
             pending += nbytes[i]
             start_t[i] = now
             coord_next = i + 1
-            run_cpu(now, work_us[i], APPLY_DONE, i)
+            run_cpu(now, cost.dispatch_byte_us * nbytes[i] + work_us[i] if csa else work_us[i], APPLY_DONE, i)
         elif kind == APPLY_DONE:
             pending -= nbytes[i]
             applied[i] = 1
+            if release_at_apply:  # CSA: the worker takes the next ready transaction
+                res.busy_us += now - start_t[i]
+                free_workers += 1
             if cfg.preserve_commit_order:
                 if i == next_entry:
                     enter_in_order(now)

@@ -25,6 +25,7 @@ import stat
 from dataclasses import asdict, dataclass, fields, replace
 
 from ..errors import ConfigError
+from ..kinds import Applier
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,3 +215,11 @@ class ReplicaConfig:
                                          # (the cost model's flush_us applies; else no sync cost)
     pending_jobs_size_max: int = 128 * 1024 * 1024   # replica_parallel_pending_jobs_size_max... bytes
     mode: str = "logical_clock"          # logical_clock | database | mariadb_conservative | mariadb_optimistic
+    applier: Applier = Applier.MTA       # mta: the multi-threaded applier; csa: the Change Stream
+                                         # Applier of 26.7+ (documented semantics: sim.engine)
+
+
+#: Said wherever the Change Stream Applier's simulated numbers are shown (issue 36): its model
+#: is the manual's description (sim.engine), not a measurement.
+CSA_MODEL = ("Change Stream Applier (MySQL 26.7+, APPLIER_VERSION=2): modelled from its documented semantics "
+             "(MySQL 26.7 Reference Manual, 19.2.4); no 26.x server could be run to measure it")

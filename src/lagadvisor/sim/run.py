@@ -110,7 +110,7 @@ def sweep(facts: list[TrxFacts], policies: list[str], workers: list[int], cfg: R
     cells = {}
     for policy in policies:
         for k, w in enumerate(workers):
-            c = ReplicaConfig(w, cfg.preserve_commit_order, cfg.durable, cfg.pending_jobs_size_max, cfg.mode)
+            c = replace(cfg, workers=w)
             cells[(policy, w, True)] = (policy, c, window_s)
             if k == 0 and w != 1:  # the speedup's one-worker run
                 cells[(policy, 1, False)] = (policy, replace(c, workers=1), 0.0)

@@ -20,6 +20,7 @@ import os
 from array import array
 from dataclasses import dataclass, field, replace
 
+from ..kinds import Applier
 from . import engine
 from .build import WORKER_DEPENDENT, base_columns, scheduler_input
 from .model import CostModel, ReplicaConfig
@@ -101,7 +102,7 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
                            (scost.dispatch_us, scost.dispatch_byte_us, scost.commit_us, scost.flush_us,
                             scost.handoff_us, scost.redo_flush_us, float(scost.cores), scost.fsync_cpu),
                            scost.fsync_devices, f, exact_lags(), threshold_s * 1e6,
-                           int(window_s * 1_000_000), origin_us)
+                           int(window_s * 1_000_000), origin_us, Applier(cfg.applier).value)
     chunks = chunks_of(facts) if cfg.mode == "logical_clock" else None
     if chunks is None:  # a reference read, or a mode whose input needs the whole run at once
         inp = scheduler_input(cfg.mode, facts, clock, cost, cfg.workers, catch_up=catch_up)

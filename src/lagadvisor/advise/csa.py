@@ -1,0 +1,139 @@
+"""The Change Stream Applier (CSA) of MySQL 26.7+: its simulated gain on this binlog, its
+prerequisites and the SQL to switch a channel to it, for an upgrade review whose target is 26.7 or
+later (``Context.target_version``).
+
+What the rule reads, all from the MySQL 26.7 Reference Manual: 19.2.4 "Change Stream Applier"
+(the semantics ``sim.engine`` models), 19.2.4.1 "Configuring the Change Stream Applier" (the
+prerequisites and the ``CHANGE REPLICATION SOURCE TO APPLIER_VERSION = 2, APPLIER_WORKER_COUNT =
+N`` statement between ``STOP REPLICA`` and ``START REPLICA``), 19.2.4.2 "Change Stream Applier
+Limitations" (no ASSIGN_GTIDS_TO_ANONYMOUS_TRANSACTIONS) and 19.2.4.3 "Monitoring" (the channel's
+APPLIER_VERSION in performance_schema.replication_applier_configuration). No 26.x server runs
+here: the simulated effect is the model of the documented semantics, and the finding says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..kinds import Applier
+from ..sim.model import CSA_MODEL
+from .context import Context
+from .findings import Effect, Finding, Severity, severity_for
+
+#: The first version with the Change Stream Applier (19.2.4: "introduced in MySQL 26.7.0").
+CSA_SINCE = (26, 7, 0)
+#: A smaller simulated gain is reported as none: no switch advised (advise.rules.MIN_GAIN).
+CSA_MIN_GAIN = 0.02
+
+
+@dataclass(frozen=True)
+class Prerequisite:
+    """One requirement of 19.2.4.1/19.2.4.2: what it needs, what was read and from where
+    (``current`` None: not read, to check)."""
+
+    name: str
+    required: str
+    current: str | None = None
+    read_from: str = ""
+    met: bool | None = None
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "required": self.required, "current": self.current,
+                "read_from": self.read_from, "met": self.met}
+
+    def words(self) -> str:
+        if self.current is None:
+            return f"{self.name}: to check (needs {self.required})"
+        mark = "met" if self.met else "NOT met"
+        return f"{self.name}: {self.current} ({mark}; {self.read_from})"
+
+
+def _channel_value(ctx: Context, column: str, status_column: str | None = None) -> tuple[str | None, str]:
+    """A column of the default channel's performance_schema configuration (``--host``), else the
+    same setting in SHOW REPLICA STATUS, else None."""
+    s = ctx.settings
+    if s is None:
+        return None, ""
+    if s.channel and s.channel.get(column) is not None:
+        return str(s.channel[column]), "performance_schema"
+    if status_column and s.replica and s.replica.get(status_column) is not None:
+        return str(s.replica[status_column]), "SHOW REPLICA STATUS"
+    return None, ""
+
+
+def prerequisites(ctx: Context) -> list[Prerequisite]:
+    """The CSA's requirements, each read from the binlog or the server where it can be."""
+    out = []
+    sbr = ctx.analysis.total.statement_based
+    if sbr:
+        out.append(Prerequisite("row-based binary logging", "ROW", f"statement-based events in {sbr:,} transactions",
+                                "the binlog", False))
+    else:
+        out.append(Prerequisite("row-based binary logging", "ROW", "ROW", "the binlog: every transaction row-based",
+                                True))
+    mode = ctx.settings.get("gtid_mode") if ctx.settings else None
+    anonymous = sum(f.summary.events.get("ANONYMOUS_GTID_LOG_EVENT", 0) for f in ctx.analysis.files)
+    if mode is not None:
+        out.append(Prerequisite("gtid_mode", "ON", mode, "the server's global variables", mode.upper() == "ON"))
+    elif anonymous:
+        out.append(Prerequisite("gtid_mode", "ON", f"not ON on the source ({anonymous:,} anonymous transactions)",
+                                "the binlog", False))
+    else:
+        out.append(Prerequisite("gtid_mode", "ON"))
+    for option, column, status, required, ok in (
+            ("SOURCE_AUTO_POSITION", "AUTO_POSITION", "Auto_Position", "1", ("1",)),
+            ("GTID_ONLY", "GTID_ONLY", None, "1", ("1",)),
+            ("REQUIRE_ROW_FORMAT", "REQUIRE_ROW_FORMAT", None, "1", ("1", "YES")),
+            ("SOURCE_DELAY", "DESIRED_DELAY", "SQL_Delay", "0", ("0",)),
+            ("ASSIGN_GTIDS_TO_ANONYMOUS_TRANSACTIONS", "ASSIGN_GTIDS_TO_ANONYMOUS_TRANSACTIONS_TYPE", None, "OFF",
+             ("OFF",))):
+        v, where = _channel_value(ctx, column, status)
+        out.append(Prerequisite(option, required, v, where, None if v is None else v.upper() in ok))
+    return out
+
+
+def change_stream_applier(ctx: Context) -> list[Finding]:
+    """For a 26.7+ target: the CSA against the MTA at the advised worker count (the knee of the
+    MTA's curve on the recorded clock, ``advise.rules.parallel_workers``'s number for 8.4+
+    sources), catch-up and lag, with the prerequisites and the switch."""
+    t = ctx.target_version
+    if t is None or tuple(t) < CSA_SINCE or ctx.mariadb or not ctx.facts:
+        return []
+    w = ctx.knee("recorded")
+    mta = ctx.seconds("recorded", w)
+    csa = ctx.seconds("recorded", w, applier=Applier.CSA)
+    eff = Effect(f"recorded clock, {w} workers, replica_preserve_commit_order="
+                 f"{'ON' if ctx.baseline.preserve_commit_order else 'OFF'}: MTA {mta:,.3f} s -> CSA {csa:,.3f} s "
+                 f"({CSA_MODEL})", before=mta, after=csa,
+                 lag_p99_before=ctx.lag_p99("recorded", w),
+                 lag_p99_after=ctx.lag_p99("recorded", w, applier=Applier.CSA))
+    reqs = prerequisites(ctx)
+    current, assumed = "1", True
+    if ctx.settings and ctx.settings.channel and ctx.settings.channel.get("APPLIER_VERSION") is not None:
+        current, assumed = str(ctx.settings.channel["APPLIER_VERSION"]), False
+    unmet = [r for r in reqs if r.met is False]
+    evidence = ("prerequisites (MySQL 26.7 manual 19.2.4.1): " + "; ".join(r.words() for r in reqs)
+                + ". The CSA schedules from the same last_committed/sequence_number; with commit order "
+                "preserved a worker that has applied a transaction takes the next one instead of waiting "
+                "for its commit turn, and workers read the relay log in parallel")
+    metrics = {"workers": w, "mta_seconds": round(mta, 6), "csa_seconds": round(csa, 6),
+               "target_version": ".".join(map(str, t)), "model": "documented semantics",
+               "prerequisites": [r.as_json() for r in reqs]}
+    if eff.gain < CSA_MIN_GAIN:
+        return [Finding("change_stream_applier", Severity.info,
+                        "The Change Stream Applier (26.7+) gains nothing on this workload: no switch advised",
+                        "APPLIER_VERSION", current, "1 (keep the MTA)",
+                        f"simulated: MTA {mta:,.3f} s, CSA {csa:,.3f} s at {w} workers; " + evidence, eff,
+                        current_assumed=assumed, metrics=metrics)]
+    stmts = tuple(f"-- first: {r.name} = {r.required} (now {r.current})" for r in unmet
+                  if r.name in ("gtid_mode", "row-based binary logging")) + (
+        "STOP REPLICA;",
+        f"CHANGE REPLICATION SOURCE TO APPLIER_VERSION = 2, APPLIER_WORKER_COUNT = {w}, SOURCE_AUTO_POSITION = 1, "
+        "GTID_ONLY = 1, REQUIRE_ROW_FORMAT = 1, SOURCE_DELAY = 0;",
+        "START REPLICA;")
+    sev = severity_for(eff.gain)
+    return [Finding("change_stream_applier", sev,
+                    f"After the upgrade to {'.'.join(map(str, t))}: the Change Stream Applier applies this binlog "
+                    f"{eff.gain:.0%} faster" + (f" ({len(unmet)} prerequisite(s) not met)" if unmet else ""),
+                    "APPLIER_VERSION", current, "2", evidence, eff, statements=stmts,
+                    current_assumed=assumed, metrics=metrics)]

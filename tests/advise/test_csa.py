@@ -1,0 +1,135 @@
+"""advise's Change Stream Applier finding (advise/csa.py): only for a 26.7+ target, with the CSA's
+simulated gain at the advised worker count, its prerequisites (read from the server when there is
+one, else listed as to check), the SQL to switch, and the statement that the model is the
+documented semantics."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+
+import pytest
+from conftest import FIXTURES, free_port, need, server_name
+
+from lagadvisor.advise import advise_context
+from lagadvisor.advise.context import baseline_from, gather
+from lagadvisor.advise.csa import change_stream_applier, prerequisites
+from lagadvisor.commands.common import clock_options
+from lagadvisor.commands.options import ClockArgs
+from lagadvisor.server.schema import ServerSettings
+from lagadvisor.sim.model import CostModel
+
+
+@lru_cache(maxsize=None)
+def _context(name: str):
+    d = FIXTURES / name
+    files = sorted(str(p) for p in d.iterdir() if p.name.split(".")[-1].isdigit())
+    return gather(files, clock_options(ClockArgs()), CostModel(), None)
+
+
+def _ctx(name: str, target, settings=None):
+    base = _context(name)
+    ctx = replace(base, target_version=target, settings=settings,
+                  baseline=baseline_from(settings, base.mariadb, base.version))
+    ctx._sim_cache = _context(name)._sim_cache  # the same simulations: share them
+    return ctx
+
+
+def _csa(advice):
+    return [f for f in advice.findings + advice.confirmed if f.id == "change_stream_applier"]
+
+
+@pytest.mark.parametrize("target", [None, (8, 4, 0), (9, 7, 0), (26, 6, 9)])
+def test_no_finding_below_26_7_or_without_a_target(target):
+    assert _csa(advise_context(_ctx("sysbench_oltp_write_only", target))) == []
+
+
+def test_finding_for_26_7_with_the_gain_the_sql_and_what_to_check():
+    advice = advise_context(_ctx("sysbench_oltp_write_only", (26, 7, 0)))
+    [f] = _csa(advice)
+    w = f.metrics["workers"]
+    ctx = advice.context
+    assert w == ctx.knee("recorded")  # the advised worker count
+    assert f.metrics["csa_seconds"] < f.metrics["mta_seconds"]
+    assert f.simulated_effect.gain >= 0.02 and f.suggested == "2"
+    assert f.statements[0] == "STOP REPLICA;" and f.statements[-1] == "START REPLICA;"
+    assert f"APPLIER_VERSION = 2, APPLIER_WORKER_COUNT = {w}" in f.statements[1]
+    for opt in ("SOURCE_AUTO_POSITION = 1", "GTID_ONLY = 1", "REQUIRE_ROW_FORMAT = 1", "SOURCE_DELAY = 0"):
+        assert opt in f.statements[1]
+    assert "documented semantics" in f.simulated_effect.description
+    assert f.metrics["model"] == "documented semantics"
+    # without --host: the binlog says the row format; the channel's settings are to check
+    reqs = {r["name"]: r for r in f.metrics["prerequisites"]}
+    assert reqs["row-based binary logging"]["met"] is True
+    for name in ("gtid_mode", "SOURCE_AUTO_POSITION", "GTID_ONLY", "REQUIRE_ROW_FORMAT", "SOURCE_DELAY"):
+        assert reqs[name]["current"] is None and f"{name}: to check" in f.evidence
+    assert f.current == "1" and f.current_assumed
+
+
+def test_no_gain_says_so_and_advises_no_switch():
+    """A relaxed replica (sync_binlog=0, innodb_flush_log_at_trx_commit=2, read from the server):
+    no fsync to share, so nothing for freed workers to win; on the model's 2 cores the workers
+    that keep applying take CPU from the serial commit stage instead. The CSA simulates no
+    faster: the finding says so and advises no switch."""
+    s = ServerSettings("replica:3306", {"sync_binlog": "0", "innodb_flush_log_at_trx_commit": "2"}, None, ())
+    [f] = change_stream_applier(_ctx("sysbench_oltp_write_only", (26, 10, 0), s))
+    assert f.simulated_effect.gain < 0.02, f.metrics
+    assert "gains nothing" in f.title and f.statements == () and f.suggested.startswith("1")
+    assert f.severity.value == "info" and f.current != f.suggested  # reported, not a confirmation
+    assert "documented semantics" in f.simulated_effect.description
+
+
+def test_prerequisites_read_from_the_server():
+    s = ServerSettings("replica:3306", {"gtid_mode": "OFF_PERMISSIVE"}, None, (),
+                       {"AUTO_POSITION": "1", "GTID_ONLY": "0", "REQUIRE_ROW_FORMAT": "YES", "DESIRED_DELAY": "3600",
+                        "ASSIGN_GTIDS_TO_ANONYMOUS_TRANSACTIONS_TYPE": "OFF", "APPLIER_VERSION": "1"})
+    ctx = _ctx("sysbench_oltp_write_only", (26, 7, 0), s)
+    got = {r.name: (r.current, r.met) for r in prerequisites(ctx)}
+    assert got == {"row-based binary logging": ("ROW", True), "gtid_mode": ("OFF_PERMISSIVE", False),
+                   "SOURCE_AUTO_POSITION": ("1", True), "GTID_ONLY": ("0", False),
+                   "REQUIRE_ROW_FORMAT": ("YES", True), "SOURCE_DELAY": ("3600", False),
+                   "ASSIGN_GTIDS_TO_ANONYMOUS_TRANSACTIONS": ("OFF", True)}
+    [f] = change_stream_applier(ctx)
+    assert not f.current_assumed and f.current == "1"
+    assert "3 prerequisite(s) not met" in f.title
+    assert f.statements[0] == "-- first: gtid_mode = ON (now OFF_PERMISSIVE)"
+
+
+def test_a_channel_already_on_the_csa_is_a_confirmation():
+    s = ServerSettings("replica:3306", {"gtid_mode": "ON"}, None, (), {"APPLIER_VERSION": "2"})
+    advice = advise_context(_ctx("sysbench_oltp_write_only", (26, 7, 0), s))
+    assert [f.id for f in advice.confirmed if f.id == "change_stream_applier"] == ["change_stream_applier"]
+    assert not [f for f in advice.findings if f.id == "change_stream_applier"]
+
+
+def test_load_settings_reads_the_channel_from_a_real_server():
+    """A MySQL 9.x replica's default channel, as --host reads it (performance_schema)."""
+    import oracle
+
+    from lagadvisor.server.schema import load_settings
+
+    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+    rs = oracle.realservers
+    srv = rs.MySQLServer(server_name("lagadvisor-test-csa"), free_port(),
+                         ["--server-id=7", "--gtid-mode=ON", "--enforce-gtid-consistency=ON", "--skip-replica-start"],
+                         fresh=True)
+    srv.start()
+    try:
+        srv.sql("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=1, SOURCE_AUTO_POSITION=1, "
+                "GTID_ONLY=1, REQUIRE_ROW_FORMAT=1, SOURCE_DELAY=5")
+        import mysql.connector
+
+        conn = mysql.connector.connect(host="127.0.0.1", port=srv.port, user="root")
+        try:
+            s = load_settings(conn, "replica")
+        finally:
+            conn.close()
+    finally:
+        srv.stop()
+        srv.remove()
+    assert s.channel is not None
+    assert (s.channel["AUTO_POSITION"], s.channel["GTID_ONLY"], s.channel["REQUIRE_ROW_FORMAT"],
+            str(s.channel["DESIRED_DELAY"])) == ("1", "1", "YES", "5")
+    ctx = _ctx("sysbench_oltp_write_only", (26, 7, 0), s)
+    got = {r.name: r.met for r in prerequisites(ctx)}
+    assert got["gtid_mode"] and got["GTID_ONLY"] and got["SOURCE_AUTO_POSITION"] and not got["SOURCE_DELAY"]
