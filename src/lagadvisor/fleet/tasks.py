@@ -178,12 +178,13 @@ def _sampled_files(job: ServerJob) -> list[str]:
         return [local_path(f) for f in job.files]
     from ..binlog.framing import version_tuple
     from ..depgraph.pipeline import DETECT_SAMPLE, _sample, peek_server
+    from ..versions import writeset_only
 
     out: list[str] = []
     for f in job.files:
         out.append(stage(f, job.run_id))
         version, mariadb = peek_server(out[0])
-        if mariadb or version_tuple(version) >= (8, 4, 0):
+        if mariadb or writeset_only(version_tuple(version)):
             break
         if sum(1 for t, _ in _sample(out, DETECT_SAMPLE) if t is not None) >= DETECT_SAMPLE:
             break
