@@ -60,6 +60,9 @@ def dependency_tracking(ctx: Context) -> list[Finding]:
     evidence = (f"binlog written under {written}; clock depth (longest chain) per policy: "
                 + ", ".join(f"{p} {stats[p].depth:,} of {stats[p].transactions:,} transactions "
                             f"(ideal {ideal[p]:.1f}x)" for p in stats))
+    note = ctx.analysis.policies.not_computed_note(ctx.analysis.total.transactions) if ctx.analysis.policies else None
+    if note:
+        evidence += f"; {note}"
     before = ctx.seconds("recorded", w)
     if writeset_only(ctx.version):
         eff = Effect(f"{_ws_since()}+ sources track WRITESET only; with {w} workers the recorded clock "

@@ -6,6 +6,7 @@ import json
 
 from .. import __version__
 from ..advise import Advice
+from ..analysis.results import WRITESET_POLICIES
 from ..advise.findings import SCHEMA_VERSION
 from ..advise.summary import summary
 
@@ -131,9 +132,13 @@ def render_summary(advice: Advice, console) -> None:
                     f"{cur['lag_p99_seconds']:,.3f} s ({cur['config']})")
         tab.add_row("with the plan", f"{rec['catch_up_seconds']:,.3f} s{_band(rec)} catch-up ({-doc['gain']:+.1%}), lag p99 "
                     f"{rec['lag_p99_seconds']:,.3f} s ({rec['config']})")
+        mark = "*" if doc.get("not_computed") else ""
         for i, step in enumerate(advice.plan.steps, 1):
             verdict = f"{-step.marginal_gain:+.1%}" + ("" if step.kept else ": left out, gains too little")
-            tab.add_row(f"  step {i}", f"{step.setting}: {step.before} -> {step.after} ({verdict})")
+            star = mark if step.after in WRITESET_POLICIES else ""
+            tab.add_row(f"  step {i}", f"{step.setting}: {step.before} -> {step.after}{star} ({verdict})")
+        if mark:
+            tab.add_row("not computed", "* " + doc["not_computed"])
         tab.add_row("bottleneck", doc["bottleneck"]["sentence"])
         ww = doc.get("worst_window")
         if ww:

@@ -123,6 +123,8 @@ def _summary_html(sm: dict, plan: dict | None) -> str:
         for i, st in enumerate(plan["steps"] if plan else [], 1):
             rows.append((f"step {i}", f"{st['setting']}: {st['from']} → {st['to']} ({-st['marginal_gain']:+.1%}"
                                       + ("" if st["kept"] else ": left out, gains too little") + ")"))
+        if sm.get("not_computed"):
+            rows.append(("not computed", sm["not_computed"]))
         rows.append(("bottleneck", sm["bottleneck"]["sentence"]))
     rows += [("checked", f"{line} (no change needed)") for line in sm["confirmed"]]
     rows += [("assumed" if i == 0 else "", a) for i, a in enumerate(sm["assumptions"])]
