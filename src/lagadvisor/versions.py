@@ -25,7 +25,8 @@ SOURCES: dict[str, str] = {
                     "Bug #38178087; 9.7 manual, What Is New); 10,000,000 read off a real 9.7.4 server",
     "replica_parallel_workers": "replica_parallel_workers: 0 before 8.0.27, 4 from 8.0.27 (MySQL 8.0 manual, "
                                 "Replica Server Options and Variables, as quoted in bugs.mysql.com #113236; "
-                                "MySQL Shell 9.4/9.5 manuals: 'set to 4' by default)",
+                                "MySQL Shell 9.4 and 9.5 manuals, 'Configuring the Parallel Replication Applier': "
+                                "'set to 4' by default)",
     "replica_preserve_commit_order": "replica_preserve_commit_order: ON the default from 8.0.27 (MySQL 8.0 "
                                      "manual, 'Replication and Transaction Inconsistencies')",
     "replica_parallel_type": "replica_parallel_type: LOGICAL_CLOCK from 8.0.27 (not read: the manual text "
@@ -94,14 +95,13 @@ _8027 = replace(_80, first=(8, 0, 27), label="8.0.27", replica_parallel_workers=
 _8030 = replace(_8027, first=(8, 0, 30), label="8.0.30", gipk=False)
 _84 = replace(_8030, first=(8, 4, 0), label="8.4", lts=True, tracking=None,
               removed=("binlog_transaction_dependency_tracking",))
-_9 = replace(_84, lts=False, removed=(), unverified=frozenset({"replica_parallel_type", "replica_parallel_workers",
-                                                               "replica_preserve_commit_order"}))
+_9 = replace(_84, lts=False, removed=(), unverified=frozenset({"replica_parallel_type", "replica_preserve_commit_order"}))
 _26 = replace(_9, first=(26, 7, 0), label="26.7", history_size=10_000_000,
               applier_options=("APPLIER_VERSION", "APPLIER_WORKER_COUNT", "APPLIER_EVENT_MEMORY_LIMIT"),
               unverified=_9.unverified | {"history_size"})
 
-#: Oldest first. 8.0 also stands for older servers; the replica defaults of 9.x and 26.x are
-#: carried over from 8.4 (no change read in their What Is New sections, but not read as values).
+#: Oldest first. 8.0 also stands for older servers. replica_preserve_commit_order in 9.x and 26.x
+#: is carried over from 8.4 (not read as a value: unverified), as is 26.x's history size.
 RELEASES: tuple[Release, ...] = (
     _80, _8027, _8030, _84,
     *(replace(_9, first=(9, m, 0), label=f"9.{m}") for m in range(0, 5)),

@@ -60,6 +60,7 @@ class ServerJob:
     cost: CostModel
     settings: ServerSettings | None
     run_id: str                     # names the workers' folder for remote copies
+    target_version: tuple[int, int, int] | None = None  # advise --target-version (the fleet file's target_version)
 
 
 @dataclass(frozen=True)
@@ -387,6 +388,7 @@ def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> 
     # The context names the local copies while the rules run; the advice names the files as given
     # (for local files the two are the same).
     ctx = context_of(locals_, analysis, graph, facts, job.cost, job.settings, job.options)
+    ctx.target_version = job.target_version
     waited = _what_ifs_per_file(ctx, job, v, catalogs)
     advice = advise_context(ctx)
     ctx.paths = list(job.files)
