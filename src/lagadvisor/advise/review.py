@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 
 from ..analysis.results import WRITESET_POLICIES
 from ..depgraph.policies import Fallback
-from ..versions import (FIELD_OF, GIPK_SINCE, SOURCES, WRITESET_ONLY_SINCE, Release, default_changes, next_lts, release,
-                        removed_between, short)
+from ..versions import (FIELD_OF, GIPK_SINCE, RELEASES, SOURCES, WRITESET_ONLY_SINCE, Release, default_changes,
+                        next_lts, release, removed_between, short)
 from ..writeset.tracker import WhatIf
 from .context import Context
 from .plan import Config, Plan
@@ -71,6 +71,8 @@ def offer(ctx: Context) -> str | None:
     """The next LTS a COMMIT_ORDER source could be reviewed for (None: nothing to offer)."""
     p = ctx.analysis.policies
     if ctx.mariadb or p is None or p.written.name != "COMMIT_ORDER" or ctx.target_version is not None:
+        return None
+    if ctx.version < RELEASES[0].first:  # 5.7 and older upgrade to 8.0 first: not in the table
         return None
     lts = next_lts(ctx.version)
     return short(lts.first) if lts else None
