@@ -258,7 +258,7 @@ class PolicyResults:
         if not n:
             return None
         return (f"WRITESET and WRITESET_SESSION not computed for {n:,} of {total:,} transactions: their "
-                f"tables' keys are unknown (row metadata below FULL, no schema), so these rows repeat the "
+                f"tables' keys are unknown (row metadata below FULL, no schema names them), so these rows repeat the "
                 f"commit-order input; {NOT_COMPUTED_HOW}")
 
 
