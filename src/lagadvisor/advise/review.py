@@ -133,7 +133,6 @@ def _history_differs(ctx: Context, history: int) -> bool:
 def _history_facts(ctx: Context, clock: str, history: int):
     """(facts, cache key) of the clock under the target's history size: a what-if only when the
     history filled up in this workload and the target's differs (else the same facts)."""
-    p = ctx.analysis.policies
     if clock == "recorded" or not _history_differs(ctx, history):
         return None, ""
     return ctx.what_if_facts(WhatIf(), history_size=history), f"history{history}"
