@@ -1,23 +1,191 @@
-"""Server-version facts shared by the clocks, the help texts and the README (one source).
+"""Server-version facts shared by the clocks, the rules, the help texts and the README (one source).
 
-Kept free of imports so the CLI can quote it in ``--help`` without loading the engine.
+One table, :data:`RELEASES`: per MySQL release, the defaults that matter to the applier and to the
+dependency clock, the variables removed, and the applier options. Each fact names where it was
+read (:data:`SOURCES`); a fact not read in a manual or a release note is listed in the release's
+``unverified`` and every output that uses it says so.
+
+Kept free of lagadvisor imports so the CLI can quote it in ``--help`` without loading the engine.
 """
 
 from __future__ import annotations
 
-#: ``binlog_transaction_dependency_history_size`` defaults, newest first: (first version, default).
-#: 25,000 up to 9.4 (sys_vars.cc, and 8.4's manual); 1,000,000 from 9.5.0 (release notes:
-#: "increased from 25000 to 1000000", Bug #38178087); 10,000,000 read off a real 9.7.4 server.
-#: 9.6 is assumed to be 1,000,000 (not verified): pass ``--history-size`` when it matters.
-#: MariaDB has no writeset history; its clock is re-derived with the 25,000 of MySQL 8.0.
-HISTORY_SIZE_DEFAULTS: tuple[tuple[tuple[int, int, int], int], ...] = (
-    ((9, 7, 0), 10_000_000),
-    ((9, 5, 0), 1_000_000),
-    ((0, 0, 0), 25_000),
+from dataclasses import dataclass, replace
+
+Version = tuple[int, int, int]
+
+#: Where each fact was read (keys are the :class:`Release` fields and the variables they name).
+SOURCES: dict[str, str] = {
+    "tracking": "binlog_transaction_dependency_tracking: COMMIT_ORDER by default in 5.7/8.0 (sys_vars.cc); "
+                "deprecated in 8.0.35 and 8.2.0, removed in 8.4.0, from which the server uses WRITESET "
+                "(MySQL Shell 9.4 manual, 'Configuring the Parallel Replication Applier'; MySQL Server "
+                "Version Reference, 'Option and Variable Changes for MySQL 8.4': removed in version 8.4.0)",
+    "history_size": "binlog_transaction_dependency_history_size: 25,000 up to 9.4 (sys_vars.cc, and 8.4's "
+                    "manual); 1,000,000 from 9.5.0 (9.5.0 release notes: 'increased from 25000 to 1000000', "
+                    "Bug #38178087; 9.7 manual, What Is New); 10,000,000 read off a real 9.7.4 server",
+    "replica_parallel_workers": "replica_parallel_workers: 0 before 8.0.27, 4 from 8.0.27 (MySQL 8.0 manual, "
+                                "Replica Server Options and Variables, as quoted in bugs.mysql.com #113236; "
+                                "MySQL Shell 9.4 and 9.5 manuals, 'Configuring the Parallel Replication Applier': "
+                                "'set to 4' by default)",
+    "replica_preserve_commit_order": "replica_preserve_commit_order: ON the default from 8.0.27 (MySQL 8.0 "
+                                     "manual, 'Replication and Transaction Inconsistencies')",
+    "replica_parallel_type": "replica_parallel_type: LOGICAL_CLOCK from 8.0.27 (not read: the manual text "
+                             "found stops before the value)",
+    "gipk": "sql_generate_invisible_primary_key: since 8.0.30, OFF by default (MySQL blog 'Generated "
+            "Invisible Primary Key'; 'Generated Invisible Primary Keys' in the 8.4, 9.0, 9.4, 9.5 and 26.10 "
+            "manuals)",
+    "lts": "LTS series 8.4.x and 9.7.x (9.5 manual, 1.3 'MySQL Releases: Innovation and LTS'); from 26.7, "
+           "calendar versions, and 'release maturity remains an explicit property of each release' "
+           "(26.7 manual, 1.3): no 26.x release is documented as LTS here",
+    "applier": "the Change Stream Applier: APPLIER_VERSION (1 the MTA, the default for a new channel; 2 the "
+               "CSA, from 26.7.0), APPLIER_WORKER_COUNT, APPLIER_EVENT_MEMORY_LIMIT (26.7 and 26.10 manuals, "
+               "19.2.4 'Change Stream Applier', 19.2.4.1 'Configuring', 19.2.4.2 'Limitations': no "
+               "replica_pending_jobs_size_max); the defaults of the last two are not read",
+}
+
+
+@dataclass(frozen=True)
+class Release:
+    """The defaults of one MySQL release (and the ones after it, up to the next row)."""
+
+    first: Version
+    label: str
+    lts: bool
+    tracking: str | None          # binlog_transaction_dependency_tracking's default; None: removed (WRITESET)
+    history_size: int             # binlog_transaction_dependency_history_size
+    replica_parallel_workers: int
+    replica_preserve_commit_order: bool
+    replica_parallel_type: str    # LOGICAL_CLOCK (DATABASE before 8.0.27)
+    gipk: bool | None             # sql_generate_invisible_primary_key's default; None: no such variable
+    removed: tuple[str, ...] = ()           # variables that matter to the applier, removed in this release
+    applier_options: tuple[str, ...] = ()   # CHANGE REPLICATION SOURCE TO options of the applier
+    unverified: frozenset[str] = frozenset()  # fields assumed (carried over), not read for this release
+
+    @property
+    def writeset_only(self) -> bool:
+        """Sources of this release track WRITESET only (no binlog_transaction_dependency_tracking)."""
+        return self.tracking is None
+
+    def default(self, name: str) -> str:
+        """A variable's default as SHOW VARIABLES spells it ('' when the release has no such variable)."""
+        v = {"binlog_transaction_dependency_tracking": self.tracking,
+             "binlog_transaction_dependency_history_size": self.history_size,
+             "replica_parallel_workers": self.replica_parallel_workers,
+             "replica_preserve_commit_order": self.replica_preserve_commit_order,
+             "replica_parallel_type": self.replica_parallel_type,
+             "sql_generate_invisible_primary_key": self.gipk}[name]
+        if v is None:
+            return ""
+        return ("ON" if v else "OFF") if isinstance(v, bool) else str(v)
+
+
+#: The fields each variable's default is read from (for ``unverified``).
+FIELD_OF = {"binlog_transaction_dependency_tracking": "tracking",
+            "binlog_transaction_dependency_history_size": "history_size",
+            "replica_parallel_workers": "replica_parallel_workers",
+            "replica_preserve_commit_order": "replica_preserve_commit_order",
+            "replica_parallel_type": "replica_parallel_type", "sql_generate_invisible_primary_key": "gipk"}
+#: The variables a review compares between two releases, in this order.
+REVIEWED = tuple(FIELD_OF)
+
+_80 = Release((8, 0, 0), "8.0", False, "COMMIT_ORDER", 25_000, 0, False, "DATABASE", None,
+              unverified=frozenset({"replica_parallel_type"}))
+_8027 = replace(_80, first=(8, 0, 27), label="8.0.27", replica_parallel_workers=4,
+                replica_preserve_commit_order=True, replica_parallel_type="LOGICAL_CLOCK")
+_8030 = replace(_8027, first=(8, 0, 30), label="8.0.30", gipk=False)
+_84 = replace(_8030, first=(8, 4, 0), label="8.4", lts=True, tracking=None,
+              removed=("binlog_transaction_dependency_tracking",))
+_9 = replace(_84, lts=False, removed=(), unverified=frozenset({"replica_parallel_type", "replica_preserve_commit_order"}))
+_26 = replace(_9, first=(26, 7, 0), label="26.7", history_size=10_000_000,
+              applier_options=("APPLIER_VERSION", "APPLIER_WORKER_COUNT", "APPLIER_EVENT_MEMORY_LIMIT"),
+              unverified=_9.unverified | {"history_size"})
+
+#: Oldest first. 8.0 also stands for older servers. replica_preserve_commit_order in 9.x and 26.x
+#: is carried over from 8.4 (not read as a value: unverified), as is 26.x's history size.
+RELEASES: tuple[Release, ...] = (
+    _80, _8027, _8030, _84,
+    *(replace(_9, first=(9, m, 0), label=f"9.{m}") for m in range(0, 5)),
+    replace(_9, first=(9, 5, 0), label="9.5", history_size=1_000_000),
+    replace(_9, first=(9, 6, 0), label="9.6", history_size=1_000_000, unverified=_9.unverified | {"history_size"}),
+    replace(_9, first=(9, 7, 0), label="9.7", lts=True, history_size=10_000_000),
+    _26,
+    replace(_26, first=(26, 10, 0), label="26.10"),
 )
 
+#: The first release whose sources track WRITESET only.
+WRITESET_ONLY_SINCE: Version = next(r.first for r in RELEASES if r.writeset_only)
+#: The first release with ``sql_generate_invisible_primary_key``.
+GIPK_SINCE: Version = next(r.first for r in RELEASES if r.gipk is not None)
 
-def history_size_default(version: tuple[int, int, int], mariadb: bool = False) -> int:
+
+def release(version: Version) -> Release:
+    """The row of ``version``: the newest release at or before it (8.0 for older or unknown)."""
+    return next((r for r in reversed(RELEASES) if version >= r.first), RELEASES[0])
+
+
+def writeset_only(version: Version) -> bool:
+    """Whether a source of this version tracks WRITESET only (8.4+: the variable is removed)."""
+    return release(version).writeset_only
+
+
+def short(version: Version) -> str:
+    """``(8, 4, 0)`` -> ``8.4``; a patch level other than 0 is kept (``8.0.27``)."""
+    return ".".join(str(p) for p in (version if version[2] else version[:2]))
+
+
+def writeset_only_note(server: str) -> str:
+    """The sentence a detection gives when the server alone decides the clock."""
+    return f"server {server}: {short(WRITESET_ONLY_SINCE)}+ tracks dependencies with WRITESET only"
+
+
+def parse_version(text: str) -> Version:
+    """``8.4``, ``9.7``, ``26.7`` or ``8.4.3`` (a suffix such as ``-log`` is not accepted here)."""
+    parts = text.strip().split(".")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"{text!r} is not a MySQL version (8.4, 9.7, 26.7 or 8.4.3)")
+    nums = [int(p) for p in parts] + [0] * (3 - len(parts))
+    return (nums[0], nums[1], nums[2])
+
+
+def next_lts(version: Version) -> Release | None:
+    """The first LTS release of a later series than ``version`` (8.0 -> 8.4, 8.4 -> 9.7)."""
+    return next((r for r in RELEASES if r.lts and r.first[:2] > version[:2]), None)
+
+
+def removed_between(old: Version, new: Version) -> list[tuple[str, Release]]:
+    """The variables removed by the releases after ``old`` up to ``new``, with the release."""
+    return [(name, r) for r in RELEASES if old < r.first <= new for name in r.removed]
+
+
+def default_changes(old: Version, new: Version) -> list[tuple[str, str, str, bool]]:
+    """(variable, default at ``old``, default at ``new``, verified) for every reviewed variable
+    whose default differs; a removed variable's new default is ''."""
+    a, b = release(old), release(new)
+    out = []
+    for name in REVIEWED:
+        if a.default(name) != b.default(name):
+            field = FIELD_OF[name]
+            out.append((name, a.default(name), b.default(name), field not in a.unverified | b.unverified))
+    return out
+
+
+def _history_table() -> tuple[tuple[Version, int], ...]:
+    """(first version, default) newest first, one row per change of the default."""
+    rows: list[tuple[Version, int]] = []
+    for r in RELEASES:
+        if not rows or rows[-1][1] != r.history_size:
+            rows.append((r.first, r.history_size))
+    rows[0] = ((0, 0, 0), rows[0][1])
+    return tuple(reversed(rows))
+
+
+#: ``binlog_transaction_dependency_history_size`` defaults, newest first: (first version, default),
+#: from :data:`RELEASES`. 9.6 is assumed to be 1,000,000 (not verified): pass ``--history-size``
+#: when it matters. MariaDB has no writeset history; its clock is re-derived with the 25,000 of 8.0.
+HISTORY_SIZE_DEFAULTS: tuple[tuple[Version, int], ...] = _history_table()
+
+
+def history_size_default(version: Version, mariadb: bool = False) -> int:
     """The default history size of a server version (:data:`HISTORY_SIZE_DEFAULTS`)."""
     if mariadb:
         return HISTORY_SIZE_DEFAULTS[-1][1]

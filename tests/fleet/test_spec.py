@@ -30,6 +30,8 @@ def test_toml_and_yaml_give_the_same_servers(tmp_path):
     ('[[servers]]\nname = "a"\nbinlogs = "/x"\nworkers = 3\n', "unknown key 'workers'"),
     ('[[servers]]\nname = "a"\nbinlogs = "/x"\n[[servers]]\nname = "a"\nbinlogs = "/y"\n', "used twice"),
     ('[[servers]\n', "not a TOML fleet file"),
+    ('[[servers]]\nname = "a"\nbinlogs = "/x"\ntarget_version = 8.4\n', "target_version must be a version"),
+    ('[[servers]]\nname = "a"\nbinlogs = "/x"\ntarget_version = "eight"\n', "target_version must be a version"),
 ])
 def test_bad_fleet_files_are_one_line(tmp_path, text, message):
     f = tmp_path / "f.toml"
@@ -49,3 +51,11 @@ def test_locations(tmp_path):
     with pytest.raises(ConfigError, match="no such file"):
         list_binlogs(str(tmp_path / "nope"))
     assert [e.name for e in entries_from_dirs(["/a/db1/", "/b/db1", "/c/db2"])] == ["db1", "db1#2", "db2"]
+
+
+def test_a_target_version_per_server_or_for_all(tmp_path):
+    """``target_version``: the pre-upgrade review of a server (advise --target-version)."""
+    f = tmp_path / "f.toml"
+    f.write_text('[defaults]\ntarget_version = "8.4"\n[[servers]]\nname = "a"\nbinlogs = "/x/"\n'
+                 '[[servers]]\nname = "b"\nbinlogs = "/y/"\ntarget_version = "26.7"\n')
+    assert [s.target_version for s in load_fleet(str(f))] == ["8.4", "26.7"]

@@ -10,6 +10,7 @@ from ..sim.model import CostModel
 from .context import Context, gather
 from .findings import SCHEMA_VERSION, Alternative, Effect, Finding, Severity, ordered, severity_for
 from .plan import Config, Plan, build_plan
+from .review import Review, offer, review
 from .rules import RULES, restate
 
 
@@ -19,6 +20,8 @@ class Advice:
     context: Context
     plan: Plan | None = None
     confirmed: list[Finding] = field(default_factory=list)   # checked: the current value is the right one
+    review: Review | None = None     # --target-version: the pre-upgrade review
+    offer: str | None = None         # without it, on a COMMIT_ORDER binlog: the next LTS to review for
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)
@@ -34,12 +37,17 @@ PLAN_FINDINGS = ("dependency_tracking", "replica_durability", "replica_parallel_
 
 def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = None,
            settings: ServerSettings | None = None, on_transaction=None, window_s: float | None = None,
-           on_progress=None, jobs: int = 1) -> Advice:
+           on_progress=None, jobs: int = 1, target_version: tuple[int, int, int] | None = None,
+           current_version: tuple[int, int, int] | None = None) -> Advice:
     """``window_s``: the lag window of the summary's worst window (None: chosen from the span);
-    ``jobs``: simulations run at once (the same advice)."""
+    ``jobs``: simulations run at once (the same advice); ``target_version``: review the upgrade
+    to it; ``current_version``: the source's version instead of the binlog's (or --host's)."""
     ctx = gather(list(paths), options, cost or CostModel(), settings, on_transaction, on_progress)
     ctx.window_s = window_s
     ctx.jobs = jobs
+    ctx.target_version = target_version
+    if current_version is not None:
+        ctx.version, ctx.version_from = current_version, "--current-version"
     return advise_context(ctx)
 
 
@@ -67,7 +75,8 @@ def advise_context(ctx: Context) -> Advice:
     if ctx.facts:
         plan = build_plan(ctx, {f.id: f.suggested for f in findings if f.id in PLAN_FINDINGS})
         findings = [_in_plan(f, plan, ctx) for f in findings]
-    return Advice(ordered(findings), ctx, plan, sorted(confirmed, key=lambda f: f.id))
+    findings = ordered(findings)
+    return Advice(findings, ctx, plan, sorted(confirmed, key=lambda f: f.id), review(ctx, plan, findings), offer(ctx))
 
 
 def _in_plan(f: Finding, plan: Plan, ctx: Context) -> Finding:

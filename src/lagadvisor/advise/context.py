@@ -26,10 +26,12 @@ from ..sim.model import CostModel, ReplicaConfig
 from ..sim.run import ScanSizes, facts_of, window_for
 from ..sim.store import FactStore, LogStore, ReplayedFacts
 from ..sim.stream import SimSummary, chunks_of, first_ts_of, run_summary
+from ..versions import release, writeset_only
 from ..writeset.tracker import WhatIf
 
 WORKERS = (1, 2, 4, 8, 16, 32)
-DEFAULT_WORKERS = 4          # replica_parallel_workers default since 8.0.27
+REPLICA_DEFAULTS = release((8, 0, 27))   # the replica's defaults assumed without --host: MySQL's since 8.0.27
+DEFAULT_WORKERS = REPLICA_DEFAULTS.replica_parallel_workers
 KNEE_SHARE = 0.9             # the knee: fewest workers reaching 90% of the best simulated speedup
 
 
@@ -60,10 +62,10 @@ class Context:
     # tables without any index: table -> [UPDATE/DELETE rows events, table rows scanned]
     scans: dict = field(default_factory=dict)
     window_s: float | None = None   # lag windows: None = chosen from the span (sim.run.window_for)
+    target_version: tuple[int, int, int] | None = None  # advise --target-version: the pre-upgrade review
+    version_from: str = "binlog"    # where ``version`` was read: binlog, --host or --current-version
     jobs: int = 1                   # simulations run at once (advise --jobs)
     ws_log: LogStore | None = None  # the main pass's writeset log (native): what-ifs replay it
-    # the replica's version after the upgrade (advise --target-version); None: no upgrade review
-    target_version: tuple[int, int, int] | None = None
     _trx_cache: dict = field(default_factory=dict, repr=False)
     _sim_cache: dict = field(default_factory=dict, repr=False)
     _what_if_cache: dict = field(default_factory=dict, repr=False)
@@ -138,10 +140,10 @@ class Context:
 
     @property
     def policies(self) -> tuple[str, ...]:
-        """Policies the source can use: 8.4+ has WRITESET only; MariaDB none of them."""
+        """Policies the source can use: 8.4+ has WRITESET only (versions.py); MariaDB none of them."""
         if self.mariadb:
             return ()
-        if self.version >= (8, 4, 0):
+        if writeset_only(self.version):
             return ("WRITESET",)
         return POLICIES
 
@@ -188,7 +190,7 @@ def baseline_from(settings: ServerSettings | None, mariadb: bool = False,
 
     default_workers = MARIADB_DEFAULT_THREADS if mariadb else DEFAULT_WORKERS
     workers = int(var("replica_parallel_workers", str(default_workers)) or 0)
-    preserve = True if mariadb else var("replica_preserve_commit_order", "ON").upper() in ("ON", "1")
+    preserve = True if mariadb else var("replica_preserve_commit_order", REPLICA_DEFAULTS.default("replica_preserve_commit_order")).upper() in ("ON", "1")
     sync = var("sync_binlog", "1")
     flush = var("innodb_flush_log_at_trx_commit", "1")
     durable = sync != "0" and flush == "1"
@@ -255,9 +257,12 @@ def context_of(paths: list[str], result: Analysis, graph: GraphSummary, facts: l
     written = result.policies.written if result.policies else None
     version = version_tuple(written.server_version if written else "")
     mariadb = bool(written and written.mariadb)
+    version_from = "binlog"
     if (written is None or not written.server_version) and settings is not None and settings.version:
         version = version_tuple(settings.version)  # the files do not say: the server does
+        version_from = "--host"
     if settings is not None and settings.version:
         mariadb = mariadb or settings.mariadb
     return Context(list(paths), result, graph, facts, cost, settings, options,
-                   baseline_from(settings, mariadb, version), version, mariadb, dict(scans or {}))
+                   baseline_from(settings, mariadb, version), version, mariadb, dict(scans or {}),
+                   version_from=version_from)

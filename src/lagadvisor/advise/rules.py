@@ -12,8 +12,9 @@ from typing import Callable
 
 from ..depgraph.policies import Fallback
 from ..sim.build import fact_column, first_commit_ts
+from ..versions import GIPK_SINCE, WRITESET_ONLY_SINCE, short, writeset_only
 from ..writeset.tracker import WhatIf
-from .context import DEFAULT_WORKERS, WORKERS, Context
+from .context import DEFAULT_WORKERS, REPLICA_DEFAULTS, WORKERS, Context
 from .csa import change_stream_applier
 from .findings import Effect, Finding, Severity, severity_for
 
@@ -25,6 +26,11 @@ LARGE_TRX_SHARE = 0.05           # or: one transaction is this share of the whol
 LARGE_TRX_MIN_US = 50_000        # ... and takes at least this long to apply
 HOT_ROW_SHARE = 0.05             # a row key behind this share of all row conflicts
 MIN_GAIN = 0.02                  # changes simulated to gain less are reported as info, or not at all
+
+
+def _ws_since() -> str:
+    """``8.4``: the first release whose sources track WRITESET only (versions.py)."""
+    return short(WRITESET_ONLY_SINCE)
 
 
 def _fmt_s(v: float) -> str:
@@ -55,18 +61,21 @@ def dependency_tracking(ctx: Context) -> list[Finding]:
     evidence = (f"binlog written under {written}; clock depth (longest chain) per policy: "
                 + ", ".join(f"{p} {stats[p].depth:,} of {stats[p].transactions:,} transactions "
                             f"(ideal {ideal[p]:.1f}x)" for p in stats))
+    note = ctx.analysis.policies.not_computed_note(ctx.analysis.total.transactions) if ctx.analysis.policies else None
+    if note:
+        evidence += f"; {note}"
     before = ctx.seconds("recorded", w)
-    if ctx.version >= (8, 4, 0):
-        eff = Effect(f"8.4+ sources track WRITESET only; with {w} workers the recorded clock "
+    if writeset_only(ctx.version):
+        eff = Effect(f"{_ws_since()}+ sources track WRITESET only; with {w} workers the recorded clock "
                      f"applies in {_fmt_s(before)}", before=before, after=before)
-        return [Finding("dependency_tracking", Severity.info, "Dependency tracking is WRITESET (8.4+)",
+        return [Finding("dependency_tracking", Severity.info, f"Dependency tracking is WRITESET ({_ws_since()}+)",
                         "binlog_transaction_dependency_tracking", "WRITESET", "WRITESET",
                         evidence, eff, where="source", metrics={"ideal_parallelism": ideal})]
     best = _best_policy(ctx, w)
     after = ctx.seconds(best, w)
     cur, assumed = _current(ctx, "binlog_transaction_dependency_tracking", written)
     eff = Effect(f"replica with {w} workers: {written} clock {_fmt_s(before)} -> {best} {_fmt_s(after)}; "
-                 f"also what an upgrade to 8.4 (WRITESET only) gives: {_fmt_s(ctx.seconds('WRITESET', w))}",
+                 f"also what an upgrade to {_ws_since()} (WRITESET only) gives: {_fmt_s(ctx.seconds('WRITESET', w))}",
                  before=before, after=after, lag_p99_before=ctx.lag_p99("recorded", w),
                  lag_p99_after=ctx.lag_p99(best, w))
     title, stmts, mycnf = _tracking_change(ctx, best) if best != written else (
@@ -84,7 +93,7 @@ def parallel_workers(ctx: Context) -> list[Finding]:
     if not ctx.facts:
         return []
     clock = _best_policy(ctx, DEFAULT_WORKERS) or "recorded"
-    if ctx.version >= (8, 4, 0) or ctx.mariadb:
+    if writeset_only(ctx.version) or ctx.mariadb:
         clock = "recorded"
     curve = ctx.curve(clock)
     knee = ctx.knee(clock)
@@ -141,7 +150,8 @@ def preserve_commit_order(ctx: Context) -> list[Finding]:
     w = max(b.workers, 2)
     on = ctx.seconds("recorded", w, preserve=True)
     off = ctx.seconds("recorded", w, preserve=False)
-    cur, assumed = _current(ctx, "replica_preserve_commit_order", "ON")
+    cur, assumed = _current(ctx, "replica_preserve_commit_order",
+                            REPLICA_DEFAULTS.default("replica_preserve_commit_order"))
     gain = (on - off) / on if on > 0 else 0.0
     evidence = (f"with {w} workers: preserve ON {_fmt_s(on)}, OFF {_fmt_s(off)} ({gain:+.1%} faster OFF). "
                 "OFF lets transactions commit out of source order: gaps in gtid_executed while applying, "
@@ -183,7 +193,7 @@ def history_size(ctx: Context) -> list[Finding]:
 def group_commit_delay(ctx: Context) -> list[Finding]:
     """binlog_group_commit_sync_delay for COMMIT_ORDER sources: larger groups, at a commit-latency cost."""
     p = ctx.analysis.policies
-    if p is None or ctx.mariadb or ctx.version >= (8, 4, 0) or p.written.name != "COMMIT_ORDER":
+    if p is None or ctx.mariadb or writeset_only(ctx.version) or p.written.name != "COMMIT_ORDER":
         return []
     if not first_commit_ts(ctx.facts):
         return []
@@ -258,7 +268,7 @@ def missing_primary_keys(ctx: Context) -> list[Finding]:
                      f"UPDATE/DELETE on a table without any index ({ctx.cost.scan_row_us:g} us per row "
                      "scanned, bench/keyless_apply.py)" if scanned else ""), before=before, after=after)
     gipk = ("-- MariaDB: no generated invisible primary keys; add a key to new tables" if ctx.mariadb else
-            "SET PERSIST sql_generate_invisible_primary_key = ON;  -- 8.0.30+, for tables created later")
+            f"SET PERSIST sql_generate_invisible_primary_key = ON;  -- {short(GIPK_SINCE)}+, for tables created later")
     stmts = tuple(f"ALTER TABLE {_q(n)} ADD COLUMN my_row_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT "
                   "INVISIBLE PRIMARY KEY FIRST;" for n in names) + (gipk,)
     return [Finding("tables_without_primary_key", severity_for(eff.gain, Severity.warning),

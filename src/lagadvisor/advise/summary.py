@@ -156,6 +156,10 @@ def summary(advice: Advice) -> dict:
     plan = advice.plan
     out: dict = {"findings": advice.counts(), "assumptions": assumptions(advice),
                  "confirmed": [f"{f.setting} = {f.current}" for f in advice.confirmed]}
+    p = advice.context.analysis.policies
+    note = p.not_computed_note(advice.context.analysis.total.transactions) if p else None
+    if note:  # only then: the marked outputs change, no other
+        out["not_computed"] = note
     if plan is None:
         out.update(current=None, recommended=None, bottleneck=None, gain=0.0)
         return out

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..binlog import FileSummary, Transaction
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import WrittenPolicy
+from ..depgraph.policies import Fallback
 from ..sim.run import percentile
 
 TOP_N = 5
@@ -244,6 +245,27 @@ class PolicyResults:
     unknown: list[tuple[str, int]]                # (what is unknown, transactions affected)
     caveats: list[tuple[str, int]]
     resets: int
+
+    def not_computed(self) -> int:
+        """Transactions whose writeset could not be computed: tables of a MINIMAL-metadata binlog
+        with no schema given (the fallback resets the history, so the WRITESET and
+        WRITESET_SESSION clocks equal their commit-order input for them)."""
+        return self.fallbacks.get(Fallback.UNKNOWN_SCHEMA.value, 0)
+
+    def not_computed_note(self, total: int) -> str | None:
+        """The sentence that marks the WRITESET rows, with how to get them (None: computed)."""
+        n = self.not_computed()
+        if not n:
+            return None
+        return (f"WRITESET and WRITESET_SESSION not computed for {n:,} of {total:,} transactions: their "
+                f"tables' keys are unknown (row metadata below FULL, no schema names them), so these rows repeat the "
+                f"commit-order input; {NOT_COMPUTED_HOW}")
+
+
+#: How to get the WRITESET clocks of a MINIMAL-metadata binlog.
+NOT_COMPUTED_HOW = "pass --schema FILE (mysqldump --no-data) or --host to compute them"
+#: The policies whose clocks are marked when writesets are not computed.
+WRITESET_POLICIES = ("WRITESET", "WRITESET_SESSION")
 
 
 @dataclass

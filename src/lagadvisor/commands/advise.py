@@ -13,7 +13,7 @@ from rich.console import Console
 from ..errors import LagAdvisorError
 from .common import Progress, cost_model as cost_model_of, fail, read_inputs, warn
 from .options import (ClockArgs, CoresOpt, CostModelOpt, FilesArg, FromOpt, OutputFormat, ProgressOpt, ServerArgs,
-                      ToOpt, WindowArgs, format_option, grouped)
+                      TargetVersionOpt, ToOpt, WindowArgs, format_option, grouped, parse_version_option)
 
 
 class FailOn(str, Enum):
@@ -53,6 +53,11 @@ def advise(
     window: Annotated[str, typer.Option(help="The summary's worst lag window on the source's timeline: a "
                                              "duration (15m, 1h, 1d), off, or auto (for inputs longer "
                                              "than 2 hours).")] = "auto",
+    target_version: TargetVersionOpt = None,
+    current_version: Annotated[Optional[str], typer.Option(
+        "--current-version", help="The source's MySQL version for --target-version, instead of the one in the "
+                                  "binlog (or --host's): e.g. 8.0.33 to review a binlog as an 8.0 source's, its "
+                                  "clock re-derived from the file (--commit-order).")] = None,
 ) -> None:
     """What to change: findings ordered by expected gain, each with the setting, its current and
     suggested value, the evidence from the binlog and the simulated effect. With --host, current
@@ -65,13 +70,16 @@ def advise(
     from ..sim.windows import parse_window
 
     try:
+        target = parse_version_option("--target-version", target_version)
+        current = parse_version_option("--current-version", current_version)
         cost = cost_model_of(cost_model, cores)
         window_s = parse_window(window)
         inp = read_inputs(files, clock, binlog_window, server, from_file=from_file, to_file=to_file)
         settings = settings_from_server(inp.server) if inp.server is not None else None
         with Progress(inp.files, progress) as bar:
             advice = run(inp.files, inp.options, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t),
-                         window_s=window_s, on_progress=bar.on_progress, jobs=jobs or os.cpu_count() or 1)
+                         window_s=window_s, on_progress=bar.on_progress, jobs=jobs or os.cpu_count() or 1,
+                         target_version=target, current_version=current)
         if html:
             try:
                 with open(html, "w", encoding="utf-8") as f:

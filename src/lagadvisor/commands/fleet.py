@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Annotated, Optional
 
 import typer
@@ -10,7 +11,7 @@ from rich.console import Console
 
 from ..errors import ConfigError, LagAdvisorError
 from .common import EXIT_BAD_INPUT, err_console, fail
-from .options import ClockArgs, OutputFormat, format_option, grouped
+from .options import ClockArgs, OutputFormat, TargetVersionOpt, format_option, grouped, parse_version_option
 
 FleetFormatOpt = format_option("text (the fleet table) or json (schema: docs/fleet-schema.json: the table plus "
                                "each server's advice document).")
@@ -37,6 +38,7 @@ def fleet(
     cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replicas (DIR servers).", min=1,
                                                  max=4096)] = None,
     clock: ClockArgs,
+    target_version: TargetVersionOpt = None,
 ) -> None:
     """advise for every server of a fleet, on Dask: files read in parallel across the cluster,
     each server's simulation chained over its files; a table, JSON or one HTML page. A server
@@ -47,6 +49,7 @@ def fleet(
     try:
         if fleet_file and dirs:
             raise ConfigError("give either --fleet FILE or directories, not both")
+        parse_version_option("--target-version", target_version)
         if fleet_file:
             entries = load_fleet(fleet_file)
         elif dirs:
@@ -54,6 +57,8 @@ def fleet(
                                         commit_order=clock.commit_order.value, schema=clock.schema)
         else:
             raise ConfigError("give a --fleet FILE or one binlog directory per server")
+        if target_version:  # every server that does not name its own
+            entries = [replace(e, target_version=e.target_version or target_version) for e in entries]
         client, cluster = connect(scheduler, workers)
         try:
             doc = fleet_json(run_fleet(entries, client).results)

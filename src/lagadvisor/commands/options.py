@@ -18,7 +18,7 @@ from typing import Annotated, ClassVar, Optional
 
 import typer
 
-from ..versions import describe_history_defaults
+from ..versions import WRITESET_ONLY_SINCE, describe_history_defaults, parse_version, short
 
 
 class OutputFormat(str, Enum):
@@ -86,6 +86,25 @@ CommitOrderOpt = Annotated[CommitOrder, typer.Option(
     help="Commit-order parent fed to WRITESET: 'recorded' (binlog written under COMMIT_ORDER), "
          "'serial' (the previous transaction: the writeset-only answer), 'flush-groups' (estimate "
          "for binlogs written under WRITESET), or 'auto' (chosen from the detected policy).")]
+TargetVersionOpt = Annotated[Optional[str], typer.Option(
+    "--target-version", help="Review an upgrade of the source and replica to this MySQL version (8.4, 9.7, 26.7, "
+                             "8.4.3): what it changes for this workload (the clock, the defaults, removed "
+                             f"settings; the {short(WRITESET_ONLY_SINCE)}+ sources track WRITESET only), the lag "
+                             "before and after, what limits WRITESET, and the steps in order.")]
+
+
+def parse_version_option(option: str, text: str | None) -> tuple[int, int, int] | None:
+    """A version option's value (None: not given); a bad value is a one-line usage error."""
+    from ..errors import ConfigError
+
+    if text is None:
+        return None
+    try:
+        return parse_version(text)
+    except ValueError:
+        raise ConfigError(f"{option} {text}: expected a MySQL version such as 8.4, 9.7, 26.7 or 8.4.3") from None
+
+
 SchemaOpt = Annotated[Optional[str], typer.Option(
     "--schema", help="Table definitions: a `mysqldump --no-data` file (or any file of CREATE TABLE "
                      "statements). Needed for tables created before the first binlog.")]

@@ -13,6 +13,7 @@ from ..binlog.framing import version_tuple
 from ..schema.model import Catalog
 from ..writeset.extract import Writeset
 from ..writeset.tracker import KeyTracker, WhatIf
+from ..versions import writeset_only, writeset_only_note
 from .policies import COMMIT_ORDER_SOURCES, ClockComputer, Computed, history_size_default
 
 DETECT_SAMPLE = 20_000
@@ -54,8 +55,8 @@ def _by_server(version: str, mariadb: bool) -> WrittenPolicy | None:
     """The policy when the server alone decides it: MariaDB, or MySQL 8.4+ (WRITESET only)."""
     if mariadb:
         return WrittenPolicy("MariaDB", "MariaDB binlog: group commit ids, no logical clock", version, True)
-    if version_tuple(version) >= (8, 4, 0):
-        return WrittenPolicy("WRITESET", f"server {version}: 8.4+ tracks dependencies with WRITESET only", version)
+    if writeset_only(version_tuple(version)):
+        return WrittenPolicy("WRITESET", writeset_only_note(version), version)
     return None
 
 
@@ -117,8 +118,8 @@ def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> Writ
         return WrittenPolicy("none", "no logical clock in these files (MySQL < 5.7 or no GTID events)", version)
     v = version_tuple(version)
     share = decreases / n
-    if v >= (8, 4, 0):
-        return WrittenPolicy("WRITESET", f"server {version}: 8.4+ tracks dependencies with WRITESET only", version)
+    if writeset_only(v):
+        return WrittenPolicy("WRITESET", writeset_only_note(version), version)
     if share > 0.01 or (below_serial and len(last_by_session) <= 1 and session_pairs):
         if session_pairs >= 10 and session_violations == 0:
             return WrittenPolicy("WRITESET_SESSION", f"last_committed goes down in {share:.1%} of "

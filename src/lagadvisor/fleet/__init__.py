@@ -16,6 +16,7 @@ from .cluster import FleetRun, connect, run_fleet
 from .spec import ServerEntry, entries_from_dirs, list_binlogs, load_fleet
 from .tasks import ServerJob, ServerResult
 from ..report.fleet import FLEET_SCHEMA_VERSION
+from ..versions import parse_version
 
 
 def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
@@ -69,7 +70,8 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
     if entry.commit_order not in ("auto", "recorded", "serial", "flush-groups"):
         raise ConfigError(f"commit_order must be auto, recorded, serial or flush-groups, not {entry.commit_order}")
     opts = ClockOptions(history_size=entry.history_size, commit_order=entry.commit_order, catalog=catalog)
-    return ServerJob(entry.name, files, opts, cost, settings, run_id)
+    target = parse_version(entry.target_version) if entry.target_version else None
+    return ServerJob(entry.name, files, opts, cost, settings, run_id, target)
 
 
 def fleet(entries: list[ServerEntry], client) -> FleetRun:

@@ -17,7 +17,7 @@ gives every server's options unless its own entry says otherwise::
     replica_parallel_workers = 16
 
 Per-server keys: ``name``, ``binlogs``, ``schema``, ``cost_model``, ``cores``, ``history_size``,
-``commit_order``, ``host``, ``port``, ``user``, ``socket``, ``login_path``, ``defaults_file``, ``ssl_ca``, ``ssl_cert``,
+``commit_order``, ``target_version`` (a string: "8.4"), ``host``, ``port``, ``user``, ``socket``, ``login_path``, ``defaults_file``, ``ssl_ca``, ``ssl_cert``,
 ``ssl_key``, ``ssl_mode``, ``replica``. A password never goes in the fleet file or on the
 command line: it comes from ``LAGADVISOR_PASSWORD``/``MYSQL_PWD`` or ``defaults_file``, as for
 ``advise --host``; object-storage credentials come from fsspec's usual environment and config
@@ -35,7 +35,7 @@ from ..errors import ConfigError
 
 from ..inputs import BINLOG_NAME
 
-KEYS = frozenset({"name", "binlogs", "schema", "cost_model", "cores", "history_size", "commit_order", "host",
+KEYS = frozenset({"name", "binlogs", "schema", "cost_model", "cores", "history_size", "commit_order", "target_version", "host",
                   "port", "user", "socket", "login_path", "defaults_file", "ssl_ca", "ssl_cert", "ssl_key",
                   "ssl_mode", "replica"})
 _SECRET_KEYS = frozenset({"password", "passwd", "aws_secret_access_key", "secret", "key", "token"})
@@ -52,6 +52,7 @@ class ServerEntry:
     cores: int | None = None
     history_size: int | None = None
     commit_order: str = "auto"
+    target_version: str | None = None   # advise --target-version: the pre-upgrade review of each server
     host: str | None = None
     port: int | None = None        # None: from the option files, else 3306 (as the mysql client)
     user: str | None = None
@@ -63,6 +64,16 @@ class ServerEntry:
     ssl_key: str | None = None
     ssl_mode: str | None = None
     replica: dict = field(default_factory=dict)
+
+
+def _is_version(value) -> bool:
+    from ..versions import parse_version
+
+    try:
+        parse_version(value)
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(value, str)
 
 
 def is_url(location: str) -> bool:
@@ -140,6 +151,10 @@ def parse_fleet(doc, where: str = "fleet file") -> list[ServerEntry]:
         if merged.get("commit_order", "auto") not in ("auto", "recorded", "serial", "flush-groups"):
             raise ConfigError(f"{where}: server {merged['name']}: commit_order must be auto, recorded, serial "
                               "or flush-groups")
+        tv = merged.get("target_version")
+        if tv is not None and not _is_version(tv):
+            raise ConfigError(f"{where}: server {merged['name']}: target_version must be a version string such "
+                              "as \"8.4\", \"9.7\" or \"26.7\"")
         if not isinstance(merged.get("replica", {}), dict):
             raise ConfigError(f"{where}: server {merged['name']}: 'replica' must be a table of variables")
         out.append(ServerEntry(**merged))

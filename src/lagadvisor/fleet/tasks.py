@@ -60,6 +60,7 @@ class ServerJob:
     cost: CostModel
     settings: ServerSettings | None
     run_id: str                     # names the workers' folder for remote copies
+    target_version: tuple[int, int, int] | None = None  # advise --target-version (the fleet file's target_version)
 
 
 @dataclass(frozen=True)
@@ -178,12 +179,13 @@ def _sampled_files(job: ServerJob) -> list[str]:
         return [local_path(f) for f in job.files]
     from ..binlog.framing import version_tuple
     from ..depgraph.pipeline import DETECT_SAMPLE, _sample, peek_server
+    from ..versions import writeset_only
 
     out: list[str] = []
     for f in job.files:
         out.append(stage(f, job.run_id))
         version, mariadb = peek_server(out[0])
-        if mariadb or version_tuple(version) >= (8, 4, 0):
+        if mariadb or writeset_only(version_tuple(version)):
             break
         if sum(1 for t, _ in _sample(out, DETECT_SAMPLE) if t is not None) >= DETECT_SAMPLE:
             break
@@ -386,6 +388,7 @@ def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> 
     # The context names the local copies while the rules run; the advice names the files as given
     # (for local files the two are the same).
     ctx = context_of(locals_, analysis, graph, facts, job.cost, job.settings, job.options)
+    ctx.target_version = job.target_version
     waited = _what_ifs_per_file(ctx, job, v, catalogs)
     advice = advise_context(ctx)
     ctx.paths = list(job.files)

@@ -6,8 +6,10 @@ import json
 
 from .. import __version__
 from ..advise import Advice
+from ..analysis.results import WRITESET_POLICIES
 from ..advise.findings import SCHEMA_VERSION
 from ..advise.summary import summary
+from .tables import compact_table, label_column, number_column, text_column
 
 
 def charts(advice: Advice) -> dict:
@@ -73,7 +75,59 @@ def advice_json(advice: Advice) -> dict:
         "plan": advice.plan.as_json() if advice.plan else None,
         "findings": [f.as_json() for f in advice.findings],
         "charts": charts(advice),
+        **review_json(advice),
     }
+
+
+def review_json(advice: Advice) -> dict:
+    """``review``: the pre-upgrade review (--target-version), or the one offered (only then: the
+    JSON of other inputs is as it was)."""
+    if advice.review is not None:
+        return {"review": advice.review.as_json()}
+    if advice.offer is not None:
+        return {"review": {"offered": advice.offer, "option": f"--target-version {advice.offer}"}}
+    return {}
+
+
+def offer_text(version: str) -> str:
+    """The line that offers the review for the next LTS."""
+    return (f"this source records COMMIT_ORDER: rerun with --target-version {version} for the pre-upgrade review "
+            f"(what {version} LTS changes for this workload: the clock becomes WRITESET, the lag before and after)")
+
+
+def render_review(r, console) -> None:
+    """The pre-upgrade review: what changes, the before/after table, limits, steps."""
+    from rich.table import Table
+
+    from ..versions import short
+
+    console.print(f"\n[bold]pre-upgrade review[/]: {short(r.current)} (from {r.current_from}) -> {short(r.target)}")
+    kv = Table(show_header=False, box=None, pad_edge=False)
+    kv.add_column(style="bold", no_wrap=True)
+    kv.add_column(overflow="fold")
+    for head, lines in (("what changes", r.changes), ("limits WRITESET", r.limits)):
+        for i, line in enumerate(lines):
+            kv.add_row(head if i == 0 else "", f"- {line}")
+    console.print(kv)
+    tab = compact_table("before / after (catch-up: a stopped replica applying the whole input)")
+    label_column(tab, "", (row.label for row in r.rows))
+    text_column(tab, "configuration")
+    for head in ("history", "ideal\nspeedup", "catch-up\ns", "lag p99\ns"):
+        number_column(tab, head)
+    for row in r.rows:
+        ideal = "-" if row.ideal_speedup is None else f"{row.ideal_speedup:,.2f}x"
+        tab.add_row(row.label, row.config.describe() + ("*" if row.not_computed else ""), f"{row.history_size:,}", ideal,
+                    f"{row.catch_up_seconds:,.3f}", f"{row.lag_p99_seconds:,.3f}")
+    console.print(tab)
+    steps = Table(show_header=False, box=None, pad_edge=False)
+    steps.add_column(style="bold", no_wrap=True)
+    steps.add_column(overflow="fold")
+    for head, lines in (("before the upgrade", r.before), ("after the upgrade", r.after)):
+        for i, line in enumerate(lines, 1):
+            steps.add_row(head if i == 1 else "", f"{i}. {line}")
+    if r.unverified:
+        steps.add_row("not verified", "version facts assumed, not read in a manual: " + ", ".join(r.unverified))
+    console.print(steps)
 
 
 def mycnf(advice: Advice) -> str:
@@ -131,9 +185,13 @@ def render_summary(advice: Advice, console) -> None:
                     f"{cur['lag_p99_seconds']:,.3f} s ({cur['config']})")
         tab.add_row("with the plan", f"{rec['catch_up_seconds']:,.3f} s{_band(rec)} catch-up ({-doc['gain']:+.1%}), lag p99 "
                     f"{rec['lag_p99_seconds']:,.3f} s ({rec['config']})")
+        mark = "*" if doc.get("not_computed") else ""
         for i, step in enumerate(advice.plan.steps, 1):
             verdict = f"{-step.marginal_gain:+.1%}" + ("" if step.kept else ": left out, gains too little")
-            tab.add_row(f"  step {i}", f"{step.setting}: {step.before} -> {step.after} ({verdict})")
+            star = mark if step.after in WRITESET_POLICIES else ""
+            tab.add_row(f"  step {i}", f"{step.setting}: {step.before} -> {step.after}{star} ({verdict})")
+        if mark:
+            tab.add_row("not computed", "* " + doc["not_computed"])
         tab.add_row("bottleneck", doc["bottleneck"]["sentence"])
         ww = doc.get("worst_window")
         if ww:
@@ -177,6 +235,10 @@ def render(advice: Advice, console) -> None:
     console.print(f"[bold]lagadvisor advise[/]: {ctx.analysis.total.transactions:,} transactions, written by "
                   f"{p.written.name if p else '?'} ({p.written.server_version if p else ''})")
     render_summary(advice, console)
+    if advice.offer is not None:
+        console.print(offer_text(advice.offer))
+    if advice.review is not None:
+        render_review(advice.review, console)
     if not advice.findings:
         console.print("No findings.")
         return
@@ -201,4 +263,5 @@ def render(advice: Advice, console) -> None:
         console.print(tab)
 
 
-__all__ = ["advice_json", "alternative_text", "charts", "effect_text", "mycnf", "render", "render_summary"]
+__all__ = ["advice_json", "alternative_text", "charts", "effect_text", "mycnf", "offer_text", "render", "render_review",
+           "render_summary", "review_json"]

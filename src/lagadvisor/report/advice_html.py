@@ -123,11 +123,41 @@ def _summary_html(sm: dict, plan: dict | None) -> str:
         for i, st in enumerate(plan["steps"] if plan else [], 1):
             rows.append((f"step {i}", f"{st['setting']}: {st['from']} → {st['to']} ({-st['marginal_gain']:+.1%}"
                                       + ("" if st["kept"] else ": left out, gains too little") + ")"))
+        if sm.get("not_computed"):
+            rows.append(("not computed", sm["not_computed"]))
         rows.append(("bottleneck", sm["bottleneck"]["sentence"]))
     rows += [("checked", f"{line} (no change needed)") for line in sm["confirmed"]]
     rows += [("assumed" if i == 0 else "", a) for i, a in enumerate(sm["assumptions"])]
     body = "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in rows)
     return f"<section id='summary'><h2>Summary</h2><table class='kv'>{body}</table></section>"
+
+
+def review_html(rv: dict | None) -> str:
+    """The pre-upgrade review (JSON ``review``): what changes, before/after, limits, steps; or
+    the line that offers it."""
+    esc = html.escape
+    if not rv:
+        return ""
+    if "offered" in rv:
+        return (f"<section id='review'><h2>Pre-upgrade review</h2><p>This source records COMMIT_ORDER: rerun with "
+                f"<code>{esc(rv['option'])}</code> for what {esc(rv['offered'])} LTS changes.</p></section>")
+
+    def items(lines: list[str], tag: str = "ul") -> str:
+        return f"<{tag}>" + "".join(f"<li>{esc(x)}</li>" for x in lines) + f"</{tag}>"
+
+    head = "<tr><th></th><th>configuration</th><th>history</th><th>ideal speedup</th><th>catch-up s</th><th>lag p99 s</th></tr>"
+    rows = "".join(
+        f"<tr><td>{esc(r['label'])}</td><td>{esc(r['config'])}{'*' if r['not_computed'] else ''}</td><td>{r['history_size']:,}</td>"
+        f"<td>{'-' if r['ideal_speedup'] is None else format(r['ideal_speedup'], ',.2f') + 'x'}</td>"
+        f"<td>{r['catch_up_seconds']:,.3f}</td><td>{r['lag_p99_seconds']:,.3f}</td></tr>" for r in rv["before_after"])
+    return (f"<section id='review'><h2>Pre-upgrade review: {esc(rv['current_version'])} → {esc(rv['target_version'])}</h2>"
+            f"<h3>What changes</h3>{items(rv['changes'])}"
+            f"<h3>Before and after</h3><table class='kv'>{head}{rows}</table>"
+            f"<h3>What limits WRITESET</h3>{items(rv['limits'])}"
+            f"<h3>Before the upgrade</h3>{items(rv['steps_before_upgrade'], 'ol')}"
+            f"<h3>After the upgrade</h3>{items(rv['steps_after_upgrade'], 'ol')}"
+            + (f"<p><i>Not verified in a manual: {esc(', '.join(rv['unverified']))}</i></p>" if rv["unverified"] else "")
+            + f"<h3>Sources</h3>{items(rv['sources'])}</section>")
 
 
 def _effect(e: dict) -> str:
@@ -164,6 +194,7 @@ def render_html(advice: Advice) -> str:
         + (f" (assumed defaults: {esc(', '.join(b['assumed_defaults']))})" if b["assumed_defaults"] else "")
         + f". {esc(doc['generator'])}, schema {esc(doc['schema_version'])}.</p>",
         _summary_html(doc["summary"], doc["plan"]),
+        review_html(doc.get("review")),
         "<h2>Findings</h2>",
     ]
     if not doc["findings"]:

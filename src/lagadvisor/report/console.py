@@ -7,7 +7,7 @@ import datetime as _dt
 from rich.console import Console
 from rich.table import Table
 
-from ..analysis.results import Analysis, FileAnalysis, LagDigest, Totals
+from ..analysis.results import WRITESET_POLICIES, Analysis, FileAnalysis, LagDigest, Totals
 from .tables import compact_table, label_column, number_column, policy_caption, policy_label, text_column
 
 
@@ -107,14 +107,16 @@ def _policies(a: Analysis) -> list[Table]:
     p = a.policies
     if p is None:
         return []
+    note = p.not_computed_note(a.total.transactions)
+    caption = "; ".join(x for x in (policy_caption(p.clocks), note and f"* {note}") if x) or None
     tab = compact_table(f"dependency policies re-derived (written by {p.written.name}: {p.written.evidence}; "
-                        f"history size {p.history_size:,}; commit-order input: {p.commit_order})",
-                        policy_caption(p.clocks))
+                        f"history size {p.history_size:,}; commit-order input: {p.commit_order})", caption)
     rec = a.total.recorded
     rows = []
     if rec.histogram:
         rows.append(("recorded", rec))
-    rows += [(policy_label(name, True), c) for name, c in p.clocks.items()]
+    rows += [(policy_label(name, True) + ("*" if note and name in WRITESET_POLICIES else ""), c)
+             for name, c in p.clocks.items()]
     label_column(tab, "policy", (name for name, _ in rows))
     for col in ("mean\nseq-lc", "may overlap\npredecessor", "barriers", "depth", "ideal\nspeedup"):
         number_column(tab, col)

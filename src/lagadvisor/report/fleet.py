@@ -128,6 +128,8 @@ document.body.setAttribute('data-servers-rendered', String(drawn));
 
 
 def render_html(doc: dict) -> str:
+    from .advice_html import review_html
+
     esc = html.escape
     data = json.dumps(doc, sort_keys=True).replace("</", "<\\/")
     head = "".join(f"<th>{esc(h)}</th>" for h in HEADERS)
@@ -172,6 +174,7 @@ def render_html(doc: dict) -> str:
                          + (f"; {esc(f['alternative']['condition'])}: {esc(f['alternative']['suggested'])}"
                             if f.get("alternative") else "")
                          + f"<br>{esc(f['evidence'])}</div>")
+        lines.append(review_html(a.get("review")))
         for w in s["warnings"]:
             lines.append(f"<p class='err'>warning: {esc(w)}</p>")
         parts.append(f"<section class='server' id='server-{sid}'><h2>{sid}</h2>{''.join(lines)}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.results import Analysis, Totals
+from ..analysis.results import WRITESET_POLICIES, Analysis, Totals
 
 
 def _totals(t: Totals) -> dict[str, Any]:
@@ -43,6 +43,10 @@ def analysis_json(a: Analysis) -> dict[str, Any]:
         "caveats": [{"what": w, "transactions": n} for w, n in p.caveats],
         "history_resets": p.resets,
     }
+    note = p.not_computed_note(a.total.transactions) if p is not None else None
+    if note:  # only then: the outputs of computed clocks stay as they were
+        policies["not_computed"] = {"policies": list(WRITESET_POLICIES), "transactions": p.not_computed(),
+                                    "note": note}
     return {
         "policies": policies,
         "files": [{

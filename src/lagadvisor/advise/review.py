@@ -1,0 +1,288 @@
+"""The pre-upgrade review (``advise --target-version V``): what the upgrade changes for this
+workload, the lag before and after, what limits WRITESET, and the steps in order.
+
+Every version fact comes from ``versions.RELEASES`` (each with its source; a fact not read in a
+manual is named as unverified). Every number is one of advise's simulations (``Context.run``,
+the same cost model and catch-up as the findings), and the limits are the findings' own
+analyses (missing primary keys, foreign keys, DDL, hot rows): nothing is measured twice.
+MySQL's upgrade checker (MySQL Shell ``util.checkForServerUpgrade()``) flags removed variables
+only; the clock change and its lag are what this review adds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..analysis.results import WRITESET_POLICIES
+from ..depgraph.policies import Fallback
+from ..versions import (FIELD_OF, GIPK_SINCE, RELEASES, SOURCES, WRITESET_ONLY_SINCE, Release, default_changes,
+                        next_lts, release, removed_between, short)
+from ..writeset.tracker import WhatIf
+from .context import Context
+from .plan import Config, Plan
+
+#: The findings that say what limits WRITESET, in the review's order.
+LIMIT_FINDINGS = ("tables_without_primary_key", "foreign_key_parent_tables", "ddl_barriers", "hot_rows",
+                  "hot_table", "large_transactions")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the before/after table: a replica configuration and its simulated numbers."""
+
+    label: str
+    config: Config
+    history_size: int
+    ideal_speedup: float | None      # None: the clock was re-derived under a what-if (no depth kept)
+    catch_up_seconds: float
+    lag_p99_seconds: float
+    not_computed: bool = False       # a WRITESET clock of a MINIMAL-metadata binlog without a schema
+
+    def as_json(self) -> dict:
+        return {"label": self.label, "config": self.config.describe(), "clock": self.config.clock,
+                "not_computed": self.not_computed,
+                "workers": self.config.workers, "history_size": self.history_size,
+                "ideal_speedup": None if self.ideal_speedup is None else round(self.ideal_speedup, 4),
+                "catch_up_seconds": round(self.catch_up_seconds, 6), "lag_p99_seconds": round(self.lag_p99_seconds, 6)}
+
+
+@dataclass(frozen=True)
+class Review:
+    current: tuple[int, int, int]
+    current_from: str            # binlog, --host or --current-version
+    target: tuple[int, int, int]
+    changes: tuple[str, ...]     # what the upgrade changes for this workload
+    rows: tuple[Row, ...]        # now, at the target's defaults, at the advised settings
+    limits: tuple[str, ...]      # what limits WRITESET here
+    before: tuple[str, ...]      # steps before the upgrade, in order
+    after: tuple[str, ...]       # steps after it
+    unverified: tuple[str, ...]  # version facts used that no manual confirmed
+    sources: tuple[str, ...]     # where the version facts used were read
+
+    def as_json(self) -> dict:
+        return {"current_version": short(self.current), "current_version_from": self.current_from,
+                "target_version": short(self.target), "changes": list(self.changes),
+                "before_after": [r.as_json() for r in self.rows], "limits": list(self.limits),
+                "steps_before_upgrade": list(self.before), "steps_after_upgrade": list(self.after),
+                "unverified": list(self.unverified), "sources": list(self.sources)}
+
+
+def offer(ctx: Context) -> str | None:
+    """The next LTS a COMMIT_ORDER source could be reviewed for (None: nothing to offer)."""
+    p = ctx.analysis.policies
+    if ctx.mariadb or p is None or p.written.name != "COMMIT_ORDER" or ctx.target_version is not None:
+        return None
+    if ctx.version < RELEASES[0].first:  # 5.7 and older upgrade to 8.0 first: not in the table
+        return None
+    lts = next_lts(ctx.version)
+    return short(lts.first) if lts else None
+
+
+def review(ctx: Context, plan: Plan | None, findings: list) -> Review | None:
+    """The review of an upgrade from ``ctx.version`` to ``ctx.target_version`` (None: not asked,
+    MariaDB, or no transactions to simulate)."""
+    if ctx.target_version is None or ctx.mariadb or not ctx.facts or ctx.analysis.policies is None:
+        return None
+    old, new = release(ctx.version), release(ctx.target_version)
+    rows = _rows(ctx, plan, old, new)
+    used = {"tracking", "history_size", "replica_parallel_workers", "replica_preserve_commit_order", "gipk"}
+    if new.applier_options:
+        used.add("applier")
+    fields = {"history_size", "replica_parallel_workers", "replica_preserve_commit_order"}
+    fields |= {FIELD_OF[name] for name, *_ in default_changes(ctx.version, ctx.target_version)}
+    unverified = sorted({f"{f} ({r.label})" for r in (old, new) for f in r.unverified if f in fields})
+    return Review(ctx.version, ctx.version_from, ctx.target_version, tuple(_changes(ctx, old, new, rows)),
+                  tuple(rows), tuple(_limits(ctx, findings, new)), tuple(_before(ctx, old, new, findings)),
+                  tuple(_after(ctx, old, new, rows)), tuple(unverified), tuple(SOURCES[k] for k in sorted(used)))
+
+
+def _clock_now(ctx: Context, old: Release) -> str:
+    """The clock of the source as it runs now: the recorded one, unless ``--current-version``
+    names a release whose default tracking differs from what wrote the file (then that policy,
+    re-derived from the file with the commit-order input)."""
+    written = ctx.analysis.policies.written.name
+    default = old.tracking or "WRITESET"
+    if ctx.version_from == "--current-version" and written != default:
+        return default
+    return "recorded"
+
+
+def _clock_at(ctx: Context, new: Release, now: str) -> str:
+    """The clock a source of release ``new`` writes for this workload: the recorded one when it
+    already is WRITESET under the same history, else WRITESET re-derived."""
+    written = ctx.analysis.policies.written.name
+    if not new.writeset_only:
+        return now
+    same = now == "recorded" and written == "WRITESET" and not _history_differs(ctx, new.history_size)
+    return "recorded" if same else "WRITESET"
+
+
+def _history_full(ctx: Context) -> int:
+    """Transactions that fell back because the writeset history was full (or too small)."""
+    p = ctx.analysis.policies
+    return sum(p.fallbacks.get(r.value, 0) for r in (Fallback.HISTORY_FULL, Fallback.WRITESET_LIMIT))
+
+
+def _history_differs(ctx: Context, history: int) -> bool:
+    """Whether WRITESET under ``history`` may differ from the analysed clock: a smaller history,
+    or a larger one where the analysed history filled up."""
+    size = ctx.analysis.policies.history_size
+    return history < size or (history > size and _history_full(ctx) > 0)
+
+
+def _history_facts(ctx: Context, clock: str, history: int):
+    """(facts, cache key) of the clock under the target's history size: a what-if only when the
+    history filled up in this workload and the target's differs (else the same facts)."""
+    if clock == "recorded" or not _history_differs(ctx, history):
+        return None, ""
+    return ctx.what_if_facts(WhatIf(), history_size=history), f"history{history}"
+
+
+def _row(ctx: Context, label: str, c: Config, history: int) -> Row:
+    facts, key = _history_facts(ctx, c.clock, history)
+    kw = {"preserve": c.preserve, "durable": c.durable, "mode": c.mode, "facts": facts, "key": key}
+    if c.clock == "recorded":
+        ideal: float | None = ctx.analysis.total.recorded.ideal_speedup
+    else:
+        stats = ctx.analysis.policies.clocks.get(c.clock)
+        ideal = stats.ideal_speedup if stats is not None and facts is None else None
+    marked = bool(ctx.analysis.policies.not_computed()) and c.clock in WRITESET_POLICIES
+    return Row(label, c, history, ideal, ctx.seconds(c.clock, c.workers, **kw), ctx.lag_p99(c.clock, c.workers, **kw),
+               marked)
+
+
+def _rows(ctx: Context, plan: Plan | None, old: Release, new: Release) -> list[Row]:
+    """Now (the current settings), at the target's defaults, and at the advised settings (the
+    plan's durability and commit order, the target's clock, workers at the knee of its curve)."""
+    b = ctx.baseline
+    p = ctx.analysis.policies
+    now = _clock_now(ctx, old)
+    target_clock = _clock_at(ctx, new, now)
+    history = new.history_size
+    cur = Config(now, max(b.workers, 1), b.durable, b.preserve_commit_order, b.mode)
+    defaults = Config(target_clock, max(new.replica_parallel_workers, 1), b.durable,
+                      new.replica_preserve_commit_order, b.mode)
+    rec = plan.recommended if plan is not None else cur
+    facts, key = _history_facts(ctx, target_clock, history)
+    knee = ctx.knee(target_clock, preserve=rec.preserve, durable=rec.durable, facts=facts, key=key)
+    advised = replace(rec, clock=target_clock, workers=knee)
+    return [_row(ctx, f"now ({short(ctx.version)}, current settings)", cur, p.history_size),
+            _row(ctx, f"{short(new.first)} defaults", defaults, history),
+            _row(ctx, f"{short(new.first)} advised", advised, history)]
+
+
+def _changes(ctx: Context, old: Release, new: Release, rows: list[Row]) -> list[str]:
+    """What the upgrade changes for this workload: the clock, the defaults, removed settings."""
+    p = ctx.analysis.policies
+    out = []
+    now, at = rows[0], rows[1]
+    if not old.writeset_only and new.writeset_only:
+        ideal = (f": ideal speedup {now.ideal_speedup:,.2f}x -> {at.ideal_speedup:,.2f}x"
+                 if now.ideal_speedup and at.ideal_speedup else "")
+        out.append(f"the clock: binlog_transaction_dependency_tracking is removed in {short(WRITESET_ONLY_SINCE)}, "
+                   f"the source tracks WRITESET; {_clock_words(ctx, now.config.clock)} is replaced by WRITESET, "
+                   f"re-derived here{ideal}")
+    elif new.writeset_only:
+        out.append("the clock: the source tracks WRITESET before and after the upgrade")
+    note = p.not_computed_note(ctx.analysis.total.transactions)
+    if note and new.writeset_only:
+        out.append(f"* {note}")
+    for name, a, b, verified in default_changes(ctx.version, ctx.target_version):
+        if name == "binlog_transaction_dependency_tracking":
+            continue
+        yours = ctx.settings.get(name) if ctx.settings else None
+        if name == "binlog_transaction_dependency_history_size":
+            full = _history_full(ctx)
+            a, b = f"{int(a):,}", f"{int(b):,}"
+            out.append(f"default {name}: {a} -> {b} ("
+                       + (f"the history filled up for {full:,} transactions of this workload: the rows at the "
+                          "target re-derive WRITESET with the new size" if full else
+                          "it never filled up on this workload: no effect here") + ")")
+            continue
+        out.append(f"default {name}: {a or 'none'} -> {b or 'removed'}"
+                   + (f" (your server: {yours}, read from {ctx.settings.host})" if yours is not None else
+                      " (this replica is assumed at the old default)")
+                   + ("" if verified else " (not verified in a manual)"))
+    for name, r in removed_between(ctx.version, ctx.target_version):
+        out.append(f"removed in {r.label}: {name} (a my.cnf that sets it stops the upgraded server from starting)")
+    if new.applier_options and not old.applier_options:
+        out.append(f"applier: {short(new.first)} adds the Change Stream Applier (CHANGE REPLICATION SOURCE TO "
+                   f"{', '.join(new.applier_options)}; APPLIER_VERSION=1, the multi-threaded applier, stays the "
+                   "default of a new channel); its model here is the documented semantics: no 26.x server ran")
+    if not out:
+        out.append("nothing that matters to the applier or the clock changes between these versions")
+    return out
+
+
+def _clock_words(ctx: Context, clock: str) -> str:
+    """The current clock in words: the recorded one, or a policy re-derived from the file."""
+    p = ctx.analysis.policies
+    if clock == "recorded":
+        return f"this binlog's clock ({p.written.name})"
+    return f"the {clock} clock (re-derived from this {p.written.name} binlog, commit-order input {p.commit_order})"
+
+
+def _limits(ctx: Context, findings: list, new: Release) -> list[str]:
+    """What limits WRITESET here: the findings that say so, and the fallbacks behind them."""
+    p = ctx.analysis.policies
+    by_id = {f.id: f for f in findings}
+    out = []
+    for fid in LIMIT_FINDINGS:
+        f = by_id.get(fid)
+        if f is not None:
+            out.append(f"{f.title} (finding {fid}, {f.severity.value})")
+    if p.fallbacks.get(Fallback.NO_PRIMARY_KEY.value):
+        gipk = new.default("sql_generate_invisible_primary_key")
+        out.append(f"sql_generate_invisible_primary_key (since {short(GIPK_SINCE)}) is {gipk or 'absent'} by default "
+                   f"in {short(new.first)}: tables created without a primary key keep getting no writeset")
+    counts = {r: n for r, n in sorted(p.fallbacks.items()) if n}
+    if counts:
+        out.append("transactions that fell back to the commit-order parent: "
+                   + ", ".join(f"{r} {n:,}" for r, n in counts.items()))
+    return out or ["nothing found: every transaction had a writeset and no row was hot"]
+
+
+def _before(ctx: Context, old: Release, new: Release, findings: list) -> list[str]:
+    """The steps before the upgrade, in order."""
+    p = ctx.analysis.policies
+    ids = {f.id: f for f in findings}
+    out = []
+    if p.not_computed():
+        out.append("rerun this review with --schema FILE or --host: the WRITESET numbers are not computed")
+    if "tables_without_primary_key" in ids:
+        out.append("add primary keys to " + ", ".join(ids["tables_without_primary_key"].tables or ("the tables",))
+                   + " (finding tables_without_primary_key), and SET PERSIST sql_generate_invisible_primary_key = ON "
+                   "for tables created later")
+    if "foreign_key_parent_tables" in ids:
+        out.append("review the foreign keys of finding foreign_key_parent_tables: WRITESET cannot parallelize "
+                   "writes to their parent tables")
+    for name, r in removed_between(ctx.version, ctx.target_version):
+        out.append(f"remove {name} from my.cnf (removed in {r.label}); MySQL's upgrade checker "
+                   "(util.checkForServerUpgrade) flags removed variables only, not what the new clock does to lag")
+    assumed = set(ctx.baseline.assumed)
+    for name, a, _b, _v in default_changes(ctx.version, ctx.target_version):
+        if name in assumed and a:
+            out.append(f"set {name} explicitly if you rely on its current default ({a})")
+    out.append("upgrade the replicas before the source: a replica may run a newer release than its source")
+    return out
+
+
+def _after(ctx: Context, old: Release, new: Release, rows: list[Row]) -> list[str]:
+    """The steps after the upgrade, in order."""
+    at, adv = rows[1].config, rows[2].config
+    out = []
+    if adv.workers != at.workers:
+        out.append(f"SET PERSIST replica_parallel_workers = {adv.workers} (the knee of the simulated curve under the "
+                   f"{'recorded' if adv.clock == 'recorded' else adv.clock} clock)")
+    if adv.durable != at.durable:
+        out.append("while the replica catches up: sync_binlog = 0, innodb_flush_log_at_trx_commit = 2 (finding "
+                   "replica_durability), back to 1 / 1 once caught up")
+    if adv.preserve != at.preserve:
+        out.append(f"replica_preserve_commit_order = {'ON' if adv.preserve else 'OFF'}")
+    if not old.writeset_only and new.writeset_only:
+        out.append("check the new clock: `lagadvisor analyze` a binlog the upgraded source wrote (written by WRITESET)")
+    out.append("rerun `lagadvisor advise` on the upgraded servers (with --host) to confirm the numbers above")
+    if new.applier_options and not old.applier_options:
+        out.append("consider the Change Stream Applier (APPLIER_VERSION = 2) once its prerequisites hold: see its "
+                   "finding; the model is the documented semantics")
+    return out

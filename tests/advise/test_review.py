@@ -1,0 +1,131 @@
+"""The pre-upgrade review (``advise --target-version``) on binlogs real servers wrote.
+
+The fixtures were written by MySQL 9.7 (WRITESET) and MariaDB; the one real 8.0 COMMIT_ORDER
+binlog is the corpus file im_service/binlog.000009 (corpus layer). A review "from 8.0" or "from
+8.4" on a fixture names the source's version with ``current_version`` (``--current-version``)
+and re-derives its clock from the file: 8.0's COMMIT_ORDER with the commit-order input
+(``flush-groups``, an estimate for binlogs written under WRITESET), 8.4's history of 25,000 with
+``--history-size``. What the review says about the versions comes from versions.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import CORPUS, FIXTURES, ROOT
+from lagadvisor.advise import advise
+from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.versions import RELEASES, SOURCES, Release
+
+SYSBENCH = FIXTURES / "sysbench_oltp_write_only"
+HISTORY50 = FIXTURES / "single_history50"
+IM = CORPUS / "im_service"
+
+
+def _files(d) -> list[str]:
+    return sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit())
+
+
+def _review(d, target, current=None, **opts):
+    a = advise(_files(d), ClockOptions(**opts), target_version=target, current_version=current)
+    assert a.review is not None
+    return a, a.review
+
+
+def test_8_0_to_8_4_the_commit_order_clock_becomes_writeset():
+    a, r = _review(SYSBENCH, (8, 4, 0), (8, 0, 33), commit_order="flush-groups")
+    assert r.current_from == "--current-version"
+    now, defaults, advised = r.rows
+    assert (now.config.clock, defaults.config.clock, advised.config.clock) == ("COMMIT_ORDER", "WRITESET", "WRITESET")
+    assert defaults.history_size == 25_000 and defaults.config.workers == 4 and defaults.config.preserve
+    assert defaults.catch_up_seconds < now.catch_up_seconds        # WRITESET lets more overlap
+    assert any(c.startswith("the clock: binlog_transaction_dependency_tracking is removed in 8.4") for c in r.changes)
+    assert any("removed in 8.4: binlog_transaction_dependency_tracking" in c for c in r.changes)
+    assert r.before[0].startswith("remove binlog_transaction_dependency_tracking from my.cnf")
+    assert "flags removed variables only" in r.before[0]
+    assert any("lagadvisor analyze" in s for s in r.after)
+    assert a.offer is None  # asked: nothing to offer
+
+
+def test_8_4_to_9_7_the_larger_history_re_derives_writeset():
+    _, r = _review(HISTORY50, (9, 7, 0), (8, 4, 0), history_size=50)
+    now, defaults, _ = r.rows
+    assert now.history_size == 50 and defaults.history_size == 10_000_000
+    assert defaults.config.clock == "WRITESET" and defaults.ideal_speedup is None  # re-derived under a what-if
+    line = next(c for c in r.changes if "binlog_transaction_dependency_history_size" in c)
+    assert "25,000 -> 10,000,000" in line and "filled up" in line
+    assert not any(c.startswith("removed in") for c in r.changes)
+    limits = " ".join(r.limits)
+    assert "tables_without_primary_key" in limits and "foreign_key_parent_tables" in limits
+    assert "ddl_barriers" in limits and "sql_generate_invisible_primary_key" in limits
+    assert r.before[0].startswith("add primary keys to wl.t_nokey")
+
+
+def test_9_7_to_26_7_names_the_change_stream_applier_and_what_is_unverified():
+    _, r = _review(SYSBENCH, (26, 7, 0))
+    assert r.current == (9, 7, 4) and r.current_from == "binlog"
+    assert r.rows[0].config == r.rows[1].config  # same clock, history and defaults: nothing else moves
+    applier = next(c for c in r.changes if c.startswith("applier:"))
+    assert "APPLIER_VERSION" in applier and "documented semantics" in applier
+    assert "history_size (26.7)" in r.unverified
+    assert any("Change Stream Applier" in s for s in r.after)
+    assert any("19.2.4" in s for s in r.sources)
+
+
+def test_the_review_is_in_the_json_and_the_html(tmp_path):
+    html = tmp_path / "r.html"
+    p = subprocess.run([sys.executable, "-m", "lagadvisor", "advise", str(SYSBENCH), "--format", "json",
+                        "--no-progress", "--target-version", "26.7", "--html", str(html)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    rv = json.loads(p.stdout)["review"]
+    assert rv["target_version"] == "26.7" and len(rv["before_after"]) == 3
+    assert "Pre-upgrade review: 9.7.4 → 26.7" in html.read_text()
+
+
+@pytest.mark.parametrize("bad", ["8", "8.x", "eight", "8.4.3.1", "-8.4"])
+def test_a_bad_target_version_is_a_one_line_usage_error(bad):
+    p = subprocess.run([sys.executable, "-m", "lagadvisor", "advise", str(SYSBENCH), "--no-progress",
+                        "--target-version", bad], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and "--target-version" in p.stderr
+
+
+def test_the_version_table():
+    from lagadvisor.versions import (HISTORY_SIZE_DEFAULTS, next_lts, parse_version, release, writeset_only)
+
+    assert [parse_version(v) for v in ("8.4", "9.7", "26.7", "8.4.3")] == [(8, 4, 0), (9, 7, 0), (26, 7, 0), (8, 4, 3)]
+    assert HISTORY_SIZE_DEFAULTS == (((9, 7, 0), 10_000_000), ((9, 5, 0), 1_000_000), ((0, 0, 0), 25_000))
+    assert [r.first for r in RELEASES] == sorted(r.first for r in RELEASES)
+    assert not writeset_only((8, 0, 40)) and writeset_only((8, 4, 0)) and writeset_only((26, 10, 1))
+    assert (next_lts((8, 0, 33)).label, next_lts((8, 4, 2)).label, next_lts((9, 7, 0))) == ("8.4", "9.7", None)
+    assert release((8, 0, 26)).replica_parallel_workers == 0 and release((8, 0, 27)).replica_parallel_workers == 4
+    fields = set(Release.__dataclass_fields__)
+    for r in RELEASES:
+        assert r.unverified <= fields, r.label
+    assert {"tracking", "history_size", "replica_parallel_workers", "replica_preserve_commit_order", "gipk",
+            "applier", "lts"} <= set(SOURCES)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("with_schema", [True, False], ids=["schema", "no-schema"])
+def test_the_real_8_0_binlog(with_schema):
+    from lagadvisor.schema.ddl import read_schema_path
+
+    catalog = read_schema_path(str(IM / "schema.sql")).catalog if with_schema else None
+    a = advise([str(IM / "binlog.000009")], ClockOptions(catalog=catalog))
+    assert a.offer == "8.4" and a.review is None  # not asked: offered for the next LTS
+    a = advise([str(IM / "binlog.000009")], ClockOptions(catalog=catalog), target_version=(8, 4, 0))
+    r = a.review
+    assert r.current == (8, 0, 33) and r.current_from == "binlog"
+    now, defaults, _ = r.rows
+    assert now.ideal_speedup == pytest.approx(13.99, abs=0.01)
+    if with_schema:
+        assert defaults.ideal_speedup > 1000 and not defaults.not_computed
+    else:  # the fallback is marked, with how to compute it
+        assert defaults.ideal_speedup == pytest.approx(now.ideal_speedup) and defaults.not_computed
+        assert any("not computed" in c and "--schema" in c for c in r.changes)
+        assert r.before[0].startswith("rerun this review with --schema FILE or --host")
