@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError, SchemaError
+from ..kinds import Policy
 from ..schema.live import ServerOptions, connect
 from .build import scheduler_input
 from .engine import simulate
@@ -293,7 +294,7 @@ def commit_times(facts, cfg: ReplicaConfig, cost: CostModel) -> list[float]:
     """Simulated catch-up commit time of each backlog transaction (us from the start)."""
     if not facts:
         return []
-    inp = scheduler_input(cfg.mode, facts, "recorded", cost, cfg.workers, catch_up=True)
+    inp = scheduler_input(cfg.mode, facts, Policy.RECORDED, cost, cfg.workers, catch_up=True)
     res = simulate(inp, cfg, cost)
     t0 = min(res.arrival_us)
     return [c - t0 for c in res.commit_us]

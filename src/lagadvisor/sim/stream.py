@@ -20,6 +20,7 @@ import os
 from array import array
 from dataclasses import dataclass, field, replace
 
+from ..kinds import ReplicaMode
 from . import engine
 from .build import WORKER_DEPENDENT, base_columns, scheduler_input
 from .model import CostModel, ReplicaConfig
@@ -102,7 +103,7 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
                             scost.handoff_us, scost.redo_flush_us, float(scost.cores), scost.fsync_cpu),
                            scost.fsync_devices, f, exact_lags(), threshold_s * 1e6,
                            int(window_s * 1_000_000), origin_us)
-    chunks = chunks_of(facts) if cfg.mode == "logical_clock" else None
+    chunks = chunks_of(facts) if cfg.mode == ReplicaMode.LOGICAL_CLOCK else None
     if chunks is None:  # a reference read, or a mode whose input needs the whole run at once
         inp = scheduler_input(cfg.mode, facts, clock, cost, cfg.workers, catch_up=catch_up)
         sim.feed(inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
