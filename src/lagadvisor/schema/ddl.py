@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import re
 from sys import intern as _intern
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from .model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
 
@@ -277,18 +277,18 @@ def charset_of(collation: str) -> str:
     return c.split("_", 1)[0]
 
 
-@dataclass
 class _ColumnAttrs:
-    """What follows a column's type in its definition (``_column_attributes``)."""
+    """What follows a column's type in its definition (``_column_attributes``): ``binary`` is
+    the BINARY attribute (the charset's _bin collation), ``inline`` the inline key kinds."""
 
-    unsigned: bool = False
-    nullable: bool = True
-    charset: str | None = None
-    collation: str | None = None
-    generated: bool = False
-    invisible: bool = False
-    binary: bool = False                     # the BINARY attribute: the charset's _bin collation
-    inline: list[str] = field(default_factory=list)   # inline key kinds (PRIMARY, UNIQUE)
+    __slots__ = ("unsigned", "nullable", "charset", "collation", "generated", "invisible", "binary", "inline")
+
+    def __init__(self) -> None:
+        self.unsigned = self.generated = self.invisible = self.binary = False
+        self.nullable = True
+        self.charset: str | None = None
+        self.collation: str | None = None
+        self.inline: list[str] = []   # PRIMARY, UNIQUE
 
 
 def _column_attributes(toks: list[Tok], i: int) -> tuple[_ColumnAttrs, int]:
