@@ -938,10 +938,9 @@ impl LagAcc {
     }
 }
 
-/// `StreamSim(workers, preserve_commit_order, durable, pending_jobs_size_max, costs (8 floats:
-/// dispatch, dispatch/byte, commit, flush, handoff, redo flush, cores, fsync CPU), fsync_devices,
-/// work_scale, cap, threshold_us, window_us, origin_us)`: one simulation fed in chunks
-/// (`feed`), with its lag statistics gathered as it commits (`finish`).
+/// `StreamSim(cfg, cost, work_scale, cap, threshold_us, window_us, origin_us)`: one simulation
+/// fed in chunks (`feed`), with its lag statistics gathered as it commits (`finish`). `cfg` and
+/// `cost` are read by attribute (`ReplicaConfig`, `CostModel`: `Config`, `Costs`).
 #[pyclass(module = "lagadvisor._native")]
 pub struct StreamSim {
     sim: Sim,
@@ -950,32 +949,8 @@ pub struct StreamSim {
 #[pymethods]
 impl StreamSim {
     #[new]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        workers: i64,
-        preserve_commit_order: bool,
-        durable: bool,
-        pending_jobs_size_max: i64,
-        costs: [f64; 8],
-        fsync_devices: i64,
-        work_scale: f64,
-        cap: usize,
-        threshold_us: f64,
-        window_us: i64,
-        origin_us: i64,
-    ) -> Self {
-        let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max };
-        let cost = Costs {
-            dispatch_us: costs[0],
-            dispatch_byte_us: costs[1],
-            commit_us: costs[2],
-            flush_us: costs[3],
-            handoff_us: costs[4],
-            redo_flush_us: costs[5],
-            cores: costs[6].max(1.0),
-            fsync_devices,
-            fsync_cpu: costs[7],
-        };
+    fn new(cfg: Config, cost: Costs, work_scale: f64, cap: usize, threshold_us: f64, window_us: i64,
+           origin_us: i64) -> Self {
         let acc = LagAcc::new(cap, threshold_us, window_us, origin_us);
         StreamSim { sim: Sim::new(cfg, cost, work_scale, Sink::Acc(Box::new(acc))) }
     }
