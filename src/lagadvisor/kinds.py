@@ -9,7 +9,7 @@ Kept free of lagadvisor imports so every layer may use it (tests/test_layers.py:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 

@@ -10,7 +10,6 @@ from array import array
 from dataclasses import dataclass
 
 from ..kinds import CLOCKS, Policy, ReplicaMode
-
 from .engine import ENTERED, PREFIX, SPECIFIC, SimInput
 from .model import CostModel
 
