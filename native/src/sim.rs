@@ -90,8 +90,8 @@ fn py_max(a: f64, b: f64) -> f64 {
     }
 }
 
-/// The cost-model numbers the engine reads (CostModel fields, microseconds).
-#[derive(Clone, Copy)]
+/// The cost-model numbers the engine reads: `CostModel`'s attributes, taken by name.
+#[derive(Clone, Copy, FromPyObject)]
 pub struct Costs {
     pub dispatch_us: f64,
     pub dispatch_byte_us: f64,
@@ -99,13 +99,19 @@ pub struct Costs {
     pub flush_us: f64,
     pub redo_flush_us: f64,
     pub handoff_us: f64,
+    #[pyo3(from_py_with = "cores_of")]
     pub cores: f64,
     pub fsync_devices: i64,
     pub fsync_cpu: f64,
 }
 
-/// The replica settings the engine reads (ReplicaConfig fields).
-#[derive(Clone, Copy)]
+/// `CostModel.cores` (an int), at least one.
+fn cores_of(v: &Bound<'_, PyAny>) -> PyResult<f64> {
+    Ok(v.extract::<i64>()?.max(1) as f64)
+}
+
+/// The replica settings the engine reads: `ReplicaConfig`'s attributes, taken by name.
+#[derive(Clone, Copy, FromPyObject)]
 pub struct Config {
     pub workers: i64,
     pub preserve_commit_order: bool,
@@ -113,7 +119,8 @@ pub struct Config {
     pub pending_jobs_size_max: i64,
     /// The Change Stream Applier (engine.py's module docstring): workers read their
     /// transaction's events, no pending-jobs limit, and with commit order preserved a worker is
-    /// free once it has applied its transaction.
+    /// free once it has applied its transaction. Read from `ReplicaConfig.applier`.
+    #[pyo3(attribute("applier"), from_py_with = "applier_of")]
     pub csa: bool,
 }
 
@@ -131,6 +138,11 @@ fn applier_csa(applier: &str) -> PyResult<bool> {
         "csa" => Ok(true),
         _ => Err(PyValueError::new_err(format!("applier: expected mta or csa, got {applier:?}"))),
     }
+}
+
+/// `ReplicaConfig.applier` (a kinds.Applier, a str): true for the Change Stream Applier.
+fn applier_of(v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    applier_csa(&v.extract::<String>()?)
 }
 
 /// The columns of a SimInput (or of one chunk of it).
@@ -970,10 +982,9 @@ impl LagAcc {
     }
 }
 
-/// `StreamSim(workers, preserve_commit_order, durable, pending_jobs_size_max, costs (8 floats:
-/// dispatch, dispatch/byte, commit, flush, handoff, redo flush, cores, fsync CPU), fsync_devices,
-/// work_scale, cap, threshold_us, window_us, origin_us, applier="mta")`: one simulation fed in chunks
-/// (`feed`), with its lag statistics gathered as it commits (`finish`).
+/// `StreamSim(cfg, cost, work_scale, cap, threshold_us, window_us, origin_us)`: one simulation
+/// fed in chunks (`feed`), with its lag statistics gathered as it commits (`finish`). `cfg` and
+/// `cost` are read by attribute (`ReplicaConfig`, `CostModel`: `Config`, `Costs`).
 #[pyclass(module = "lagadvisor._native")]
 pub struct StreamSim {
     sim: Sim,
@@ -982,38 +993,10 @@ pub struct StreamSim {
 #[pymethods]
 impl StreamSim {
     #[new]
-    #[pyo3(signature = (workers, preserve_commit_order, durable, pending_jobs_size_max, costs, fsync_devices,
-                        work_scale, cap, threshold_us, window_us, origin_us, applier="mta"))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        workers: i64,
-        preserve_commit_order: bool,
-        durable: bool,
-        pending_jobs_size_max: i64,
-        costs: [f64; 8],
-        fsync_devices: i64,
-        work_scale: f64,
-        cap: usize,
-        threshold_us: f64,
-        window_us: i64,
-        origin_us: i64,
-        applier: &str,
-    ) -> PyResult<Self> {
-        let csa = applier_csa(applier)?;
-        let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max, csa };
-        let cost = Costs {
-            dispatch_us: costs[0],
-            dispatch_byte_us: costs[1],
-            commit_us: costs[2],
-            flush_us: costs[3],
-            handoff_us: costs[4],
-            redo_flush_us: costs[5],
-            cores: costs[6].max(1.0),
-            fsync_devices,
-            fsync_cpu: costs[7],
-        };
+    fn new(cfg: Config, cost: Costs, work_scale: f64, cap: usize, threshold_us: f64, window_us: i64,
+           origin_us: i64) -> Self {
         let acc = LagAcc::new(cap, threshold_us, window_us, origin_us);
-        Ok(StreamSim { sim: Sim::new(cfg, cost, work_scale, Sink::Acc(Box::new(acc))) })
+        StreamSim { sim: Sim::new(cfg, cost, work_scale, Sink::Acc(Box::new(acc))) }
     }
 
     /// The next chunk's columns (bytes of array 'd', 'd', 'q', 'q', 'b'; `need` in global
@@ -1162,40 +1145,28 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
     out
 }
 
-/// `sim_run(arrival_us, work_us, nbytes, need, need_kind, workers, preserve_commit_order,
-/// durable, pending_jobs_size_max, dispatch_us, dispatch_byte_us, commit_us, flush_us, handoff_us,
-/// cores, redo_flush_us, fsync_devices, fsync_cpu, applier)` (`applier`: "mta" or "csa"):
-/// columns as bytes of array('d'), ('d'), ('q'), ('q'), ('b'). Returns `(apply_us, busy_us,
-/// dependency_wait_us, worker_wait_us, flushes, commit_us bytes of array('d'))`.
+/// What `sim_run` takes, by attribute (`sim.engine.NativeRun`): the columns of a SimInput as
+/// bytes of array('d'), ('d'), ('q'), ('q'), ('b'), the replica's settings and the cost model.
+#[derive(FromPyObject)]
+struct RunArgs<'py> {
+    arrival_us: Bound<'py, PyBytes>,
+    work_us: Bound<'py, PyBytes>,
+    nbytes: Bound<'py, PyBytes>,
+    need: Bound<'py, PyBytes>,
+    need_kind: Bound<'py, PyBytes>,
+    cfg: Config,
+    cost: Costs,
+}
+
+/// `sim_run(run)` (a `RunArgs`): returns `(apply_us, busy_us, dependency_wait_us,
+/// worker_wait_us, flushes, commit_us bytes of array('d'))`.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn sim_run<'py>(
-    py: Python<'py>,
-    arrival_us: &[u8],
-    work_us: &[u8],
-    nbytes: &[u8],
-    need: &[u8],
-    need_kind: &[u8],
-    workers: i64,
-    preserve_commit_order: bool,
-    durable: bool,
-    pending_jobs_size_max: i64,
-    dispatch_us: f64,
-    dispatch_byte_us: f64,
-    commit_us: f64,
-    flush_us: f64,
-    handoff_us: f64,
-    cores: i64,
-    redo_flush_us: f64,
-    fsync_devices: i64,
-    fsync_cpu: f64,
-    applier: &str,
-) -> PyResult<(f64, f64, f64, f64, i64, Bound<'py, PyBytes>)> {
-    let csa = applier_csa(applier)?;
-    let arrival = f64s(arrival_us, "arrival_us")?;
-    let work = f64s(work_us, "work_us")?;
-    let nb = i64s(nbytes, "nbytes")?;
-    let nd = i64s(need, "need")?;
+fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, f64, i64, Bound<'py, PyBytes>)> {
+    let arrival = f64s(run.arrival_us.as_bytes(), "arrival_us")?;
+    let work = f64s(run.work_us.as_bytes(), "work_us")?;
+    let nb = i64s(run.nbytes.as_bytes(), "nbytes")?;
+    let nd = i64s(run.need.as_bytes(), "need")?;
+    let need_kind = run.need_kind.as_bytes();
     let n = arrival.len();
     if work.len() != n || nb.len() != n || nd.len() != n || need_kind.len() != n {
         return Err(PyValueError::new_err("sim_run: columns of different lengths"));
@@ -1207,18 +1178,7 @@ fn sim_run<'py>(
         return Err(PyValueError::new_err("sim_run: NaN arrival or work"));
     }
     let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind };
-    let cfg = Config { workers, preserve_commit_order, durable, pending_jobs_size_max, csa };
-    let cost = Costs {
-        dispatch_us,
-        dispatch_byte_us,
-        commit_us,
-        flush_us,
-        redo_flush_us,
-        handoff_us,
-        cores: cores.max(1) as f64,
-        fsync_devices,
-        fsync_cpu,
-    };
+    let (cfg, cost) = (run.cfg, run.cost);
     let out = py.allow_threads(|| simulate(&input, cfg, cost)).map_err(PyRuntimeError::new_err)?;
     let commit = PyBytes::new_bound(py, &f64_bytes(&out.commit_us));
     Ok((out.apply_us, out.busy_us, out.dependency_wait_us, out.worker_wait_us, out.flushes, commit))

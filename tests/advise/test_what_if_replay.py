@@ -47,7 +47,7 @@ def test_replayed_what_ifs_equal_a_second_read(fixture, spill, monkeypatch):
         assert ctx.ws_log is not None
         if spill:
             assert ctx.facts.spilled and ctx.ws_log.spilled
-        hot = [k for k, _ in sorted(ctx.graph.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))]
+        hot = [str(k) for k, _ in sorted(ctx.graph.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))]
         history = ctx.analysis.policies.history_size
         fallback = ctx.analysis.policies.fallback_tables
         keyless = frozenset(t.lower() for r, t, _ in fallback if r == "no_primary_key")
@@ -111,7 +111,7 @@ def test_corpus_what_ifs_equal_a_second_read():
         if ctx.ws_log is None or ctx.analysis.policies is None:
             continue
         every = frozenset(t.lower() for _, t, _ in ctx.analysis.policies.fallback_tables)
-        hot = frozenset(k for k, _ in sorted(ctx.graph.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+        hot = frozenset(str(k) for k, _ in sorted(ctx.graph.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
         for what_if, size in ((WhatIf(add_primary_key=every), None), (WhatIf(drop_foreign_keys_to=every), None),
                               (WhatIf(), 5), (WhatIf(ignore_rows=hot), None)):
             replayed = ctx.what_if_facts(what_if, size)

@@ -162,3 +162,25 @@ def test_detection_sample_equals_reference(name, files, schema, sample, monkeypa
     mine = verdict()
     monkeypatch.setenv("LAGADVISOR_PUREPYTHON", "1")
     assert mine == verdict()
+
+
+def _caveat_kinds(a) -> list | None:
+    p = a.policies
+    return None if p is None else sorted((str(c), sorted(c.kinds), c.table) for c, _ in (*p.unknown, *p.caveats))
+
+
+@pytest.mark.parametrize("name, files, schema", [c for c in _cases() if not c.marks])
+def test_native_caveats_carry_the_reference_kinds(name, files, schema, monkeypatch):
+    """The native core counts caveats by their text; the analysis gives each back its kinds and
+    table (``Bridge.caveat``), the same as the reference's: the rules test those."""
+    opts = _options(schema)
+    mine = analyze_native(files, opts, prepare(files, opts), None)
+    if mine is None:
+        return  # given back: the reference's own
+    monkeypatch.setenv("LAGADVISOR_PUREPYTHON", "1")
+    try:
+        ref = analyze(files, _options(schema))
+    finally:
+        monkeypatch.delenv("LAGADVISOR_PUREPYTHON")
+    assert _caveat_kinds(mine) == _caveat_kinds(ref)
+    assert all(c.kinds for c, _ in (*mine.policies.unknown, *mine.policies.caveats))

@@ -37,11 +37,7 @@ def _input(rng: random.Random, n: int, span: int = 30) -> SimInput:
 
 def _stream(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, cuts, cap: int, window_us: int = 0,
             threshold_us: float = 1e6):
-    s = _native.StreamSim(cfg.workers, cfg.preserve_commit_order, cfg.durable, cfg.pending_jobs_size_max,
-                          (cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us, cost.handoff_us,
-                           cost.redo_flush_us, float(cost.cores), cost.fsync_cpu), cost.fsync_devices, 1.0, cap,
-                          threshold_us,
-                          window_us, 0)
+    s = _native.StreamSim(cfg, cost, 1.0, cap, threshold_us, window_us, 0)
     held = []
     lo = 0
     for hi in list(cuts) + [len(inp)]:

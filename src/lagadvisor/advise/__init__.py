@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..depgraph.pipeline import ClockOptions
+from ..kinds import FindingId as Id, Policy, ReplicaMode
 from ..server.schema import ServerSettings
 from ..sim.model import CostModel
 from .context import Context, gather
@@ -32,7 +33,7 @@ class Advice:
 
 #: Findings the plan combines (configuration the simulator runs); the others are what-ifs on the
 #: workload or the schema, reported on their own.
-PLAN_FINDINGS = ("dependency_tracking", "replica_durability", "replica_parallel_workers", "slave_parallel_mode")
+PLAN_FINDINGS = (Id.DEPENDENCY_TRACKING, Id.REPLICA_DURABILITY, Id.REPLICA_PARALLEL_WORKERS, Id.SLAVE_PARALLEL_MODE)
 
 
 def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = None,
@@ -58,7 +59,7 @@ def advise_context(ctx: Context) -> Advice:
         # what every report asks for: the recorded clock's worker curve, durable and relaxed
         from .context import WORKERS
 
-        ctx.prefetch([("recorded", w, {"durable": d}) for d in (ctx.baseline.durable, not ctx.baseline.durable)
+        ctx.prefetch([(Policy.RECORDED, w, {"durable": d}) for d in (ctx.baseline.durable, not ctx.baseline.durable)
                       for w in WORKERS])
     findings: list[Finding] = []
     for rule in RULES:
@@ -138,21 +139,21 @@ def _in_plan(f: Finding, plan: Plan, ctx: Context) -> Finding:
 def _plan_value(f: Finding, plan: Plan) -> str | None:
     """The plan's value of a configuration finding's setting (None: not one the plan sets)."""
     rec = plan.recommended
-    if f.id == "replica_parallel_workers":
+    if f.id == Id.REPLICA_PARALLEL_WORKERS:
         return str(rec.workers)
-    if f.id == "dependency_tracking":
-        return rec.clock if rec.clock != "recorded" else None
-    if f.id == "slave_parallel_mode":
-        return rec.mode.removeprefix("mariadb_")
+    if f.id == Id.DEPENDENCY_TRACKING:
+        return rec.clock if rec.clock != Policy.RECORDED else None
+    if f.id == Id.SLAVE_PARALLEL_MODE:
+        return ReplicaMode(rec.mode).parallel_mode
     return None  # replica_durability: one way to change it
 
 
 def _alone(ctx: Context, f: Finding) -> Config:
     """The configuration a finding's stand-alone suggestion was simulated under."""
     b = ctx.baseline
-    c = Config("recorded", max(b.workers, 1), b.durable, b.preserve_commit_order, b.mode)
-    if f.id == "replica_parallel_workers":
-        return replace(c, clock=f.metrics.get("clock", "recorded"),
+    c = Config(Policy.RECORDED, max(b.workers, 1), b.durable, b.preserve_commit_order, b.mode)
+    if f.id == Id.REPLICA_PARALLEL_WORKERS:
+        return replace(c, clock=f.metrics.get("clock", Policy.RECORDED),
                        workers=int(f.suggested) if f.suggested.isdigit() else c.workers)
     return c
 
@@ -164,10 +165,10 @@ def _condition(alone: Config, planned: Config, kept: list) -> str:
     if alone.durable != planned.durable:
         parts.append("keep durable settings" if alone.durable else "relax durability")
     if alone.clock != planned.clock:
-        parts.append("keep the source's recorded clock" if alone.clock == "recorded"
+        parts.append("keep the source's recorded clock" if alone.clock == Policy.RECORDED
                      else f"track {alone.clock} on the source")
     if alone.mode != planned.mode:
-        parts.append(f"run slave_parallel_mode={alone.mode.removeprefix('mariadb_')}")
+        parts.append(f"run slave_parallel_mode={ReplicaMode(alone.mode).parallel_mode}")
     if alone.preserve != planned.preserve:
         parts.append(f"keep replica_preserve_commit_order={'ON' if alone.preserve else 'OFF'}")
     if parts:
@@ -176,10 +177,10 @@ def _condition(alone: Config, planned: Config, kept: list) -> str:
 
 
 MIN_TRANSACTIONS = 200
-_SPEED_FINDINGS = frozenset({"replica_durability", "replica_parallel_workers", "dependency_tracking",
-                             "binlog_group_commit_sync_delay", "binlog_transaction_dependency_history_size",
-                             "hot_rows", "hot_table", "replica_preserve_commit_order", "large_transactions",
-                             "change_stream_applier"})
+_SPEED_FINDINGS = frozenset({Id.REPLICA_DURABILITY, Id.REPLICA_PARALLEL_WORKERS, Id.DEPENDENCY_TRACKING,
+                             Id.SYNC_DELAY, Id.HISTORY_SIZE, Id.HOT_ROWS, Id.HOT_TABLE,
+                             Id.REPLICA_PRESERVE_COMMIT_ORDER, Id.LARGE_TRANSACTIONS,
+                             Id.CHANGE_STREAM_APPLIER})
 
 
 __all__ = ["Advice", "advise", "advise_context", "SCHEMA_VERSION", "Finding", "Severity"]

@@ -17,6 +17,7 @@ from ..analysis.results import Analysis
 from ..depgraph.graph import GraphBuilder, GraphSummary, hot_rows_max
 from ..depgraph.pipeline import ClockOptions, prepare
 from ..depgraph.policies import POLICIES
+from ..kinds import Policy, ReplicaMode, WhatIfKey
 from ..binlog.framing import version_tuple
 from ..kinds import Applier
 from ..server.schema import ServerSettings
@@ -39,12 +40,12 @@ KNEE_SHARE = 0.9             # the knee: fewest workers reaching 90% of the best
 class Baseline:
     """The replica as it is (read from --host, else MySQL's defaults)."""
 
-    clock: str                 # "recorded" (what the source wrote) or a policy name
+    clock: Policy              # RECORDED (what the source wrote) or a policy
     workers: int
     preserve_commit_order: bool
     durable: bool
     assumed: tuple[str, ...]   # settings not read from a server
-    mode: str = "logical_clock"  # the applier's scheduling (ReplicaConfig.mode): MariaDB's slave_parallel_mode
+    mode: ReplicaMode = ReplicaMode.LOGICAL_CLOCK  # the applier's scheduling (ReplicaConfig.mode): MariaDB's slave_parallel_mode
 
 
 @dataclass
@@ -71,11 +72,12 @@ class Context:
     _what_if_cache: dict = field(default_factory=dict, repr=False)
 
     # -- simulation -------------------------------------------------------------------------
-    def run(self, clock: str, workers: int, *, preserve: bool | None = None, durable: bool | None = None,
-            facts: list[TrxFacts] | None = None, key: str = "", catch_up: bool = True,
-            mode: str | None = None, applier: Applier = Applier.MTA) -> SimSummary:
+    def run(self, clock: Policy, workers: int, *, preserve: bool | None = None, durable: bool | None = None,
+            facts: list[TrxFacts] | None = None, key: WhatIfKey = WhatIfKey(), catch_up: bool = True,
+            mode: ReplicaMode | None = None, applier: Applier = Applier.MTA) -> SimSummary:
         """One simulation's summary (cached): one pass over the facts (``sim.stream``), with the
-        lag per window of the source's timeline when it is not a catch-up."""
+        lag per window of the source's timeline when it is not a catch-up. ``key`` names the
+        what-if that gave ``facts``."""
         b = self.baseline
         preserve = b.preserve_commit_order if preserve is None else preserve
         durable = b.durable if durable is None else durable
@@ -101,7 +103,7 @@ class Context:
             for f in [pool.submit(self.run, clock, w, **kw) for clock, w, kw in requests]:
                 f.result()
 
-    def seconds(self, clock: str, workers: int, **kw) -> float:
+    def seconds(self, clock: Policy, workers: int, **kw) -> float:
         return self.run(clock, workers, **kw).apply_us / 1e6
 
     def work_us_total(self) -> float:
@@ -120,14 +122,14 @@ class Context:
             self._trx_cache["work"] = total
         return self._trx_cache["work"]
 
-    def lag_p99(self, clock: str, workers: int, **kw) -> float:
+    def lag_p99(self, clock: Policy, workers: int, **kw) -> float:
         return self.run(clock, workers, catch_up=False, **kw).lag_p99_us / 1e6
 
-    def curve(self, clock: str, **kw) -> dict[int, float]:
+    def curve(self, clock: Policy, **kw) -> dict[int, float]:
         """Simulated catch-up seconds by worker count."""
         return {w: self.seconds(clock, w, **kw) for w in WORKERS}
 
-    def knee(self, clock: str, **kw) -> int:
+    def knee(self, clock: Policy, **kw) -> int:
         c = self.curve(clock, **kw)
         one, best = c[1], min(c.values())
         if best <= 0 or one <= best:
@@ -139,12 +141,12 @@ class Context:
         return WORKERS[-1]
 
     @property
-    def policies(self) -> tuple[str, ...]:
+    def policies(self) -> tuple[Policy, ...]:
         """Policies the source can use: 8.4+ has WRITESET only (versions.py); MariaDB none of them."""
         if self.mariadb:
             return ()
         if writeset_only(self.version):
-            return ("WRITESET",)
+            return (Policy.WRITESET,)
         return POLICIES
 
     # -- what-ifs -------------------------------------------------------------------------
@@ -194,13 +196,12 @@ def baseline_from(settings: ServerSettings | None, mariadb: bool = False,
     sync = var("sync_binlog", "1")
     flush = var("innodb_flush_log_at_trx_commit", "1")
     durable = sync != "0" and flush == "1"
-    mode = "logical_clock"
+    mode = ReplicaMode.LOGICAL_CLOCK
     if mariadb:  # slave_parallel_mode: optimistic by default since 10.5.1, conservative before
-        default_mode = "optimistic" if version >= (10, 5, 1) or version == (0, 0, 0) else "conservative"
-        parallel_mode = var("slave_parallel_mode", default_mode).lower()
-        mode = f"mariadb_{parallel_mode}" if parallel_mode in ("conservative", "optimistic", "aggressive") \
-            else "mariadb_conservative"  # minimal / none: at most group commits in parallel
-    return Baseline("recorded", workers, preserve, durable, tuple(assumed), mode)
+        default_mode = (ReplicaMode.MARIADB_OPTIMISTIC if version >= (10, 5, 1) or version == (0, 0, 0)
+                        else ReplicaMode.MARIADB_CONSERVATIVE)
+        mode = ReplicaMode.of_mariadb(var("slave_parallel_mode", default_mode.parallel_mode).lower())
+    return Baseline(Policy.RECORDED, workers, preserve, durable, tuple(assumed), mode)
 
 
 def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: ServerSettings | None,
@@ -218,13 +219,13 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
         store.add(FactColumns.from_native(d))
         log.add(d.get("ws_log", b""), d.get("ws_log_unsafe", 0))
 
-    pair = native_pass(paths, opts, run, on_progress, facts=True, graph=("WRITESET", weights, 0, 0, hot_rows_max()),
+    pair = native_pass(paths, opts, run, on_progress, facts=True, graph=(Policy.WRITESET, weights, 0, 0, hot_rows_max()),
                        on_facts=take, ws_log=log.add)
     if pair is not None:
         result, nr = pair
         taken = nr.analyzer.take_facts()
         facts = store
-        graph = GraphSummary.from_native("WRITESET", nr.analyzer.take_graph(), list(paths))
+        graph = GraphSummary.from_native(Policy.WRITESET, nr.analyzer.take_graph(), list(paths))
         scans = {table: [events, rows] for table, events, rows in sorted(taken["scans"])}
         ctx = context_of(list(paths), result, graph, facts, cost, settings, options, scans)
         ctx.ws_log = log if hasattr(nr.analyzer, "collect_ws_log") else None
@@ -233,7 +234,7 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     log.close()
     index = {p: i for i, p in enumerate(paths)}
     ref_facts: list[TrxFacts] = []
-    gb = GraphBuilder("WRITESET", weights, None)
+    gb = GraphBuilder(Policy.WRITESET, weights, None)
     sizes = ScanSizes()
     scans: dict[str, list[int]] = {}
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ..kinds import FindingId
+
 SCHEMA_VERSION = "1.0"
 
 
@@ -72,7 +74,7 @@ class Alternative:
 
 @dataclass(frozen=True)
 class Finding:
-    id: str
+    id: FindingId
     severity: Severity
     title: str
     setting: str                      # the setting or schema change, e.g. "replica_parallel_workers"

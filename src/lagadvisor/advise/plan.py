@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..kinds import FindingId as Id, Policy, ReplicaMode
 from .context import Context
 
 MIN_MARGINAL_GAIN = 0.02   # a step saving less than this share of the time before it is left out
@@ -26,21 +27,22 @@ MIN_MARGINAL_GAIN = 0.02   # a step saving less than this share of the time befo
 class Config:
     """A replica configuration the simulator can run (and ``simulate`` can be told)."""
 
-    clock: str                 # "recorded" (what the source wrote) or the policy the source would use
+    clock: Policy              # RECORDED (what the source wrote) or the policy the source would use
     workers: int
     durable: bool
     preserve: bool
-    mode: str = "logical_clock"   # ReplicaConfig.mode: MariaDB's slave_parallel_mode as mariadb_<mode>
+    mode: ReplicaMode = ReplicaMode.LOGICAL_CLOCK   # ReplicaConfig.mode: MariaDB's slave_parallel_mode
 
     def describe(self) -> str:
-        if self.mode.startswith("mariadb_"):
-            clock = f"slave_parallel_mode={self.mode.removeprefix('mariadb_')}"
+        mariadb = ReplicaMode(self.mode).mariadb
+        if mariadb:
+            clock = f"slave_parallel_mode={ReplicaMode(self.mode).parallel_mode}"
         else:
-            clock = "the recorded clock" if self.clock == "recorded" else f"a {self.clock} source"
-        threads = "threads" if self.mode.startswith("mariadb_") else "workers"
+            clock = "the recorded clock" if self.clock == Policy.RECORDED else f"a {self.clock} source"
+        threads = "threads" if mariadb else "workers"
         return (f"{clock}, {self.workers} {threads if self.workers != 1 else threads[:-1]}, "
                 f"{'durable' if self.durable else 'relaxed durability'}"
-                + ("" if self.mode.startswith("mariadb_") else
+                + ("" if mariadb else
                    f", preserve_commit_order={'ON' if self.preserve else 'OFF'}"))
 
     def simulate_args(self) -> list[str]:
@@ -52,7 +54,7 @@ class Config:
 
 @dataclass(frozen=True)
 class Step:
-    finding: str               # the finding this change comes from
+    finding: Id                # the finding this change comes from
     setting: str
     before: str
     after: str
@@ -126,11 +128,11 @@ def build_plan(ctx: Context, suggested: dict[str, str]) -> Plan:
     replica's durability (``replica_durability``, catch-up only) and its worker count
     (``replica_parallel_workers``, re-chosen under the configuration of the moment)."""
     b = ctx.baseline
-    current = Config("recorded", max(b.workers, 1), b.durable, b.preserve_commit_order, b.mode)
+    current = Config(Policy.RECORDED, max(b.workers, 1), b.durable, b.preserve_commit_order, b.mode)
     config = current
     steps: list[Step] = []
-    remaining = {k for k in ("dependency_tracking", "replica_durability", "replica_parallel_workers",
-                             "slave_parallel_mode") if k in suggested}
+    remaining = {k for k in (Id.DEPENDENCY_TRACKING, Id.REPLICA_DURABILITY, Id.REPLICA_PARALLEL_WORKERS,
+                             Id.SLAVE_PARALLEL_MODE) if k in suggested}
     while remaining:
         best = None
         for fid in sorted(remaining):
@@ -147,42 +149,42 @@ def build_plan(ctx: Context, suggested: dict[str, str]) -> Plan:
         before = _seconds(ctx, config)
         setting, was, now = _change(config, cand)
         kept = before > 0 and (before - after) / before >= MIN_MARGINAL_GAIN
-        steps.append(Step(fid, setting, was, now, before, after, fid == "replica_durability", kept))
+        steps.append(Step(fid, setting, was, now, before, after, fid == Id.REPLICA_DURABILITY, kept))
         if kept:
             config = cand
     # the knee once more under the final configuration (a later step may have moved it)
-    if "replica_parallel_workers" in suggested:
+    if Id.REPLICA_PARALLEL_WORKERS in suggested:
         knee = _knee(ctx, config)
         if knee != config.workers:
             cand = replace(config, workers=knee)
             before, after = _seconds(ctx, config), _seconds(ctx, cand)
             if before > 0 and (before - after) / before >= MIN_MARGINAL_GAIN:
-                steps.append(Step("replica_parallel_workers", "replica_parallel_workers", str(config.workers),
+                steps.append(Step(Id.REPLICA_PARALLEL_WORKERS, "replica_parallel_workers", str(config.workers),
                                   str(knee), before, after, False, True))
                 config = cand
     return Plan(current, config, tuple(steps), _seconds(ctx, current), _seconds(ctx, config),
                 _lag_p99(ctx, current), _lag_p99(ctx, config))
 
 
-def _apply(ctx: Context, c: Config, fid: str, value: str) -> Config | None:
-    if fid == "dependency_tracking":
-        return replace(c, clock=value) if value in ctx.policies else None
-    if fid == "replica_durability":
+def _apply(ctx: Context, c: Config, fid: Id, value: str) -> Config | None:
+    if fid == Id.DEPENDENCY_TRACKING:
+        return replace(c, clock=Policy(value)) if value in ctx.policies else None
+    if fid == Id.REPLICA_DURABILITY:
         return replace(c, durable=False) if c.durable else None
-    if fid == "replica_parallel_workers":
+    if fid == Id.REPLICA_PARALLEL_WORKERS:
         return replace(c, workers=_knee(ctx, c))
-    if fid == "slave_parallel_mode":
-        return replace(c, mode=f"mariadb_{value}") if c.mode.startswith("mariadb_") else None
+    if fid == Id.SLAVE_PARALLEL_MODE:
+        return replace(c, mode=ReplicaMode.of_mariadb(value)) if ReplicaMode(c.mode).mariadb else None
     return None
 
 
 def _change(a: Config, b: Config) -> tuple[str, str, str]:
     if a.mode != b.mode:
-        return ("slave_parallel_mode", a.mode.removeprefix("mariadb_"), b.mode.removeprefix("mariadb_"))
+        return ("slave_parallel_mode", ReplicaMode(a.mode).parallel_mode, ReplicaMode(b.mode).parallel_mode)
     if a.clock != b.clock:
         return ("binlog_transaction_dependency_tracking (source)",
-                "recorded clock" if a.clock == "recorded" else a.clock, b.clock)
+                "recorded clock" if a.clock == Policy.RECORDED else a.clock, b.clock)
     if a.durable != b.durable:
         return ("sync_binlog / innodb_flush_log_at_trx_commit", "1 / 1", "0 / 2 (while catching up)")
-    name = "slave_parallel_threads" if a.mode.startswith("mariadb_") else "replica_parallel_workers"
+    name = "slave_parallel_threads" if ReplicaMode(a.mode).mariadb else "replica_parallel_workers"
     return (name, str(a.workers), str(b.workers))

@@ -11,6 +11,8 @@ from dataclasses import replace
 from typing import Callable
 
 from ..depgraph.policies import Fallback
+from ..kinds import (KEYS_UNKNOWN, MARIADB_MODES, WRITESET_BASED, CaveatKind, FindingId as Id, Policy, ReplicaMode,
+                     WhatIfChange, WhatIfKey)
 from ..sim.build import fact_column, first_commit_ts
 from ..versions import GIPK_SINCE, WRITESET_ONLY_SINCE, short, writeset_only
 from ..writeset.tracker import WhatIf
@@ -42,7 +44,7 @@ def _current(ctx: Context, name: str, default: str) -> tuple[str, bool]:
     return (v, False) if v is not None else (default, True)
 
 
-def _best_policy(ctx: Context, workers: int) -> str | None:
+def _best_policy(ctx: Context, workers: int) -> Policy | None:
     pols = ctx.policies
     if not pols:
         return None
@@ -64,24 +66,24 @@ def dependency_tracking(ctx: Context) -> list[Finding]:
     note = ctx.analysis.policies.not_computed_note(ctx.analysis.total.transactions) if ctx.analysis.policies else None
     if note:
         evidence += f"; {note}"
-    before = ctx.seconds("recorded", w)
+    before = ctx.seconds(Policy.RECORDED, w)
     if writeset_only(ctx.version):
         eff = Effect(f"{_ws_since()}+ sources track WRITESET only; with {w} workers the recorded clock "
                      f"applies in {_fmt_s(before)}", before=before, after=before)
-        return [Finding("dependency_tracking", Severity.info, f"Dependency tracking is WRITESET ({_ws_since()}+)",
-                        "binlog_transaction_dependency_tracking", "WRITESET", "WRITESET",
+        return [Finding(Id.DEPENDENCY_TRACKING, Severity.info, f"Dependency tracking is WRITESET ({_ws_since()}+)",
+                        "binlog_transaction_dependency_tracking", Policy.WRITESET, Policy.WRITESET,
                         evidence, eff, where="source", metrics={"ideal_parallelism": ideal})]
     best = _best_policy(ctx, w)
     after = ctx.seconds(best, w)
     cur, assumed = _current(ctx, "binlog_transaction_dependency_tracking", written)
     eff = Effect(f"replica with {w} workers: {written} clock {_fmt_s(before)} -> {best} {_fmt_s(after)}; "
-                 f"also what an upgrade to {_ws_since()} (WRITESET only) gives: {_fmt_s(ctx.seconds('WRITESET', w))}",
-                 before=before, after=after, lag_p99_before=ctx.lag_p99("recorded", w),
+                 f"also what an upgrade to {_ws_since()} (WRITESET only) gives: {_fmt_s(ctx.seconds(Policy.WRITESET, w))}",
+                 before=before, after=after, lag_p99_before=ctx.lag_p99(Policy.RECORDED, w),
                  lag_p99_after=ctx.lag_p99(best, w))
     title, stmts, mycnf = _tracking_change(ctx, best) if best != written else (
         f"Track dependencies with {best} on the source", (), ())
     sev = severity_for(eff.gain) if best != written else Severity.info
-    return [Finding("dependency_tracking", sev, title,
+    return [Finding(Id.DEPENDENCY_TRACKING, sev, title,
                     "binlog_transaction_dependency_tracking", cur, best, evidence, eff, where="source",
                     statements=stmts, mycnf=mycnf, current_assumed=assumed,
                     metrics={"ideal_parallelism": ideal,
@@ -92,9 +94,9 @@ def parallel_workers(ctx: Context) -> list[Finding]:
     """replica_parallel_workers at the knee of the simulated speedup curve."""
     if not ctx.facts:
         return []
-    clock = _best_policy(ctx, DEFAULT_WORKERS) or "recorded"
+    clock = _best_policy(ctx, DEFAULT_WORKERS) or Policy.RECORDED
     if writeset_only(ctx.version) or ctx.mariadb:
-        clock = "recorded"
+        clock = Policy.RECORDED
     curve = ctx.curve(clock)
     knee = ctx.knee(clock)
     b = ctx.baseline
@@ -113,7 +115,7 @@ def parallel_workers(ctx: Context) -> list[Finding]:
     else:
         sev = severity_for(eff.gain)
     title, stmts, mycnf = _workers_change(ctx, str(knee))
-    return [Finding("replica_parallel_workers", sev, title, mycnf[0][0], cur, str(knee),
+    return [Finding(Id.REPLICA_PARALLEL_WORKERS, sev, title, mycnf[0][0], cur, str(knee),
                     evidence, eff, statements=stmts, mycnf=mycnf, current_assumed=assumed,
                     metrics={"clock": clock, "curve_seconds": {str(w): s for w, s in curve.items()}, "knee": knee})]
 
@@ -126,18 +128,18 @@ def parallel_mode(ctx: Context) -> list[Finding]:
         return []
     b = ctx.baseline
     w = b.workers if b.workers > 1 else DEFAULT_WORKERS
-    times = {m: ctx.seconds("recorded", w, mode=f"mariadb_{m}") for m in ("conservative", "optimistic", "aggressive")}
-    cur_mode = b.mode.removeprefix("mariadb_")
+    times = {m.parallel_mode: ctx.seconds(Policy.RECORDED, w, mode=m) for m in MARIADB_MODES}
+    cur_mode = ReplicaMode(b.mode).parallel_mode
     cur, assumed = _current(ctx, "slave_parallel_mode", cur_mode)
     best = min(times, key=lambda m: (round(times[m], 9), m != cur_mode, m))
-    before, after = times.get(cur_mode, times["conservative"]), times[best]
+    before, after = times.get(cur_mode, times[ReplicaMode.MARIADB_CONSERVATIVE.parallel_mode]), times[best]
     eff = Effect(f"{w} threads: " + ", ".join(f"{m} {_fmt_s(t)}" for m, t in times.items()),
                  before=before, after=after)
     evidence = (f"simulated catch-up with {w} threads by mode: " + ", ".join(f"{m} {_fmt_s(t)}" for m, t in times.items())
                 + "; optimistic and aggressive apply speculatively and retry on a conflict (conflicts from the "
                 "re-derived writesets; a retried transaction is assumed to lose half its work)")
     title, stmts, mycnf = _mode_change(best)
-    return [Finding("slave_parallel_mode", severity_for(eff.gain) if best != cur_mode else Severity.info,
+    return [Finding(Id.SLAVE_PARALLEL_MODE, severity_for(eff.gain) if best != cur_mode else Severity.info,
                     title, "slave_parallel_mode", cur, best, evidence, eff, statements=stmts, mycnf=mycnf,
                     current_assumed=assumed,
                     metrics={"catch_up_seconds": times, "threads": w})]
@@ -148,8 +150,8 @@ def preserve_commit_order(ctx: Context) -> list[Finding]:
         return []
     b = ctx.baseline
     w = max(b.workers, 2)
-    on = ctx.seconds("recorded", w, preserve=True)
-    off = ctx.seconds("recorded", w, preserve=False)
+    on = ctx.seconds(Policy.RECORDED, w, preserve=True)
+    off = ctx.seconds(Policy.RECORDED, w, preserve=False)
     cur, assumed = _current(ctx, "replica_preserve_commit_order",
                             REPLICA_DEFAULTS.default("replica_preserve_commit_order"))
     gain = (on - off) / on if on > 0 else 0.0
@@ -162,7 +164,7 @@ def preserve_commit_order(ctx: Context) -> list[Finding]:
     else:
         sug, sev = "ON", Severity.info
         eff = Effect(f"keeping ON costs {gain:.1%} of catch-up time", before=on, after=on)
-    return [Finding("replica_preserve_commit_order", sev, "Commit order on the replica",
+    return [Finding(Id.REPLICA_PRESERVE_COMMIT_ORDER, sev, "Commit order on the replica",
                     "replica_preserve_commit_order", cur, sug, evidence, eff, current_assumed=assumed,
                     mycnf=(("replica_preserve_commit_order", "OFF" if sug.startswith("OFF") else "ON"),))]
 
@@ -176,13 +178,13 @@ def history_size(ctx: Context) -> list[Finding]:
         return []
     new = max(p.history_size * 4, 100_000)
     w = max(ctx.baseline.workers, 1)
-    before_ws = ctx.seconds("WRITESET", w)
+    before_ws = ctx.seconds(Policy.WRITESET, w)
     facts = ctx.what_if_facts(WhatIf(), history_size=new)
-    after_ws = ctx.seconds("WRITESET", w, facts=facts, key=f"history{new}")
+    after_ws = ctx.seconds(Policy.WRITESET, w, facts=facts, key=WhatIfKey(WhatIfChange.HISTORY, new))
     before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
     eff = Effect(f"{how}, history {p.history_size:,} -> {new:,}, {w} workers", before=before, after=after)
     cur, assumed = _current(ctx, "binlog_transaction_dependency_history_size", str(p.history_size))
-    return [Finding("binlog_transaction_dependency_history_size", severity_for(eff.gain, Severity.info),
+    return [Finding(Id.HISTORY_SIZE, severity_for(eff.gain, Severity.info),
                     "The writeset history filled up", "binlog_transaction_dependency_history_size", cur,
                     str(new), f"{full:,} transactions fell back because the history was full or a writeset "
                     f"was larger than it ({p.resets:,} history resets)", eff, where="source",
@@ -193,26 +195,26 @@ def history_size(ctx: Context) -> list[Finding]:
 def group_commit_delay(ctx: Context) -> list[Finding]:
     """binlog_group_commit_sync_delay for COMMIT_ORDER sources: larger groups, at a commit-latency cost."""
     p = ctx.analysis.policies
-    if p is None or ctx.mariadb or writeset_only(ctx.version) or p.written.name != "COMMIT_ORDER":
+    if p is None or ctx.mariadb or writeset_only(ctx.version) or p.written.name != Policy.COMMIT_ORDER:
         return []
     if not first_commit_ts(ctx.facts):
         return []
     w = max(ctx.baseline.workers, 2)
-    before = ctx.seconds("recorded", w)
+    before = ctx.seconds(Policy.RECORDED, w)
     best = None
     for delay in (100, 500, 1000, 2000, 5000):
         facts = delayed_groups(ctx.facts, delay)
-        after = ctx.seconds("recorded", w, facts=facts, key=f"delay{delay}")
+        after = ctx.seconds(Policy.RECORDED, w, facts=facts, key=WhatIfKey(WhatIfChange.SYNC_DELAY, delay))
         if best is None or after < best[1] * 0.97:
             best = (delay, after)
     delay, after = best
     cur, assumed = _current(ctx, "binlog_group_commit_sync_delay", "0")
-    stats = p.clocks.get("COMMIT_ORDER")
+    stats = p.clocks.get(Policy.COMMIT_ORDER)
     eff = Effect(f"estimated from the commit timestamps: transactions committing within {delay} us of a "
                  f"group's first join it; {w} workers", before=before, after=after)
     if eff.gain < MIN_GAIN:
         return []
-    return [Finding("binlog_group_commit_sync_delay", severity_for(eff.gain), "Larger commit groups on the source",
+    return [Finding(Id.SYNC_DELAY, severity_for(eff.gain), "Larger commit groups on the source",
                     "binlog_group_commit_sync_delay", cur, str(delay),
                     f"COMMIT_ORDER clock: {stats.parallel_share:.1%} of transactions may overlap their "
                     f"predecessor, mean distance {stats.mean_distance:.2f}. Cost: every commit on the source "
@@ -257,9 +259,9 @@ def missing_primary_keys(ctx: Context) -> list[Finding]:
         return []
     names = tuple(sorted(t for t, _ in tables))
     w = max(ctx.baseline.workers, 1)
-    before_ws = ctx.seconds("WRITESET", w)
+    before_ws = ctx.seconds(Policy.WRITESET, w)
     facts = ctx.what_if_facts(WhatIf(add_primary_key=frozenset(n.lower() for n in names)))
-    after_ws = ctx.seconds("WRITESET", w, facts=facts, key="add_pk")
+    after_ws = ctx.seconds(Policy.WRITESET, w, facts=facts, key=WhatIfKey(WhatIfChange.ADD_PRIMARY_KEY))
     before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
     scanned = {t: ctx.scans[t] for t in names if t in ctx.scans}
     eff = Effect(f"{how}, {w} workers, with a primary key on {', '.join(names)} (estimated as the "
@@ -271,7 +273,7 @@ def missing_primary_keys(ctx: Context) -> list[Finding]:
             f"SET PERSIST sql_generate_invisible_primary_key = ON;  -- {short(GIPK_SINCE)}+, for tables created later")
     stmts = tuple(f"ALTER TABLE {_q(n)} ADD COLUMN my_row_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT "
                   "INVISIBLE PRIMARY KEY FIRST;" for n in names) + (gipk,)
-    return [Finding("tables_without_primary_key", severity_for(eff.gain, Severity.warning),
+    return [Finding(Id.TABLES_WITHOUT_PRIMARY_KEY, severity_for(eff.gain, Severity.warning),
                     f"{len(names)} table(s) without a primary key: " + ", ".join(names),
                     "PRIMARY KEY", "none", "add a primary key (or a generated invisible one)",
                     "transactions writing to a table without a primary key get no writeset and keep the "
@@ -309,13 +311,13 @@ def fk_parents(ctx: Context) -> list[Finding]:
         return []
     names = tuple(sorted(t for t, _ in tables))
     w = max(ctx.baseline.workers, 1)
-    before_ws = ctx.seconds("WRITESET", w)
+    before_ws = ctx.seconds(Policy.WRITESET, w)
     facts = ctx.what_if_facts(WhatIf(drop_foreign_keys_to=frozenset(n.lower() for n in names)))
-    after_ws = ctx.seconds("WRITESET", w, facts=facts, key="drop_fk")
+    after_ws = ctx.seconds(Policy.WRITESET, w, facts=facts, key=WhatIfKey(WhatIfChange.DROP_FOREIGN_KEYS))
     before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
     eff = Effect(f"{how}, {w} workers, without the foreign keys referencing {', '.join(names)}",
                  before=before, after=after)
-    return [Finding("foreign_key_parent_tables", severity_for(eff.gain, Severity.warning),
+    return [Finding(Id.FOREIGN_KEY_PARENT_TABLES, severity_for(eff.gain, Severity.warning),
                     f"{len(names)} foreign-key parent table(s) disable writesets: " + ", ".join(names),
                     "FOREIGN KEY", "referenced by foreign keys",
                     "enforce the relation in the application, or accept the serialization",
@@ -329,25 +331,25 @@ def hot_rows(ctx: Context) -> list[Finding]:
     if not g.conflicts:
         return []
     top = sorted(g.hot_rows.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
-    hot = [(k, n) for k, n in top if n / g.conflicts >= HOT_ROW_SHARE and not k.startswith("hash ")]
+    hot = [(k, n) for k, n in top if n / g.conflicts >= HOT_ROW_SHARE and k.readable]
     if not hot:
         return []
     w = max(ctx.baseline.workers, 1)
-    before_ws = ctx.seconds("WRITESET", w)
-    facts = ctx.what_if_facts(WhatIf(ignore_rows=frozenset(k for k, _ in hot)))
-    after_ws = ctx.seconds("WRITESET", w, facts=facts, key="hot_rows")
+    before_ws = ctx.seconds(Policy.WRITESET, w)
+    facts = ctx.what_if_facts(WhatIf(ignore_rows=frozenset(k.label for k, _ in hot)))
+    after_ws = ctx.seconds(Policy.WRITESET, w, facts=facts, key=WhatIfKey(WhatIfChange.HOT_ROWS))
     before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
     eff = Effect(f"{how}, {w} workers, if these rows stopped conflicting (an upper bound)",
                  before=before, after=after)
-    tables = tuple(sorted({k.split(" ", 1)[0] for k, _ in hot}))
-    return [Finding("hot_rows", severity_for(eff.gain), "Hot rows serialize the stream",
+    tables = tuple(sorted({k.table for k, _ in hot}))
+    return [Finding(Id.HOT_ROWS, severity_for(eff.gain), "Hot rows serialize the stream",
                     "application / schema", None,
                     "spread the hot rows (sharded counters, batched updates, move them out of the transaction)",
                     f"{g.conflicts:,} row conflicts; " + ", ".join(f"{k}: {n:,} ({n / g.conflicts:.0%})"
                                                                   for k, n in hot)
                     + f"; critical path {g.depth:,} transactions ({g.critical_path_us / 1e6:,.3f} s of "
                     f"{g.serial_us / 1e6:,.3f} s serial)", eff, where="application", tables=tables,
-                    metrics={"hot_rows": dict(hot)})]
+                    metrics={"hot_rows": {k.label: n for k, n in hot}})]
 
 
 def _largest_apply_us(ctx: Context, nbytes: int, rows: int) -> float:
@@ -388,7 +390,7 @@ def large_transactions(ctx: Context) -> list[Finding]:
     eff = Effect("one worker applies each of them while transactions after it wait (with commit order "
                  "preserved); estimated apply time of the largest", metric="seconds_blocked",
                  before=worst / 1e6, after=None)
-    return [Finding("large_transactions", Severity.warning if worst / total_us >= LARGE_TRX_SHARE else Severity.info,
+    return [Finding(Id.LARGE_TRANSACTIONS, Severity.warning if worst / total_us >= LARGE_TRX_SHARE else Severity.info,
                     f"{len(big)} oversized transaction(s)", "application batching", None,
                     f"commit in batches of at most {LARGE_TRX_ROWS // 10:,} rows",
                     "; ".join(f"{g} at {w}: {r:,} rows, {b / 1e6:,.1f} MB, ~{us / 1e6:,.3f} s to apply"
@@ -411,12 +413,12 @@ def ddl_barriers(ctx: Context) -> list[Finding]:
                                                   cols.deletes, cols.nbytes) if i + u + d == 0 and nb}
     else:
         ddl_seqs = {(f.file_idx, f.seq) for f in ctx.facts if f.inserts + f.updates + f.deletes == 0 and f.nbytes}
-    before = ctx.seconds("recorded", w)
+    before = ctx.seconds(Policy.RECORDED, w)
     written = ctx.analysis.policies.clocks if ctx.analysis.policies else {}
     barriers = ctx.analysis.total.recorded.barriers
     eff = Effect("DDL applies alone: it waits for every earlier transaction and blocks every later one; "
                  "the cost model does not price the DDL itself", before=before, after=before)
-    return [Finding("ddl_barriers", Severity.info, f"{t.ddl:,} DDL statement(s) act as barriers",
+    return [Finding(Id.DDL_BARRIERS, Severity.info, f"{t.ddl:,} DDL statement(s) act as barriers",
                     "schema changes", None, "run schema changes off-peak or with an online schema change tool",
                     f"{t.ddl:,} DDL transactions; {barriers:,} barriers in the recorded clock; "
                     f"{len(ddl_seqs):,} transactions without row changes", eff, where="application",
@@ -453,9 +455,9 @@ def _mode_change(mode: str) -> tuple[str, tuple[str, ...], tuple[tuple[str, str]
 def restate(ctx: Context, f: Finding, value: str) -> Finding:
     """``f`` suggesting ``value`` instead (the plan's value of its setting): the title, the
     statements and the my.cnf lines follow; evidence, effect and severity are the caller's."""
-    change = {"dependency_tracking": lambda: _tracking_change(ctx, value),
-              "replica_parallel_workers": lambda: _workers_change(ctx, value),
-              "slave_parallel_mode": lambda: _mode_change(value)}.get(f.id)
+    change = {Id.DEPENDENCY_TRACKING: lambda: _tracking_change(ctx, value),
+              Id.REPLICA_PARALLEL_WORKERS: lambda: _workers_change(ctx, value),
+              Id.SLAVE_PARALLEL_MODE: lambda: _mode_change(value)}.get(f.id)
     if change is None or value == f.suggested:
         return replace(f, suggested=value)
     title, stmts, mycnf = change()
@@ -467,22 +469,22 @@ def durability(ctx: Context) -> list[Finding]:
         return []
     b = ctx.baseline
     w = max(b.workers, 1)
-    dur = ctx.seconds("recorded", w, durable=True)
-    rel = ctx.seconds("recorded", w, durable=False)
+    dur = ctx.seconds(Policy.RECORDED, w, durable=True)
+    rel = ctx.seconds(Policy.RECORDED, w, durable=False)
     sync, a1 = _current(ctx, "sync_binlog", "1")
     flush, a2 = _current(ctx, "innodb_flush_log_at_trx_commit", "1")
     cur = f"sync_binlog={sync}, innodb_flush_log_at_trx_commit={flush}"
     if not b.durable:
         eff = Effect("already relaxed", before=rel, after=rel)
-        return [Finding("replica_durability", Severity.info, "Replica durability is relaxed",
+        return [Finding(Id.REPLICA_DURABILITY, Severity.info, "Replica durability is relaxed",
                         "sync_binlog / innodb_flush_log_at_trx_commit", cur, cur,
                         f"durable would take {_fmt_s(dur)} instead of {_fmt_s(rel)}; keep "
                         f"{_autopos(ctx)} and relay_log_recovery=ON so a crash is recovered from the "
                         "source", eff, current_assumed=a1 or a2)]
     eff = Effect(f"{w} workers: durable {_fmt_s(dur)} -> relaxed {_fmt_s(rel)}", before=dur, after=rel,
-                 lag_p99_before=ctx.lag_p99("recorded", w, durable=True),
-                 lag_p99_after=ctx.lag_p99("recorded", w, durable=False))
-    return [Finding("replica_durability", severity_for(eff.gain),
+                 lag_p99_before=ctx.lag_p99(Policy.RECORDED, w, durable=True),
+                 lag_p99_after=ctx.lag_p99(Policy.RECORDED, w, durable=False))
+    return [Finding(Id.REPLICA_DURABILITY, severity_for(eff.gain),
                     "Relax durability on the replica while it catches up",
                     "sync_binlog / innodb_flush_log_at_trx_commit", cur,
                     "sync_binlog=0, innodb_flush_log_at_trx_commit=2",
@@ -518,15 +520,15 @@ def row_format(ctx: Context) -> list[Finding]:
         return []
     out = []
     meta = {f.summary.row_metadata for f in ctx.analysis.files if f.summary.events.get("TABLE_MAP_EVENT")}
-    image_gaps = [(c, n) for c, n in p.caveats if "missing from the row images" in c]
-    key_gaps = [(c, n) for c, n in (*p.unknown, *p.caveats) if "unknown" in c]
+    image_gaps = [(c, n) for c, n in p.caveats if CaveatKind.ROW_IMAGE_KEYS_MISSING in c.kinds]
+    key_gaps = [(c, n) for c, n in (*p.unknown, *p.caveats) if c.kinds & KEYS_UNKNOWN]
     exactness = Severity.warning if (image_gaps or key_gaps) else Severity.info
     if meta and meta != {"FULL"}:
         cur = ctx.settings.get("binlog_row_metadata") if ctx.settings else None
         cur = cur or ", ".join(sorted(meta))
         if cur.upper() != "FULL":
             out.append(Finding(
-                "binlog_row_metadata", exactness, "Row metadata below FULL hides key definitions",
+                Id.BINLOG_ROW_METADATA, exactness, "Row metadata below FULL hides key definitions",
                 "binlog_row_metadata", cur, "FULL",
                 f"row metadata in the files: {', '.join(sorted(meta))}; FULL table maps name the columns and "
                 "the primary key, so writesets can be computed without a schema"
@@ -537,7 +539,7 @@ def row_format(ctx: Context) -> list[Finding]:
         cur = ctx.settings.get("binlog_row_image") if ctx.settings else None
         if (cur or "").upper() not in ("FULL", "NOBLOB"):
             out.append(Finding(
-                "binlog_row_image", Severity.warning, "Row images without their key columns",
+                Id.BINLOG_ROW_IMAGE, Severity.warning, "Row images without their key columns",
                 "binlog_row_image", cur or "MINIMAL (seen in the row images)", "FULL",
                 "; ".join(f"{c} ({n:,} transactions)" for c, n in image_gaps[:3])
                 + "; the server hashes the full key, lagadvisor cannot", None, where="source",
@@ -547,7 +549,7 @@ def row_format(ctx: Context) -> list[Finding]:
     if defined_before:
         given = ctx.options.catalog is not None
         out.append(Finding(
-            "table_definitions", Severity.warning,
+            Id.TABLE_DEFINITIONS, Severity.warning,
             "Tables defined before these binlogs: their unique keys are unknown",
             "lagadvisor --schema / --host",
             "the schema given lacks these tables" if given else "no schema given",
@@ -556,7 +558,7 @@ def row_format(ctx: Context) -> list[Finding]:
             "; ".join(f"{c} ({n:,} transactions)" for c, n in defined_before[:3])
             + "; the binlog's table maps carry the primary key but not unique keys, so the WRITESET "
             "numbers for these tables may overstate parallelism", None, where="analysis",
-            tables=tuple(sorted({c.split(" of ", 1)[-1].split(" ", 1)[0] for c, _ in defined_before}))))
+            tables=tuple(sorted({c.table for c, _ in defined_before}))))
     return out
 
 
@@ -572,18 +574,18 @@ def hot_tables(ctx: Context) -> list[Finding]:
     share = n / g.conflicts
     if share < HOT_TABLE_SHARE:
         return []
-    keys = frozenset(k for k in g.hot_rows if k.split(" ", 1)[0] == table)
+    keys = frozenset(k.label for k in g.hot_rows if k.table == table)
     w = max(ctx.baseline.workers, 1)
     eff = None
     if keys:
-        before_ws = ctx.seconds("WRITESET", w)
+        before_ws = ctx.seconds(Policy.WRITESET, w)
         facts = ctx.what_if_facts(WhatIf(ignore_rows=keys))
-        after_ws = ctx.seconds("WRITESET", w, facts=facts, key="hot_table")
+        after_ws = ctx.seconds(Policy.WRITESET, w, facts=facts, key=WhatIfKey(WhatIfChange.HOT_TABLE))
         before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
         eff = Effect(f"{how}, {w} workers, if the table's {len(keys):,} hottest rows stopped conflicting "
                      "(a lower bound of what spreading the table's writes gives)", before=before, after=after)
     others = sorted(g.hot_tables.items(), key=lambda kv: (-kv[1], kv[0]))[1:4]
-    return [Finding("hot_table", severity_for(eff.gain) if eff else Severity.info,
+    return [Finding(Id.HOT_TABLE, severity_for(eff.gain) if eff else Severity.info,
                     f"One table is behind {share:.0%} of row conflicts: {table}", "application / schema", None,
                     "spread its writes (fewer updates of the same rows: sharded counters, batching, "
                     "a queue table per writer)",
@@ -598,8 +600,8 @@ def _on_baseline(ctx: Context, workers: int, before_ws: float, after_ws: float) 
     what-if's saving. On a COMMIT_ORDER source a schema change alone changes nothing: the effect
     is stated for a source that tracks WRITESET, and says so."""
     written = ctx.analysis.policies.written.name if ctx.analysis.policies else ""
-    if written in ("WRITESET", "WRITESET_SESSION"):
-        base = ctx.seconds("recorded", workers)
+    if written in WRITESET_BASED:
+        base = ctx.seconds(Policy.RECORDED, workers)
         return base, max(0.0, base - (before_ws - after_ws)), "recorded clock minus the saving on the WRITESET clock"
     return before_ws, after_ws, "with a source tracking WRITESET"
 
@@ -609,17 +611,17 @@ def resource_groups(ctx: Context) -> list[Finding]:
     if not ctx.facts or ctx.mariadb:
         return []
     cores = ctx.cost.cores
-    curve = ctx.curve("recorded")
+    curve = ctx.curve(Policy.RECORDED)
     if cores not in curve or 2 * cores not in curve:
         return []
     at, beyond = curve[cores], curve[2 * cores]
-    clock_allows = ctx.seconds("recorded", WORKERS[-1])
+    clock_allows = ctx.seconds(Policy.RECORDED, WORKERS[-1])
     if not (beyond >= at * 0.97 and curve[1] > 0 and curve[1] / at >= 1.2):
         return []
     eff = Effect(f"simulated: {cores} workers {_fmt_s(at)}, {2 * cores} workers {_fmt_s(beyond)} — more "
                  "workers than cores add no throughput; resource groups give the applier CPU priority "
                  "over other work (not modelled)", before=at, after=at)
-    return [Finding("resource_groups", Severity.info, "The replica is CPU-bound: give the applier its cores",
+    return [Finding(Id.RESOURCE_GROUPS, Severity.info, "The replica is CPU-bound: give the applier its cores",
                     "resource groups", None, "a SYSTEM resource group for the applier threads",
                     f"the clock allows more parallelism ({_fmt_s(clock_allows)} at {WORKERS[-1]} workers is "
                     f"bounded by {cores} cores in the model)", eff,

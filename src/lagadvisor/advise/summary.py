@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..kinds import Policy, ReplicaMode
 from ..sim.build import fact_values
 from ..sim.model import CostModel
 from . import Advice
@@ -77,13 +78,13 @@ def _ideal(advice: Advice, config: Config) -> float:
     the re-derived WRITESET clock (the conflicts)."""
     a = advice.context.analysis
     clock = config.clock
-    if config.mode == "mariadb_conservative":
+    if config.mode == ReplicaMode.MARIADB_CONSERVATIVE:
         groups = len({f.commit_id if f.commit_id is not None else ("alone", i)
                       for i, f in enumerate(advice.context.facts)})
         return len(advice.context.facts) / groups if groups else 0.0
-    if config.mode in ("mariadb_optimistic", "mariadb_aggressive"):
-        clock = "WRITESET"
-    if clock == "recorded":
+    if ReplicaMode(config.mode).speculative:
+        clock = Policy.WRITESET
+    if clock == Policy.RECORDED:
         return a.total.recorded.ideal_speedup
     stats = a.policies.clocks.get(clock) if a.policies else None
     return stats.ideal_speedup if stats else 0.0

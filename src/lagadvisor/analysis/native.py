@@ -15,6 +15,7 @@ from typing import Callable
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.policies import POLICIES
+from ..kinds import Policy
 from ..native import NativeRun, read_run
 from .results import Analysis, FileAnalysis, LagDigest, PolicyResults, Totals
 
@@ -37,7 +38,7 @@ def _totals(d: dict) -> Totals:
     t.incidents = d["incidents"]
     t.first_ts_us = d["first_ts_us"]
     t.last_ts_us = d["last_ts_us"]
-    t.recorded = _clock(d["recorded"])
+    t.recorded = _clock(d[Policy.RECORDED])
     t.largest = list(d["largest"])
     t.tables = Counter(dict(d["tables"]))
     t.lags = LagDigest.from_native(d["lags"])
@@ -51,13 +52,13 @@ def analysis_of(nr: NativeRun, run: ClockRun) -> Analysis:
         f.totals.lags.freeze()
     res = nr.analyzer.finish()
     # Values outside a collation's weight table, hashed through the bridge (counted in values).
-    caveats = [*res["caveats"], *nr.approximated()]
+    caveats = [*((nr.bridge.caveat(c), n) for c, n in res["caveats"]), *nr.approximated()]
     clocks = {name: _clock(c) for name, c in zip(POLICIES, res["clocks"])}
     policies = PolicyResults(
         run.written, run.history_size, run.commit_order, clocks,
         dict(sorted(res["fallbacks"].items(), key=lambda kv: (-kv[1], kv[0]))),
         sorted(res["fallback_tables"], key=lambda x: (-x[2], x[0], x[1])),
-        sorted(res["unknown"], key=lambda kv: (-kv[1], kv[0])),
+        sorted(((nr.bridge.caveat(c), n) for c, n in res["unknown"]), key=lambda kv: (-kv[1], kv[0])),
         sorted(caveats, key=lambda kv: (-kv[1], kv[0])),
         res["resets"],
     )

@@ -14,6 +14,7 @@ from typing import Any, Callable
 from ..binlog import Transaction
 from ..depgraph.pipeline import ClockOptions, ClockRun, run_clocks
 from ..depgraph.policies import Fallback
+from ..kinds import Policy
 
 
 def _plain(v: Any) -> Any:
@@ -88,7 +89,7 @@ def native_records(path: str, d: dict):
             "rows": rows, "bytes": eo - so, "tables": [names[k] for k in tables[first:end]],
             "ddl": bool(flags & 1), "statement_based": bool(flags & 2), "xa": bool(flags & 4),
             "incident": bool(flags & 8), "incomplete": bool(flags & 16), "compressed": bool(flags & 32),
-            "computed": {"COMMIT_ORDER": co, "WRITESET": ws, "WRITESET_SESSION": wss},
+            "computed": {Policy.COMMIT_ORDER: co, Policy.WRITESET: ws, Policy.WRITESET_SESSION: wss},
             "fallback": None if fb < 0 else fallbacks[fb],
         }
         first = end

@@ -14,6 +14,7 @@ from ..binlog import FileSummary, Transaction
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import WrittenPolicy
 from ..depgraph.policies import Fallback
+from ..kinds import Policy
 from ..sim.run import percentile
 
 TOP_N = 5
@@ -265,7 +266,7 @@ class PolicyResults:
 #: How to get the WRITESET clocks of a MINIMAL-metadata binlog.
 NOT_COMPUTED_HOW = "pass --schema FILE (mysqldump --no-data) or --host to compute them"
 #: The policies whose clocks are marked when writesets are not computed.
-WRITESET_POLICIES = ("WRITESET", "WRITESET_SESSION")
+WRITESET_POLICIES = (Policy.WRITESET, Policy.WRITESET_SESSION)
 
 
 @dataclass

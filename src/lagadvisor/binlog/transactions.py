@@ -202,17 +202,7 @@ class TransactionAssembler:
                     # A GTID while a transaction is open: the previous one never ended (a crash
                     # mid-write followed by a restart). Close it as incomplete.
                     yield self._close(cur, e.offset, incomplete=True)
-                cur = _Open(e.offset, e.server_id, e.timestamp)
-                self._selected.clear()
-                cur.events = 1
-                if isinstance(body, ev.Gtid):
-                    cur.gtid_ev = body
-                    self.saw_gtid = self.saw_gtid or not body.anonymous
-                    self.saw_logical_clock = self.saw_logical_clock or body.sequence_number is not None
-                    self.saw_tagged_gtid = self.saw_tagged_gtid or bool(body.tag)
-                elif isinstance(body, ev.MariadbGtid):
-                    cur.mgtid = body
-                    self.saw_gtid = True
+                cur = self._begin_gtid(e, body)
                 continue
             if code == E.ROTATE_EVENT:
                 self.rotate_to = body.next_file  # type: ignore[union-attr]
@@ -232,83 +222,89 @@ class TransactionAssembler:
             cur.events += 1
             if e.inner:
                 cur.compressed = True
-            if code == E.TRANSACTION_PAYLOAD_EVENT:
-                self.saw_compression = True
-                cur.compressed = True
-                continue
-            if isinstance(body, ev.Query) and code != E.EXECUTE_LOAD_QUERY_EVENT:
-                if cur.thread_id is None:
-                    cur.thread_id = body.thread_id
-                kind = classify_statement(body.query)
-                cur.statements.append(Statement(kind, body.db, body.query))
-                if body.db:
-                    cur.dbs.setdefault(body.db, None)
-                if kind == "BEGIN":
-                    cur.in_begin = True
-                    continue
-                if kind in ("COMMIT", "ROLLBACK"):
-                    yield self._close(cur, e.offset + e.size)
-                    cur = None
-                    continue
-                if kind == "XA":
-                    cur.xa = True
-                    q = body.query.upper()
-                    if ("XA COMMIT" in q or "XA ROLLBACK" in q) and not cur.in_begin:
-                        yield self._close(cur, e.offset + e.size)
-                        cur = None
-                    continue
-                if kind == "DDL":
-                    cur.ddl = True
-                elif kind in ("DML", "OTHER"):
-                    cur.sbr = True
-                if not cur.in_begin:
-                    # A statement outside BEGIN..COMMIT is a transaction of its own.
-                    yield self._close(cur, e.offset + e.size)
-                    cur = None
-                continue
-            if isinstance(body, TableMap):
-                cur.dbs.setdefault(body.database_name, None)
-                self.saw_optional_metadata.update(body.optional_types)
-                continue
-            if isinstance(body, RowsEvent):
-                try:
-                    self._rows(cur, body)
-                except BinlogError as err:
-                    raise err.located(self.file, e.offset, event_type_name(code))
-                except (ValueError, IndexError, OverflowError, UnicodeError) as err:
-                    # A value decoder over bytes the row image's layout allowed (decode_value)
-                    raise CorruptEventError(f"undecodable row image: {err}", file=self.file, offset=e.offset,
-                                            event_type=event_type_name(code)) from err
-                if (body.flags & STMT_END_F and not cur.in_begin and cur.gtid_ev is None
-                        and cur.mgtid is None):
-                    # Rows of a non-transactional table logged without BEGIN (5.1 era).
-                    yield self._close(cur, e.offset + e.size)
-                    cur = None
-                continue
-            if code == E.EXECUTE_LOAD_QUERY_EVENT:
-                cur.sbr = True
-                if not cur.in_begin:
-                    yield self._close(cur, e.offset + e.size)
-                    cur = None
-                continue
-            if isinstance(body, ev.Xid):
+            if self._ends(cur, e, code, body):
                 yield self._close(cur, e.offset + e.size)
                 cur = None
-                continue
-            if isinstance(body, ev.XaPrepare):
-                cur.xa = True
-                yield self._close(cur, e.offset + e.size)
-                cur = None
-                continue
-            if isinstance(body, ev.Incident):
-                cur.incident = True
-                if not cur.in_begin:
-                    yield self._close(cur, e.offset + e.size)
-                    cur = None
-                continue
-            # ROWS_QUERY, ANNOTATE_ROWS, INTVAR, USER_VAR, RAND, unknown: part of the transaction.
         if cur is not None:
             yield self._close(cur, self.reader_end, incomplete=True)
+
+    def _begin_gtid(self, e: Event, body) -> _Open:
+        """The transaction a GTID event opens (MySQL's, tagged or anonymous, or MariaDB's)."""
+        cur = _Open(e.offset, e.server_id, e.timestamp)
+        self._selected.clear()
+        cur.events = 1
+        if isinstance(body, ev.Gtid):
+            cur.gtid_ev = body
+            self.saw_gtid = self.saw_gtid or not body.anonymous
+            self.saw_logical_clock = self.saw_logical_clock or body.sequence_number is not None
+            self.saw_tagged_gtid = self.saw_tagged_gtid or bool(body.tag)
+        elif isinstance(body, ev.MariadbGtid):
+            cur.mgtid = body
+            self.saw_gtid = True
+        return cur
+
+    def _ends(self, cur: _Open, e: Event, code: int, body) -> bool:
+        """Add one event of the open transaction; whether the transaction ends with it."""
+        if code == E.TRANSACTION_PAYLOAD_EVENT:
+            self.saw_compression = True
+            cur.compressed = True
+            return False
+        if isinstance(body, ev.Query) and code != E.EXECUTE_LOAD_QUERY_EVENT:
+            return self._query_ends(cur, body)
+        if isinstance(body, TableMap):
+            cur.dbs.setdefault(body.database_name, None)
+            self.saw_optional_metadata.update(body.optional_types)
+            return False
+        if isinstance(body, RowsEvent):
+            try:
+                self._rows(cur, body)
+            except BinlogError as err:
+                raise err.located(self.file, e.offset, event_type_name(code))
+            except (ValueError, IndexError, OverflowError, UnicodeError) as err:
+                # A value decoder over bytes the row image's layout allowed (decode_value)
+                raise CorruptEventError(f"undecodable row image: {err}", file=self.file, offset=e.offset,
+                                        event_type=event_type_name(code)) from err
+            # Rows of a non-transactional table logged without BEGIN (5.1 era).
+            return bool(body.flags & STMT_END_F and not cur.in_begin and cur.gtid_ev is None
+                        and cur.mgtid is None)
+        if code == E.EXECUTE_LOAD_QUERY_EVENT:
+            cur.sbr = True
+            return not cur.in_begin
+        if isinstance(body, ev.Xid):
+            return True
+        if isinstance(body, ev.XaPrepare):
+            cur.xa = True
+            return True
+        if isinstance(body, ev.Incident):
+            cur.incident = True
+            return not cur.in_begin
+        # ROWS_QUERY, ANNOTATE_ROWS, INTVAR, USER_VAR, RAND, unknown: part of the transaction.
+        return False
+
+    def _query_ends(self, cur: _Open, body: ev.Query) -> bool:
+        """A statement of the open transaction; whether it ends the transaction (COMMIT,
+        ROLLBACK, XA COMMIT/ROLLBACK outside BEGIN, or any statement outside BEGIN..COMMIT)."""
+        if cur.thread_id is None:
+            cur.thread_id = body.thread_id
+        kind = classify_statement(body.query)
+        cur.statements.append(Statement(kind, body.db, body.query))
+        if body.db:
+            cur.dbs.setdefault(body.db, None)
+        if kind == "BEGIN":
+            cur.in_begin = True
+            return False
+        if kind in ("COMMIT", "ROLLBACK"):
+            return True
+        if kind == "XA":
+            cur.xa = True
+            q = body.query.upper()
+            return ("XA COMMIT" in q or "XA ROLLBACK" in q) and not cur.in_begin
+        if kind == "DDL":
+            cur.ddl = True
+        elif kind in ("DML", "OTHER"):
+            cur.sbr = True
+        # A statement outside BEGIN..COMMIT is a transaction of its own.
+        return not cur.in_begin
 
     def _rows(self, cur: _Open, body: RowsEvent) -> None:
         tm = self.reader.table_map(body.table_id)

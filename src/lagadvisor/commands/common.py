@@ -144,7 +144,7 @@ def clock_options(c: ClockArgs, server=None):
         for w in loaded.warnings(c.schema):
             warn(w)
         catalog = loaded.catalog
-    return ClockOptions(history_size=c.history_size, commit_order=c.commit_order.value, catalog=catalog)
+    return ClockOptions(history_size=c.history_size, commit_order=c.commit_order, catalog=catalog)
 
 
 def output_path(output, inputs) -> None:

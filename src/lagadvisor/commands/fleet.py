@@ -54,7 +54,7 @@ def fleet(
             entries = load_fleet(fleet_file)
         elif dirs:
             entries = entries_from_dirs(dirs, cost_model=cost_model, cores=cores, history_size=clock.history_size,
-                                        commit_order=clock.commit_order.value, schema=clock.schema)
+                                        commit_order=clock.commit_order, schema=clock.schema)
         else:
             raise ConfigError("give a --fleet FILE or one binlog directory per server")
         if target_version:  # every server that does not name its own

@@ -10,9 +10,10 @@ from rich.console import Console
 
 from ..errors import ConfigError, LagAdvisorError
 from .common import Progress, fail, read_inputs, read_warnings
+from ..kinds import CLOCKS, Policy
 from .options import ClockArgs, FormatOpt, OutputFormat, ServerArgs, WindowArgs, grouped, policy_name
 
-GRAPH_POLICIES = ("recorded", "COMMIT_ORDER", "WRITESET", "WRITESET_SESSION")
+GRAPH_POLICIES = CLOCKS
 
 
 def keep_range(text: str) -> range:
@@ -31,7 +32,7 @@ def graph(
     files: Annotated[list[str], typer.Argument(help="Binlog files, in order.")],
     *,
     policy: Annotated[str, typer.Option(callback=policy_name, help="Clock: recorded, COMMIT_ORDER, WRITESET or "
-                                                                   "WRITESET_SESSION (any case).")] = "WRITESET",
+                                                                   "WRITESET_SESSION (any case).")] = Policy.WRITESET,
     top: Annotated[int, typer.Option(help="How many hot rows and tables to list.", min=1)] = 10,
     range_: Annotated[str, typer.Option("--range", help="Transactions (0-based, in binlog order) kept for "
                                                         "export, as START:END.")] = "0:2000",

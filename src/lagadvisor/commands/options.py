@@ -18,6 +18,7 @@ from typing import Annotated, ClassVar, Optional
 
 import typer
 
+from ..kinds import CLOCKS, CommitOrderInput
 from ..versions import WRITESET_ONLY_SINCE, describe_history_defaults, parse_version, short
 
 
@@ -26,11 +27,8 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
-class CommitOrder(str, Enum):
-    auto = "auto"
-    recorded = "recorded"
-    serial = "serial"
-    flush_groups = "flush-groups"
+#: ``--commit-order``'s choices (typer shows their values).
+CommitOrder = CommitOrderInput
 
 
 def policy_name(value):
@@ -40,8 +38,7 @@ def policy_name(value):
         return None
     if isinstance(value, (list, tuple)):
         return [policy_name(v) for v in value]
-    canonical = {"recorded": "recorded", "commit_order": "COMMIT_ORDER", "writeset": "WRITESET",
-                 "writeset_session": "WRITESET_SESSION"}
+    canonical = {p.value.lower(): p for p in CLOCKS}
     return canonical.get(value.strip().lower().replace("-", "_"), value)
 
 
@@ -131,7 +128,7 @@ class ClockArgs:
     PANEL: ClassVar[str] = CLOCK_PANEL
 
     history_size: HistoryOpt = None
-    commit_order: CommitOrderOpt = CommitOrder.auto
+    commit_order: CommitOrderOpt = CommitOrder.AUTO
     schema: SchemaOpt = None
 
 

@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-from enum import Enum
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 
 from ..errors import ConfigError, LagAdvisorError
-from ..kinds import Applier
+from ..kinds import Applier, Policy, ReplicaMode
 from .common import Progress, cost_model as cost_model_of, fail, finite, int_list, read_inputs, read_warnings
 from .options import (ClockArgs, CoresOpt, CostModelOpt, FormatOpt, JobsOpt, OutputFormat, ProgressOpt,
                       RequiredFilesArg, ServerArgs, WindowArgs, grouped, policy_name)
 
 
-class Mode(str, Enum):
-    logical_clock = "logical_clock"
-    database = "database"
-    mariadb_conservative = "mariadb_conservative"
-    mariadb_optimistic = "mariadb_optimistic"
-    mariadb_aggressive = "mariadb_aggressive"
+#: ``--mode``'s choices (typer shows their values).
+Mode = ReplicaMode
 
 
 @grouped
@@ -51,7 +46,7 @@ def simulate(
                                              "longer than 2 hours).")] = "auto",
     mode: Annotated[Mode, typer.Option(help="Applier: logical_clock (MySQL), database (5.6 "
                                             "DATABASE mode), mariadb_conservative, mariadb_optimistic (MariaDB's "
-                                            "default since 10.5) or mariadb_aggressive.")] = Mode.logical_clock,
+                                            "default since 10.5) or mariadb_aggressive.")] = Mode.LOGICAL_CLOCK,
     applier: Annotated[Applier, typer.Option(
         help="mta (the multi-threaded applier of 5.7 to 9.x) or csa: MySQL 26.7+'s Change Stream Applier "
              "(APPLIER_VERSION=2; --workers = APPLIER_WORKER_COUNT), modelled from its documented semantics "
@@ -76,19 +71,19 @@ def simulate(
     try:
         wl = int_list(workers, "--workers")
         finite(lag_threshold, "--lag-threshold")
-        if mode.value.startswith("mariadb"):
+        if mode.mariadb:
             # MariaDB schedules by its group-commit ids: the policy clocks do not apply
-            if policy and set(policy) != {"recorded"}:
+            if policy and set(policy) != {Policy.RECORDED}:
                 raise ConfigError(f"--policy has no effect with --mode {mode.value} (MariaDB schedules by "
                                   "commit_id groups)")
-            policy = ["recorded"]
+            policy = [Policy.RECORDED]
         pols = policy or list(POLICIES)
         for p in pols:
-            if p not in ("recorded", *POLICIES):
+            if p not in (Policy.RECORDED, *POLICIES):
                 raise ConfigError(f"--policy {p}: expected one of recorded, {', '.join(POLICIES)}")
         if preserve_commit_order not in ("on", "off"):
             raise ConfigError("--preserve-commit-order: expected on or off")
-        if applier is Applier.CSA and mode is not Mode.logical_clock:
+        if applier is Applier.CSA and mode is not Mode.LOGICAL_CLOCK:
             raise ConfigError(f"--applier csa schedules by last_committed/sequence_number: it has no "
                               f"--mode {mode.value}")
         if applier is Applier.CSA and 0 in wl:
@@ -104,13 +99,13 @@ def simulate(
                 facts = read_facts_parallel(inp.files, inp.options, run, jobs)
             else:
                 facts = read_facts(inp.files, inp.options, run, on_progress=bar.on_progress)
-            cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode.value, applier=applier)
+            cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode, applier=applier)
             window_s = window_for(facts, parse_window(window))
             cells = len(pols) * (len(set(wl)) + (1 if wl and wl[0] != 1 else 0))
             rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold,
                          window_s=window_s, jobs=jobs or os.cpu_count() or 1,
                          on_cell=bar.steps("simulating", cells))
-        if mode.value.startswith("mariadb"):
+        if mode.mariadb:
             for r in rows:  # one row per worker count, named by the mode that schedules it
                 r.policy = mode.value
     except LagAdvisorError as err:

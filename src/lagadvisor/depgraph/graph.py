@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from ..binlog import Transaction
+from ..kinds import POLICIES, HotRowKey, Policy
 from ..writeset.extract import Writeset
 from .policies import Computed
 
@@ -27,19 +28,19 @@ from .policies import Computed
 #: and the commit (``sim.model.CostModel``: apply_us(...) + commit_us).
 Weights = tuple[float, float, float, float, float, float]
 
-_POLICY_FIELD = {"COMMIT_ORDER": "commit_order", "WRITESET": "writeset", "WRITESET_SESSION": "writeset_session"}
+_POLICY_FIELD = {p: p.column for p in POLICIES}
 
 
 @dataclass
 class GraphSummary:
-    policy: str
+    policy: Policy
     transactions: int = 0
     depth: int = 0                       # longest chain, in transactions
     critical_path_us: float = 0.0        # longest chain, in estimated apply time
     serial_us: float = 0.0               # everything one after the other
     width: int = 0                       # most transactions on one level
     conflicts: int = 0
-    hot_rows: Counter = field(default_factory=Counter)
+    hot_rows: Counter = field(default_factory=Counter)   # HotRowKey -> dependencies
     hot_tables: Counter = field(default_factory=Counter)
     graph: nx.DiGraph = field(default_factory=nx.DiGraph, repr=False)
     hot_rows_error: int = 0              # a hot row's count may be short by at most this (0: exact)
@@ -55,7 +56,7 @@ class GraphSummary:
         s = cls(policy, d["transactions"], d["depth"], d["critical_path_us"], d["serial_us"], d["width"],
                 d["conflicts"])
         for label, n in d["hot_rows"]:
-            s.hot_rows[label] = n
+            s.hot_rows[HotRowKey(label)] = n
         for table, n in d["hot_tables"]:
             s.hot_tables[table] = n
         s.hot_rows_error = d["hot_rows_error"]
@@ -186,7 +187,7 @@ class GraphBuilder:
             if prev is not None and prev[0] != idx and (prev[0], label) not in counted:
                 counted.add((prev[0], label))
                 s.conflicts += 1
-                s.hot_rows[label or f"hash {h:#x}"] += 1
+                s.hot_rows[HotRowKey(label) if label else HotRowKey(None, h)] += 1
                 s.hot_tables[(label or "?").split(" ", 1)[0]] += 1
                 parents.setdefault(prev[0], label)
             self._last_writer[h] = (idx, label)

@@ -10,6 +10,7 @@ from typing import Iterable, Iterator
 
 from ..binlog import FileSummary, Transaction, read_transactions
 from ..binlog.framing import version_tuple
+from ..kinds import WRITESET_BASED, CommitOrderInput, Policy
 from ..schema.model import Catalog
 from ..writeset.extract import Writeset
 from ..writeset.tracker import KeyTracker, WhatIf
@@ -23,7 +24,7 @@ DETECT_SAMPLE = 20_000
 class WrittenPolicy:
     """What wrote the files' clock: COMMIT_ORDER, WRITESET, WRITESET_SESSION, MariaDB, or none."""
 
-    name: str
+    name: Policy
     evidence: str
     server_version: str = ""
     mariadb: bool = False
@@ -54,9 +55,9 @@ def peek_server(path: str) -> tuple[str, bool]:
 def _by_server(version: str, mariadb: bool) -> WrittenPolicy | None:
     """The policy when the server alone decides it: MariaDB, or MySQL 8.4+ (WRITESET only)."""
     if mariadb:
-        return WrittenPolicy("MariaDB", "MariaDB binlog: group commit ids, no logical clock", version, True)
+        return WrittenPolicy(Policy.MARIADB, "MariaDB binlog: group commit ids, no logical clock", version, True)
     if writeset_only(version_tuple(version)):
-        return WrittenPolicy("WRITESET", writeset_only_note(version), version)
+        return WrittenPolicy(Policy.WRITESET, writeset_only_note(version), version)
     return None
 
 
@@ -113,20 +114,20 @@ def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> Writ
     version = summary.server_version if summary else ""
     mariadb = bool(summary and summary.mariadb)
     if mariadb:
-        return WrittenPolicy("MariaDB", "MariaDB binlog: group commit ids, no logical clock", version, True)
+        return WrittenPolicy(Policy.MARIADB, "MariaDB binlog: group commit ids, no logical clock", version, True)
     if n == 0:
-        return WrittenPolicy("none", "no logical clock in these files (MySQL < 5.7 or no GTID events)", version)
+        return WrittenPolicy(Policy.NONE, "no logical clock in these files (MySQL < 5.7 or no GTID events)", version)
     v = version_tuple(version)
     share = decreases / n
     if writeset_only(v):
-        return WrittenPolicy("WRITESET", writeset_only_note(version), version)
+        return WrittenPolicy(Policy.WRITESET, writeset_only_note(version), version)
     if share > 0.01 or (below_serial and len(last_by_session) <= 1 and session_pairs):
         if session_pairs >= 10 and session_violations == 0:
-            return WrittenPolicy("WRITESET_SESSION", f"last_committed goes down in {share:.1%} of "
+            return WrittenPolicy(Policy.WRITESET_SESSION, f"last_committed goes down in {share:.1%} of "
                                  f"transactions, never before the session's previous one", version)
-        return WrittenPolicy("WRITESET", f"last_committed goes down in {share:.1%} of transactions "
+        return WrittenPolicy(Policy.WRITESET, f"last_committed goes down in {share:.1%} of transactions "
                              "(COMMIT_ORDER's hardly ever does)", version)
-    return WrittenPolicy("COMMIT_ORDER", f"last_committed goes down in {share:.2%} of transactions: "
+    return WrittenPolicy(Policy.COMMIT_ORDER, f"last_committed goes down in {share:.2%} of transactions: "
                          "a commit-order clock", version)
 
 
@@ -207,7 +208,7 @@ def _native_sample(paths: list[str], sample: int):
 @dataclass
 class ClockOptions:
     history_size: int | None = None          # None: the server version's default
-    commit_order: str = "auto"               # auto | recorded | serial | flush-groups
+    commit_order: CommitOrderInput = CommitOrderInput.AUTO
     catalog: Catalog | None = None
     use_binlog_ddl: bool = True
     labels: bool = False                     # readable row keys per hash (hot-row reports)
@@ -222,17 +223,18 @@ class ClockRun:
 
     written: WrittenPolicy
     history_size: int
-    commit_order: str
+    commit_order: CommitOrderInput
     tracker: KeyTracker
     computer: ClockComputer
     summaries: list[FileSummary] = field(default_factory=list)
     windows: dict | None = None
 
 
-def commit_order_for(written: WrittenPolicy, requested: str) -> str:
-    if requested != "auto":
+def commit_order_for(written: WrittenPolicy, requested: CommitOrderInput | str) -> CommitOrderInput:
+    requested = CommitOrderInput(requested)
+    if requested != CommitOrderInput.AUTO:
         return requested
-    return "flush-groups" if written.name in ("WRITESET", "WRITESET_SESSION") else "recorded"
+    return CommitOrderInput.FLUSH_GROUPS if written.name in WRITESET_BASED else CommitOrderInput.RECORDED
 
 
 def prepare(paths: list[str], opts: ClockOptions) -> ClockRun:

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ..binlog import Transaction
+from ..kinds import POLICIES as _POLICIES, CommitOrderInput, Policy
 from ..writeset.extract import Writeset
 from ..versions import HISTORY_SIZE_DEFAULTS, history_size_default  # noqa: F401  (re-exported)
 
-POLICIES = ("COMMIT_ORDER", "WRITESET", "WRITESET_SESSION")
+POLICIES = _POLICIES  # kinds.POLICIES: COMMIT_ORDER, WRITESET, WRITESET_SESSION
 
 
 class Fallback(str, Enum):
@@ -45,7 +46,7 @@ class Fallback(str, Enum):
 class CommitOrderSource:
     """Base: yields the commit-order parent (relative) of each transaction."""
 
-    name = "recorded"
+    name = CommitOrderInput.RECORDED
 
     def parent(self, t: Transaction, seq: int) -> int:
         raise NotImplementedError
@@ -57,7 +58,7 @@ class CommitOrderSource:
 class RecordedCommitOrder(CommitOrderSource):
     """The binlog was written under COMMIT_ORDER: its ``last_committed`` is the parent."""
 
-    name = "recorded"
+    name = CommitOrderInput.RECORDED
 
     def parent(self, t: Transaction, seq: int) -> int:
         return t.last_committed if t.last_committed is not None else seq - 1
@@ -67,7 +68,7 @@ class SerialCommitOrder(CommitOrderSource):
     """Every transaction's commit-order parent is its predecessor (one client, or the
     writeset-only answer): ``--commit-order serial``."""
 
-    name = "serial"
+    name = CommitOrderInput.SERIAL
 
     def parent(self, t: Transaction, seq: int) -> int:
         return seq - 1
@@ -85,7 +86,7 @@ class FlushGroupCommitOrder(CommitOrderSource):
     one was still committing, so the COMMIT_ORDER parallelism it yields is a lower bound.
     """
 
-    name = "flush-groups"
+    name = CommitOrderInput.FLUSH_GROUPS
     gap_us = 100
 
     def __init__(self) -> None:
@@ -104,8 +105,7 @@ class FlushGroupCommitOrder(CommitOrderSource):
         return max(recorded, self._group_first - 1)
 
 
-COMMIT_ORDER_SOURCES = {"recorded": RecordedCommitOrder, "serial": SerialCommitOrder,
-                        "flush-groups": FlushGroupCommitOrder}
+COMMIT_ORDER_SOURCES = {c.name: c for c in (RecordedCommitOrder, SerialCommitOrder, FlushGroupCommitOrder)}
 
 
 # ----------------------------------------------------------------------------- writeset
@@ -233,9 +233,9 @@ class Computed:
     writeset_session: int
     fallback: Fallback | None
 
-    def as_dict(self) -> dict[str, int]:
-        return {"COMMIT_ORDER": self.commit_order, "WRITESET": self.writeset,
-                "WRITESET_SESSION": self.writeset_session}
+    def as_dict(self) -> dict[Policy, int]:
+        return {Policy.COMMIT_ORDER: self.commit_order, Policy.WRITESET: self.writeset,
+                Policy.WRITESET_SESSION: self.writeset_session}
 
 
 class ClockComputer:

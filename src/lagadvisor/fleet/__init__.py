@@ -15,6 +15,7 @@ from ..errors import LagAdvisorError
 from .cluster import FleetRun, connect, run_fleet
 from .spec import ServerEntry, entries_from_dirs, list_binlogs, load_fleet
 from .tasks import ServerJob, ServerResult
+from ..kinds import CommitOrderInput
 from ..report.fleet import FLEET_SCHEMA_VERSION
 from ..versions import parse_version
 
@@ -67,7 +68,7 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
     cost = CostModel.from_file(entry.cost_model) if entry.cost_model else CostModel()
     if entry.cores:
         cost = replace(cost, cores=entry.cores)
-    if entry.commit_order not in ("auto", "recorded", "serial", "flush-groups"):
+    if entry.commit_order not in tuple(CommitOrderInput):
         raise ConfigError(f"commit_order must be auto, recorded, serial or flush-groups, not {entry.commit_order}")
     opts = ClockOptions(history_size=entry.history_size, commit_order=entry.commit_order, catalog=catalog)
     target = parse_version(entry.target_version) if entry.target_version else None

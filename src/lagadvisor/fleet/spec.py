@@ -32,6 +32,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
+from ..kinds import CommitOrderInput
 
 from ..inputs import BINLOG_NAME
 
@@ -51,7 +52,7 @@ class ServerEntry:
     cost_model: str | None = None
     cores: int | None = None
     history_size: int | None = None
-    commit_order: str = "auto"
+    commit_order: CommitOrderInput = CommitOrderInput.AUTO
     target_version: str | None = None   # advise --target-version: the pre-upgrade review of each server
     host: str | None = None
     port: int | None = None        # None: from the option files, else 3306 (as the mysql client)
@@ -148,7 +149,7 @@ def parse_fleet(doc, where: str = "fleet file") -> list[ServerEntry]:
             if key in merged and (not isinstance(merged[key], int) or isinstance(merged[key], bool)
                                   or merged[key] < 1):
                 raise ConfigError(f"{where}: server {merged['name']}: '{key}' must be a positive integer")
-        if merged.get("commit_order", "auto") not in ("auto", "recorded", "serial", "flush-groups"):
+        if merged.get("commit_order", CommitOrderInput.AUTO) not in tuple(CommitOrderInput):
             raise ConfigError(f"{where}: server {merged['name']}: commit_order must be auto, recorded, serial "
                               "or flush-groups")
         tv = merged.get("target_version")

@@ -39,13 +39,14 @@ from types import SimpleNamespace
 
 from ..depgraph.pipeline import ClockOptions, WrittenPolicy, prepare
 from ..errors import LagAdvisorError
+from ..kinds import CLOCKS, CommitOrderInput, Policy
 from ..server.schema import ServerSettings
 from ..sim.build import TrxFacts
 from ..sim.model import CostModel
 from .spec import _one_line, is_url, local_path
 
 #: The per-transaction columns a file part carries (``TrxFacts`` as int64 arrays).
-COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session", "commit_ts_us",
+COLUMNS = ("file_idx", "seq", *(c.column for c in CLOCKS), "commit_ts_us",
            "inserts", "updates", "deletes", "nbytes", "dbset", "commit_id", "mariadb_flags", "scan_rows")
 _NONE = -(2 ** 63)  # a value the columns never hold: stands for None (MariaDB's commit_id absent, ...)
 
@@ -67,7 +68,7 @@ class ServerJob:
 class Verdict:
     written: WrittenPolicy | None = None
     history_size: int = 0
-    commit_order: str = ""
+    commit_order: CommitOrderInput | None = None
     error: str | None = None
 
 
@@ -216,7 +217,7 @@ def read_part(job: ServerJob, index: int, v: Verdict, catalog=None) -> FilePart:
     try:
         local = stage(shown, job.run_id)
         enc = _Encoder()
-        gb = GraphBuilder("WRITESET", job.cost.graph_weights(), None)
+        gb = GraphBuilder(Policy.WRITESET, job.cost.graph_weights(), None)
         scans = ScanSizes()
 
         def observe(t, ws, c):
@@ -341,7 +342,7 @@ def graph_from(parts: list[FilePart], facts: list[TrxFacts], cost: CostModel):
     (counted per file: the builder forgets its writers at every file, as the server does)."""
     from ..depgraph.graph import GraphBuilder
 
-    gb = GraphBuilder("WRITESET", cost.graph_weights(), None)
+    gb = GraphBuilder(Policy.WRITESET, cost.graph_weights(), None)
     no_keys = SimpleNamespace(hashes=(), labels=None)
     for f in facts:
         t = SimpleNamespace(file=f.file_idx, last_committed=f.clocks[0], bytes=f.nbytes,
@@ -414,8 +415,8 @@ def fleet_row(name: str, advice, doc: dict) -> dict:
         "server_version": doc["input"]["server_version"],
         "written_policy": doc["input"]["written_policy"],
         "transactions": doc["input"]["transactions"],
-        "parallelism": {"recorded": ideal(a.total.recorded), "WRITESET": ideal(clocks.get("WRITESET")),
-                        "COMMIT_ORDER": ideal(clocks.get("COMMIT_ORDER"))},
+        "parallelism": {Policy.RECORDED: ideal(a.total.recorded), Policy.WRITESET: ideal(clocks.get(Policy.WRITESET)),
+                        Policy.COMMIT_ORDER: ideal(clocks.get(Policy.COMMIT_ORDER))},
         "lag_p99_seconds": {"current": sm["current"]["lag_p99_seconds"] if sm.get("current") else None,
                             "suggested": sm["recommended"]["lag_p99_seconds"] if sm.get("recommended") else None},
         "top_finding": {"id": top["id"], "severity": top["severity"], "title": top["title"]} if top else None,

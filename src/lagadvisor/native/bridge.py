@@ -22,7 +22,8 @@ from ..binlog.framing import RawEvent
 from ..binlog.rows import decode_table_map, decode_value, table_plan
 from ..binlog.transactions import Statement, classify_statement
 from ..errors import LagAdvisorError
-from ..writeset.extract import TablePlan, _label, row_hashes
+from ..kinds import Caveat
+from ..writeset.extract import TablePlan, _label, row_hashes, row_image_caveat, schema_unknown
 from ..writeset.tracker import KeyTracker
 
 _ADMIN = ("ANALYZE", "REPAIR", "OPTIMIZE")
@@ -90,6 +91,17 @@ class Bridge:
         self._none = hash(None)
         self._key = hash("key")
         self._pack = hash("pack")
+        self._caveats: dict[str, Caveat] = {}   # every caveat line the native side may count
+
+    def caveat(self, text: str) -> Caveat:
+        """The caveat a line of the native results is (the native side counts them by their text):
+        one this bridge handed over, or one it words the same way for the tables it saw."""
+        return self._caveats.get(text) or Caveat(text)
+
+    def _known(self, *caveats) -> None:
+        for c in caveats:
+            if isinstance(c, Caveat):
+                self._caveats.setdefault(str(c), c)
 
     def begin_file(self) -> None:
         self.cur_fde = ev.DEFAULT_FDE
@@ -118,6 +130,7 @@ class Bridge:
 
     def table_map(self, data: bytes, body_end: int):
         tm = decode_table_map(self._raw(19, data, body_end), self.cur_fde)
+        self._known(schema_unknown(tm.qualified_name), row_image_caveat(tm.qualified_name))
         try:
             cols = [(p.size, p.prefix, int(p.kind), bool(p.unsigned)) for p in table_plan(tm)]
         except (LagAdvisorError, ValueError, IndexError):
@@ -134,6 +147,7 @@ class Bridge:
     # -- keys
     def select(self, tm):
         plan = self.tracker._resolve(tm)
+        self._known(plan, getattr(plan, "partial", None))
         if isinstance(plan, str):
             return ("unknown", plan)
         try:
@@ -142,6 +156,7 @@ class Bridge:
                 shadow = self.tracker.shadow(tm)
                 if shadow is not None:
                     name, splan = shadow
+                    self._known(splan.partial)
                     try:
                         out = out + ((name, self._plan(splan, tm)),)
                     except Unsupported:  # the what-if reads the files again for this table

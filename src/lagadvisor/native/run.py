@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 
+from ..kinds import CLOCKS, CommitOrderInput
 from ..writeset.tracker import KeyTracker
 from .bridge import Bridge, native_summary
 from .loader import load
@@ -49,9 +50,8 @@ def reader(paths):
     return native
 
 
-_COMMIT_ORDER = {"recorded": 0, "serial": 1, "flush-groups": 2}
 #: ``graph --policy`` as the native graph builder numbers it.
-GRAPH_POLICIES = {"recorded": 0, "COMMIT_ORDER": 1, "WRITESET": 2, "WRITESET_SESSION": 3}
+GRAPH_POLICIES = {p: i for i, p in enumerate(CLOCKS)}
 PROGRESS_EVERY = 2048
 #: Export records handed over per chunk of this many transactions (bounded memory).
 RECORDS_CHUNK = 16384
@@ -118,7 +118,7 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     tracker = KeyTracker(copy.deepcopy(options.catalog), use_binlog_ddl=options.use_binlog_ddl,
                          what_if=options.what_if)
     bridge = Bridge(tracker, on_progress)
-    analyzer = native.Analyzer(run.history_size, _COMMIT_ORDER[run.commit_order], tracker.catalog.version,
+    analyzer = native.Analyzer(run.history_size, CommitOrderInput(run.commit_order).code, tracker.catalog.version,
                                bridge, PROGRESS_EVERY if on_progress is not None else 0)
     out = NativeRun(analyzer, bridge, tracker)
     out.approximated_before = dict(APPROXIMATED)

@@ -10,13 +10,14 @@ from ..analysis.results import WRITESET_POLICIES
 from ..advise.findings import SCHEMA_VERSION
 from ..advise.summary import summary
 from .tables import compact_table, label_column, number_column, text_column
+from ..kinds import Policy
 
 
 def charts(advice: Advice) -> dict:
     """The numbers behind the HTML charts (also in the JSON, so they can be re-plotted)."""
     ctx = advice.context
     curves = {}
-    for clock in ("recorded",) + tuple(ctx.policies):
+    for clock in (Policy.RECORDED,) + tuple(ctx.policies):
         c = ctx.curve(clock)
         one = c[1]
         curves[clock] = [{"workers": w, "catch_up_seconds": round(s, 6),
@@ -25,7 +26,7 @@ def charts(advice: Advice) -> dict:
     lag = {}
     if ctx.facts:
         w = max(b.workers, 1)
-        lag["current"] = _series(ctx.run("recorded", w, catch_up=False))
+        lag["current"] = _series(ctx.run(Policy.RECORDED, w, catch_up=False))
         plan = advice.plan
         if plan is not None and plan.recommended != plan.current:  # what the findings suggest, together
             r = plan.recommended
@@ -33,7 +34,7 @@ def charts(advice: Advice) -> dict:
                                                                      durable=r.durable, mode=r.mode, catch_up=False))
     hist = {}
     if ctx.analysis.policies:
-        stats = {"recorded": ctx.analysis.total.recorded, **ctx.analysis.policies.clocks}
+        stats = {Policy.RECORDED: ctx.analysis.total.recorded, **ctx.analysis.policies.clocks}
         for name, s in stats.items():
             hist[name] = [{"distance": label, "transactions": n} for label, n in s.histogram_rows()]
     buckets = sorted({r["distance"] for rows in hist.values() for r in rows}, key=_bucket_order)

@@ -55,7 +55,7 @@ def render_simulate(rows, console: Console, *, transactions: int, durable: bool,
 def graph_doc(s, policy: str, top: int) -> dict:
     """``graph --format json`` from a ``depgraph.graph.GraphSummary``."""
     def ranked(counter, name):
-        return [{name: k, "dependencies": n} for k, n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:top]]
+        return [{name: str(k), "dependencies": n} for k, n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:top]]
 
     return {"policy": policy, "transactions": s.transactions, "depth": s.depth, "width": s.width,
             "critical_path_seconds": round(s.critical_path_us / 1e6, 6),

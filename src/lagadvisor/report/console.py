@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.results import WRITESET_POLICIES, Analysis, FileAnalysis, LagDigest, Totals
+from ..kinds import Policy
 from .tables import compact_table, label_column, number_column, policy_caption, policy_label, text_column
 
 
@@ -114,7 +115,7 @@ def _policies(a: Analysis) -> list[Table]:
     rec = a.total.recorded
     rows = []
     if rec.histogram:
-        rows.append(("recorded", rec))
+        rows.append((Policy.RECORDED, rec))
     rows += [(policy_label(name, True) + ("*" if note and name in WRITESET_POLICIES else ""), c)
              for name, c in p.clocks.items()]
     label_column(tab, "policy", (name for name, _ in rows))

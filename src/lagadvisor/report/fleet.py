@@ -10,6 +10,7 @@ import html
 import json
 
 from .. import __version__
+from ..kinds import Policy
 
 FLEET_SCHEMA_VERSION = "1.0"
 
@@ -54,7 +55,7 @@ def table_rows(doc: dict) -> list[list[str]]:
             continue
         p, lag, top = r["parallelism"], r["lag_p99_seconds"], r["top_finding"]
         out.append([r["server"], _version(r["server_version"]), r["written_policy"], f"{r['transactions']:,}",
-                    f"{_x(p['recorded'])} / {_x(p['WRITESET'])} / {_x(p['COMMIT_ORDER'])}",
+                    f"{_x(p[Policy.RECORDED])} / {_x(p[Policy.WRITESET])} / {_x(p[Policy.COMMIT_ORDER])}",
                     f"{_s(lag['current'])} -> {_s(lag['suggested'])}",
                     f"{top['severity']}: {top['id']}" if top else "none"])
     return out

@@ -8,6 +8,8 @@ import io
 import json
 from typing import Any
 
+from ..kinds import Policy
+
 CSV_FIELDS = ("file", "start_offset", "end_offset", "gtid", "sequence_number", "last_committed",
               "thread_id", "commit_ts_us", "immediate_commit_ts_us", "rows", "bytes", "tables",
               "ddl", "statement_based", "xa", "incident", "incomplete", "compressed", "commit_id",
@@ -27,7 +29,7 @@ class CsvWriter:
         row = dict(rec)
         row["tables"] = ";".join(rec["tables"])
         computed = rec.get("computed") or {}
-        row["computed_commit_order"] = computed.get("COMMIT_ORDER")
-        row["computed_writeset"] = computed.get("WRITESET")
-        row["computed_writeset_session"] = computed.get("WRITESET_SESSION")
+        row["computed_commit_order"] = computed.get(Policy.COMMIT_ORDER)
+        row["computed_writeset"] = computed.get(Policy.WRITESET)
+        row["computed_writeset_session"] = computed.get(Policy.WRITESET_SESSION)
         self._w.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_FIELDS})

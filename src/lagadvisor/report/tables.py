@@ -13,8 +13,10 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
+from ..kinds import Policy
+
 #: Deliberate abbreviations of policy names in wide numeric tables.
-POLICY_SHORT = {"WRITESET_SESSION": "WS_SESSION"}
+POLICY_SHORT = {Policy.WRITESET_SESSION: "WS_SESSION"}
 
 
 def compact_table(title: str | None = None, caption: str | None = None) -> Table:

@@ -277,6 +277,95 @@ def charset_of(collation: str) -> str:
     return c.split("_", 1)[0]
 
 
+class _ColumnAttrs:
+    """What follows a column's type in its definition (``_column_attributes``): ``binary`` is
+    the BINARY attribute (the charset's _bin collation), ``inline`` the inline key kinds."""
+
+    __slots__ = ("unsigned", "nullable", "charset", "collation", "generated", "invisible", "binary", "inline")
+
+    def __init__(self) -> None:
+        self.unsigned = self.generated = self.invisible = self.binary = False
+        self.nullable = True
+        self.charset: str | None = None
+        self.collation: str | None = None
+        self.inline: list[str] = []   # PRIMARY, UNIQUE
+
+
+def _column_attributes(toks: list[Tok], i: int) -> tuple[_ColumnAttrs, int]:
+    """The attributes of a column definition from ``toks[i]`` on, and where they end."""
+    a = _ColumnAttrs()
+    n = len(toks)
+    while i < n:
+        t = toks[i]
+        if t.kind != "word":
+            i = _skip(toks, i) if t == "(" else i + 1
+            continue
+        w = t.upper()
+        nxt = toks[i + 1] if i + 1 < n else None
+        w1 = nxt.upper() if nxt is not None and nxt.kind == "word" else ""
+        if w == "UNSIGNED":
+            i += 1
+            a.unsigned = True
+        elif w == "NOT" and w1 == "NULL":
+            i += 2
+            a.nullable = False
+        elif w == "NULL":
+            i += 1
+            a.nullable = True
+        elif (w == "CHARACTER" and w1 == "SET") or w == "CHARSET":
+            i += 2 if w == "CHARACTER" else 1
+            if i < n:
+                a.charset = str(toks[i]).lower()
+                i += 1
+            else:
+                a.charset = ""
+        elif w == "COLLATE":
+            i += 1
+            if i < n:
+                a.collation = str(toks[i]).lower()
+                i += 1
+            else:
+                a.collation = ""
+        elif w == "PRIMARY":
+            i += 2 if w1 == "KEY" else 1
+            a.inline.append("PRIMARY")
+            a.nullable = False
+        elif w == "UNIQUE":
+            i += 2 if w1 in ("KEY", "INDEX") else 1
+            a.inline.append("UNIQUE")
+        elif w == "KEY":
+            i += 1
+            a.inline.append("PRIMARY")  # a bare KEY in a column definition means PRIMARY KEY
+            a.nullable = False
+        elif (w == "GENERATED" and w1 == "ALWAYS") or w == "AS":
+            i += 2 if w == "GENERATED" else 1
+            a.generated = True
+            if i < n and toks[i] == "(":
+                i = _skip(toks, i)
+            elif i < n and toks[i].kind == "word" and toks[i].upper() == "AS":
+                i += 1
+                if i < n and toks[i] == "(":
+                    i = _skip(toks, i)
+        elif w == "INVISIBLE":
+            i += 1
+            a.invisible = True
+        elif w == "BINARY":
+            i += 1
+            a.binary = True
+        elif w in ("DEFAULT", "COMMENT") or (w == "ON" and w1 == "UPDATE"):
+            i += 2 if w == "ON" else 1
+            if i < n:  # the value: a word, a function call, a literal or a parenthesised expression
+                if toks[i].kind == "word" and i + 1 < n and toks[i + 1] == "(":
+                    i = _skip(toks, i + 1)
+                else:
+                    i += 1
+                    if i < n and toks[i] == "(":
+                        i = _skip(toks, i)
+        else:
+            i += 1
+    return a, i
+
+
 def _parse_column(name: str, toks: list[Tok], table_collation: str | None) -> tuple[Column, list[str]]:
     """A column definition; returns the column and inline key kinds (PRIMARY, UNIQUE)."""
     p = _P(toks)
@@ -292,84 +381,9 @@ def _parse_column(name: str, toks: list[Tok], table_collation: str | None) -> tu
         nums = [t for t in inner if t.kind == "num"]
         if nums and typ not in ("enum", "set"):
             length = int(float(nums[0]))
-    unsigned = False
-    nullable = True
-    charset = collation = None
-    generated = invisible = False
-    inline: list[str] = []
-    binary_attr = False
-    toks = p.t
-    n = len(toks)
-    i = p.i
-    while i < n:
-        t = toks[i]
-        if t.kind != "word":
-            i = _skip(toks, i) if t == "(" else i + 1
-            continue
-        w = t.upper()
-        nxt = toks[i + 1] if i + 1 < n else None
-        w1 = nxt.upper() if nxt is not None and nxt.kind == "word" else ""
-        if w == "UNSIGNED":
-            i += 1
-            unsigned = True
-        elif w == "NOT" and w1 == "NULL":
-            i += 2
-            nullable = False
-        elif w == "NULL":
-            i += 1
-            nullable = True
-        elif (w == "CHARACTER" and w1 == "SET") or w == "CHARSET":
-            i += 2 if w == "CHARACTER" else 1
-            if i < n:
-                charset = str(toks[i]).lower()
-                i += 1
-            else:
-                charset = ""
-        elif w == "COLLATE":
-            i += 1
-            if i < n:
-                collation = str(toks[i]).lower()
-                i += 1
-            else:
-                collation = ""
-        elif w == "PRIMARY":
-            i += 2 if w1 == "KEY" else 1
-            inline.append("PRIMARY")
-            nullable = False
-        elif w == "UNIQUE":
-            i += 2 if w1 in ("KEY", "INDEX") else 1
-            inline.append("UNIQUE")
-        elif w == "KEY":
-            i += 1
-            inline.append("PRIMARY")  # a bare KEY in a column definition means PRIMARY KEY
-            nullable = False
-        elif (w == "GENERATED" and w1 == "ALWAYS") or w == "AS":
-            i += 2 if w == "GENERATED" else 1
-            generated = True
-            if i < n and toks[i] == "(":
-                i = _skip(toks, i)
-            elif i < n and toks[i].kind == "word" and toks[i].upper() == "AS":
-                i += 1
-                if i < n and toks[i] == "(":
-                    i = _skip(toks, i)
-        elif w == "INVISIBLE":
-            i += 1
-            invisible = True
-        elif w == "BINARY":
-            i += 1
-            binary_attr = True
-        elif w in ("DEFAULT", "COMMENT") or (w == "ON" and w1 == "UPDATE"):
-            i += 2 if w == "ON" else 1
-            if i < n:  # the value: a word, a function call, a literal or a parenthesised expression
-                if toks[i].kind == "word" and i + 1 < n and toks[i + 1] == "(":
-                    i = _skip(toks, i + 1)
-                else:
-                    i += 1
-                    if i < n and toks[i] == "(":
-                        i = _skip(toks, i)
-        else:
-            i += 1
-    p.i = i
+    a, p.i = _column_attributes(p.t, p.i)
+    unsigned, nullable, charset, collation = a.unsigned, a.nullable, a.charset, a.collation
+    generated, invisible, inline, binary_attr = a.generated, a.invisible, a.inline, a.binary
     if typ in ("serial",):
         typ, unsigned, nullable = "bigint", True, False
         inline.append("UNIQUE")
@@ -755,77 +769,11 @@ def _alter_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]
     for spec in _split_top(rest):
         q = _P(spec)
         if q.kw("ADD"):
-            if _parse_constraint(q, tb, db):
-                continue
-            q.kw("COLUMN")
-            if q.peek() == "(":
-                for item in _split_top(q.skip_group()):
-                    iq = _P(item)
-                    if not _parse_constraint(iq, tb, db):
-                        col, inline = _parse_column(str(item[0]), item[1:], tb.collation)
-                        tb.columns.append(col)
-                        for kind in inline:
-                            tb.add_key(kind, None, (KeyPart(col.name),), False)
-                continue
-            cname = q.ident()
-            if cname is None:
-                continue
-            coltoks, pos = _split_position(spec[q.i:], tb)
-            col, inline = _parse_column(cname, coltoks, tb.collation)
-            if pos is None:
-                tb.columns.append(col)
-            else:
-                tb.columns.insert(pos, col)
-            for kind in inline:
-                tb.add_key(kind, None, (KeyPart(cname),), False)
+            _alter_add(q, spec, tb, db)
         elif q.kw("DROP"):
-            if q.kw("PRIMARY", "KEY"):
-                tb.keys = [k for k in tb.keys if not k.primary]
-            elif q.kw("FOREIGN", "KEY"):
-                fname = (q.ident() or "").lower()
-                tb.fks = [fk for fk in tb.fks if fk.name.lower() != fname]
-            elif q.kw("INDEX") or q.kw("KEY"):
-                iname = (q.ident() or "").lower()
-                tb.keys = [k for k in tb.keys if k.name.lower() != iname]
-            elif q.kw("CONSTRAINT") or q.kw("CHECK"):
-                cname = (q.ident() or "").lower()
-                tb.fks = [fk for fk in tb.fks if fk.name.lower() != cname]
-                tb.keys = [k for k in tb.keys if k.name.lower() != cname or k.primary]
-            else:
-                q.kw("COLUMN")
-                cname = (q.ident() or "").lower()
-                tb.columns = [c for c in tb.columns if c.name.lower() != cname]
-                # Dropping a column drops it from every index; an index left empty disappears.
-                keys = []
-                for k in tb.keys:
-                    parts = tuple(pt for pt in k.parts if pt.column.lower() != cname)
-                    if parts:
-                        keys.append(replace(k, parts=parts))
-                tb.keys = keys
+            _alter_drop(q, tb)
         elif q.kw("MODIFY") or q.at("CHANGE"):
-            changing = q.kw("CHANGE")
-            q.kw("COLUMN")
-            old = q.ident() or ""
-            new = q.ident() if changing else old
-            if new is None:
-                continue
-            i = tb.column_pos(old)
-            coltoks, _ = _split_position(spec[q.i:], tb)
-            col, inline = _parse_column(new, coltoks, tb.collation)
-            if i is None:
-                tb.columns.append(col)
-            elif len(coltoks) < len(spec) - q.i:
-                # MODIFY/CHANGE ... FIRST | AFTER x moves the column (the row images follow the
-                # new order); the target is found once the column is out of the list.
-                del tb.columns[i]
-                _, pos = _split_position(spec[q.i:], tb)
-                tb.columns.insert(len(tb.columns) if pos is None else pos, col)
-            else:
-                tb.columns[i] = col
-            if changing and old.lower() != new.lower():
-                tb.rename_in_keys(old, new)
-            for kind in inline:
-                tb.add_key(kind, None, (KeyPart(new),), False)
+            _alter_modify(q, spec, tb)
         elif q.kw("RENAME", "COLUMN"):
             old = q.ident() or ""
             q.kw("TO")
@@ -857,6 +805,87 @@ def _alter_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]
     if rename_to is not None:
         _rename(cat, db, name, rename_to[0], rename_to[1])
     return []
+
+
+def _alter_add(q: _P, spec: list[Tok], tb: "_TableBuilder", db: str) -> None:
+    """``ADD`` a constraint, one column (where FIRST / AFTER says) or a parenthesised list."""
+    if _parse_constraint(q, tb, db):
+        return
+    q.kw("COLUMN")
+    if q.peek() == "(":
+        for item in _split_top(q.skip_group()):
+            iq = _P(item)
+            if not _parse_constraint(iq, tb, db):
+                col, inline = _parse_column(str(item[0]), item[1:], tb.collation)
+                tb.columns.append(col)
+                for kind in inline:
+                    tb.add_key(kind, None, (KeyPart(col.name),), False)
+        return
+    cname = q.ident()
+    if cname is None:
+        return
+    coltoks, pos = _split_position(spec[q.i:], tb)
+    col, inline = _parse_column(cname, coltoks, tb.collation)
+    if pos is None:
+        tb.columns.append(col)
+    else:
+        tb.columns.insert(pos, col)
+    for kind in inline:
+        tb.add_key(kind, None, (KeyPart(cname),), False)
+
+
+def _alter_drop(q: _P, tb: "_TableBuilder") -> None:
+    """``DROP`` the primary key, a foreign key, an index, a constraint or a column."""
+    if q.kw("PRIMARY", "KEY"):
+        tb.keys = [k for k in tb.keys if not k.primary]
+    elif q.kw("FOREIGN", "KEY"):
+        fname = (q.ident() or "").lower()
+        tb.fks = [fk for fk in tb.fks if fk.name.lower() != fname]
+    elif q.kw("INDEX") or q.kw("KEY"):
+        iname = (q.ident() or "").lower()
+        tb.keys = [k for k in tb.keys if k.name.lower() != iname]
+    elif q.kw("CONSTRAINT") or q.kw("CHECK"):
+        cname = (q.ident() or "").lower()
+        tb.fks = [fk for fk in tb.fks if fk.name.lower() != cname]
+        tb.keys = [k for k in tb.keys if k.name.lower() != cname or k.primary]
+    else:
+        q.kw("COLUMN")
+        cname = (q.ident() or "").lower()
+        tb.columns = [c for c in tb.columns if c.name.lower() != cname]
+        # Dropping a column drops it from every index; an index left empty disappears.
+        keys = []
+        for k in tb.keys:
+            parts = tuple(pt for pt in k.parts if pt.column.lower() != cname)
+            if parts:
+                keys.append(replace(k, parts=parts))
+        tb.keys = keys
+
+
+def _alter_modify(q: _P, spec: list[Tok], tb: "_TableBuilder") -> None:
+    """``MODIFY`` or ``CHANGE`` a column (``q`` is at MODIFY's end or at CHANGE)."""
+    changing = q.kw("CHANGE")
+    q.kw("COLUMN")
+    old = q.ident() or ""
+    new = q.ident() if changing else old
+    if new is None:
+        return
+    i = tb.column_pos(old)
+    coltoks, _ = _split_position(spec[q.i:], tb)
+    col, inline = _parse_column(new, coltoks, tb.collation)
+    if i is None:
+        tb.columns.append(col)
+    elif len(coltoks) < len(spec) - q.i:
+        # MODIFY/CHANGE ... FIRST | AFTER x moves the column (the row images follow the
+        # new order); the target is found once the column is out of the list.
+        del tb.columns[i]
+        _, pos = _split_position(spec[q.i:], tb)
+        tb.columns.insert(len(tb.columns) if pos is None else pos, col)
+    else:
+        tb.columns[i] = col
+    if changing and old.lower() != new.lower():
+        tb.rename_in_keys(old, new)
+    for kind in inline:
+        tb.add_key(kind, None, (KeyPart(new),), False)
 
 
 @dataclass

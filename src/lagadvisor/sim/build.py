@@ -9,11 +9,11 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 
+from ..kinds import CLOCKS, Policy, ReplicaMode
 from .engine import ENTERED, PREFIX, SPECIFIC, SimInput
 from .model import CostModel
 
-CLOCKS = ("recorded", "COMMIT_ORDER", "WRITESET", "WRITESET_SESSION")
-_CLOCK_COLUMNS = ("recorded", "commit_order", "writeset", "writeset_session")  # sim.facts.FactColumns
+_CLOCK_COLUMNS = tuple(c.column for c in CLOCKS)  # sim.facts.FactColumns
 
 
 def _arrivals(facts: list["TrxFacts"], catch_up: bool) -> list[float]:
@@ -202,7 +202,7 @@ def mariadb_speculative(facts: list[TrxFacts], cost: CostModel, workers: int, *,
     :data:`RETRY_WASTE` of its work again. Workers hold a transaction until it commits and
     commits are in order, so when transaction ``i`` starts everything up to ``i - workers`` has
     committed: only conflicts with the ``workers - 1`` before it can be in flight."""
-    k = CLOCKS.index("WRITESET")
+    k = CLOCKS.index(Policy.WRITESET)
     arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
     work = array("d", work)
     needs = array("q", bytes(8 * len(facts)))
@@ -226,21 +226,20 @@ def mariadb_speculative(facts: list[TrxFacts], cost: CostModel, workers: int, *,
     return SimInput(arrival, work, nbytes, needs, kinds)
 
 
-def scheduler_input(mode: str, facts: list[TrxFacts], clock: str, cost: CostModel, workers: int, *,
+def scheduler_input(mode: ReplicaMode, facts: list[TrxFacts], clock: Policy, cost: CostModel, workers: int, *,
                     catch_up: bool, base: Base | None = None) -> SimInput:
     """The applier's input under a scheduling ``mode`` (``ReplicaConfig.mode``): the swappable
     piece between facts and the engine. Only the speculative MariaDB modes depend on
     ``workers``; only ``logical_clock`` on ``clock``."""
-    if mode == "database":
+    if mode == ReplicaMode.DATABASE:
         return database_partitioned(facts, cost, catch_up=catch_up, base=base)
-    if mode == "mariadb_conservative":
+    if mode == ReplicaMode.MARIADB_CONSERVATIVE:
         return mariadb_conservative(facts, cost, catch_up=catch_up, base=base)
-    if mode in ("mariadb_optimistic", "mariadb_aggressive"):
-        return mariadb_speculative(facts, cost, workers, aggressive=mode == "mariadb_aggressive",
+    if mode in WORKER_DEPENDENT:
+        return mariadb_speculative(facts, cost, workers, aggressive=mode == ReplicaMode.MARIADB_AGGRESSIVE,
                                    catch_up=catch_up, base=base)
     return logical_clock(facts, clock, cost, catch_up=catch_up, base=base)
 
 
 #: Modes whose input depends on the worker count (built per worker count).
-WORKER_DEPENDENT = frozenset({"mariadb_optimistic", "mariadb_aggressive"})
-MARIADB_MODES = ("mariadb_conservative", "mariadb_optimistic", "mariadb_aggressive")
+WORKER_DEPENDENT = frozenset({ReplicaMode.MARIADB_OPTIMISTIC, ReplicaMode.MARIADB_AGGRESSIVE})

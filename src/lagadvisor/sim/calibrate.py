@@ -17,6 +17,7 @@ from statistics import median, median_high
 
 from ..binlog import FileSummary, read_transactions
 from ..errors import ConfigError
+from ..kinds import CommitOrderInput, Policy
 from .model import CostModel
 
 
@@ -146,7 +147,7 @@ def _native_gaps(paths: list[str], gaps: _Gaps, on_progress) -> list[FileSummary
             gaps.add(path, ts, orig, rows, ins, upd, dele, eo - so, lc, seq)
 
     # no clock is derived here: the smallest history, the recorded commit order
-    nr = read_run(paths, ClockOptions(), SimpleNamespace(history_size=1, commit_order="recorded"),
+    nr = read_run(paths, ClockOptions(), SimpleNamespace(history_size=1, commit_order=CommitOrderInput.RECORDED),
                   on_progress=on_progress, records=per_file)
     return None if nr is None else [s for s, _ in nr.files]
 
@@ -418,7 +419,7 @@ class _Piece:
         from .engine import simulate
         from .model import ReplicaConfig
 
-        return simulate(logical_clock(self.facts, "recorded", model, catch_up=True),
+        return simulate(logical_clock(self.facts, Policy.RECORDED, model, catch_up=True),
                         ReplicaConfig(workers, True, durable), model).commit_us
 
     @property

@@ -7,10 +7,12 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..kinds import CLOCKS
+
 from .build import TrxFacts
 
 #: The native columns, in ``TrxFacts`` order (``clocks`` = the four from recorded on).
-FACT_COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
+FACT_COLUMNS = ("file_idx", "seq", *(c.column for c in CLOCKS),
                 "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows")
 
 

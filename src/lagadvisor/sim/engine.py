@@ -52,12 +52,15 @@ This module is the reference. ``native/src/sim.rs`` replays it event for event (
 order, same float operations in the same order) and :func:`simulate` uses it when the
 extension is built; a change here must be made there too (tests/native/test_sim_engine.py compares
 the two exactly). Input is :class:`SimInput`, columns of typed arrays, so a million
-transactions cross into Rust as five buffers.
+transactions cross into Rust as five buffers, with the settings and costs as one
+:class:`SimArgs`. :func:`simulate_python` mirrors sim.rs's ``Sim`` line by line and stays one
+function, longer than 100 lines, on purpose: split, the two would no longer read side by side.
 """
 
 from __future__ import annotations
 
 import heapq
+import threading
 from array import array
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -135,17 +138,20 @@ class SimResult:
 NATIVE = extension("sim_run")
 
 
-def simulate(trxs: SimInput | Sequence[SimTrx], cfg: ReplicaConfig, cost: CostModel) -> SimResult:
+def simulate(trxs: SimInput | Sequence[SimTrx], cfg: ReplicaConfig, cost: CostModel, *,
+             scaled: "ScaledWork | None" = None) -> SimResult:
     """Simulate the applier on *trxs*: the native engine when it is available, else the Python
-    reference. Both give the same result, to the bit (tests/native/test_sim_engine.py)."""
+    reference. Both give the same result, to the bit (tests/native/test_sim_engine.py). A caller
+    that simulates the same input at many worker counts passes its own ``scaled`` (per run)."""
     inp = trxs if isinstance(trxs, SimInput) else SimInput.of(trxs)
-    inp, cost = spread_across_workers(inp, cfg, cost)
+    inp, cost = spread_across_workers(inp, cfg, cost, scaled)
     if NATIVE is not None:
         return simulate_native(inp, cfg, cost)
     return simulate_python(inp, cfg, cost)
 
 
-def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> tuple[SimInput, CostModel]:
+def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel,
+                          scaled: "ScaledWork | None" = None) -> tuple[SimInput, CostModel]:
     """With more than one worker, consecutive transactions run on different threads (and cores)
     than the one that ran their predecessor, with colder caches: the workers' CPU per transaction
     (apply and commit) is ``cost.multi_worker_cpu`` times what one worker needs. Measured from
@@ -154,23 +160,51 @@ def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) ->
     f = cost.worker_cpu(cfg.workers)
     if f == 1.0:
         return inp, cost
-    return (SimInput(inp.arrival_us, _scaled(inp.work_us, f), inp.nbytes, inp.need, inp.need_kind),
+    work = (scaled or ScaledWork())(inp.work_us, f)
+    return (SimInput(inp.arrival_us, work, inp.nbytes, inp.need, inp.need_kind),
             replace(cost, commit_us=cost.commit_us * f))
 
 
-_SCALED: list[tuple[object, float, array]] = []
+class ScaledWork:
+    """``work`` times ``f``, remembered for the last few arrays: state of one run (a sweep or
+    an advice report simulates the same input at many worker counts), owned by its caller and
+    locked, as the caller may simulate from several threads."""
+
+    def __init__(self, keep: int = 4) -> None:
+        self._keep = keep
+        self._seen: list[tuple[object, float, array]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, work, f: float) -> array:
+        with self._lock:
+            for w, g, out in self._seen:
+                if w is work and g == f:
+                    return out
+        out = array("d", [w * f for w in work])
+        with self._lock:
+            self._seen.insert(0, (work, f, out))
+            del self._seen[self._keep:]
+        return out
 
 
-def _scaled(work, f: float) -> array:
-    """``work`` times ``f``, remembered for the last few arrays (a sweep or an advice report
-    simulates the same input at many worker counts)."""
-    for w, g, out in _SCALED:
-        if w is work and g == f:
-            return out
-    out = array("d", [w * f for w in work])
-    _SCALED.insert(0, (work, f, out))
-    del _SCALED[4:]
-    return out
+@dataclass(frozen=True, slots=True)
+class SimArgs:
+    """What ``native.sim_run`` takes, read by attribute (``RunArgs`` in native/src/sim.rs): the
+    input's columns as bytes, the replica's settings and the cost model (``Config`` and
+    ``Costs`` there take the fields they read by name)."""
+
+    arrival_us: bytes
+    work_us: bytes
+    nbytes: bytes
+    need: bytes
+    need_kind: bytes
+    cfg: ReplicaConfig
+    cost: CostModel
+
+    @classmethod
+    def of(cls, inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> "SimArgs":
+        return cls(inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
+                   inp.need_kind.tobytes(), cfg, cost)
 
 
 def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimResult:
@@ -178,12 +212,7 @@ def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     native = NATIVE
     if native is None:
         native = require()  # ImportError if not built: asked for explicitly
-    apply_us, busy, dep_wait, worker_wait, flushes, commit = native.sim_run(
-        inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
-        inp.need_kind.tobytes(), cfg.workers, cfg.preserve_commit_order, cfg.durable,
-        cfg.pending_jobs_size_max, cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us,
-        cost.handoff_us, cost.cores, cost.redo_flush_us, cost.fsync_devices, cost.fsync_cpu,
-        Applier(cfg.applier).value)
+    apply_us, busy, dep_wait, worker_wait, flushes, commit = native.sim_run(SimArgs.of(inp, cfg, cost))
     commit_us = array("d")
     commit_us.frombytes(commit)
     return SimResult(max(0, cfg.workers), apply_us, commit_us, inp.arrival_us, busy_us=busy,

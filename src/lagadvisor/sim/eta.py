@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
+from ..kinds import Policy
 from .build import scheduler_input
 from .engine import simulate
 from .model import CostModel, ReplicaConfig
@@ -127,7 +128,7 @@ def commit_times(facts, cfg: ReplicaConfig, cost: CostModel) -> list[float]:
     """Simulated catch-up commit time of each backlog transaction (us from the start)."""
     if not facts:
         return []
-    inp = scheduler_input(cfg.mode, facts, "recorded", cost, cfg.workers, catch_up=True)
+    inp = scheduler_input(cfg.mode, facts, Policy.RECORDED, cost, cfg.workers, catch_up=True)
     res = simulate(inp, cfg, cost)
     t0 = min(res.arrival_us)
     return [c - t0 for c in res.commit_us]

@@ -25,7 +25,7 @@ import stat
 from dataclasses import asdict, dataclass, fields, replace
 
 from ..errors import ConfigError
-from ..kinds import Applier
+from ..kinds import Applier, ReplicaMode
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +214,7 @@ class ReplicaConfig:
     durable: bool = True                 # sync_binlog=1 and innodb_flush_log_at_trx_commit=1
                                          # (the cost model's flush_us applies; else no sync cost)
     pending_jobs_size_max: int = 128 * 1024 * 1024   # replica_parallel_pending_jobs_size_max... bytes
-    mode: str = "logical_clock"          # logical_clock | database | mariadb_conservative | mariadb_optimistic
+    mode: ReplicaMode = ReplicaMode.LOGICAL_CLOCK  # how the applier schedules (kinds.ReplicaMode)
     applier: Applier = Applier.MTA       # mta: the multi-threaded applier; csa: the Change Stream
                                          # Applier of 26.7+ (documented semantics: sim.engine)
 

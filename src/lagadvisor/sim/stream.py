@@ -20,7 +20,7 @@ import os
 from array import array
 from dataclasses import dataclass, field, replace
 
-from ..kinds import Applier
+from ..kinds import Applier, ReplicaMode
 from . import engine
 from .build import WORKER_DEPENDENT, base_columns, scheduler_input
 from .model import CostModel, ReplicaConfig
@@ -98,12 +98,8 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
         return _reference(facts, clock, cfg, cost, catch_up, threshold_s, window_s, origin_us, chart)
     f = cost.worker_cpu(cfg.workers)
     scost = replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost
-    sim = native.StreamSim(cfg.workers, cfg.preserve_commit_order, cfg.durable, cfg.pending_jobs_size_max,
-                           (scost.dispatch_us, scost.dispatch_byte_us, scost.commit_us, scost.flush_us,
-                            scost.handoff_us, scost.redo_flush_us, float(scost.cores), scost.fsync_cpu),
-                           scost.fsync_devices, f, exact_lags(), threshold_s * 1e6,
-                           int(window_s * 1_000_000), origin_us, Applier(cfg.applier).value)
-    chunks = chunks_of(facts) if cfg.mode == "logical_clock" else None
+    sim = native.StreamSim(cfg, scost, f, exact_lags(), threshold_s * 1e6, int(window_s * 1_000_000), origin_us)
+    chunks = chunks_of(facts) if cfg.mode == ReplicaMode.LOGICAL_CLOCK else None
     if chunks is None:  # a reference read, or a mode whose input needs the whole run at once
         inp = scheduler_input(cfg.mode, facts, clock, cost, cfg.workers, catch_up=catch_up)
         sim.feed(inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ..binlog.constants import RowsKind
 from ..binlog.rows import TableMap
 from ..binlog.transactions import Transaction
+from ..kinds import Caveat, CaveatKind
 from ..schema.model import Catalog, TableSchema
 from .collation import canonicalizer, is_pad_space, prefix_chars
 from .weights import APPROXIMATED, is_exact
@@ -61,7 +62,7 @@ class TablePlan:
     fk_parent: bool
     missing_keys: bool
     columns: frozenset[int]
-    partial: str | None = None  # why the plan may miss hashes (unique keys unknown, ...)
+    partial: Caveat | None = None  # why the plan may miss hashes (unique keys unknown, ...)
     scans: bool = False         # no index at all: the replica scans the table per UPDATE/DELETE event
     table_rows: int = 0         # its size when a server told it (Catalog.rows_of), else 0
 
@@ -134,11 +135,13 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
     pk = schema.effective_primary_key()
     keys = []
     used: set[int] = set()
-    partial = None if schema.complete else f"unique keys of {schema.qualified_name} unknown"
+    name = schema.qualified_name
+    partial = None if schema.complete else Caveat(f"unique keys of {name} unknown", {CaveatKind.KEYS_UNKNOWN}, name)
     ordered = ([pk] if pk else []) + [k for k in schema.keys if k is not pk]
     for k in ordered:
         if k.functional:
-            partial = f"functional unique index {k.name} of {schema.qualified_name} cannot be hashed"
+            partial = Caveat(f"functional unique index {k.name} of {name} cannot be hashed",
+                             {CaveatKind.FUNCTIONAL_INDEX}, name)
             continue
         parts = []
         full = False
@@ -183,12 +186,13 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
     # The parent-side check sits inside add_pke's "table has a primary key" block.
     fk_parent = pk is not None and catalog.is_fk_parent(schema.db, schema.name)
     # Collations without server weights: say so per column, never silently (issue 18).
-    approx = sorted({f"collation {collations[i]} of {schema.qualified_name}.{cols[i].name}: equality "
+    approx = sorted({f"collation {collations[i]} of {name}.{cols[i].name}: equality "
                      "approximated, WRITESET may be off"
                      for i in used if isinstance(collations[i], str) and cols[i].type not in _BINARY_TYPES
                      and collations[i].lower() != "binary" and not is_exact(collations[i].lower())})
     if approx:
-        partial = "; ".join([partial, *approx] if partial else approx)
+        approx = [Caveat(a, {CaveatKind.COLLATION_APPROXIMATED}, name) for a in approx]
+        partial = Caveat.joined([partial, *approx] if partial else approx)
     return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks), fk_parent, pk is None,
                      frozenset(used), partial, schema.scanned_by_replica,
                      catalog.rows_of(schema.db, schema.name) if schema.scanned_by_replica else 0)
@@ -310,15 +314,15 @@ class Writeset:
     has_related_foreign_keys: bool = False
     missing_tables: list[str] = field(default_factory=list)
     fk_parent_tables: list[str] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)   # tables whose keys cannot be known at all
-    caveats: list[str] = field(default_factory=list)   # hashes that may be missing (overstates parallelism)
+    unknown: list[Caveat] = field(default_factory=list)   # tables whose keys cannot be known at all
+    caveats: list[Caveat] = field(default_factory=list)   # hashes that may be missing (overstates parallelism)
     labels: list[str] = field(default_factory=list)    # readable key per hash, when asked for
     # (table, UPDATE/DELETE rows events, its known size) for tables without any index: the
     # replica scans them (sim.run.ScanSizes prices it)
     scans: list[tuple[str, int, int]] = field(default_factory=list)
 
 
-def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str], *, labels: bool = False) -> Writeset:
+def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | Caveat], *, labels: bool = False) -> Writeset:
     """``plans`` maps ``db.table`` to its plan, or to a reason string when the table is unknown.
     With ``labels``, ``Writeset.labels`` names each hash's row key (for hot-row reports)."""
     ws = Writeset()
@@ -328,7 +332,7 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str], *, l
             continue
         plan = plans.get(st.table)
         if plan is None or isinstance(plan, str):
-            ws.unknown.append(plan or f"schema of {st.table} unknown")
+            ws.unknown.append(plan or schema_unknown(st.table))
             continue
         if plan.missing_keys:
             ws.has_missing_keys = True
@@ -364,12 +368,22 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | str], *, l
         ws.caveats.append(approximated_caveat(sorted(c for c, n in APPROXIMATED.items()
                                                      if n != approximated_before.get(c))))
     for name in sorted(incomplete):
-        ws.caveats.append(f"key columns of {name} are missing from the row images "
-                          "(binlog_row_image=MINIMAL?)")
+        ws.caveats.append(row_image_caveat(name))
     return ws
 
 
-def approximated_caveat(names) -> str:
+def schema_unknown(table: str) -> Caveat:
+    """A table without a definition (the native reader words it the same: reader/mod.rs)."""
+    return Caveat(f"schema of {table} unknown", {CaveatKind.SCHEMA_UNKNOWN}, table)
+
+
+def row_image_caveat(table: str) -> Caveat:
+    """Row images of ``table`` without its key columns (the native reader words it the same)."""
+    return Caveat(f"key columns of {table} are missing from the row images (binlog_row_image=MINIMAL?)",
+                  {CaveatKind.ROW_IMAGE_KEYS_MISSING}, table)
+
+
+def approximated_caveat(names) -> Caveat:
     """The report line for values outside a collation's weight table (see :mod:`.weights`)."""
-    return (f"collation {', '.join(names)}: values the server weight table cannot decide (characters outside "
-            "it), equality approximated, WRITESET may be off")
+    return Caveat(f"collation {', '.join(names)}: values the server weight table cannot decide (characters "
+                  "outside it), equality approximated, WRITESET may be off", {CaveatKind.COLLATION_APPROXIMATED})

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from ..binlog.constants import FieldType as T
 from ..binlog.rows import TableMap
 from ..binlog.transactions import Transaction
+from ..kinds import Caveat, CaveatKind
 from ..schema.ddl import UnsupportedDDL, apply_statement
 from ..schema.model import Catalog, Column, Key, KeyPart, TableSchema
 from .collation import COLLATION_NAMES
@@ -123,8 +124,8 @@ class KeyTracker:
         self.use_binlog_ddl = use_binlog_ddl
         self._plans: dict[tuple[str, str], tuple[int, int, TablePlan | str]] = {}
         self._current: dict[str, TablePlan | str] = {}
-        self.unknown: Counter[str] = Counter()      # reason -> transactions affected
-        self.caveats: Counter[str] = Counter()
+        self.unknown: Counter[Caveat] = Counter()      # reason -> transactions affected
+        self.caveats: Counter[Caveat] = Counter()
         self.ddl_errors: list[str] = []
         self.applied: list[tuple[str | None, str]] = []  # DDL statements followed, in order
         self.sources: dict[str, str] = {}          # table -> where its definition came from
@@ -144,21 +145,22 @@ class KeyTracker:
         self._plans[key] = (self.catalog.version, tm.column_count, plan)
         return plan
 
-    def _schema(self, tm: TableMap) -> tuple[TableSchema | None, str]:
+    def _schema(self, tm: TableMap) -> tuple[TableSchema | None, Caveat | str]:
         """The table's definition (the catalog's, else the one its table map carries), or None
         and why: a catalog definition whose column count the row images contradict is stale."""
         name = tm.qualified_name
         why = ""
         schema = self.catalog.get(tm.database_name, tm.table_name)
         if schema is not None and len(schema.columns) != tm.column_count:
-            why = (f"schema of {name} has {len(schema.columns)} columns but its row images have "
-                   f"{tm.column_count}: the definition is stale; pass --schema or --host")
+            why = Caveat(f"schema of {name} has {len(schema.columns)} columns but its row images have "
+                         f"{tm.column_count}: the definition is stale; pass --schema or --host",
+                         {CaveatKind.SCHEMA_STALE}, name)
             schema = None
         if schema is None:
             schema = schema_from_table_map(tm)
             if schema is None:
-                why = (f"schema of {name} unknown (created before this binlog, row metadata MINIMAL): "
-                       "pass --schema FILE or --host")
+                why = Caveat(f"schema of {name} unknown (created before this binlog, row metadata MINIMAL): "
+                             "pass --schema FILE or --host", {CaveatKind.SCHEMA_UNKNOWN}, name)
         return schema, why
 
     def shadow(self, tm: TableMap) -> tuple[str, TablePlan] | None:
