@@ -5,12 +5,14 @@ dependency clock, the variables removed, and the applier options. Each fact name
 read (:data:`SOURCES`); a fact not read in a manual or a release note is listed in the release's
 ``unverified`` and every output that uses it says so.
 
-Kept free of lagadvisor imports so the CLI can quote it in ``--help`` without loading the engine.
+Imports only ``kinds`` (no engine), so the CLI can quote it in ``--help`` without loading the engine.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+
+from .kinds import Policy
 
 Version = tuple[int, int, int]
 
@@ -51,7 +53,7 @@ class Release:
     first: Version
     label: str
     lts: bool
-    tracking: str | None          # binlog_transaction_dependency_tracking's default; None: removed (WRITESET)
+    tracking: Policy | None       # binlog_transaction_dependency_tracking's default; None: removed (WRITESET)
     history_size: int             # binlog_transaction_dependency_history_size
     replica_parallel_workers: int
     replica_preserve_commit_order: bool
@@ -88,7 +90,7 @@ FIELD_OF = {"binlog_transaction_dependency_tracking": "tracking",
 #: The variables a review compares between two releases, in this order.
 REVIEWED = tuple(FIELD_OF)
 
-_80 = Release((8, 0, 0), "8.0", False, "COMMIT_ORDER", 25_000, 0, False, "DATABASE", None,
+_80 = Release((8, 0, 0), "8.0", False, Policy.COMMIT_ORDER, 25_000, 0, False, "DATABASE", None,
               unverified=frozenset({"replica_parallel_type"}))
 _8027 = replace(_80, first=(8, 0, 27), label="8.0.27", replica_parallel_workers=4,
                 replica_preserve_commit_order=True, replica_parallel_type="LOGICAL_CLOCK")

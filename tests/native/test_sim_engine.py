@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from lagadvisor.kinds import Applier
 from lagadvisor.sim import build, run
-from lagadvisor.sim.engine import ENTERED, PREFIX, SPECIFIC, SimInput, SimTrx, simulate_native, simulate_python
+from lagadvisor.sim.engine import ENTERED, PREFIX, SPECIFIC, SimArgs, SimInput, SimTrx, simulate_native, simulate_python
 from lagadvisor.sim.model import CostModel, ReplicaConfig
 
 try:
@@ -285,10 +285,7 @@ def test_csa_stream_matches_whole_run():
     for w, preserve in ((2, True), (4, False), (8, True)):
         cfg = ReplicaConfig(w, preserve, True, applier=Applier.CSA)
         whole = simulate_native(inp, cfg, cost)
-        s = _native.StreamSim(w, preserve, True, cfg.pending_jobs_size_max,
-                              (cost.dispatch_us, cost.dispatch_byte_us, cost.commit_us, cost.flush_us,
-                               cost.handoff_us, cost.redo_flush_us, float(cost.cores), cost.fsync_cpu),
-                              cost.fsync_devices, 1.0, 10**9, 1e6, 0, 0, "csa")
+        s = _native.StreamSim(cfg, cost, 1.0, 10**9, 1e6, 0, 0)
         for lo in range(0, len(inp), 700):
             sl = slice(lo, lo + 700)
             s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
@@ -301,4 +298,4 @@ def test_csa_stream_matches_whole_run():
 
 def test_native_rejects_an_unknown_applier():
     with pytest.raises(ValueError, match="applier"):
-        _native.sim_run(b"", b"", b"", b"", b"", 2, True, True, 1, 0.0, 0.0, 0.0, 0.0, 0.0, 2, 0.0, 1, 0.0, "bogus")
+        _native.sim_run(SimArgs.of(SimInput.of([]), ReplicaConfig(2, applier="bogus"), CostModel()))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..kinds import Applier
+from ..kinds import Applier, FindingId, Policy
 from ..sim.model import CSA_MODEL
 from .context import Context
 from .findings import Effect, Finding, Severity, severity_for
@@ -99,14 +99,14 @@ def change_stream_applier(ctx: Context) -> list[Finding]:
     t = ctx.target_version
     if t is None or tuple(t) < CSA_SINCE or ctx.mariadb or not ctx.facts:
         return []
-    w = ctx.knee("recorded")
-    mta = ctx.seconds("recorded", w)
-    csa = ctx.seconds("recorded", w, applier=Applier.CSA)
+    w = ctx.knee(Policy.RECORDED)
+    mta = ctx.seconds(Policy.RECORDED, w)
+    csa = ctx.seconds(Policy.RECORDED, w, applier=Applier.CSA)
     eff = Effect(f"recorded clock, {w} workers, replica_preserve_commit_order="
                  f"{'ON' if ctx.baseline.preserve_commit_order else 'OFF'}: MTA {mta:,.3f} s -> CSA {csa:,.3f} s "
                  f"({CSA_MODEL})", before=mta, after=csa,
-                 lag_p99_before=ctx.lag_p99("recorded", w),
-                 lag_p99_after=ctx.lag_p99("recorded", w, applier=Applier.CSA))
+                 lag_p99_before=ctx.lag_p99(Policy.RECORDED, w),
+                 lag_p99_after=ctx.lag_p99(Policy.RECORDED, w, applier=Applier.CSA))
     reqs = prerequisites(ctx)
     current, assumed = "1", True
     if ctx.settings and ctx.settings.channel and ctx.settings.channel.get("APPLIER_VERSION") is not None:
@@ -120,7 +120,7 @@ def change_stream_applier(ctx: Context) -> list[Finding]:
                "target_version": ".".join(map(str, t)), "model": "documented semantics",
                "prerequisites": [r.as_json() for r in reqs]}
     if eff.gain < CSA_MIN_GAIN:
-        return [Finding("change_stream_applier", Severity.info,
+        return [Finding(FindingId.CHANGE_STREAM_APPLIER, Severity.info,
                         "The Change Stream Applier (26.7+) gains nothing on this workload: no switch advised",
                         "APPLIER_VERSION", current, "1 (keep the MTA)",
                         f"simulated: MTA {mta:,.3f} s, CSA {csa:,.3f} s at {w} workers; " + evidence, eff,
@@ -132,7 +132,7 @@ def change_stream_applier(ctx: Context) -> list[Finding]:
         "GTID_ONLY = 1, REQUIRE_ROW_FORMAT = 1, SOURCE_DELAY = 0;",
         "START REPLICA;")
     sev = severity_for(eff.gain)
-    return [Finding("change_stream_applier", sev,
+    return [Finding(FindingId.CHANGE_STREAM_APPLIER, sev,
                     f"After the upgrade to {'.'.join(map(str, t))}: the Change Stream Applier applies this binlog "
                     f"{eff.gain:.0%} faster" + (f" ({len(unmet)} prerequisite(s) not met)" if unmet else ""),
                     "APPLIER_VERSION", current, "2", evidence, eff, statements=stmts,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..analysis.results import WRITESET_POLICIES
 from ..depgraph.policies import Fallback
+from ..kinds import FindingId as Id, Policy, WhatIfChange, WhatIfKey
 from ..versions import (FIELD_OF, GIPK_SINCE, RELEASES, SOURCES, WRITESET_ONLY_SINCE, Release, default_changes,
                         next_lts, release, removed_between, short)
 from ..writeset.tracker import WhatIf
@@ -22,8 +23,8 @@ from .context import Context
 from .plan import Config, Plan
 
 #: The findings that say what limits WRITESET, in the review's order.
-LIMIT_FINDINGS = ("tables_without_primary_key", "foreign_key_parent_tables", "ddl_barriers", "hot_rows",
-                  "hot_table", "large_transactions")
+LIMIT_FINDINGS = (Id.TABLES_WITHOUT_PRIMARY_KEY, Id.FOREIGN_KEY_PARENT_TABLES, Id.DDL_BARRIERS, Id.HOT_ROWS,
+                  Id.HOT_TABLE, Id.LARGE_TRANSACTIONS)
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class Review:
 def offer(ctx: Context) -> str | None:
     """The next LTS a COMMIT_ORDER source could be reviewed for (None: nothing to offer)."""
     p = ctx.analysis.policies
-    if ctx.mariadb or p is None or p.written.name != "COMMIT_ORDER" or ctx.target_version is not None:
+    if ctx.mariadb or p is None or p.written.name != Policy.COMMIT_ORDER or ctx.target_version is not None:
         return None
     if ctx.version < RELEASES[0].first:  # 5.7 and older upgrade to 8.0 first: not in the table
         return None
@@ -96,25 +97,25 @@ def review(ctx: Context, plan: Plan | None, findings: list) -> Review | None:
                   tuple(_after(ctx, old, new, rows)), tuple(unverified), tuple(SOURCES[k] for k in sorted(used)))
 
 
-def _clock_now(ctx: Context, old: Release) -> str:
+def _clock_now(ctx: Context, old: Release) -> Policy:
     """The clock of the source as it runs now: the recorded one, unless ``--current-version``
     names a release whose default tracking differs from what wrote the file (then that policy,
     re-derived from the file with the commit-order input)."""
     written = ctx.analysis.policies.written.name
-    default = old.tracking or "WRITESET"
+    default = old.tracking or Policy.WRITESET
     if ctx.version_from == "--current-version" and written != default:
-        return default
-    return "recorded"
+        return Policy(default)
+    return Policy.RECORDED
 
 
-def _clock_at(ctx: Context, new: Release, now: str) -> str:
+def _clock_at(ctx: Context, new: Release, now: Policy) -> Policy:
     """The clock a source of release ``new`` writes for this workload: the recorded one when it
     already is WRITESET under the same history, else WRITESET re-derived."""
     written = ctx.analysis.policies.written.name
     if not new.writeset_only:
         return now
-    same = now == "recorded" and written == "WRITESET" and not _history_differs(ctx, new.history_size)
-    return "recorded" if same else "WRITESET"
+    same = now == Policy.RECORDED and written == Policy.WRITESET and not _history_differs(ctx, new.history_size)
+    return Policy.RECORDED if same else Policy.WRITESET
 
 
 def _history_full(ctx: Context) -> int:
@@ -130,18 +131,18 @@ def _history_differs(ctx: Context, history: int) -> bool:
     return history < size or (history > size and _history_full(ctx) > 0)
 
 
-def _history_facts(ctx: Context, clock: str, history: int):
+def _history_facts(ctx: Context, clock: Policy, history: int):
     """(facts, cache key) of the clock under the target's history size: a what-if only when the
     history filled up in this workload and the target's differs (else the same facts)."""
-    if clock == "recorded" or not _history_differs(ctx, history):
-        return None, ""
-    return ctx.what_if_facts(WhatIf(), history_size=history), f"history{history}"
+    if clock == Policy.RECORDED or not _history_differs(ctx, history):
+        return None, WhatIfKey()
+    return ctx.what_if_facts(WhatIf(), history_size=history), WhatIfKey(WhatIfChange.HISTORY, history)
 
 
 def _row(ctx: Context, label: str, c: Config, history: int) -> Row:
     facts, key = _history_facts(ctx, c.clock, history)
     kw = {"preserve": c.preserve, "durable": c.durable, "mode": c.mode, "facts": facts, "key": key}
-    if c.clock == "recorded":
+    if c.clock == Policy.RECORDED:
         ideal: float | None = ctx.analysis.total.recorded.ideal_speedup
     else:
         stats = ctx.analysis.policies.clocks.get(c.clock)
@@ -214,10 +215,10 @@ def _changes(ctx: Context, old: Release, new: Release, rows: list[Row]) -> list[
     return out
 
 
-def _clock_words(ctx: Context, clock: str) -> str:
+def _clock_words(ctx: Context, clock: Policy) -> str:
     """The current clock in words: the recorded one, or a policy re-derived from the file."""
     p = ctx.analysis.policies
-    if clock == "recorded":
+    if clock == Policy.RECORDED:
         return f"this binlog's clock ({p.written.name})"
     return f"the {clock} clock (re-derived from this {p.written.name} binlog, commit-order input {p.commit_order})"
 
@@ -249,11 +250,11 @@ def _before(ctx: Context, old: Release, new: Release, findings: list) -> list[st
     out = []
     if p.not_computed():
         out.append("rerun this review with --schema FILE or --host: the WRITESET numbers are not computed")
-    if "tables_without_primary_key" in ids:
-        out.append("add primary keys to " + ", ".join(ids["tables_without_primary_key"].tables or ("the tables",))
+    if Id.TABLES_WITHOUT_PRIMARY_KEY in ids:
+        out.append("add primary keys to " + ", ".join(ids[Id.TABLES_WITHOUT_PRIMARY_KEY].tables or ("the tables",))
                    + " (finding tables_without_primary_key), and SET PERSIST sql_generate_invisible_primary_key = ON "
                    "for tables created later")
-    if "foreign_key_parent_tables" in ids:
+    if Id.FOREIGN_KEY_PARENT_TABLES in ids:
         out.append("review the foreign keys of finding foreign_key_parent_tables: WRITESET cannot parallelize "
                    "writes to their parent tables")
     for name, r in removed_between(ctx.version, ctx.target_version):
@@ -273,7 +274,7 @@ def _after(ctx: Context, old: Release, new: Release, rows: list[Row]) -> list[st
     out = []
     if adv.workers != at.workers:
         out.append(f"SET PERSIST replica_parallel_workers = {adv.workers} (the knee of the simulated curve under the "
-                   f"{'recorded' if adv.clock == 'recorded' else adv.clock} clock)")
+                   f"{adv.clock} clock)")
     if adv.durable != at.durable:
         out.append("while the replica catches up: sync_binlog = 0, innodb_flush_log_at_trx_commit = 2 (finding "
                    "replica_durability), back to 1 / 1 once caught up")
