@@ -297,5 +297,6 @@ def test_csa_stream_matches_whole_run():
 
 
 def test_native_rejects_an_unknown_applier():
-    with pytest.raises(ValueError, match="applier"):
+    with pytest.raises(TypeError, match="RunArgs.cfg") as e:
         _native.sim_run(SimArgs.of(SimInput.of([]), ReplicaConfig(2, applier="bogus"), CostModel()))
+    assert "expected mta or csa" in str(e.value.__cause__.__cause__)
