@@ -39,7 +39,7 @@ def main() -> None:
     out["reader"] = "native"
     if facts is None:
         out["reader"] = "reference" if load() is None else "reference (native gave up)"
-        facts = reference_facts(a.files, run)
+        facts = reference_facts(a.files, run, opts)
     t2 = time.perf_counter()
     out["read_s"] = round(t2 - t1, 3)
     out["transactions"] = len(facts)

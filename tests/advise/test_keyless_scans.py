@@ -73,7 +73,7 @@ def test_scans_counted_natively_and_by_the_reference(binlog):
 
     path, _ = binlog
     opts = ClockOptions()
-    ref = reference_facts([str(path)], prepare([str(path)], opts))
+    ref = reference_facts([str(path)], prepare([str(path)], opts), opts)
     nat = native_facts([str(path)], opts, prepare([str(path)], opts))
     assert nat is not None, "the native core gave the run back"
     assert [f.scan_rows for f in nat] == [f.scan_rows for f in ref]

@@ -86,13 +86,15 @@ def both(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, what) -> None:
 def fixture_facts(name: str) -> list[build.TrxFacts]:
     from lagadvisor.commands.common import clock_options
     from lagadvisor.commands.options import ClockArgs
-    from lagadvisor.depgraph.pipeline import prepare, run_clocks
+    from lagadvisor.depgraph.pipeline import prepare
+    from lagadvisor.depgraph.read import run_clocks
 
     d = FIXTURES / name
     files = sorted(str(p) for p in d.iterdir() if p.name.split(".")[-1].isdigit())
-    runp = prepare(files, clock_options(ClockArgs()))
+    opts = clock_options(ClockArgs())
+    runp = prepare(files, opts)
     index = {f: i for i, f in enumerate(files)}
-    return [run.facts_of(t, c, index.get(t.file, 0)) for t, _ws, c in run_clocks(files, runp)]
+    return [run.facts_of(t, c, index.get(t.file, 0)) for t, _ws, c in run_clocks(files, runp, opts)]
 
 
 def inputs(facts, cost, catch_up):

@@ -47,63 +47,24 @@ const KNOWN_UNDECODED: [u8; 16] = [5, 13, 14, 17, 9, 11, 28, 36, 37, 41, 7, 8, 1
 /// Types with a reference decoder (`decoder.DECODERS`) or special handling.
 const DECODED: [u8; 19] = [4, 3, 33, 34, 42, 35, 2, 16, 38, 19, 26, 18, 29, 160, 27, 40, 162, 163, 161];
 
-/// The files a detection sample read (`Analyzer.detect`), kept open for the read of the same
-/// run that follows in this process, so that detection and read share one open of each file
-/// (issue 21): (path as given, process id, a duplicate of the handle). A read takes the entry
-/// of its path when it is this process's (a forked worker opens its own: a duplicated handle
-/// would share the file position with the parent's) and still names the same file (device and
-/// inode), and reads it from the start; else it opens the path. At most `HANDOFF_MAX` kept.
-static HANDOFF: std::sync::Mutex<Vec<(String, u32, File)>> = std::sync::Mutex::new(Vec::new());
-const HANDOFF_MAX: usize = 64;
-
-fn same_file(f: &File, path: &str) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (f.metadata(), std::fs::metadata(path)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
-    }
-}
-
-/// Open `path` for reading: the detection's handle when one was kept (see `HANDOFF`); with
-/// `keep` (a detection read), a duplicate of the handle is kept for the read to come.
-fn open_input(path: &str, keep: bool) -> Res<File> {
-    let pid = std::process::id();
-    let f = match take_kept(path) {
-        Some(f) => f,
-        None => File::open(path).map_err(|e| Abort(format!("cannot open: {e}")))?,
-    };
-    if keep {
-        if let Ok(dup) = f.try_clone() {
-            let mut h = HANDOFF.lock().unwrap_or_else(|e| e.into_inner());
-            if h.len() >= HANDOFF_MAX {
-                h.remove(0);
-            }
-            h.push((path.to_string(), pid, dup));
-        }
-    }
-    Ok(f)
-}
-
-/// The detection's kept handle of `path` for the reference reader (a MariaDB binlog, which the
-/// native core gives back at its first FDE): its file descriptor, owned by the caller from
-/// now on, at offset 0; None when none is kept (the caller opens the path itself).
-#[pyfunction]
-fn take_handle(path: &str) -> Option<i32> {
-    use std::os::unix::io::IntoRawFd;
-    take_kept(path).map(|f| f.into_raw_fd())
-}
-
-/// The handle kept for `path` by this process (see `HANDOFF`), removed from the list, when it
-/// still names the same file; at offset 0.
-fn take_kept(path: &str) -> Option<File> {
+/// Open `path` for reading: through `fd` when the caller holds the file open already (the read
+/// pipeline's `depgraph.read.OpenFiles`: the policy detection's sample and the read that follows
+/// share one open of each file, issue 21), read from the start; else by its path. The handle is
+/// a duplicate: the caller's stays open, and its own.
+fn open_input(path: &str, fd: Option<i32>) -> Res<File> {
     use std::io::{Seek, SeekFrom};
-    let pid = std::process::id();
-    let taken = {
-        let mut h = HANDOFF.lock().unwrap_or_else(|e| e.into_inner());
-        h.retain(|(_, id, _)| *id == pid);
-        h.iter().position(|(p, _, _)| p == path).map(|i| h.remove(i).2)
-    };
-    taken.and_then(|mut f| (same_file(&f, path) && f.seek(SeekFrom::Start(0)).is_ok()).then_some(f))
+    use std::os::fd::BorrowedFd;
+    match fd {
+        Some(fd) if fd >= 0 => {
+            // SAFETY: the caller keeps `fd` open for the length of this call (it owns the file).
+            let owned = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned()
+                .map_err(|e| Abort(format!("cannot open: {e}")))?;
+            let mut f = File::from(owned);
+            f.seek(SeekFrom::Start(0)).map_err(|e| Abort(format!("cannot open: {e}")))?;
+            Ok(f)
+        }
+        _ => File::open(path).map_err(|e| Abort(format!("cannot open: {e}"))),
+    }
 }
 
 /// A `("plan", ...)` tuple of `Bridge._plan` as the native side hashes it.
@@ -723,11 +684,13 @@ impl Analyzer {
         self.window = [start_position, stop_position, start_time, stop_time];
     }
 
-    fn read_file(&mut self, py: Python<'_>, path: String, file_idx: usize) -> PyResult<PyObject> {
+    /// `fd`: the file, when the caller holds it open (see `open_input`).
+    #[pyo3(signature = (path, file_idx, fd=None))]
+    fn read_file(&mut self, py: Python<'_>, path: String, file_idx: usize, fd: Option<i32>) -> PyResult<PyObject> {
         self.start_file(&path, file_idx);
         // A panic here would be a bug of this module, never an answer: it becomes a fallback
         // to the reference like any other input this reader does not handle.
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path)));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path, fd)));
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(Abort(msg))) => return Err(NativeFallback::new_err(msg)),
@@ -739,11 +702,13 @@ impl Analyzer {
     /// Detection pass over one file: `(last_committed, sequence_number, thread_id)` of its
     /// clocked transactions, at most `limit` of them (the reference's reader with an empty
     /// column selection; stops early like the reference's loop).
-    fn detect(&mut self, py: Python<'_>, path: String, file_idx: usize, limit: u64) -> PyResult<Vec<(i64, i64, Option<u32>)>> {
+    #[pyo3(signature = (path, file_idx, limit, fd=None))]
+    fn detect(&mut self, py: Python<'_>, path: String, file_idx: usize, limit: u64, fd: Option<i32>)
+              -> PyResult<Vec<(i64, i64, Option<u32>)>> {
         self.detect_limit = limit.max(1);
         self.detected.clear();
         self.start_file(&path, file_idx);
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path)));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path, fd)));
         self.detect_limit = 0;
         match outcome {
             Ok(Ok(())) => {}
@@ -1095,11 +1060,11 @@ impl Analyzer {
         i
     }
 
-    fn read_inner(&mut self, py: Python<'_>, path: &str) -> Res<()> {
+    fn read_inner(&mut self, py: Python<'_>, path: &str, fd: Option<i32>) -> Res<()> {
         if path.ends_with(".gz") {
             return Err(Abort::new("gzip input is read by the reference"));
         }
-        let f = open_input(path, self.detect_limit > 0)?;
+        let f = open_input(path, fd)?;
         let mut framer = Framer::new(BufReader::with_capacity(1 << 20, f), 4);
         framer.check_magic()?;
         let mut cur: Option<Open> = None;
@@ -2215,7 +2180,6 @@ fn tuple_hash(items: Vec<i64>) -> i64 {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Analyzer>()?;
     m.add_class::<WsReplay>()?;
-    m.add_function(wrap_pyfunction!(take_handle, m)?)?;
     m.add_function(wrap_pyfunction!(int_hash, m)?)?;
     m.add_function(wrap_pyfunction!(tuple_hash, m)?)?;
     m.add_function(wrap_pyfunction!(number_key_hash, m)?)?;

@@ -1,21 +1,82 @@
-"""One streaming pass over binlog files: read, build writesets, re-derive every policy's clock.
+"""What a read of binlog files is planned from: the clock options, the policy that wrote the
+files' clock (detected from what the recorded clock looks like), and the plan of the read
+(:func:`prepare`: :class:`ClockRun`). The read itself is :mod:`.read` (the read pipeline).
 
-Also detects which policy wrote the files, from what the recorded clock looks like.
+The detection and the read that follows share one open of each file (issue 21): the detection
+keeps what it opened in an :class:`OpenFiles`, which the plan carries to the read.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+import os
+from dataclasses import dataclass
 
-from ..binlog import FileSummary, Transaction, read_transactions
+from ..binlog import FileSummary, read_transactions
 from ..binlog.framing import version_tuple
 from ..schema.model import Catalog
-from ..writeset.extract import Writeset
 from ..writeset.tracker import KeyTracker, WhatIf
-from .policies import COMMIT_ORDER_SOURCES, ClockComputer, Computed, history_size_default
+from .policies import history_size_default
 
 DETECT_SAMPLE = 20_000
+
+
+class OpenFiles:
+    """Input files held open from the policy detection's sample to the read that follows, so
+    that both share one open of each file (issue 21). Only in the process that opened them (a
+    forked worker opens its own: a shared handle would share the file position), and only while
+    the path still names the same file (device and inode). Not copied: a copy, or a pickled
+    one (a process pool's argument), holds nothing."""
+
+    def __init__(self) -> None:
+        self._pid = os.getpid()
+        self._files: dict[str, object] = {}
+
+    def __reduce__(self):
+        return OpenFiles, ()
+
+    def __copy__(self) -> "OpenFiles":
+        return self
+
+    def __deepcopy__(self, memo) -> "OpenFiles":
+        return self
+
+    def fd(self, path: str) -> int | None:
+        """The file descriptor of ``path``, opened now if it is not held yet (the native core
+        reads through a duplicate, from the start); None for a gzip file (the native core gives
+        it to the reference before opening it) or a path that does not open."""
+        if os.getpid() != self._pid or not isinstance(path, str) or path.endswith(".gz"):
+            return None
+        f = self._files.get(path)
+        if f is None:
+            try:
+                f = self._files[path] = open(path, "rb", buffering=0)
+            except OSError:
+                return None
+        return f.fileno()
+
+    def take(self, path: str):
+        """The file held for ``path``, no longer held (the caller closes it), when this process
+        opened it and the path still names it; else None (the reader opens the path)."""
+        f = self._files.pop(path, None) if isinstance(path, str) else None
+        if f is None:
+            return None
+        try:
+            same = os.getpid() == self._pid and _same_file(os.fstat(f.fileno()), os.stat(path))
+        except OSError:
+            same = False
+        if not same:
+            f.close()
+            return None
+        return f
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +120,7 @@ def _by_server(version: str, mariadb: bool) -> WrittenPolicy | None:
     return None
 
 
-def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> WrittenPolicy:
+def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE, files: OpenFiles | None = None) -> WrittenPolicy:
     """Read up to ``sample`` transactions (no row decoding) and judge the recorded clock.
 
     8.4+ servers only have WRITESET. Otherwise COMMIT_ORDER's ``last_committed`` is the
@@ -70,9 +131,15 @@ def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> Writ
 
     The first file's server is read from the same open as the sample: the native sample stops
     at that FDE when the server decides (:func:`_native_sample`), so each file read is opened
-    once; the reference peeks at it first.
+    once; the reference peeks at it first. The files the native sample opened stay open in
+    ``files`` for the read that follows (none kept without it).
     """
-    fast = _native_sample(paths, sample)
+    held = files if files is not None else OpenFiles()
+    try:
+        fast = _native_sample(paths, sample, held)
+    finally:
+        if files is None:
+            held.close()
     if isinstance(fast, WrittenPolicy):
         return fast
     summary = FileSummary(paths[0]) if paths else None
@@ -153,7 +220,7 @@ class _ServerDecides(Exception):
     """The first file's FDE names a server that decides the policy: no sample is needed."""
 
 
-def _native_sample(paths: list[str], sample: int):
+def _native_sample(paths: list[str], sample: int, files: OpenFiles):
     """The same sample read by the native core: ``(summary, items)``; the policy when the first
     file's FDE decides it (MariaDB, 8.4+: the read stops there); or None when the native core is
     unavailable or gives the read back to the reference."""
@@ -186,7 +253,7 @@ def _native_sample(paths: list[str], sample: int):
         for i, path in enumerate(paths):
             bridge.begin_file()
             first = i == 0
-            got = analyzer.detect(path, i, sample - n)
+            got = analyzer.detect(path, i, sample - n, files.fd(path))
             if analyzer.file_transactions() and not summary.server_version:
                 fde = bridge.first_fde
                 summary = FileSummary(path)
@@ -213,19 +280,21 @@ class ClockOptions:
     what_if: WhatIf | None = None            # schema changes to evaluate (advisor)
     written: WrittenPolicy | None = None     # known from the server's variables (live mode)
     windows: dict | None = None              # path -> binlog.window.Window (mysqlbinlog's options)
+    opened: OpenFiles | None = None          # the files the detection of ``written`` kept open
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ClockRun:
-    """State and results of one pass (filled while iterating)."""
+    """The plan of one read (:func:`prepare`): the policy that wrote the clock, the history size
+    and commit-order input the clocks are derived with, the windows, and the files the
+    detection kept open. The read's state and results are the read pipeline's
+    (:func:`.read.read`)."""
 
     written: WrittenPolicy
     history_size: int
     commit_order: str
-    tracker: KeyTracker
-    computer: ClockComputer
-    summaries: list[FileSummary] = field(default_factory=list)
     windows: dict | None = None
+    opened: OpenFiles | None = None
 
 
 def commit_order_for(written: WrittenPolicy, requested: str) -> str:
@@ -235,24 +304,16 @@ def commit_order_for(written: WrittenPolicy, requested: str) -> str:
 
 
 def prepare(paths: list[str], opts: ClockOptions) -> ClockRun:
-    written = opts.written or detect_written_policy(paths)
+    """The plan of a read of ``paths``: the written policy (detected now unless ``opts`` knows
+    it; the files the detection opened stay open for the read), the history size and the
+    commit-order input."""
+    opened = opts.opened
+    if opts.written is not None:
+        written = opts.written
+    else:
+        opened = opened if opened is not None else OpenFiles()
+        written = detect_written_policy(paths, files=opened)
     hs = opts.history_size
     if hs is None:
         hs = history_size_default(version_tuple(written.server_version), written.mariadb)
-    co = commit_order_for(written, opts.commit_order)
-    tracker = KeyTracker(opts.catalog, use_binlog_ddl=opts.use_binlog_ddl, labels=opts.labels,
-                         what_if=opts.what_if)
-    return ClockRun(written, hs, co, tracker, ClockComputer(hs, COMMIT_ORDER_SOURCES[co]()), windows=opts.windows)
-
-
-def run_clocks(paths: Iterable[str], run: ClockRun) -> Iterator[tuple[Transaction, Writeset, Computed]]:
-    """Transactions with their writesets and every policy's computed ``last_committed``."""
-    for path in paths:
-        s = FileSummary(path)
-        run.summaries.append(s)
-        for t in read_transactions(path, s, selector=run.tracker.select,
-                                   window=run.windows.get(path) if run.windows else None):
-            ws = run.tracker.writeset(t)
-            c = run.computer.step(t, ws)
-            run.tracker.observe(t)
-            yield t, ws, c
+    return ClockRun(written, hs, commit_order_for(written, opts.commit_order), opts.windows, opened)

@@ -261,7 +261,7 @@ def what_if_part(job: ServerJob, index: int, v: Verdict, what_if, history_size: 
                        catalog=copy.deepcopy(catalog), written=v.written, commit_order=v.commit_order,
                        history_size=history_size or job.options.history_size or v.history_size)
         enc = _Encoder()
-        for f in read_facts([local], opts, prepare([local], opts)):
+        for f in read_facts([local], opts, prepare([local], opts)).facts:
             enc.add(f, index)  # read alone, the file is file 0
     except Exception as err:  # noqa: BLE001 - one line, as in read_part
         return FilePart(index, error=_error(err, local, shown), seconds=time.perf_counter() - start)

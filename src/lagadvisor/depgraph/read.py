@@ -1,0 +1,254 @@
+"""The read pipeline: the one way a command reads binlog files (issue 37).
+
+A :class:`ReadRequest` names the files, the clock options and the plan of the read
+(``pipeline.prepare``: the written policy, history size, commit-order input, windows, the files
+the detection opened), the collectors (:class:`Collectors`: simulation facts, export records,
+the dependency graph, the writeset log, the reference's per-transaction fold) and the policy
+(:class:`ReadPolicy`). :func:`read` takes it and returns a :class:`ReadResult`.
+
+:func:`read` alone decides who reads: the native core (``native.run.read_run``) when it is
+available and takes the inputs, else, and whenever it gives the run back, the pure-Python
+reference below (the files read again from the start). The read owns its state (the key
+tracker, the clock computer, the summaries) and returns it as values: the caller mutates
+nothing shared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from ..binlog import FileSummary, Transaction, read_transactions
+from ..writeset.extract import Writeset
+from ..writeset.tracker import KeyTracker
+from .graph import GraphBuilder, GraphSummary, Weights, hot_rows_max
+from .pipeline import ClockOptions, ClockRun
+from .policies import COMMIT_ORDER_SOURCES, ClockComputer, Computed
+
+#: The reference's fold of one transaction: its file's summary (complete once the file is
+#: left), the transaction, its writeset and every policy's clock (both None in a clock-free read).
+Observe = Callable[[FileSummary, Transaction, "Writeset | None", "Computed | None"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRequest:
+    """The dependency graph to build: under ``policy``, with the six apply-time weights, the
+    transactions of ``keep`` kept as nodes (None: none), at most ``hot_max`` hot rows counted."""
+
+    policy: str
+    weights: tuple[float, ...]
+    keep: range | None
+    hot_max: int
+
+
+@dataclass(frozen=True, slots=True)
+class Collectors:
+    """What a read collects besides the clocks and statistics (always kept).
+
+    ``facts``: the simulation facts (native: ``ReadResult.native.facts``; with ``on_facts``
+    handed over file by file as ``Analyzer.take_facts(keep=True)`` dicts instead), and with them
+    the writeset log (``ws_log(bytes)`` with its chunks). ``records(file_index, path, chunk)``:
+    the export records' column chunks. ``graph``: the dependency graph, built by either reader
+    (``ReadResult.graph``). ``observe``: the reference's fold of each transaction (what the
+    native core collects in columns, the reference computes there)."""
+
+    facts: bool = False
+    on_facts: Callable[[dict], None] | None = None
+    ws_log: Callable[[bytes], None] | None = None
+    records: Callable[[int, str, dict], None] | None = None
+    graph: GraphRequest | None = None
+    observe: Observe | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPolicy:
+    """``native``: the native core may read (False: the reference reads: a fold that needs the
+    transactions themselves, ``export --keys``'s row images). ``reference``: the reference may
+    read (False: :func:`read` returns None where the native core does not read: the tests and
+    benchmarks that compare the two). ``clocks``: derive the policies' clocks (False: a
+    clock-free read, ``calibrate``'s gaps: no writesets)."""
+
+    native: bool = True
+    reference: bool = True
+    clocks: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ReadRequest:
+    """One read of ``paths`` in order (see the module's docstring); ``on_progress(file,
+    offset)`` now and then while the native core reads."""
+
+    paths: tuple[str, ...]
+    options: ClockOptions
+    run: ClockRun
+    collect: Collectors = Collectors()
+    policy: ReadPolicy = ReadPolicy()
+    on_progress: Callable[[str, int], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClockNotes:
+    """What deriving the clocks counted, most first: the fallbacks by reason and by (reason,
+    table), the unknown schemas, the caveats, the WRITESET history resets, the DDL applied."""
+
+    fallbacks: tuple[tuple[str, int], ...]
+    fallback_tables: tuple[tuple, ...]
+    unknown: tuple[tuple[str, int], ...]
+    caveats: tuple[tuple[str, int], ...]
+    resets: int
+    applied: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NativeRead:
+    """What only the native core's read holds: per file its summary and ``read_file`` counters,
+    the run's statistics (``Analyzer.finish``) and the facts left at the end (``take_facts``)."""
+
+    files: tuple[tuple[FileSummary, dict], ...]
+    stats: dict
+    facts: dict | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """A finished read: its plan, the files' summaries in order, what deriving the clocks
+    counted (None in a clock-free read), the graph (when asked for), and ``native`` when the
+    native core read the run (None: the reference did, through ``Collectors.observe``)."""
+
+    run: ClockRun
+    summaries: tuple[FileSummary, ...]
+    notes: ClockNotes | None
+    graph: GraphSummary | None = None
+    native: NativeRead | None = field(default=None, repr=False)
+
+
+def read(request: ReadRequest) -> ReadResult | None:
+    """Read the request's files, by the native core when it can, else by the reference (None
+    only when the request's policy rules the reference out)."""
+    if request.policy.native:
+        done = _native(request)
+        if done is not None:
+            return done
+    return _reference(request) if request.policy.reference else None
+
+
+def _native(request: ReadRequest) -> ReadResult | None:
+    """The native core's read, or None when it is unavailable, cannot take the inputs or gives
+    the run back (``native.run.read_run`` decides)."""
+    from ..native.run import read_run
+
+    c, paths = request.collect, list(request.paths)
+    graph = None
+    if c.graph is not None:
+        keep = c.graph.keep or range(0)
+        graph = (c.graph.policy, c.graph.weights, keep.start, keep.stop, c.graph.hot_max)
+    nr = read_run(paths, request.options, request.run, on_progress=request.on_progress, facts=c.facts,
+                  records=c.records, graph=graph, on_facts=c.on_facts, ws_log=c.ws_log)
+    if nr is None:
+        return None
+    summaries = tuple(s for s, _ in nr.files)
+    if not request.policy.clocks:
+        return ReadResult(request.run, summaries, None, native=NativeRead(tuple(nr.files), {}))
+    res = nr.analyzer.finish()
+    notes = ClockNotes(
+        tuple(sorted(res["fallbacks"].items(), key=lambda kv: (-kv[1], kv[0]))),
+        tuple(sorted(res["fallback_tables"], key=lambda x: (-x[2], x[0], x[1]))),
+        _most_first(res["unknown"]),
+        # values outside a collation's weight table, hashed through the bridge (counted in values)
+        _most_first([*res["caveats"], *nr.approximated()]),
+        res["resets"], tuple(nr.tracker.applied))
+    facts = nr.analyzer.take_facts() if c.facts else None
+    g = GraphSummary.from_native(c.graph.policy, nr.analyzer.take_graph(), paths) if c.graph is not None else None
+    return ReadResult(request.run, summaries, notes, g, NativeRead(tuple(nr.files), res, facts))
+
+
+def _most_first(items) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(items, key=lambda kv: (-kv[1], kv[0])))
+
+
+def _reference(request: ReadRequest) -> ReadResult:
+    """The pure-Python reference's read: each transaction goes to ``Collectors.observe`` (and
+    to the graph builder)."""
+    c = request.collect
+    gb = GraphBuilder(c.graph.policy, c.graph.weights, c.graph.keep) if c.graph is not None else None
+    ref = ReferenceRead(request.paths, request.options, request.run, request.policy.clocks)
+    for s, t, ws, computed in ref.transactions():
+        if c.observe is not None:
+            c.observe(s, t, ws, computed)
+        if gb is not None:
+            gb.add(t, ws, computed)
+    return ReadResult(request.run, tuple(ref.summaries), ref.notes(), gb.s if gb is not None else None)
+
+
+class ReferenceRead:
+    """The reference's read of a run and its state: the key tracker (from the options' catalog,
+    which the binlog's DDL changes), the clock computer, the files' summaries. ``clocks`` False:
+    no writesets and no clocks (``ReadPolicy.clocks``)."""
+
+    def __init__(self, paths, options: ClockOptions, run: ClockRun, clocks: bool = True) -> None:
+        self.paths, self.run = paths, run
+        self.summaries: list[FileSummary] = []
+        self.tracker = self.computer = None
+        if clocks:
+            o = options
+            self.tracker = KeyTracker(o.catalog, use_binlog_ddl=o.use_binlog_ddl, labels=o.labels, what_if=o.what_if)
+            self.computer = ClockComputer(run.history_size, COMMIT_ORDER_SOURCES[run.commit_order]())
+
+    def transactions(self) -> Iterator[tuple[FileSummary, Transaction, Writeset | None, Computed | None]]:
+        """``(summary, transaction, writeset, clocks)`` of every file in order; each file's
+        summary is in :attr:`summaries` before it is read (complete once it is left). The file
+        the detection opened is read through its handle."""
+        run, tracker = self.run, self.tracker
+        selector = tracker.select if tracker is not None else (lambda tm: frozenset())
+        for path in self.paths:
+            s = FileSummary(path)
+            self.summaries.append(s)
+            held = run.opened.take(path) if run.opened is not None else None
+            try:
+                for t in read_transactions(path, s, selector=selector,
+                                           window=run.windows.get(path) if run.windows else None, held=held):
+                    if tracker is None:
+                        yield s, t, None, None
+                        continue
+                    ws = tracker.writeset(t)
+                    c = self.computer.step(t, ws)
+                    tracker.observe(t)
+                    yield s, t, ws, c
+            finally:
+                if held is not None:
+                    held.close()
+
+    def notes(self) -> ClockNotes | None:
+        """What deriving the clocks counted (None in a clock-free read)."""
+        comp, tracker = self.computer, self.tracker
+        if comp is None:
+            return None
+        return ClockNotes(
+            tuple(sorted(((k.value, v) for k, v in comp.fallbacks.items()), key=lambda kv: (-kv[1], kv[0]))),
+            tuple(sorted(((r, t, n) for (r, t), n in comp.fallback_tables.items()),
+                         key=lambda x: (-x[2], x[0], x[1]))),
+            _most_first(tracker.unknown.items()), _most_first(tracker.caveats.items()), comp.ws.resets,
+            tuple(tracker.applied))
+
+
+def run_clocks(paths, run: ClockRun, options: ClockOptions | None = None) -> Iterator[tuple]:
+    """The reference's ``(transaction, writeset, clocks)`` of every file in order, from
+    ``options``' catalog (the tests and benchmarks that look at the reference alone)."""
+    for _s, t, ws, c in ReferenceRead(tuple(paths), options or ClockOptions(), run).transactions():
+        yield t, ws, c
+
+
+def build_graph(paths: list[str], run: ClockRun, options: ClockOptions, policy: str, weights: Weights, keep: range,
+                on_progress=None, on_transaction=None) -> tuple[GraphSummary, tuple[FileSummary, ...]]:
+    """The graph of a run (``run`` from ``pipeline.prepare``) and the read's file summaries:
+    built by the native core while it reads when it can (``on_progress(file, offset)`` now and
+    then), else by :class:`~.graph.GraphBuilder` over the reference's read
+    (``on_transaction(t)`` for each)."""
+    observe = None if on_transaction is None else (lambda _s, t, _ws, _c: on_transaction(t))
+    ask = GraphRequest(policy, tuple(weights), keep, hot_rows_max())
+    r = read(ReadRequest(tuple(paths), options, run, Collectors(graph=ask, observe=observe), on_progress=on_progress))
+    return r.graph, r.summaries
+
+
+__all__ = ["ClockNotes", "Collectors", "GraphRequest", "NativeRead", "Observe", "ReadPolicy", "ReadRequest",
+           "ReadResult", "ReferenceRead", "build_graph", "read", "run_clocks"]
