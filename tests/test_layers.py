@@ -1,7 +1,8 @@
 """Imports go one way (issue 21): cli -> fleet -> report/advise -> analysis -> sim -> depgraph ->
 native -> writeset -> schema -> binlog, parsed from the source (module-level and function-level imports
 alike), and no two modules import each other; the extension ``lagadvisor._native`` is imported by
-``native.loader`` alone, a shared module any layer may use."""
+``native.loader`` alone, a shared module any layer may use. The read pipeline (``depgraph.read``,
+issue 37) sits in depgraph: above the native reader it drives, below everything that reads."""
 
 from __future__ import annotations
 
@@ -17,9 +18,12 @@ PKG = Path(lagadvisor.__file__).resolve().parent
 #: render each other's results), never those above.
 #: ``commands``: the CLI's commands, one module each, and their shared options (typer): the CLI's level.
 #: ``analysis``: the ``analyze`` engine and its result types, which report renders and advise builds on.
-#: ``native``: the native core's Python side (``native.run.read_run``, the one pipeline interface, and the
-#: ``Bridge`` the Rust reader calls back): it stands on writeset, schema and binlog; depgraph (the policy
-#: detection's sample, the graph), sim and analysis read runs through it.
+#: ``depgraph``: the policies, the clocks, the graph, and the read pipeline (``depgraph.read.read``, the one
+#: way a command reads binlogs): the lowest layer that can use both readers (``native.run.read_run`` below
+#: it, the reference's writesets and clocks) and the graph builder; sim, analysis, advise and the commands
+#: read runs through it, handing their reference folds down as ``Collectors.observe``.
+#: ``native``: the native core's Python side (``native.run.read_run``, the read pipeline's native reader,
+#: and the ``Bridge`` the Rust reader calls back): it stands on writeset, schema and binlog.
 LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("analysis",), ("sim",), ("depgraph",),
           ("native",), ("writeset",), ("schema",), ("binlog",)]
 #: Modules every layer may use: no lagadvisor imports of their own but these. ``inputs`` (the
@@ -28,7 +32,8 @@ LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("a
 SHARED = {"errors", "versions", "kinds", "native.loader", "connection", "tls", "inputs"}
 #: Known debt, to be paid (issue 21): an edge here is tolerated, a new one is not. Paid (issue 14
 #: part 6): depgraph.graph takes the apply-time weights as plain numbers (no sim.model), and the
-#: native reader (native.run.read_run) imports neither report nor sim.
+#: native reader (native.run.read_run) imports neither report nor sim; (issue 37) the read pipeline
+#: (depgraph.read) imports no layer above it: the facts, analysis and records folds are the callers'.
 TOLERATED: set[tuple[str, str]] = set()
 
 

@@ -120,7 +120,8 @@ def _by_server(version: str, mariadb: bool) -> WrittenPolicy | None:
     return None
 
 
-def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE, files: OpenFiles | None = None) -> WrittenPolicy:
+def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE,
+                          files: OpenFiles | None = None) -> WrittenPolicy:
     """Read up to ``sample`` transactions (no row decoding) and judge the recorded clock.
 
     8.4+ servers only have WRITESET. Otherwise COMMIT_ORDER's ``last_committed`` is the
