@@ -15,7 +15,8 @@ import json
 import resource
 import time
 
-from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.depgraph.read import prepare
 from lagadvisor.depgraph.policies import POLICIES
 from lagadvisor.native import load
 from lagadvisor.sim.facts import native_facts, reference_facts

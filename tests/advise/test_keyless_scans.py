@@ -68,7 +68,8 @@ def expected_scan_rows() -> list[int]:
 
 
 def test_scans_counted_natively_and_by_the_reference(binlog):
-    from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.depgraph.read import prepare
     from lagadvisor.sim.facts import native_facts, reference_facts
 
     path, _ = binlog

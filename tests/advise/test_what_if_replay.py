@@ -15,7 +15,8 @@ import pytest
 
 from conftest import fixture_dirs
 from lagadvisor.advise.context import gather
-from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.depgraph.read import prepare
 from lagadvisor.native import load
 from lagadvisor.schema.ddl import load_schema_file
 from lagadvisor.sim.facts import read_facts

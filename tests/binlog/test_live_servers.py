@@ -12,7 +12,8 @@ import oracle
 import reference
 from conftest import free_port, need, server_name
 from lagadvisor.binlog import read_transactions
-from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.depgraph.read import prepare
 from lagadvisor.depgraph.read import run_clocks
 
 realservers = oracle.realservers

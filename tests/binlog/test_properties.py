@@ -128,7 +128,8 @@ def test_whole_pipeline_on_damaged_binlogs(data):
     """Truncated or bit-flipped binlogs through everything after the reader too: writesets,
     the three policies, the graph and the simulation give a result or the domain error."""
     from lagadvisor.depgraph.graph import GraphBuilder
-    from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.depgraph.read import prepare
     from lagadvisor.depgraph.read import run_clocks
     from lagadvisor.errors import LagAdvisorError
     from lagadvisor.sim.model import CostModel, ReplicaConfig

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from conftest import FIXTURES
 from lagadvisor import native
 from lagadvisor.cli import app
-from lagadvisor.depgraph.pipeline import prepare
+from lagadvisor.depgraph.read import prepare
 from lagadvisor.errors import LagAdvisorError
 from lagadvisor.sim import facts as sim_facts
 from lagadvisor.sim.facts import native_facts, read_facts, reference_facts

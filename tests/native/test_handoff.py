@@ -15,7 +15,8 @@ import pytest
 from conftest import FIXTURES
 from lagadvisor import native
 from lagadvisor.analysis.analyze import analyze
-from lagadvisor.depgraph.pipeline import ClockOptions, OpenFiles, detect_written_policy
+from lagadvisor.depgraph.pipeline import ClockOptions, OpenFiles
+from lagadvisor.depgraph.read import detect_written_policy
 
 pytestmark = pytest.mark.skipif(native.load() is None, reason="the native core is not built")
 

@@ -86,7 +86,7 @@ def both(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, what) -> None:
 def fixture_facts(name: str) -> list[build.TrxFacts]:
     from lagadvisor.commands.common import clock_options
     from lagadvisor.commands.options import ClockArgs
-    from lagadvisor.depgraph.pipeline import prepare
+    from lagadvisor.depgraph.read import prepare
     from lagadvisor.depgraph.read import run_clocks
 
     d = FIXTURES / name

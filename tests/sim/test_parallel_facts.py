@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from conftest import FIXTURES
-from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.depgraph.read import prepare
 from lagadvisor.sim.facts import read_facts
 from lagadvisor.sim.parallel import _numbered, _read_one, read_facts_parallel
 

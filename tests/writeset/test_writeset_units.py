@@ -118,7 +118,8 @@ def test_history_defaults_by_version():
 
 def test_huge_transaction_keeps_bounded_row_images(monkeypatch):
     from conftest import FIXTURES
-    from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.depgraph.read import prepare
     from lagadvisor.depgraph.read import run_clocks
 
     monkeypatch.setattr(TransactionAssembler, "MAX_ROW_CHANGES", 100)

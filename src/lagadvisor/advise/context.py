@@ -15,8 +15,8 @@ from ..analysis.analyze import Stats
 from ..analysis.native import analysis_of
 from ..analysis.results import Analysis
 from ..depgraph.graph import GraphSummary, hot_rows_max
-from ..depgraph.pipeline import ClockOptions, prepare
-from ..depgraph.read import Collectors, GraphRequest, ReadRequest, read
+from ..depgraph.pipeline import ClockOptions
+from ..depgraph.read import Collectors, GraphRequest, ReadRequest, prepare, read
 from ..depgraph.policies import POLICIES
 from ..binlog.framing import version_tuple
 from ..schema.live import ServerSettings

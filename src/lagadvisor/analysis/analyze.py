@@ -10,9 +10,9 @@ from typing import Callable, Iterable
 
 from ..binlog import FileSummary, Transaction
 from ..depgraph.clock import ClockStats
-from ..depgraph.pipeline import ClockOptions, prepare
+from ..depgraph.pipeline import ClockOptions
+from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, ReadResult, prepare, read
 from ..depgraph.policies import POLICIES, Computed
-from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, ReadResult, read
 from ..writeset.extract import Writeset
 from .native import analysis_of, policy_results
 from .results import TOP_N, Analysis, FileAnalysis, PolicyResults, Totals

@@ -216,7 +216,8 @@ def read_inputs(files, clock: ClockArgs, window: WindowArgs | None, server: Serv
     and every later pass over the same files take it from there instead of reading a sample
     again; the files it opened stay open for the read, ``ClockOptions.opened``)."""
     from ..binlog.window import windows_for
-    from ..depgraph.pipeline import OpenFiles, detect_written_policy
+    from ..depgraph.pipeline import OpenFiles
+    from ..depgraph.read import detect_written_policy
 
     srv = server_options(server) if server is not None else None
     paths = input_files(files, from_file, to_file, srv)

@@ -45,7 +45,7 @@ def graph(
     """The dependency graph: critical path (transactions and estimated apply time), width, the
     rows and tables that create the most dependencies, export to GraphML/DOT."""
     from ..depgraph.graph import hot_rows_max, write_graph
-    from ..depgraph.pipeline import prepare
+    from ..depgraph.read import prepare
     from ..depgraph.read import build_graph
     from ..report.commands import graph_doc, render_graph
     from ..sim.model import CostModel

@@ -60,7 +60,7 @@ def simulate(
 ) -> None:
     """Simulate the replica's multi-threaded applier for each policy and worker count: apply
     time, speedup, lag against the source's commit timeline, worker utilisation."""
-    from ..depgraph.pipeline import prepare
+    from ..depgraph.read import prepare
     from ..depgraph.policies import POLICIES
     from ..report.commands import render_simulate, simulate_doc
     from ..sim.facts import read_facts

@@ -1,6 +1,7 @@
 """What a read of binlog files is planned from: the clock options, the policy that wrote the
-files' clock (detected from what the recorded clock looks like), and the plan of the read
-(:func:`prepare`: :class:`ClockRun`). The read itself is :mod:`.read` (the read pipeline).
+files' clock (judged from a sample of the recorded clock: :func:`judge_sample`), and the plan of
+the read (:class:`ClockRun`). The read pipeline (:mod:`.read`) reads the sample and the run
+(``read.prepare``, ``read.read``).
 
 The detection and the read that follows share one open of each file (issue 21): the detection
 keeps what it opened in an :class:`OpenFiles`, which the plan carries to the read.
@@ -11,11 +12,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..binlog import FileSummary, read_transactions
+from ..binlog import FileSummary
 from ..binlog.framing import version_tuple
 from ..schema.model import Catalog
-from ..writeset.tracker import KeyTracker, WhatIf
-from .policies import history_size_default
+from ..writeset.tracker import WhatIf
 
 DETECT_SAMPLE = 20_000
 
@@ -89,28 +89,6 @@ class WrittenPolicy:
     mariadb: bool = False
 
 
-def peek_server(path: str) -> tuple[str, bool]:
-    """Server version and MariaDB-ness from the file's FORMAT_DESCRIPTION event (no full read)."""
-    from ..binlog.decoder import EventReader
-    from ..binlog.framing import check_magic
-    from ..binlog.scan import open_binlog
-    from ..errors import BinlogError
-
-    if hasattr(path, "server_version"):  # streamed from a server: it said what it is
-        return path.server_version, bool(getattr(path, "mariadb", False))  # type: ignore[attr-defined]
-    reader = EventReader(path)
-    try:
-        with open_binlog(path) as f:
-            check_magic(f, path)
-            for _ in reader.read(f, base_offset=4):
-                if reader.first_fde is not None:
-                    break
-    except (BinlogError, OSError):
-        return "", False  # the full read reports the problem with file and offset
-    fde = reader.first_fde
-    return (fde.server_version, fde.is_mariadb) if fde else ("", False)
-
-
 def _by_server(version: str, mariadb: bool) -> WrittenPolicy | None:
     """The policy when the server alone decides it: MariaDB, or MySQL 8.4+ (WRITESET only)."""
     if mariadb:
@@ -120,38 +98,16 @@ def _by_server(version: str, mariadb: bool) -> WrittenPolicy | None:
     return None
 
 
-def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE,
-                          files: OpenFiles | None = None) -> WrittenPolicy:
-    """Read up to ``sample`` transactions (no row decoding) and judge the recorded clock.
+def judge_sample(summary: FileSummary | None, sampled) -> WrittenPolicy:
+    """The policy that wrote the clock, judged from a sample of it (``sampled``: ``(transaction,
+    None)`` per clocked transaction, ``(None, summary)`` at each file's first one; ``summary``:
+    the first file's, for its server), as :func:`.read.detect_written_policy` reads it.
 
     8.4+ servers only have WRITESET. Otherwise COMMIT_ORDER's ``last_committed`` is the
     committed prefix at prepare time, so it hardly ever goes down from one transaction to the
     next, and with one session it is always ``sequence_number - 1``; WRITESET's goes down
     whenever a transaction conflicts with nothing recent. WRITESET_SESSION additionally never
-    lets a transaction start before its session's previous one.
-
-    The first file's server is read from the same open as the sample: the native sample stops
-    at that FDE when the server decides (:func:`_native_sample`), so each file read is opened
-    once; the reference peeks at it first. The files the native sample opened stay open in
-    ``files`` for the read that follows (none kept without it).
-    """
-    held = files if files is not None else OpenFiles()
-    try:
-        fast = _native_sample(paths, sample, held)
-    finally:
-        if files is None:
-            held.close()
-    if isinstance(fast, WrittenPolicy):
-        return fast
-    summary = FileSummary(paths[0]) if paths else None
-    if fast is not None:
-        summary, sampled = fast
-    else:
-        if paths:
-            decided = _by_server(*peek_server(paths[0]))
-            if decided is not None:
-                return decided
-        sampled = _sample(paths, sample)
+    lets a transaction start before its session's previous one."""
     n = decreases = below_serial = session_violations = session_pairs = 0
     prev_lc = None
     file = None
@@ -197,80 +153,6 @@ def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE,
                          "a commit-order clock", version)
 
 
-def _sample(paths: list[str], sample: int):
-    """The reference's detection read: ``(transaction, None)`` for the first ``sample`` clocked
-    transactions, and ``(None, summary)`` at each file's first transaction (whose summary is
-    complete once the file is left)."""
-    n = 0
-    for path in paths:
-        s = FileSummary(path)
-        first = True
-        for t in read_transactions(path, s, selector=lambda tm: frozenset()):
-            if first:
-                first = False
-                yield None, s
-            if t.sequence_number is None or t.last_committed is None:
-                continue
-            n += 1
-            yield t, None
-            if n >= sample:
-                return
-
-
-class _ServerDecides(Exception):
-    """The first file's FDE names a server that decides the policy: no sample is needed."""
-
-
-def _native_sample(paths: list[str], sample: int, files: OpenFiles):
-    """The same sample read by the native core: ``(summary, items)``; the policy when the first
-    file's FDE decides it (MariaDB, 8.4+: the read stops there); or None when the native core is
-    unavailable or gives the read back to the reference."""
-    from ..native import reader
-
-    native = reader(paths)
-    if native is None:
-        return None
-    from types import SimpleNamespace
-
-    from ..native import Bridge
-
-    class DetectBridge(Bridge):
-        decided: WrittenPolicy | None = None
-
-        def fde(self, data: bytes, body_end: int, checksum_alg: int) -> None:
-            super().fde(data, body_end, checksum_alg)
-            if first and self.decided is None:
-                self.decided = _by_server(self.first_fde.server_version, self.first_fde.is_mariadb)
-                if self.decided is not None:
-                    raise _ServerDecides
-
-    first = True
-    bridge = DetectBridge(KeyTracker())
-    analyzer = native.Analyzer(1, 0, 0, bridge, 0)
-    summary = FileSummary(paths[0])
-    items: list = []
-    n = 0
-    try:
-        for i, path in enumerate(paths):
-            bridge.begin_file()
-            first = i == 0
-            got = analyzer.detect(path, i, sample - n, files.fd(path))
-            if analyzer.file_transactions() and not summary.server_version:
-                fde = bridge.first_fde
-                summary = FileSummary(path)
-                if fde is not None:
-                    summary.server_version = fde.server_version
-                    summary.mariadb = fde.is_mariadb
-            items += [(SimpleNamespace(file=path, last_committed=lc, sequence_number=sn, thread_id=th), None)
-                      for lc, sn, th in got]
-            n += len(got)
-            if n >= sample:
-                break
-    except native.NativeFallback:
-        return bridge.decided  # stopped at the first FDE (MariaDB, 8.4+), else given back
-    return summary, items
-
-
 @dataclass
 class ClockOptions:
     history_size: int | None = None          # None: the server version's default
@@ -286,7 +168,7 @@ class ClockOptions:
 
 @dataclass(frozen=True, slots=True)
 class ClockRun:
-    """The plan of one read (:func:`prepare`): the policy that wrote the clock, the history size
+    """The plan of one read (:func:`.read.prepare`): the policy that wrote the clock, the history size
     and commit-order input the clocks are derived with, the windows, and the files the
     detection kept open. The read's state and results are the read pipeline's
     (:func:`.read.read`)."""
@@ -302,19 +184,3 @@ def commit_order_for(written: WrittenPolicy, requested: str) -> str:
     if requested != "auto":
         return requested
     return "flush-groups" if written.name in ("WRITESET", "WRITESET_SESSION") else "recorded"
-
-
-def prepare(paths: list[str], opts: ClockOptions) -> ClockRun:
-    """The plan of a read of ``paths``: the written policy (detected now unless ``opts`` knows
-    it; the files the detection opened stay open for the read), the history size and the
-    commit-order input."""
-    opened = opts.opened
-    if opts.written is not None:
-        written = opts.written
-    else:
-        opened = opened if opened is not None else OpenFiles()
-        written = detect_written_policy(paths, files=opened)
-    hs = opts.history_size
-    if hs is None:
-        hs = history_size_default(version_tuple(written.server_version), written.mariadb)
-    return ClockRun(written, hs, commit_order_for(written, opts.commit_order), opts.windows, opened)

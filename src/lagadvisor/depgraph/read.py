@@ -1,12 +1,13 @@
 """The read pipeline: the one way a command reads binlog files (issue 37).
 
 A :class:`ReadRequest` names the files, the clock options and the plan of the read
-(``pipeline.prepare``: the written policy, history size, commit-order input, windows, the files
-the detection opened), the collectors (:class:`Collectors`: simulation facts, export records,
+(:func:`prepare`: the written policy, history size, commit-order input, windows, the files the
+detection opened), the collectors (:class:`Collectors`: simulation facts, export records,
 the dependency graph, the writeset log, the reference's per-transaction fold) and the policy
 (:class:`ReadPolicy`). :func:`read` takes it and returns a :class:`ReadResult`.
 
-:func:`read` alone decides who reads: the native core (``native.run.read_run``) when it is
+The policy detection's sample (:func:`detect_written_policy`, the plan's first step) is read the
+same way. :func:`read` alone decides who reads: the native core (``native.run.read_run``) when it is
 available and takes the inputs, else, and whenever it gives the run back, the pure-Python
 reference below (the files read again from the start). The read owns its state (the key
 tracker, the clock computer, the summaries) and returns it as values: the caller mutates
@@ -22,8 +23,10 @@ from ..binlog import FileSummary, Transaction, read_transactions
 from ..writeset.extract import Writeset
 from ..writeset.tracker import KeyTracker
 from .graph import GraphBuilder, GraphSummary, Weights, hot_rows_max
-from .pipeline import ClockOptions, ClockRun
-from .policies import COMMIT_ORDER_SOURCES, ClockComputer, Computed
+from ..binlog.framing import version_tuple
+from .pipeline import (DETECT_SAMPLE, ClockOptions, ClockRun, OpenFiles, WrittenPolicy, _by_server, commit_order_for,
+                       judge_sample)
+from .policies import COMMIT_ORDER_SOURCES, ClockComputer, Computed, history_size_default
 
 #: The reference's fold of one transaction: its file's summary (complete once the file is
 #: left), the transaction, its writeset and every policy's clock (both None in a clock-free read).
@@ -120,6 +123,148 @@ class ReadResult:
     notes: ClockNotes | None
     graph: GraphSummary | None = None
     native: NativeRead | None = field(default=None, repr=False)
+
+
+# -- the plan: the detection's read of the written policy, and prepare -------------------------
+
+def prepare(paths: list[str], opts: ClockOptions) -> ClockRun:
+    """The plan of a read of ``paths``: the written policy (detected now unless ``opts`` knows
+    it; the files the detection opened stay open for the read), the history size and the
+    commit-order input."""
+    opened = opts.opened
+    if opts.written is not None:
+        written = opts.written
+    else:
+        opened = opened if opened is not None else OpenFiles()
+        written = detect_written_policy(paths, files=opened)
+    hs = opts.history_size
+    if hs is None:
+        hs = history_size_default(version_tuple(written.server_version), written.mariadb)
+    return ClockRun(written, hs, commit_order_for(written, opts.commit_order), opts.windows, opened)
+
+
+def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE,
+                          files: OpenFiles | None = None) -> WrittenPolicy:
+    """Read up to ``sample`` transactions (no row decoding) and judge the recorded clock
+    (:func:`.pipeline.judge_sample`). The detection's read, like the read that follows: by the
+    native core when it can (:func:`_native_sample`), else by the reference.
+
+    The first file's server is read from the same open as the sample: the native sample stops
+    at that FDE when the server decides, so each file read is opened once; the reference peeks
+    at it first. The files the native sample opened stay open in ``files`` for the read that
+    follows (none kept without it).
+    """
+    held = files if files is not None else OpenFiles()
+    try:
+        fast = _native_sample(paths, sample, held)
+    finally:
+        if files is None:
+            held.close()
+    if isinstance(fast, WrittenPolicy):
+        return fast
+    if fast is not None:
+        return judge_sample(*fast)
+    if paths:
+        decided = _by_server(*peek_server(paths[0]))
+        if decided is not None:
+            return decided
+    return judge_sample(FileSummary(paths[0]) if paths else None, _sample(paths, sample))
+
+
+def peek_server(path: str) -> tuple[str, bool]:
+    """Server version and MariaDB-ness from the file's FORMAT_DESCRIPTION event (no full read)."""
+    from ..binlog.decoder import EventReader
+    from ..binlog.framing import check_magic
+    from ..binlog.scan import open_binlog
+    from ..errors import BinlogError
+
+    if hasattr(path, "server_version"):  # streamed from a server: it said what it is
+        return path.server_version, bool(getattr(path, "mariadb", False))  # type: ignore[attr-defined]
+    reader = EventReader(path)
+    try:
+        with open_binlog(path) as f:
+            check_magic(f, path)
+            for _ in reader.read(f, base_offset=4):
+                if reader.first_fde is not None:
+                    break
+    except (BinlogError, OSError):
+        return "", False  # the full read reports the problem with file and offset
+    fde = reader.first_fde
+    return (fde.server_version, fde.is_mariadb) if fde else ("", False)
+
+
+def _sample(paths: list[str], sample: int):
+    """The reference's detection read: ``(transaction, None)`` for the first ``sample`` clocked
+    transactions, and ``(None, summary)`` at each file's first transaction (whose summary is
+    complete once the file is left)."""
+    n = 0
+    for path in paths:
+        s = FileSummary(path)
+        first = True
+        for t in read_transactions(path, s, selector=lambda tm: frozenset()):
+            if first:
+                first = False
+                yield None, s
+            if t.sequence_number is None or t.last_committed is None:
+                continue
+            n += 1
+            yield t, None
+            if n >= sample:
+                return
+
+
+class _ServerDecides(Exception):
+    """The first file's FDE names a server that decides the policy: no sample is needed."""
+
+
+def _native_sample(paths: list[str], sample: int, files: OpenFiles):
+    """The same sample read by the native core: ``(summary, items)``; the policy when the first
+    file's FDE decides it (MariaDB, 8.4+: the read stops there); or None when the native core is
+    unavailable or gives the read back to the reference."""
+    from ..native import reader
+
+    native = reader(paths)
+    if native is None:
+        return None
+    from types import SimpleNamespace
+
+    from ..native import Bridge
+
+    class DetectBridge(Bridge):
+        decided: WrittenPolicy | None = None
+
+        def fde(self, data: bytes, body_end: int, checksum_alg: int) -> None:
+            super().fde(data, body_end, checksum_alg)
+            if first and self.decided is None:
+                self.decided = _by_server(self.first_fde.server_version, self.first_fde.is_mariadb)
+                if self.decided is not None:
+                    raise _ServerDecides
+
+    first = True
+    bridge = DetectBridge(KeyTracker())
+    analyzer = native.Analyzer(1, 0, 0, bridge, 0)
+    summary = FileSummary(paths[0])
+    items: list = []
+    n = 0
+    try:
+        for i, path in enumerate(paths):
+            bridge.begin_file()
+            first = i == 0
+            got = analyzer.detect(path, i, sample - n, files.fd(path))
+            if analyzer.file_transactions() and not summary.server_version:
+                fde = bridge.first_fde
+                summary = FileSummary(path)
+                if fde is not None:
+                    summary.server_version = fde.server_version
+                    summary.mariadb = fde.is_mariadb
+            items += [(SimpleNamespace(file=path, last_committed=lc, sequence_number=sn, thread_id=th), None)
+                      for lc, sn, th in got]
+            n += len(got)
+            if n >= sample:
+                break
+    except native.NativeFallback:
+        return bridge.decided  # stopped at the first FDE (MariaDB, 8.4+), else given back
+    return summary, items
 
 
 def read(request: ReadRequest) -> ReadResult | None:
@@ -240,7 +385,7 @@ def run_clocks(paths, run: ClockRun, options: ClockOptions | None = None) -> Ite
 
 def build_graph(paths: list[str], run: ClockRun, options: ClockOptions, policy: str, weights: Weights, keep: range,
                 on_progress=None, on_transaction=None) -> tuple[GraphSummary, tuple[FileSummary, ...]]:
-    """The graph of a run (``run`` from ``pipeline.prepare``) and the read's file summaries:
+    """The graph of a run (``run`` from :func:`prepare`) and the read's file summaries:
     built by the native core while it reads when it can (``on_progress(file, offset)`` now and
     then), else by :class:`~.graph.GraphBuilder` over the reference's read
     (``on_transaction(t)`` for each)."""
@@ -251,4 +396,5 @@ def build_graph(paths: list[str], run: ClockRun, options: ClockOptions, policy: 
 
 
 __all__ = ["ClockNotes", "Collectors", "GraphRequest", "NativeRead", "Observe", "ReadPolicy", "ReadRequest",
-           "ReadResult", "ReferenceRead", "build_graph", "read", "run_clocks"]
+           "ReadResult", "ReferenceRead", "build_graph", "detect_written_policy", "peek_server", "prepare", "read",
+           "run_clocks"]

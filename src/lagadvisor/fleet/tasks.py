@@ -37,7 +37,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
-from ..depgraph.pipeline import ClockOptions, WrittenPolicy, prepare
+from ..depgraph.pipeline import ClockOptions, WrittenPolicy
+from ..depgraph.read import prepare
 from ..errors import LagAdvisorError
 from ..schema.live import ServerSettings
 from ..sim.build import TrxFacts
@@ -177,7 +178,8 @@ def _sampled_files(job: ServerJob) -> list[str]:
     if not any(is_url(f) for f in job.files):
         return [local_path(f) for f in job.files]
     from ..binlog.framing import version_tuple
-    from ..depgraph.pipeline import DETECT_SAMPLE, _sample, peek_server
+    from ..depgraph.pipeline import DETECT_SAMPLE
+    from ..depgraph.read import _sample, peek_server
 
     out: list[str] = []
     for f in job.files:

@@ -42,7 +42,7 @@ def _utf8(path: str) -> bool:
 def reader(paths):
     """The native module when it may read ``paths`` (it is loaded and :func:`readable` takes
     them), else None: the reference reads. :func:`read_run` and the policy detection's sample
-    (``depgraph.pipeline._native_sample``) ask here."""
+    (``depgraph.read._native_sample``) ask here."""
     native = load()
     if native is None or not readable(paths):
         return None

@@ -18,7 +18,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from multiprocessing import get_context
 
-from ..depgraph.pipeline import ClockOptions, ClockRun, prepare
+from ..depgraph.pipeline import ClockOptions, ClockRun
+from ..depgraph.read import prepare
 from .build import TrxFacts
 from .facts import FactColumns, FactsRead, fact_columns, read_facts
 
