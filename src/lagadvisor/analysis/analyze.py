@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..binlog import FileSummary, Transaction
-from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions
 from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, ReadResult, prepare, read
-from ..depgraph.policies import POLICIES, Computed
+from ..depgraph.policies import Computed
 from ..writeset.extract import Writeset
 from .native import analysis_of, policy_results
 from .results import TOP_N, Analysis, FileAnalysis, PolicyResults, Totals
@@ -42,15 +41,14 @@ def analyze(paths: Iterable[str], options: ClockOptions | None = None,
 
 class Stats:
     """The reference's fold into an :class:`Analysis` (``Collectors.observe``): per file and run
-    totals and every policy's clock statistics; ``on_transaction``/``observe`` see each
-    transaction too."""
+    totals (every policy's clock statistics are the read's, ``ClockNotes.clocks``);
+    ``on_transaction``/``observe`` see each transaction too."""
 
     def __init__(self, on_transaction=None, observe=None) -> None:
         self.on_transaction, self.also = on_transaction, observe
         self.files: list[FileAnalysis] = []
         self.by_path: dict[str, FileAnalysis] = {}
         self.total = Totals()
-        self.clocks = {p: ClockStats() for p in POLICIES}
 
     def observe(self, s: FileSummary, t: Transaction, ws: Writeset, c: Computed) -> None:
         fa = self.by_path.get(t.file)
@@ -61,8 +59,6 @@ class Stats:
             self.files.append(fa)
         fa.totals.add(t)
         self.total.add(t)
-        for name, lc in c.as_dict().items():
-            self.clocks[name].add(t.file, lc, c.sequence_number)
         if self.on_transaction is not None:
             self.on_transaction(fa.summary, t, c)
         if self.also is not None:
@@ -78,7 +74,7 @@ class Stats:
                 files.append(FileAnalysis(s, Totals()))
         order = {p: i for i, p in enumerate(paths)}
         files.sort(key=lambda f: order.get(f.summary.path, 0))
-        return Analysis(files, self.total, policy_results(r, self.clocks), list(r.notes.applied))
+        return Analysis(files, self.total, policy_results(r), list(r.notes.applied))
 
 
 __all__ = ["TOP_N", "Analysis", "FileAnalysis", "PolicyResults", "Stats", "Totals", "analyze"]

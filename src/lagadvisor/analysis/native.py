@@ -11,20 +11,8 @@ from typing import Callable
 
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, ClockRun
-from ..depgraph.policies import POLICIES
 from ..depgraph.read import ReadPolicy, ReadRequest, ReadResult, read
 from .results import Analysis, FileAnalysis, LagDigest, PolicyResults, Totals
-
-
-def _clock(d: dict) -> ClockStats:
-    c = ClockStats()
-    c.transactions = d["transactions"]
-    c.barriers = d["barriers"]
-    c.parallel = d["parallel"]
-    c.distance_sum = d["distance_sum"]
-    c.depth = d["depth"]
-    c.histogram = Counter(d["histogram"])
-    return c
 
 
 def _totals(d: dict) -> Totals:
@@ -34,7 +22,7 @@ def _totals(d: dict) -> Totals:
     t.incidents = d["incidents"]
     t.first_ts_us = d["first_ts_us"]
     t.last_ts_us = d["last_ts_us"]
-    t.recorded = _clock(d["recorded"])
+    t.recorded = ClockStats.from_native(d["recorded"])
     t.largest = list(d["largest"])
     t.tables = Counter(dict(d["tables"]))
     t.lags = LagDigest.from_native(d["lags"])
@@ -46,15 +34,14 @@ def analysis_of(r: ReadResult) -> Analysis:
     files = [FileAnalysis(summary, _totals(d["totals"])) for summary, d in r.native.files]
     for f in files:
         f.totals.lags.freeze()
-    res, run = r.native.stats, r.run
-    clocks = {name: _clock(c) for name, c in zip(POLICIES, res["clocks"])}
-    return Analysis(files, _totals(res["total"]), policy_results(r, clocks), list(r.notes.applied))
+    return Analysis(files, _totals(r.native.stats["total"]), policy_results(r), list(r.notes.applied))
 
 
-def policy_results(r: ReadResult, clocks: dict[str, ClockStats]) -> PolicyResults:
-    """The policies' results of a read (either reader's) and its clocks' statistics."""
+def policy_results(r: ReadResult) -> PolicyResults:
+    """The policies' results of a read (either reader's): its plan, its clocks' statistics and
+    what deriving them counted."""
     n, run = r.notes, r.run
-    return PolicyResults(run.written, run.history_size, run.commit_order, clocks, dict(n.fallbacks),
+    return PolicyResults(run.written, run.history_size, run.commit_order, dict(n.clocks), dict(n.fallbacks),
                          list(n.fallback_tables), list(n.unknown), list(n.caveats), n.resets)
 
 

@@ -6,10 +6,10 @@ detection opened), the collectors (:class:`Collectors`: simulation facts, export
 the dependency graph, the writeset log, the reference's per-transaction fold) and the policy
 (:class:`ReadPolicy`). :func:`read` takes it and returns a :class:`ReadResult`.
 
-The policy detection's sample (:func:`detect_written_policy`, the plan's first step) is read the
-same way. :func:`read` alone decides who reads: the native core (``native.run.read_run``) when it is
+:func:`read` alone decides who reads: the native core (``native.run.read_run``) when it is
 available and takes the inputs, else, and whenever it gives the run back, the pure-Python
-reference below (the files read again from the start). The read owns its state (the key
+reference below (the files read again from the start). The policy detection's sample
+(:func:`detect_written_policy`, the plan's first step) is read the same way. The read owns its state (the key
 tracker, the clock computer, the summaries) and returns it as values: the caller mutates
 nothing shared.
 """
@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from ..binlog import FileSummary, Transaction, read_transactions
+from ..binlog.framing import version_tuple
 from ..writeset.extract import Writeset
 from ..writeset.tracker import KeyTracker
 from .graph import GraphBuilder, GraphSummary, Weights, hot_rows_max
-from ..binlog.framing import version_tuple
 from .pipeline import (DETECT_SAMPLE, ClockOptions, ClockRun, OpenFiles, WrittenPolicy, _by_server, commit_order_for,
                        judge_sample)
-from .policies import COMMIT_ORDER_SOURCES, ClockComputer, Computed, history_size_default
+from .clock import ClockStats
+from .policies import COMMIT_ORDER_SOURCES, POLICIES, ClockComputer, Computed, history_size_default
 
 #: The reference's fold of one transaction: its file's summary (complete once the file is
 #: left), the transaction, its writeset and every policy's clock (both None in a clock-free read).
@@ -91,9 +92,11 @@ class ReadRequest:
 
 @dataclass(frozen=True, slots=True)
 class ClockNotes:
-    """What deriving the clocks counted, most first: the fallbacks by reason and by (reason,
-    table), the unknown schemas, the caveats, the WRITESET history resets, the DDL applied."""
+    """Every policy's clock statistics (``POLICIES`` order), and what deriving the clocks
+    counted, most first: the fallbacks by reason and by (reason, table), the unknown schemas,
+    the caveats, the WRITESET history resets; the DDL applied."""
 
+    clocks: tuple[tuple[str, ClockStats], ...]
     fallbacks: tuple[tuple[str, int], ...]
     fallback_tables: tuple[tuple, ...]
     unknown: tuple[tuple[str, int], ...]
@@ -296,6 +299,7 @@ def _native(request: ReadRequest) -> ReadResult | None:
         return ReadResult(request.run, summaries, None, native=NativeRead(tuple(nr.files), {}))
     res = nr.analyzer.finish()
     notes = ClockNotes(
+        tuple((name, ClockStats.from_native(d)) for name, d in zip(POLICIES, res["clocks"])),
         tuple(sorted(res["fallbacks"].items(), key=lambda kv: (-kv[1], kv[0]))),
         tuple(sorted(res["fallback_tables"], key=lambda x: (-x[2], x[0], x[1]))),
         _most_first(res["unknown"]),
@@ -338,6 +342,7 @@ class ReferenceRead:
             o = options
             self.tracker = KeyTracker(o.catalog, use_binlog_ddl=o.use_binlog_ddl, labels=o.labels, what_if=o.what_if)
             self.computer = ClockComputer(run.history_size, COMMIT_ORDER_SOURCES[run.commit_order]())
+            self.clocks = {p: ClockStats() for p in POLICIES}
 
     def transactions(self) -> Iterator[tuple[FileSummary, Transaction, Writeset | None, Computed | None]]:
         """``(summary, transaction, writeset, clocks)`` of every file in order; each file's
@@ -358,6 +363,8 @@ class ReferenceRead:
                     ws = tracker.writeset(t)
                     c = self.computer.step(t, ws)
                     tracker.observe(t)
+                    for name, lc in c.as_dict().items():
+                        self.clocks[name].add(t.file, lc, c.sequence_number)
                     yield s, t, ws, c
             finally:
                 if held is not None:
@@ -369,6 +376,7 @@ class ReferenceRead:
         if comp is None:
             return None
         return ClockNotes(
+            tuple(self.clocks.items()),
             tuple(sorted(((k.value, v) for k, v in comp.fallbacks.items()), key=lambda kv: (-kv[1], kv[0]))),
             tuple(sorted(((r, t, n) for (r, t), n in comp.fallback_tables.items()),
                          key=lambda x: (-x[2], x[0], x[1]))),
