@@ -74,6 +74,9 @@ class OpenFiles:
             f.close()
         self._files.clear()
 
+    def __del__(self) -> None:  # what no read took (a plan never read) is closed with it
+        self.close()
+
 
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
