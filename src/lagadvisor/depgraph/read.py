@@ -17,17 +17,19 @@ nothing shared.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..binlog import FileSummary, Transaction, read_transactions
 from ..binlog.framing import version_tuple
 from ..writeset.extract import Writeset
 from ..writeset.tracker import KeyTracker
-from .graph import GraphBuilder, GraphSummary, Weights, hot_rows_max
+from .clock import ClockStats
 from .pipeline import (DETECT_SAMPLE, ClockOptions, ClockRun, OpenFiles, WrittenPolicy, _by_server, commit_order_for,
                        judge_sample)
-from .clock import ClockStats
 from .policies import COMMIT_ORDER_SOURCES, POLICIES, ClockComputer, Computed, history_size_default
+
+if TYPE_CHECKING:  # networkx (the graph's) is imported only by a read that builds a graph
+    from .graph import GraphSummary, Weights
 
 #: The reference's fold of one transaction: its file's summary (complete once the file is
 #: left), the transaction, its writeset and every policy's clock (both None in a clock-free read).
@@ -307,7 +309,11 @@ def _native(request: ReadRequest) -> ReadResult | None:
         _most_first([*res["caveats"], *nr.approximated()]),
         res["resets"], tuple(nr.tracker.applied))
     facts = nr.analyzer.take_facts() if c.facts else None
-    g = GraphSummary.from_native(c.graph.policy, nr.analyzer.take_graph(), paths) if c.graph is not None else None
+    g = None
+    if c.graph is not None:
+        from .graph import GraphSummary
+
+        g = GraphSummary.from_native(c.graph.policy, nr.analyzer.take_graph(), paths)
     return ReadResult(request.run, summaries, notes, g, NativeRead(tuple(nr.files), res, facts))
 
 
@@ -319,7 +325,11 @@ def _reference(request: ReadRequest) -> ReadResult:
     """The pure-Python reference's read: each transaction goes to ``Collectors.observe`` (and
     to the graph builder)."""
     c = request.collect
-    gb = GraphBuilder(c.graph.policy, c.graph.weights, c.graph.keep) if c.graph is not None else None
+    gb = None
+    if c.graph is not None:
+        from .graph import GraphBuilder
+
+        gb = GraphBuilder(c.graph.policy, c.graph.weights, c.graph.keep)
     ref = ReferenceRead(request.paths, request.options, request.run, request.policy.clocks)
     for s, t, ws, computed in ref.transactions():
         if c.observe is not None:
@@ -398,6 +408,8 @@ def build_graph(paths: list[str], run: ClockRun, options: ClockOptions, policy: 
     then), else by :class:`~.graph.GraphBuilder` over the reference's read
     (``on_transaction(t)`` for each)."""
     observe = None if on_transaction is None else (lambda _s, t, _ws, _c: on_transaction(t))
+    from .graph import hot_rows_max
+
     ask = GraphRequest(policy, tuple(weights), keep, hot_rows_max())
     r = read(ReadRequest(tuple(paths), options, run, Collectors(graph=ask, observe=observe), on_progress=on_progress))
     return r.graph, r.summaries
