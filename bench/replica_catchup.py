@@ -349,7 +349,8 @@ _FACTS: dict[tuple, list] = {}
 def simulate_catch_up(files: list[Path], workers: int, durable: bool, cost) -> float:
     """Predicted catch-up seconds (the replica schedules by the source's recorded clock)."""
     sys.path.insert(0, str(ROOT / "src"))
-    from lagadvisor.depgraph.pipeline import ClockOptions, prepare, run_clocks
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.depgraph.read import prepare, run_clocks
     from lagadvisor.sim.build import logical_clock
     from lagadvisor.sim.engine import simulate
     from lagadvisor.sim.model import ReplicaConfig

@@ -30,7 +30,7 @@ FIXTURE = ROOT / "fixtures" / "sysbench_oltp_write_only" / "binlog.000001"
 
 def fixture_facts():
     from lagadvisor.cli import CommitOrder, _clock_options
-    from lagadvisor.depgraph.pipeline import prepare, run_clocks
+    from lagadvisor.depgraph.read import prepare, run_clocks
     from lagadvisor.sim.run import facts_of
 
     files = [str(FIXTURE)]

@@ -15,7 +15,8 @@ import json
 import resource
 import time
 
-from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.depgraph.read import prepare
 from lagadvisor.depgraph.policies import POLICIES
 from lagadvisor.native import load
 from lagadvisor.sim.facts import native_facts, reference_facts
@@ -39,7 +40,7 @@ def main() -> None:
     out["reader"] = "native"
     if facts is None:
         out["reader"] = "reference" if load() is None else "reference (native gave up)"
-        facts = reference_facts(a.files, run)
+        facts = reference_facts(a.files, run, opts)
     t2 = time.perf_counter()
     out["read_s"] = round(t2 - t1, 3)
     out["transactions"] = len(facts)

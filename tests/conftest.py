@@ -138,14 +138,15 @@ def fixture_facts(name: str) -> list:
     the clocks re-derived with the default options."""
     from lagadvisor.commands.common import clock_options
     from lagadvisor.commands.options import ClockArgs
-    from lagadvisor.depgraph.pipeline import prepare, run_clocks
+    from lagadvisor.depgraph.read import prepare, run_clocks
     from lagadvisor.sim.run import facts_of
 
     d = FIXTURES / name
     files = sorted(str(p) for p in d.iterdir() if p.name.split(".")[-1].isdigit())
-    runp = prepare(files, clock_options(ClockArgs()))
+    opts = clock_options(ClockArgs())
+    runp = prepare(files, opts)
     index = {f: i for i, f in enumerate(files)}
-    return [facts_of(t, c, index.get(t.file, 0)) for t, _ws, c in run_clocks(files, runp)]
+    return [facts_of(t, c, index.get(t.file, 0)) for t, _ws, c in run_clocks(files, runp, opts)]
 
 
 def run_advise(*args: str):

@@ -46,8 +46,8 @@ def files(name: str) -> list[str]:
 
 
 # MySQL (every fixture but the MariaDB one is 8.4+): detection reads the first file's FDE (and,
-# before 8.4, a sample of the clock) through the native core, which keeps the handles it opened
-# for the read that follows (native/src/reader: HANDOFF): one open per file.
+# before 8.4, a sample of the clock) through the native core, from files it keeps open for the
+# read that follows (depgraph.pipeline.OpenFiles, carried by the read's plan): one open per file.
 READ = 1
 
 # advise: every what-if of the rules (a larger history, ignored hot rows, a primary key on keyless
@@ -68,9 +68,10 @@ def test_mysql_84(command, fixture):
 
 @pytest.mark.parametrize("command", ["analyze", "simulate", "advise"])
 def test_mariadb(command):
-    """MariaDB: the native detection reads the FDE and keeps its handle; the native reader does
-    not take MariaDB binlogs, so the reference takes that handle (``_native.take_handle``,
-    ``binlog.scan.open_binlog``) instead of opening the file again."""
+    """MariaDB: the native detection reads the FDE from a file it keeps open; the native reader
+    does not take MariaDB binlogs, so the reference reads through that handle
+    (``depgraph.pipeline.OpenFiles``, ``binlog.scan.open_binlog``'s ``held``) instead of opening
+    the file again."""
     assert opens(command, files("mariadb_concurrent")) == [READ]
 
 

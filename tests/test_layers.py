@@ -2,7 +2,9 @@
 -> native -> writeset -> schema -> binlog, parsed from the source (module-level and function-level
 imports alike), and no two modules import each other; the extension ``lagadvisor._native`` is imported
 by ``native.loader`` alone, a shared module any layer may use; a database driver by ``server`` alone
-(issue 37: sim is the model and engines, it takes samples, not connections)."""
+(issue 37: sim is the model and engines, it takes samples, not connections). The read pipeline
+(``depgraph.read``, issue 37) sits in depgraph: above the native reader it drives, below everything
+that reads."""
 
 from __future__ import annotations
 
@@ -21,9 +23,12 @@ PKG = Path(lagadvisor.__file__).resolve().parent
 #: ``server``: everything that talks to a server (the connection, TLS, the live schema and settings,
 #: the binlog stream, calibrate --host's and eta's polling): it reads binlogs and schemas as binlog and
 #: schema do and builds sim's samples; the commands, fleet and advise call it.
-#: ``native``: the native core's Python side (``native.run.read_run``, the one pipeline interface, and the
-#: ``Bridge`` the Rust reader calls back): it stands on writeset, schema and binlog; depgraph (the policy
-#: detection's sample, the graph), sim and analysis read runs through it.
+#: ``depgraph``: the policies, the clocks, the graph, and the read pipeline (``depgraph.read.read``, the one
+#: way a command reads binlogs): the lowest layer that can use both readers (``native.run.read_run`` below
+#: it, the reference's writesets and clocks) and the graph builder; sim, analysis, advise and the commands
+#: read runs through it, handing their reference folds down as ``Collectors.observe``.
+#: ``native``: the native core's Python side (``native.run.read_run``, the read pipeline's native reader,
+#: and the ``Bridge`` the Rust reader calls back): it stands on writeset, schema and binlog.
 LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("analysis",), ("server",), ("sim",),
           ("depgraph",), ("native",), ("writeset",), ("schema",), ("binlog",)]
 #: Modules every layer may use: no lagadvisor imports of their own but these. ``inputs`` (the
@@ -35,7 +40,8 @@ SHARED = {"errors", "versions", "kinds", "native.loader", "inputs"}
 DRIVERS = ("mysql", "pymysql", "pymysqlreplication")
 #: Known debt, to be paid (issue 21): an edge here is tolerated, a new one is not. Paid (issue 14
 #: part 6): depgraph.graph takes the apply-time weights as plain numbers (no sim.model), and the
-#: native reader (native.run.read_run) imports neither report nor sim.
+#: native reader (native.run.read_run) imports neither report nor sim; (issue 37) the read pipeline
+#: (depgraph.read) imports no layer above it: the facts, analysis and records folds are the callers'.
 TOLERATED: set[tuple[str, str]] = set()
 
 

@@ -68,12 +68,13 @@ def expected_scan_rows() -> list[int]:
 
 
 def test_scans_counted_natively_and_by_the_reference(binlog):
-    from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.depgraph.read import prepare
     from lagadvisor.sim.facts import native_facts, reference_facts
 
     path, _ = binlog
     opts = ClockOptions()
-    ref = reference_facts([str(path)], prepare([str(path)], opts))
+    ref = reference_facts([str(path)], prepare([str(path)], opts), opts)
     nat = native_facts([str(path)], opts, prepare([str(path)], opts))
     assert nat is not None, "the native core gave the run back"
     assert [f.scan_rows for f in nat] == [f.scan_rows for f in ref]

@@ -15,7 +15,8 @@ import pytest
 
 from conftest import fixture_dirs
 from lagadvisor.advise.context import gather
-from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.depgraph.read import prepare
 from lagadvisor.native import load
 from lagadvisor.schema.ddl import load_schema_file
 from lagadvisor.sim.facts import read_facts
@@ -65,7 +66,7 @@ def test_replayed_what_ifs_equal_a_second_read(fixture, spill, monkeypatch):
             assert isinstance(replayed, ReplayedFacts)
             opts = replace(ctx.options, what_if=what_if, labels=bool(what_if.ignore_rows),
                            catalog=copy.deepcopy(ctx.options.catalog), history_size=size or ctx.options.history_size)
-            again = list(read_facts(paths, opts, prepare(paths, opts)))
+            again = list(read_facts(paths, opts, prepare(paths, opts)).facts)
             assert list(replayed) == again, (fixture.name, what_if, size)
             if size == 3 and len(again) > 10:
                 # a history of 3 fills at once: the what-if really changes the clock
@@ -117,6 +118,6 @@ def test_corpus_what_ifs_equal_a_second_read():
             replayed = ctx.what_if_facts(what_if, size)
             opts = replace(ctx.options, what_if=what_if, labels=bool(what_if.ignore_rows),
                            catalog=copy.deepcopy(ctx.options.catalog), history_size=size or ctx.options.history_size)
-            assert list(replayed) == list(read_facts(paths, opts, prepare(paths, opts))), (path.name, what_if, size)
+            assert list(replayed) == list(read_facts(paths, opts, prepare(paths, opts)).facts), (path.name, what_if, size)
             compared += 1
     assert compared >= 40

@@ -12,7 +12,9 @@ import oracle
 import reference
 from conftest import free_port, need, server_name
 from lagadvisor.binlog import read_transactions
-from lagadvisor.depgraph.pipeline import ClockOptions, prepare, run_clocks
+from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.depgraph.read import prepare
+from lagadvisor.depgraph.read import run_clocks
 
 realservers = oracle.realservers
 
@@ -58,8 +60,9 @@ def test_fresh_mysql_binlog(options, tmp_path):
             expected += reference.mysqlbinlog_transactions(oracle.mysqlbinlog(f).stdout)
         got = [(t.gtid, t.last_committed, t.sequence_number) for f in files for t in read_transactions(f)]
         assert got == expected and len(got) > 200
-        run = prepare(files, ClockOptions(commit_order="serial"))
-        pairs = [(t.last_committed, c.writeset) for t, ws, c in run_clocks(files, run)]
+        opts = ClockOptions(commit_order="serial")
+        run = prepare(files, opts)
+        pairs = [(t.last_committed, c.writeset) for t, ws, c in run_clocks(files, run, opts)]
         assert all(a == b for a, b in pairs), [p for p in pairs if p[0] != p[1]][:5]
     finally:
         srv.stop()

@@ -128,7 +128,9 @@ def test_whole_pipeline_on_damaged_binlogs(data):
     """Truncated or bit-flipped binlogs through everything after the reader too: writesets,
     the three policies, the graph and the simulation give a result or the domain error."""
     from lagadvisor.depgraph.graph import GraphBuilder
-    from lagadvisor.depgraph.pipeline import ClockOptions, prepare, run_clocks
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.depgraph.read import prepare
+    from lagadvisor.depgraph.read import run_clocks
     from lagadvisor.errors import LagAdvisorError
     from lagadvisor.sim.model import CostModel, ReplicaConfig
     from lagadvisor.sim.run import facts_of, sweep
@@ -143,10 +145,11 @@ def test_whole_pipeline_on_damaged_binlogs(data):
         f.write(bytes(seed))
         f.flush()
         try:
-            run = prepare([f.name], ClockOptions(labels=True))
+            opts = ClockOptions(labels=True)
+            run = prepare([f.name], opts)
             gb = GraphBuilder("WRITESET", CostModel().graph_weights())
             facts = []
-            for t, ws, c in run_clocks([f.name], run):
+            for t, ws, c in run_clocks([f.name], run, opts):
                 gb.add(t, ws, c)
                 facts.append(facts_of(t, c, 0))
             sweep(facts, ["WRITESET"], [1, 4], ReplicaConfig(), CostModel(), catch_up=True)

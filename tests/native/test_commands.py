@@ -4,7 +4,8 @@ For every fixture (with and without its schema file) and every corpus file, ``ex
 and CSV), ``graph`` (JSON report and the kept range as GraphML), and for four fixtures that cover the
 key kinds ``advise`` (JSON), write the
 same bytes, stdout and stderr, with the native core as with ``LAGADVISOR_PUREPYTHON=1``; and
-the native core really read the run (``lagadvisor.native.read_run`` returned a read), except
+the native core really read the run (``lagadvisor.native.run.read_run``, the read pipeline's
+native reader, returned a read), except
 for the inputs ``EXPECTED_FALLBACK`` lists. A run the native core gives back part-way through
 ``export`` still writes the reference's records once each.
 """
@@ -20,7 +21,8 @@ from conftest import CORPUS, FIXTURES
 from lagadvisor import native
 from lagadvisor.cli import app
 from lagadvisor.errors import LagAdvisorError
-from lagadvisor.analysis import native as native_analysis, records
+from lagadvisor.analysis import records
+from lagadvisor.native import run as native_run
 
 from cases import EXPECTED_FALLBACK, multi_file_run, native_or_skip  # noqa: E402
 from cases import cases as _cases  # noqa: E402
@@ -34,7 +36,7 @@ class _Reads:
 
     def __init__(self, monkeypatch) -> None:
         self.done = 0
-        real = native.read_run
+        real = native_run.read_run
 
         def counted(*a, **kw):
             try:
@@ -45,8 +47,7 @@ class _Reads:
             self.done += nr is not None
             return nr
 
-        monkeypatch.setattr(native, "read_run", counted)
-        monkeypatch.setattr(native_analysis, "read_run", counted)
+        monkeypatch.setattr(native_run, "read_run", counted)  # the read pipeline's native reader
 
 
 def _run(args: list[str], monkeypatch, pure: bool) -> tuple[int, str, str]:
@@ -231,17 +232,15 @@ def _records_written_once(monkeypatch, partial: str) -> None:
         chunks.append(path)
         return real(path, d)
 
-    import lagadvisor.native as native_pkg
-
     runs = []
-    real_run = native_pkg.read_run
+    real_run = native_run.read_run
 
     def read_run(*args, **kwargs):
         runs.append(real_run(*args, **kwargs))
         return runs[-1]
 
     monkeypatch.setattr(records, "native_records", seen)
-    monkeypatch.setattr(native_pkg, "read_run", read_run)
+    monkeypatch.setattr(native_run, "read_run", read_run)
     ref = _run(["export", str(partial)], monkeypatch, pure=True)
     mine = _run(["export", str(partial)], monkeypatch, pure=False)
     assert chunks, "no chunk was written before the native core gave the run back"

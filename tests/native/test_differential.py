@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from lagadvisor import native
-from lagadvisor.depgraph.pipeline import prepare
+from lagadvisor.depgraph.read import prepare
 from lagadvisor.errors import LagAdvisorError
 from lagadvisor.analysis.analyze import analyze
 from lagadvisor.analysis.native import analyze_native
@@ -151,7 +151,7 @@ def test_damaged_input_same_answer(source, cut, flips, workdir, monkeypatch):
 def test_detection_sample_equals_reference(name, files, schema, sample, monkeypatch):
     """``detect_written_policy`` reads its sample natively when it can; same verdict, evidence
     and server version as the reference's read, also when the sample ends mid-file."""
-    from lagadvisor.depgraph.pipeline import detect_written_policy
+    from lagadvisor.depgraph.read import detect_written_policy
 
     def verdict():
         try:

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from conftest import FIXTURES
 from lagadvisor import native
 from lagadvisor.cli import app
-from lagadvisor.depgraph.pipeline import prepare
+from lagadvisor.depgraph.read import prepare
 from lagadvisor.errors import LagAdvisorError
 from lagadvisor.sim import facts as sim_facts
 from lagadvisor.sim.facts import native_facts, read_facts, reference_facts
@@ -36,7 +36,8 @@ from cases import options as _options  # noqa: E402
 def _reference(files: list[str], schema: str | None, monkeypatch):
     monkeypatch.setenv("LAGADVISOR_PUREPYTHON", "1")
     try:
-        return reference_facts(files, prepare(files, _options(schema)))
+        opts = _options(schema)
+        return reference_facts(files, prepare(files, opts), opts)
     except LagAdvisorError as err:
         return f"error: {err}"
     finally:
@@ -55,7 +56,7 @@ def _native(files: list[str], schema: str | None):
 def _public(files: list[str], schema: str | None):
     try:
         opts = _options(schema)
-        return read_facts(files, opts, prepare(files, opts))
+        return read_facts(files, opts, prepare(files, opts)).facts
     except LagAdvisorError as err:
         return f"error: {err}"
 
@@ -157,7 +158,7 @@ def test_simulate_json_same_bytes(fixture, extra, monkeypatch):
         raise AssertionError("the native run fell back to the reference reader")
 
     with monkeypatch.context() as m:
-        m.setattr(sim_facts, "reference_facts", no_reference)
+        m.setattr(sim_facts.ReferenceFacts, "observe", no_reference)
         mine = _simulate(args)
     monkeypatch.setenv("LAGADVISOR_PUREPYTHON", "1")
     assert mine == _simulate(args)

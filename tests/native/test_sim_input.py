@@ -8,7 +8,8 @@ import json
 import pytest
 
 from conftest import FIXTURES, fixture_dirs
-from lagadvisor.depgraph.pipeline import ClockOptions, prepare
+from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.depgraph.read import prepare
 from lagadvisor.sim.build import CLOCKS, base_columns, logical_clock
 from lagadvisor.sim.facts import native_facts
 from lagadvisor.sim.model import CostModel

@@ -118,12 +118,15 @@ def test_history_defaults_by_version():
 
 def test_huge_transaction_keeps_bounded_row_images(monkeypatch):
     from conftest import FIXTURES
-    from lagadvisor.depgraph.pipeline import ClockOptions, prepare, run_clocks
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.depgraph.read import prepare
+    from lagadvisor.depgraph.read import run_clocks
 
     monkeypatch.setattr(TransactionAssembler, "MAX_ROW_CHANGES", 100)
     files = [str(FIXTURES / "single_full" / "binlog.000001")]
-    run = prepare(files, ClockOptions(commit_order="serial"))
-    big = [(t, c) for t, ws, c in run_clocks(files, run) if t.rows > 1000]
+    opts = ClockOptions(commit_order="serial")
+    run = prepare(files, opts)
+    big = [(t, c) for t, ws, c in run_clocks(files, run, opts) if t.rows > 1000]
     assert big and all(t.row_changes_truncated and len(t.row_changes) <= 100 + 200 for t, c in big)
     assert all(c.fallback == Fallback.TOO_LARGE and c.writeset == c.commit_order for t, c in big)
 

@@ -47,63 +47,24 @@ const KNOWN_UNDECODED: [u8; 16] = [5, 13, 14, 17, 9, 11, 28, 36, 37, 41, 7, 8, 1
 /// Types with a reference decoder (`decoder.DECODERS`) or special handling.
 const DECODED: [u8; 19] = [4, 3, 33, 34, 42, 35, 2, 16, 38, 19, 26, 18, 29, 160, 27, 40, 162, 163, 161];
 
-/// The files a detection sample read (`Analyzer.detect`), kept open for the read of the same
-/// run that follows in this process, so that detection and read share one open of each file
-/// (issue 21): (path as given, process id, a duplicate of the handle). A read takes the entry
-/// of its path when it is this process's (a forked worker opens its own: a duplicated handle
-/// would share the file position with the parent's) and still names the same file (device and
-/// inode), and reads it from the start; else it opens the path. At most `HANDOFF_MAX` kept.
-static HANDOFF: std::sync::Mutex<Vec<(String, u32, File)>> = std::sync::Mutex::new(Vec::new());
-const HANDOFF_MAX: usize = 64;
-
-fn same_file(f: &File, path: &str) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (f.metadata(), std::fs::metadata(path)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
-    }
-}
-
-/// Open `path` for reading: the detection's handle when one was kept (see `HANDOFF`); with
-/// `keep` (a detection read), a duplicate of the handle is kept for the read to come.
-fn open_input(path: &str, keep: bool) -> Res<File> {
-    let pid = std::process::id();
-    let f = match take_kept(path) {
-        Some(f) => f,
-        None => File::open(path).map_err(|e| Abort(format!("cannot open: {e}")))?,
-    };
-    if keep {
-        if let Ok(dup) = f.try_clone() {
-            let mut h = HANDOFF.lock().unwrap_or_else(|e| e.into_inner());
-            if h.len() >= HANDOFF_MAX {
-                h.remove(0);
-            }
-            h.push((path.to_string(), pid, dup));
-        }
-    }
-    Ok(f)
-}
-
-/// The detection's kept handle of `path` for the reference reader (a MariaDB binlog, which the
-/// native core gives back at its first FDE): its file descriptor, owned by the caller from
-/// now on, at offset 0; None when none is kept (the caller opens the path itself).
-#[pyfunction]
-fn take_handle(path: &str) -> Option<i32> {
-    use std::os::unix::io::IntoRawFd;
-    take_kept(path).map(|f| f.into_raw_fd())
-}
-
-/// The handle kept for `path` by this process (see `HANDOFF`), removed from the list, when it
-/// still names the same file; at offset 0.
-fn take_kept(path: &str) -> Option<File> {
+/// Open `path` for reading: through `fd` when the caller holds the file open already (the read
+/// pipeline's `depgraph.read.OpenFiles`: the policy detection's sample and the read that follows
+/// share one open of each file, issue 21), read from the start; else by its path. The handle is
+/// a duplicate: the caller's stays open, and its own.
+fn open_input(path: &str, fd: Option<i32>) -> Res<File> {
     use std::io::{Seek, SeekFrom};
-    let pid = std::process::id();
-    let taken = {
-        let mut h = HANDOFF.lock().unwrap_or_else(|e| e.into_inner());
-        h.retain(|(_, id, _)| *id == pid);
-        h.iter().position(|(p, _, _)| p == path).map(|i| h.remove(i).2)
-    };
-    taken.and_then(|mut f| (same_file(&f, path) && f.seek(SeekFrom::Start(0)).is_ok()).then_some(f))
+    use std::os::fd::BorrowedFd;
+    match fd {
+        Some(fd) if fd >= 0 => {
+            // SAFETY: the caller keeps `fd` open for the length of this call (it owns the file).
+            let owned = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned()
+                .map_err(|e| Abort(format!("cannot open: {e}")))?;
+            let mut f = File::from(owned);
+            f.seek(SeekFrom::Start(0)).map_err(|e| Abort(format!("cannot open: {e}")))?;
+            Ok(f)
+        }
+        _ => File::open(path).map_err(|e| Abort(format!("cannot open: {e}"))),
+    }
 }
 
 /// A `("plan", ...)` tuple of `Bridge._plan` as the native side hashes it.
@@ -723,11 +684,13 @@ impl Analyzer {
         self.window = [start_position, stop_position, start_time, stop_time];
     }
 
-    fn read_file(&mut self, py: Python<'_>, path: String, file_idx: usize) -> PyResult<PyObject> {
+    /// `fd`: the file, when the caller holds it open (see `open_input`).
+    #[pyo3(signature = (path, file_idx, fd=None))]
+    fn read_file(&mut self, py: Python<'_>, path: String, file_idx: usize, fd: Option<i32>) -> PyResult<PyObject> {
         self.start_file(&path, file_idx);
         // A panic here would be a bug of this module, never an answer: it becomes a fallback
         // to the reference like any other input this reader does not handle.
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path)));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path, fd)));
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(Abort(msg))) => return Err(NativeFallback::new_err(msg)),
@@ -739,11 +702,13 @@ impl Analyzer {
     /// Detection pass over one file: `(last_committed, sequence_number, thread_id)` of its
     /// clocked transactions, at most `limit` of them (the reference's reader with an empty
     /// column selection; stops early like the reference's loop).
-    fn detect(&mut self, py: Python<'_>, path: String, file_idx: usize, limit: u64) -> PyResult<Vec<(i64, i64, Option<u32>)>> {
+    #[pyo3(signature = (path, file_idx, limit, fd=None))]
+    fn detect(&mut self, py: Python<'_>, path: String, file_idx: usize, limit: u64, fd: Option<i32>)
+              -> PyResult<Vec<(i64, i64, Option<u32>)>> {
         self.detect_limit = limit.max(1);
         self.detected.clear();
         self.start_file(&path, file_idx);
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path)));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_inner(py, &path, fd)));
         self.detect_limit = 0;
         match outcome {
             Ok(Ok(())) => {}
@@ -1095,11 +1060,11 @@ impl Analyzer {
         i
     }
 
-    fn read_inner(&mut self, py: Python<'_>, path: &str) -> Res<()> {
+    fn read_inner(&mut self, py: Python<'_>, path: &str, fd: Option<i32>) -> Res<()> {
         if path.ends_with(".gz") {
             return Err(Abort::new("gzip input is read by the reference"));
         }
-        let f = open_input(path, self.detect_limit > 0)?;
+        let f = open_input(path, fd)?;
         let mut framer = Framer::new(BufReader::with_capacity(1 << 20, f), 4);
         framer.check_magic()?;
         let mut cur: Option<Open> = None;
@@ -1516,124 +1481,33 @@ impl Analyzer {
 
     /// `decode_rows` + `TransactionAssembler._rows` + the row part of `transaction_writeset`.
     fn rows(&mut self, py: Python<'_>, e: &RawEvent, o: &mut Open) -> Res<u16> {
-        let code = e.type_code;
-        let (kind, version) = match code {
-            23 => (0usize, 1),
-            24 => (1, 1),
-            25 => (2, 1),
-            30 => (0, 2),
-            31 => (1, 2),
-            _ => (2, 2),
-        };
-        let mut c = Cursor::new(e.data, HEADER_LEN, e.body_end);
-        let default_post = if version == 2 { 10 } else { 8 };
-        let post = self.fde.post_header(code, default_post);
-        let table_id = c.uint(if post == 6 { 4 } else { 6 }, "table_id")?;
-        let flags = c.uint(2, "flags")? as u16;
-        let consumed;
-        if version == 2 && post >= 10 {
-            let extra = c.uint(2, "extra_data_length")? as usize;
-            if extra < 2 {
-                return Err(Abort::new("rows extra data length < 2"));
-            }
-            c.skip(extra - 2, "extra data")?;
-            consumed = 10;
-        } else {
-            consumed = if post != 6 { 8 } else { 6 };
-        }
-        if post > consumed {
-            c.skip(post - consumed, "post-header")?;
-        }
-        let ncols = c.packed("column count")? as usize;
-        if ncols > 4096 {
-            return Err(Abort::new("impossible column count"));
-        }
-        let nbytes = (ncols + 7) / 8;
-        let before_bm = c.bytes(nbytes, "columns bitmap")?;
-        let after_bm = if kind == 1 { c.bytes(nbytes, "after-image columns bitmap")? } else { &[][..] };
-        let data = c.rest();
-
-        let tm = match self.table_maps.get(&table_id) {
+        let h = rows_header(&self.fde, e)?;
+        let tm = match self.table_maps.get(&h.table_id) {
             Some(t) => t.clone(),
             None => return Err(Abort::new("rows event without a preceding TABLE_MAP")),
         };
-        let plan = match o.selected.iter().find(|(id, _)| *id == table_id) {
-            Some((_, p)) => p.clone(),
-            None if self.detect_limit > 0 => {
-                let p = Rc::new(PlanEntry { plan: Plan::Unknown(String::new()), handle: None, slot_of_col: vec![-1; tm.ncols],
-                                           nslots: 0, drop_tag: 0, shadow: None });
-                o.selected.push((table_id, p.clone()));
-                p
-            }
-            None => {
-                let p = self.plan_for(py, &tm)?;
-                o.selected.push((table_id, p.clone()));
-                match o.current.iter_mut().find(|(n, _)| *n == tm.name) {
-                    Some(slot) => {
-                        if !Rc::ptr_eq(&slot.1, &p) {
-                            return Err(Abort::new("two plans for one table name in a transaction"));
-                        }
-                    }
-                    None => o.current.push((tm.name, p.clone())),
-                }
-                p
-            }
-        };
+        let plan = self.rows_plan(py, &tm, h.table_id, o)?;
         let Some(colplans) = tm.colplans.as_ref() else {
             return Err(Abort::new("table map columns not decodable"));
         };
-        if ncols > tm.ncols {
+        if h.ncols > tm.ncols {
             return Err(Abort::new("rows event has more columns than its table map"));
         }
-        let present = |bm: &[u8]| -> Vec<usize> { (0..ncols).filter(|i| bm[i >> 3] & (1 << (i & 7)) != 0).collect() };
-        let cols_b = present(before_bm);
-        let cols_a = if kind == 1 { present(after_bm) } else { Vec::new() };
-        let tplan = match &plan.plan {
-            Plan::Known(p) if !p.columns.is_empty() => Some(p),
-            _ => None,
-        };
-        let fk_checks = flags & NO_FOREIGN_KEY_CHECKS_F == 0;
+        let present = |bm: &[u8]| -> Vec<usize> { (0..h.ncols).filter(|i| bm[i >> 3] & (1 << (i & 7)) != 0).collect() };
+        let cols_b = present(h.before_bm);
+        let cols_a = if h.kind == 1 { present(h.after_bm) } else { Vec::new() };
         let log_on = self.ws_log.is_some() && self.facts.is_some();
-        // the shadow plan (a keyless table with a primary key), hashed only for the log
-        let shadow: Option<Rc<PlanEntry>> = if log_on {
-            match &plan.shadow {
-                Some((_, Some(sp))) => Some(sp.clone()),
-                Some((_, None)) => {
-                    o.shadow_unsafe = true;
-                    None
-                }
-                None => None,
-            }
-        } else {
-            None
-        };
-        let nslots = plan.nslots;
-        let mut img_b = vec![Val::Absent; nslots];
-        let mut img_a = vec![Val::Absent; nslots];
-        let shadow_slots = shadow.as_ref().map_or(0, |sp| sp.nslots);
-        let (mut shadow_b, mut shadow_a) = (vec![Val::Absent; shadow_slots], vec![Val::Absent; shadow_slots]);
-        let mut shadow_hashes: Vec<i64> = Vec::new();
-        let end = data.len();
-        let mut pos = 0usize;
-        let mut n: u64 = 0;
-        let mut incomplete = false;
-        while pos < end {
+        let shadow = if log_on { shadow_plan(&plan, o) } else { None };
+        let rs = RowSet { kind: h.kind, data: h.data, cols_b: &cols_b, cols_a: &cols_a, colplans, table: tm.name,
+                          fk_checks: h.flags & NO_FOREIGN_KEY_CHECKS_F == 0, log_on };
+        let mut img_b = vec![Val::Absent; plan.nslots];
+        let mut img_a = vec![Val::Absent; plan.nslots];
+        let mut shadow_imgs = ShadowImages::new(shadow.as_ref().map_or(0, |sp| sp.nslots));
+        let (mut pos, mut n, mut incomplete) = (0usize, 0u64, false);
+        while pos < rs.data.len() {
             let start = pos;
-            let keep = tplan.is_some() && !o.truncated;
-            for v in img_b.iter_mut() {
-                *v = Val::Absent;
-            }
-            for v in img_a.iter_mut() {
-                *v = Val::Absent;
-            }
-            match kind {
-                1 => {
-                    pos = read_image(data, pos, &cols_b, colplans, &plan.slot_of_col, &mut img_b)?;
-                    pos = read_image(data, pos, &cols_a, colplans, &plan.slot_of_col, &mut img_a)?;
-                }
-                0 => pos = read_image(data, pos, &cols_b, colplans, &plan.slot_of_col, &mut img_a)?,
-                _ => pos = read_image(data, pos, &cols_b, colplans, &plan.slot_of_col, &mut img_b)?,
-            }
+            let keep = !o.truncated && matches!(&plan.plan, Plan::Known(p) if !p.columns.is_empty());
+            pos = rs.image(start, &plan.slot_of_col, &mut img_b, &mut img_a)?;
             if pos <= start {
                 // A row image of no columns consumes no bytes: the row data would never be
                 // used up (style rule 13). The reference names the corruption.
@@ -1641,80 +1515,87 @@ impl Analyzer {
             }
             n += 1;
             if let Some(sp) = shadow.as_ref() {
-                // the keyless table under its shadow plan: the same row bytes, the shadow's slots
-                o.shadow_kept += 1;
-                if let Plan::Known(stp) = &sp.plan {
-                    if !o.truncated && o.kept + o.shadow_kept <= MAX_ROW_CHANGES {
-                        for v in shadow_b.iter_mut().chain(shadow_a.iter_mut()) {
-                            *v = Val::Absent;
-                        }
-                        let end_s = match kind {
-                            1 => {
-                                let p1 = read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut shadow_b)?;
-                                read_image(data, p1, &cols_a, colplans, &sp.slot_of_col, &mut shadow_a)?
-                            }
-                            0 => read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut shadow_a)?,
-                            _ => read_image(data, start, &cols_b, colplans, &sp.slot_of_col, &mut shadow_b)?,
-                        };
-                        if end_s != pos {
-                            return Err(Abort::new("shadow plan read a row image differently"));
-                        }
-                        let (cb, handle) = (&self.cb, sp.handle.as_ref());
-                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| {
-                            bridge_keys(py, cb, handle, false, fk, idx, values)
-                        };
-                        let before = shadow_hashes.len();
-                        change_hashes(stp, kind, &mut shadow_a, &shadow_b, data, &mut shadow_hashes, fk_checks,
-                                      &mut pykeys, None, None)?;
-                        o.shadow.extend(shadow_hashes.drain(before..).map(|h| (tm.name, h)));
-                    }
-                } else {
-                    o.shadow_unsafe = true;
-                }
+                self.shadow_row(py, &rs, sp, start, pos, &mut shadow_imgs, o)?;
             }
             if keep {
-                o.kept += 1;
-                if o.kept <= MAX_ROW_CHANGES {
-                    if let Some(tp) = tplan {
-                        let (cb, handle, labels_on) = (&self.cb, plan.handle.as_ref(), self.labels_on);
-                        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| {
-                            bridge_keys(py, cb, handle, labels_on, fk, idx, values)
-                        };
-                        let lab = if labels_on { Some(&mut o.labels) } else { None };
-                        let tags = if log_on { Some(&mut o.hash_fk) } else { None };
-                        let before = o.hashes.len();
-                        let ok = change_hashes(tp, kind, &mut img_a, &img_b, data, &mut o.hashes, fk_checks, &mut pykeys,
-                                               lab, tags)?;
-                        if log_on {
-                            o.hash_tab.resize(o.hash_tab.len() + (o.hashes.len() - before), tm.name);
-                        }
-                        incomplete |= !ok;
-                    }
+                incomplete |= !self.keep_row(py, &rs, &plan, &mut img_a, &img_b, o)?;
+            }
+        }
+        rows_tally(o, tm.name, h.kind, n, incomplete);
+        Ok(h.flags)
+    }
+
+    /// The plan of a rows event's table in this transaction: the one it already holds, none in
+    /// a detection read, else `plan_for`'s (one plan per table name in a transaction).
+    fn rows_plan(&mut self, py: Python<'_>, tm: &Rc<TmInfo>, table_id: u64, o: &mut Open) -> Res<Rc<PlanEntry>> {
+        if let Some((_, p)) = o.selected.iter().find(|(id, _)| *id == table_id) {
+            return Ok(p.clone());
+        }
+        if self.detect_limit > 0 {
+            let p = Rc::new(PlanEntry { plan: Plan::Unknown(String::new()), handle: None, slot_of_col: vec![-1; tm.ncols],
+                                       nslots: 0, drop_tag: 0, shadow: None });
+            o.selected.push((table_id, p.clone()));
+            return Ok(p);
+        }
+        let p = self.plan_for(py, tm)?;
+        o.selected.push((table_id, p.clone()));
+        match o.current.iter_mut().find(|(n, _)| *n == tm.name) {
+            Some(slot) => {
+                if !Rc::ptr_eq(&slot.1, &p) {
+                    return Err(Abort::new("two plans for one table name in a transaction"));
                 }
             }
+            None => o.current.push((tm.name, p.clone())),
         }
-        if o.kept > MAX_ROW_CHANGES {
-            o.kept = MAX_ROW_CHANGES;
-            o.truncated = true;
+        Ok(p)
+    }
+
+    /// One row change of a keyless table under its shadow plan (a primary key the what-if
+    /// adds), hashed for the writeset log only: the same row bytes, the shadow's slots.
+    #[allow(clippy::too_many_arguments)]
+    fn shadow_row(&self, py: Python<'_>, rs: &RowSet<'_>, sp: &PlanEntry, start: usize, end: usize,
+                  imgs: &mut ShadowImages, o: &mut Open) -> Res<()> {
+        o.shadow_kept += 1;
+        let Plan::Known(stp) = &sp.plan else {
+            o.shadow_unsafe = true;
+            return Ok(());
+        };
+        if o.truncated || o.kept + o.shadow_kept > MAX_ROW_CHANGES {
+            return Ok(());
         }
-        if incomplete && !o.incomplete_tables.contains(&tm.name) {
-            o.incomplete_tables.push(tm.name);
+        if rs.image(start, &sp.slot_of_col, &mut imgs.before, &mut imgs.after)? != end {
+            return Err(Abort::new("shadow plan read a row image differently"));
         }
-        let search = (kind != 0) as u64; // an UPDATE or DELETE event: the replica looks its rows up
-        match o.stats.iter_mut().find(|(nm, _)| *nm == tm.name) {
-            Some((_, st)) => {
-                st[kind] += n;
-                st[3] += search;
-            }
-            None => {
-                let mut st = [0u64; 4];
-                st[kind] = n;
-                st[3] = search;
-                o.stats.push((tm.name, st));
-            }
+        let (cb, handle) = (&self.cb, sp.handle.as_ref());
+        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| bridge_keys(py, cb, handle, false, fk, idx, values);
+        let before = imgs.hashes.len();
+        change_hashes(stp, rs.kind, &mut imgs.after, &imgs.before, rs.data, &mut imgs.hashes, rs.fk_checks, &mut pykeys,
+                      None, None)?;
+        o.shadow.extend(imgs.hashes.drain(before..).map(|h| (rs.table, h)));
+        Ok(())
+    }
+
+    /// One row change kept for the transaction's writeset (at most `MAX_ROW_CHANGES`): its
+    /// hashes, labels and log tags. False when a key column is absent from the images.
+    fn keep_row(&self, py: Python<'_>, rs: &RowSet<'_>, plan: &PlanEntry, img_a: &mut [Val], img_b: &[Val],
+                o: &mut Open) -> Res<bool> {
+        o.kept += 1;
+        let Plan::Known(tp) = &plan.plan else { return Ok(true) };
+        if o.kept > MAX_ROW_CHANGES || tp.columns.is_empty() {
+            return Ok(true);
         }
-        o.rows += n;
-        Ok(flags)
+        let (cb, handle, labels_on) = (&self.cb, plan.handle.as_ref(), self.labels_on);
+        let mut pykeys = |fk: bool, idx: usize, values: &[Option<&[u8]>]| {
+            bridge_keys(py, cb, handle, labels_on, fk, idx, values)
+        };
+        let lab = if labels_on { Some(&mut o.labels) } else { None };
+        let tags = if rs.log_on { Some(&mut o.hash_fk) } else { None };
+        let before = o.hashes.len();
+        let ok = change_hashes(tp, rs.kind, img_a, img_b, rs.data, &mut o.hashes, rs.fk_checks, &mut pykeys, lab, tags)?;
+        if rs.log_on {
+            o.hash_tab.resize(o.hash_tab.len() + (o.hashes.len() - before), rs.table);
+        }
+        Ok(ok)
     }
 
     /// `_close` + `KeyTracker.writeset` + `ClockComputer.step` + `Totals.add` + the policy
@@ -1723,28 +1604,81 @@ impl Analyzer {
         self.fs.index += 1;
         self.fs.transactions += 1;
         if self.detect_limit > 0 {
-            if let Some(g) = o.gtid.as_ref() {
-                if let (Some(lc), Some(sn)) = (g.last_committed, g.sequence_number) {
-                    self.detected.push((lc, sn, o.thread_id));
-                    if self.detected.len() as u64 >= self.detect_limit {
-                        return Err(Abort::new(DETECT_DONE));
-                    }
-                }
-            }
-            return Ok(());
+            return self.close_detected(&o);
         }
-        let g = o.gtid.as_ref();
+        let gtid = o.gtid.take();
+        let g = gtid.as_ref();
         let last_committed = g.and_then(|g| g.last_committed);
         let sequence_number = g.and_then(|g| g.sequence_number);
         let imm = g.map_or(0, |g| g.immediate_commit_timestamp);
         let orig = g.map_or(0, |g| g.original_commit_timestamp);
+        let flags = self.table_flags(&o);
+        let (seq, co) = self.clock_step(&o, last_committed, sequence_number, imm);
+        let reason = fallback_reason(&o, incomplete, flags.unknown_any);
+        self.drop_ignored(&mut o);
+        self.log_writeset(py, &o, seq, co, reason)?;
+        let (wparent, reason) = self.ws.dependency(seq, co, &o.hashes, &flags.ws, reason);
+        let sparent = self.session.dependency(seq, wparent, o.thread_id);
+        let scan_rows = flags.scan_rows;
+        if let Some(r) = reason {
+            self.count_fallback(r, flags, &o);
+        }
+        let commit_ts = if orig != 0 { orig } else { imm };
+        let mut rows3 = [0i64; 3];
+        for (_, st) in &o.stats {
+            for k in 0..3 {
+                rows3[k] += st[k] as i64;
+            }
+        }
+        let c = Closed {
+            last_committed, sequence_number, imm, orig, seq, co, wparent, sparent, reason, incomplete, end, commit_ts,
+            rows3,
+            bytes: end as i64 - o.start as i64,
+            ts: if commit_ts != 0 { commit_ts } else { o.timestamp as i64 * 1_000_000 },
+        };
+        self.add_totals(&o, &c, g);
+        self.add_facts(&o, &c, scan_rows);
+        for (name, st) in &o.stats {
+            let d = st[0] as i64 - st[2] as i64;
+            if d != 0 {
+                *self.fs.net_rows.entry(*name).or_insert(0) += d;
+            }
+        }
+        if self.records.is_some() || self.graph.is_some() {
+            self.add_record(py, &o, &c, g)?;
+        }
+        if o.ddl {
+            self.observe_ddl(py, &o)?;
+        }
+        if self.progress_every > 0 && self.fs.transactions % self.progress_every == 0 {
+            self.cb.call_method1(py, "progress", (self.file_path.clone(), end)).map_err(py_abort)?;
+        }
+        Ok(())
+    }
 
-        // transaction_writeset: per-table flags.
-        let mut ws = WsFlags { has_missing_keys: false, has_related_foreign_keys: false };
-        let mut missing_tables: Vec<usize> = Vec::new();
-        let mut fk_parent_tables: Vec<usize> = Vec::new();
-        let mut unknown_any = false;
-        let mut scan_rows: i64 = 0;
+    /// A detection read's transaction: its recorded clock, until the sample is complete.
+    fn close_detected(&mut self, o: &Open) -> Res<()> {
+        if let Some(g) = o.gtid.as_ref() {
+            if let (Some(lc), Some(sn)) = (g.last_committed, g.sequence_number) {
+                self.detected.push((lc, sn, o.thread_id));
+                if self.detected.len() as u64 >= self.detect_limit {
+                    return Err(Abort::new(DETECT_DONE));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `transaction_writeset`'s per-table flags, the unknown schemas and caveats counted, and
+    /// the rows the transaction's lookups scan (`sim.run.ScanSizes`).
+    fn table_flags(&mut self, o: &Open) -> TableFlags {
+        let mut f = TableFlags {
+            ws: WsFlags { has_missing_keys: false, has_related_foreign_keys: false },
+            missing: Vec::new(),
+            fk_parent: Vec::new(),
+            unknown_any: false,
+            scan_rows: 0,
+        };
         for (name, st) in &o.stats {
             if st[0] + st[1] + st[2] == 0 {
                 continue;
@@ -1752,44 +1686,51 @@ impl Analyzer {
             let plan = o.current.iter().find(|(n, _)| n == name).map(|(_, p)| p.clone());
             match plan.as_deref().map(|p| &p.plan) {
                 None => {
-                    unknown_any = true;
+                    f.unknown_any = true;
                     *self.unknown.entry(format!("schema of {} unknown", self.names[*name])).or_insert(0) += 1;
                 }
                 Some(Plan::Unknown(reason)) => {
-                    unknown_any = true;
+                    f.unknown_any = true;
                     *self.unknown.entry(reason.clone()).or_insert(0) += 1;
                 }
-                Some(Plan::Known(p)) => {
-                    if p.missing_keys {
-                        ws.has_missing_keys = true;
-                        missing_tables.push(*name);
-                    }
-                    if p.fk_parent {
-                        ws.has_related_foreign_keys = true;
-                        fk_parent_tables.push(*name);
-                    }
-                    if let Some(c) = &p.partial {
-                        *self.caveats.entry(c.clone()).or_insert(0) += 1;
-                    }
-                    if p.scans && st[3] > 0 {
-                        // `sim.run.ScanSizes`: each event scans the larger of the table's known
-                        // size and the rows this file added so far
-                        let net = self.fs.net_rows.get(name).copied().unwrap_or(0).max(0);
-                        scan_rows += st[3] as i64 * p.table_rows.max(net);
-                        // per table over the run (`advise.context.gather`'s `scans`)
-                        let acc = self.scan_tables.entry(*name).or_insert((0, 0));
-                        acc.0 += st[3] as i64;
-                        acc.1 += st[3] as i64 * p.table_rows.max(net);
-                    }
-                }
+                Some(Plan::Known(p)) => self.known_table_flags(p, *name, st, &mut f),
             }
         }
         for name in &o.incomplete_tables {
             let c = format!("key columns of {} are missing from the row images (binlog_row_image=MINIMAL?)", self.names[*name]);
             *self.caveats.entry(c).or_insert(0) += 1;
         }
+        f
+    }
 
-        // ClockComputer.step
+    /// `table_flags` for a table of known plan.
+    fn known_table_flags(&mut self, p: &TablePlan, name: usize, st: &[u64; 4], f: &mut TableFlags) {
+        if p.missing_keys {
+            f.ws.has_missing_keys = true;
+            f.missing.push(name);
+        }
+        if p.fk_parent {
+            f.ws.has_related_foreign_keys = true;
+            f.fk_parent.push(name);
+        }
+        if let Some(c) = &p.partial {
+            *self.caveats.entry(c.clone()).or_insert(0) += 1;
+        }
+        if p.scans && st[3] > 0 {
+            // `sim.run.ScanSizes`: each event scans the larger of the table's known
+            // size and the rows this file added so far
+            let net = self.fs.net_rows.get(&name).copied().unwrap_or(0).max(0);
+            f.scan_rows += st[3] as i64 * p.table_rows.max(net);
+            // per table over the run (`advise.context.gather`'s `scans`)
+            let acc = self.scan_tables.entry(name).or_insert((0, 0));
+            acc.0 += st[3] as i64;
+            acc.1 += st[3] as i64 * p.table_rows.max(net);
+        }
+    }
+
+    /// `ClockComputer.step`'s sequence number and commit-order parent (a new file restarts
+    /// the clocks; a blocking transaction holds back those after it).
+    fn clock_step(&mut self, o: &Open, last_committed: Option<i64>, sequence_number: Option<i64>, imm: i64) -> (i64, i64) {
         if self.last_file != Some(self.file_idx) {
             self.last_file = Some(self.file_idx);
             self.seq = 0;
@@ -1810,85 +1751,74 @@ impl Analyzer {
         if o.incident || o.blocks {
             self.blocking = seq;
         }
-        let reason = if incomplete {
-            Some(clock::INCOMPLETE)
-        } else if o.truncated {
-            Some(clock::TOO_LARGE)
-        } else if unknown_any {
-            Some(clock::UNKNOWN_SCHEMA)
-        } else if o.ddl && o.rows > 0 {
-            Some(clock::CTAS)
-        } else if o.ddl {
-            Some(clock::DDL)
-        } else if o.sbr && o.rows == 0 {
-            Some(clock::STATEMENT)
-        } else if o.rows == 0 {
-            if !o.other_kind && !o.xa {
-                Some(clock::EMPTY)
-            } else {
-                Some(clock::DDL)
-            }
-        } else {
-            None
-        };
-        if !self.ignore.is_empty() && !o.hashes.is_empty() {
-            // `KeyTracker.writeset`: the what-if leaves these row keys out.
-            let ignore = &self.ignore;
-            let mut k = 0;
-            let tagged = o.hash_tab.len() == o.hashes.len() && o.hash_fk.len() == o.hashes.len();
-            for i in 0..o.hashes.len() {
-                if !ignore.contains(&o.labels[i]) {
-                    o.hashes.swap(k, i);
-                    o.labels.swap(k, i);
-                    if tagged {
-                        o.hash_tab.swap(k, i);
-                        o.hash_fk.swap(k, i);
-                    }
-                    k += 1;
-                }
-            }
-            o.hashes.truncate(k);
-            o.labels.truncate(k);
-            if tagged {
-                o.hash_tab.truncate(k);
-                o.hash_fk.truncate(k);
-            }
-        }
-        if self.facts.is_some() && self.ws_log.is_some() {
-            let (rec, unsafe_) = self.ws_record(&o, seq, co, reason)?;
-            self.ws_log_unsafe += unsafe_ as u64;
-            let log = self.ws_log.as_mut().unwrap();
-            log.extend_from_slice(&rec);
-            if self.ws_log_chunk > 0 && log.len() >= self.ws_log_chunk {
-                let b = PyBytes::new_bound(py, i64_slice_bytes(log));
-                log.clear();
-                self.cb.call_method1(py, "ws_log", (b,)).map_err(py_abort)?;
-            }
-        }
-        let (wparent, reason) = self.ws.dependency(seq, co, &o.hashes, &ws, reason);
-        let sparent = self.session.dependency(seq, wparent, o.thread_id);
-        if let Some(r) = reason {
-            self.fallbacks[r as usize] += 1;
-            let mut tables: Vec<usize> = match r {
-                clock::NO_PRIMARY_KEY => missing_tables,
-                clock::FK_PARENT => fk_parent_tables,
-                _ => Vec::new(),
-            };
-            if tables.is_empty() {
-                tables = o.stats.iter().map(|(n, _)| *n).collect();
-            }
-            if tables.is_empty() {
-                tables.push(usize::MAX);
-            }
-            for t in tables {
-                *self.fallback_tables.entry((r, t)).or_insert(0) += 1;
-            }
-        }
+        (seq, co)
+    }
 
-        // Totals.add (file and run) and the policy clocks.
-        let bytes = end as i64 - o.start as i64;
-        let commit_ts = if orig != 0 { orig } else { imm };
-        let ts = if commit_ts != 0 { commit_ts } else { o.timestamp as i64 * 1_000_000 };
+    /// `KeyTracker.writeset`: the what-if leaves these row keys out.
+    fn drop_ignored(&self, o: &mut Open) {
+        if self.ignore.is_empty() || o.hashes.is_empty() {
+            return;
+        }
+        let ignore = &self.ignore;
+        let mut k = 0;
+        let tagged = o.hash_tab.len() == o.hashes.len() && o.hash_fk.len() == o.hashes.len();
+        for i in 0..o.hashes.len() {
+            if !ignore.contains(&o.labels[i]) {
+                o.hashes.swap(k, i);
+                o.labels.swap(k, i);
+                if tagged {
+                    o.hash_tab.swap(k, i);
+                    o.hash_fk.swap(k, i);
+                }
+                k += 1;
+            }
+        }
+        o.hashes.truncate(k);
+        o.labels.truncate(k);
+        if tagged {
+            o.hash_tab.truncate(k);
+            o.hash_fk.truncate(k);
+        }
+    }
+
+    /// The transaction's record in the writeset log (with the facts), handed over in chunks.
+    fn log_writeset(&mut self, py: Python<'_>, o: &Open, seq: i64, co: i64, reason: Option<u8>) -> Res<()> {
+        if self.facts.is_none() || self.ws_log.is_none() {
+            return Ok(());
+        }
+        let (rec, unsafe_) = self.ws_record(o, seq, co, reason)?;
+        self.ws_log_unsafe += unsafe_ as u64;
+        let log = self.ws_log.as_mut().unwrap();
+        log.extend_from_slice(&rec);
+        if self.ws_log_chunk > 0 && log.len() >= self.ws_log_chunk {
+            let b = PyBytes::new_bound(py, i64_slice_bytes(log));
+            log.clear();
+            self.cb.call_method1(py, "ws_log", (b,)).map_err(py_abort)?;
+        }
+        Ok(())
+    }
+
+    /// A WRITESET fallback, counted by reason and by (reason, table).
+    fn count_fallback(&mut self, r: u8, flags: TableFlags, o: &Open) {
+        self.fallbacks[r as usize] += 1;
+        let mut tables: Vec<usize> = match r {
+            clock::NO_PRIMARY_KEY => flags.missing,
+            clock::FK_PARENT => flags.fk_parent,
+            _ => Vec::new(),
+        };
+        if tables.is_empty() {
+            tables = o.stats.iter().map(|(n, _)| *n).collect();
+        }
+        if tables.is_empty() {
+            tables.push(usize::MAX);
+        }
+        for t in tables {
+            *self.fallback_tables.entry((r, t)).or_insert(0) += 1;
+        }
+    }
+
+    /// `Totals.add` (file and run) and the policy clocks.
+    fn add_totals(&mut self, o: &Open, c: &Closed, g: Option<&Gtid>) {
         let file_idx = self.file_idx;
         let index = self.fs.index;
         let path = self.file_path.clone();
@@ -1906,116 +1836,295 @@ impl Analyzer {
             let t = if which == 0 { &mut self.fs.totals } else { &mut self.total };
             t.transactions += 1;
             t.rows += o.rows;
-            t.bytes += bytes;
+            t.bytes += c.bytes;
             t.ddl += o.ddl as u64;
             t.statement_based += o.sbr as u64;
             t.xa += o.xa as u64;
             t.incidents += o.incident as u64;
-            t.incomplete += incomplete as u64;
-            t.add_ts(ts);
-            t.recorded.add(file_idx, last_committed, sequence_number);
-            t.offer_largest(bytes, o.rows as i64, &mut || (gtid_text(g), format!("{path}@{start}")));
+            t.incomplete += c.incomplete as u64;
+            t.add_ts(c.ts);
+            t.recorded.add(file_idx, c.last_committed, c.sequence_number);
+            t.offer_largest(c.bytes, o.rows as i64, &mut || (gtid_text(g), format!("{path}@{start}")));
             for (name, st) in &o.stats {
                 t.add_table_rows(*name, st[0] + st[1] + st[2]);
             }
-            if orig != 0 && imm != 0 && orig != imm {
-                t.lags.add(imm - orig);
+            if c.orig != 0 && c.imm != 0 && c.orig != c.imm {
+                t.lags.add(c.imm - c.orig);
             }
         }
-        let sn = Some(seq);
-        self.clocks[0].add(file_idx, Some(co), sn);
-        self.clocks[1].add(file_idx, Some(wparent), sn);
-        self.clocks[2].add(file_idx, Some(sparent), sn);
-        if let Some(f) = self.facts.as_mut() {
-            // `sim.run.facts_of`: rows by kind over the transaction's tables (0 write, 1
-            // update, 2 delete), the recorded clock or else the commit-order one.
-            let mut rows = [0i64; 3];
-            for (_, st) in &o.stats {
-                for k in 0..3 {
-                    rows[k] += st[k] as i64;
-                }
-            }
-            let dbset = f.dbset(o.dbs.clone()) as i64;
-            let vals = [file_idx as i64, seq, last_committed.unwrap_or(co), co, wparent, sparent, ts,
-                        rows[0], rows[1], rows[2], bytes, dbset, scan_rows];
-            for (c, v) in f.cols.iter_mut().zip(vals) {
-                c.push(v);
-            }
-        }
-        for (name, st) in &o.stats {
-            let d = st[0] as i64 - st[2] as i64;
-            if d != 0 {
-                *self.fs.net_rows.entry(*name).or_insert(0) += d;
-            }
-        }
+        let sn = Some(c.seq);
+        self.clocks[0].add(file_idx, Some(c.co), sn);
+        self.clocks[1].add(file_idx, Some(c.wparent), sn);
+        self.clocks[2].add(file_idx, Some(c.sparent), sn);
+    }
 
-        if self.records.is_some() || self.graph.is_some() {
-            let gtid = g.and_then(|g| {
-                if g.anonymous {
-                    None
-                } else {
-                    Some(g.text.clone().unwrap_or_else(|| format!("{}:{}", uuid_text(&g.sid), g.gno)))
-                }
-            });
-            let mut rows3 = [0i64; 3];
-            for (_, st) in &o.stats {
-                for k in 0..3 {
-                    rows3[k] += st[k] as i64;
-                }
-            }
-            if let Some(gr) = self.graph.as_mut() {
-                if self.labels_on && o.labels.len() != o.hashes.len() {
-                    return Err(Abort::new("labels and hashes disagree"));
-                }
-                let lc = match gr.policy {
-                    0 => last_committed,
-                    1 => Some(co),
-                    2 => Some(wparent),
-                    _ => Some(sparent),
-                };
-                gr.add(file_idx, lc, seq, rows3, bytes, o.rows as i64, &gtid, &o.hashes, &o.labels);
-            }
-            if let Some(r) = self.records.as_mut() {
-                let flags = (o.ddl as i64) | (o.sbr as i64) << 1 | (o.xa as i64) << 2 | (o.incident as i64) << 3
-                    | (incomplete as i64) << 4 | (o.compressed as i64) << 5;
-                let vals = [file_idx as i64, o.start as i64, end as i64, last_committed.unwrap_or(NONE),
-                            sequence_number.unwrap_or(NONE), o.thread_id.map_or(NONE, |t| t as i64), commit_ts,
-                            imm, o.rows as i64, flags, co, wparent, sparent, reason.map_or(-1, |r| r as i64),
-                            orig, rows3[0], rows3[1], rows3[2]];
-                for (c, v) in r.cols.iter_mut().zip(vals) {
-                    c.push(v);
-                }
-                r.gtids.push(gtid);
-                for (name, _) in &o.stats {
-                    r.tables.push(*name as i64);
-                }
-                r.table_ends.push(r.tables.len() as i64);
-                if self.records_chunk > 0 && r.gtids.len() as u64 >= self.records_chunk {
-                    let d = self.take_records(py).map_err(py_abort)?;
-                    self.cb.call_method1(py, "records", (d,)).map_err(py_abort)?;
-                }
-            }
+    /// `sim.run.facts_of`: rows by kind over the transaction's tables (0 write, 1 update,
+    /// 2 delete), the recorded clock or else the commit-order one.
+    fn add_facts(&mut self, o: &Open, c: &Closed, scan_rows: i64) {
+        let Some(f) = self.facts.as_mut() else { return };
+        let dbset = f.dbset(o.dbs.clone()) as i64;
+        let vals = [self.file_idx as i64, c.seq, c.last_committed.unwrap_or(c.co), c.co, c.wparent, c.sparent, c.ts,
+                    c.rows3[0], c.rows3[1], c.rows3[2], c.bytes, dbset, scan_rows];
+        for (col, v) in f.cols.iter_mut().zip(vals) {
+            col.push(v);
         }
-        if o.ddl {
-            let stmts: Vec<(String, Py<PyBytes>, Py<PyBytes>)> = o
-                .ddl_statements
-                .iter()
-                .map(|(k, d, q)| (k.clone(), PyBytes::new_bound(py, d).unbind(), PyBytes::new_bound(py, q).unbind()))
-                .collect();
-            let v: i64 = self
-                .cb
-                .call_method1(py, "observe", (self.file_path.clone(), o.start, stmts))
-                .and_then(|r| r.extract(py))
-                .map_err(py_abort)?;
-            if v != self.catalog_version {
-                self.catalog_version = v;
-                self.plan_cache.clear();
+    }
+
+    /// The transaction into the dependency graph and the export records (handed over in chunks).
+    fn add_record(&mut self, py: Python<'_>, o: &Open, c: &Closed, g: Option<&Gtid>) -> Res<()> {
+        let file_idx = self.file_idx;
+        let gtid = g.and_then(|g| {
+            if g.anonymous {
+                None
+            } else {
+                Some(g.text.clone().unwrap_or_else(|| format!("{}:{}", uuid_text(&g.sid), g.gno)))
             }
+        });
+        if let Some(gr) = self.graph.as_mut() {
+            if self.labels_on && o.labels.len() != o.hashes.len() {
+                return Err(Abort::new("labels and hashes disagree"));
+            }
+            let lc = match gr.policy {
+                0 => c.last_committed,
+                1 => Some(c.co),
+                2 => Some(c.wparent),
+                _ => Some(c.sparent),
+            };
+            gr.add(file_idx, lc, c.seq, c.rows3, c.bytes, o.rows as i64, &gtid, &o.hashes, &o.labels);
         }
-        if self.progress_every > 0 && self.fs.transactions % self.progress_every == 0 {
-            self.cb.call_method1(py, "progress", (self.file_path.clone(), end)).map_err(py_abort)?;
+        let Some(r) = self.records.as_mut() else { return Ok(()) };
+        let flags = (o.ddl as i64) | (o.sbr as i64) << 1 | (o.xa as i64) << 2 | (o.incident as i64) << 3
+            | (c.incomplete as i64) << 4 | (o.compressed as i64) << 5;
+        let vals = [file_idx as i64, o.start as i64, c.end as i64, c.last_committed.unwrap_or(NONE),
+                    c.sequence_number.unwrap_or(NONE), o.thread_id.map_or(NONE, |t| t as i64), c.commit_ts,
+                    c.imm, o.rows as i64, flags, c.co, c.wparent, c.sparent, c.reason.map_or(-1, |r| r as i64),
+                    c.orig, c.rows3[0], c.rows3[1], c.rows3[2]];
+        for (col, v) in r.cols.iter_mut().zip(vals) {
+            col.push(v);
+        }
+        r.gtids.push(gtid);
+        for (name, _) in &o.stats {
+            r.tables.push(*name as i64);
+        }
+        r.table_ends.push(r.tables.len() as i64);
+        if self.records_chunk > 0 && r.gtids.len() as u64 >= self.records_chunk {
+            let d = self.take_records(py).map_err(py_abort)?;
+            self.cb.call_method1(py, "records", (d,)).map_err(py_abort)?;
         }
         Ok(())
+    }
+
+    /// `KeyTracker.observe`: a DDL transaction's statements applied to the catalog by the
+    /// reference; a new catalog version drops the cached plans.
+    fn observe_ddl(&mut self, py: Python<'_>, o: &Open) -> Res<()> {
+        let stmts: Vec<(String, Py<PyBytes>, Py<PyBytes>)> = o
+            .ddl_statements
+            .iter()
+            .map(|(k, d, q)| (k.clone(), PyBytes::new_bound(py, d).unbind(), PyBytes::new_bound(py, q).unbind()))
+            .collect();
+        let v: i64 = self
+            .cb
+            .call_method1(py, "observe", (self.file_path.clone(), o.start, stmts))
+            .and_then(|r| r.extract(py))
+            .map_err(py_abort)?;
+        if v != self.catalog_version {
+            self.catalog_version = v;
+            self.plan_cache.clear();
+        }
+        Ok(())
+    }
+}
+
+/// A rows event's post-header and column bitmaps (`binlog.rows.decode_rows`): the change kind
+/// (0 write, 1 update, 2 delete), the table id, the flags, the column count, the bitmaps and
+/// the row data.
+struct RowsHeader<'a> {
+    kind: usize,
+    table_id: u64,
+    flags: u16,
+    ncols: usize,
+    before_bm: &'a [u8],
+    after_bm: &'a [u8],
+    data: &'a [u8],
+}
+
+fn rows_header<'a>(fde: &Fde, e: &RawEvent<'a>) -> Res<RowsHeader<'a>> {
+    let code = e.type_code;
+    let (kind, version) = match code {
+        23 => (0usize, 1),
+        24 => (1, 1),
+        25 => (2, 1),
+        30 => (0, 2),
+        31 => (1, 2),
+        _ => (2, 2),
+    };
+    let mut c = Cursor::new(e.data, HEADER_LEN, e.body_end);
+    let default_post = if version == 2 { 10 } else { 8 };
+    let post = fde.post_header(code, default_post);
+    let table_id = c.uint(if post == 6 { 4 } else { 6 }, "table_id")?;
+    let flags = c.uint(2, "flags")? as u16;
+    let consumed;
+    if version == 2 && post >= 10 {
+        let extra = c.uint(2, "extra_data_length")? as usize;
+        if extra < 2 {
+            return Err(Abort::new("rows extra data length < 2"));
+        }
+        c.skip(extra - 2, "extra data")?;
+        consumed = 10;
+    } else {
+        consumed = if post != 6 { 8 } else { 6 };
+    }
+    if post > consumed {
+        c.skip(post - consumed, "post-header")?;
+    }
+    let ncols = c.packed("column count")? as usize;
+    if ncols > 4096 {
+        return Err(Abort::new("impossible column count"));
+    }
+    let nbytes = (ncols + 7) / 8;
+    let before_bm = c.bytes(nbytes, "columns bitmap")?;
+    let after_bm = if kind == 1 { c.bytes(nbytes, "after-image columns bitmap")? } else { &[][..] };
+    Ok(RowsHeader { kind, table_id, flags, ncols, before_bm, after_bm, data: c.rest() })
+}
+
+/// What every row change of one rows event shares: the change kind, the row data, the
+/// columns present in each image, the table's column plans and name, whether foreign keys
+/// are checked, whether the writeset log is kept.
+struct RowSet<'a> {
+    kind: usize,
+    data: &'a [u8],
+    cols_b: &'a [usize],
+    cols_a: &'a [usize],
+    colplans: &'a [ColPlan],
+    table: usize,
+    fk_checks: bool,
+    log_on: bool,
+}
+
+impl RowSet<'_> {
+    /// Read the row change at `pos` into the images (both for an UPDATE; the after image for a
+    /// WRITE, the before image for a DELETE), cleared first; the position after it.
+    fn image(&self, pos: usize, slot_of_col: &[i32], img_b: &mut [Val], img_a: &mut [Val]) -> Res<usize> {
+        for v in img_b.iter_mut().chain(img_a.iter_mut()) {
+            *v = Val::Absent;
+        }
+        match self.kind {
+            1 => {
+                let p1 = read_image(self.data, pos, self.cols_b, self.colplans, slot_of_col, img_b)?;
+                read_image(self.data, p1, self.cols_a, self.colplans, slot_of_col, img_a)
+            }
+            0 => read_image(self.data, pos, self.cols_b, self.colplans, slot_of_col, img_a),
+            _ => read_image(self.data, pos, self.cols_b, self.colplans, slot_of_col, img_b),
+        }
+    }
+}
+
+/// The images and hashes of the rows read under a shadow plan.
+struct ShadowImages {
+    before: Vec<Val>,
+    after: Vec<Val>,
+    hashes: Vec<i64>,
+}
+
+impl ShadowImages {
+    fn new(slots: usize) -> Self {
+        ShadowImages { before: vec![Val::Absent; slots], after: vec![Val::Absent; slots], hashes: Vec::new() }
+    }
+}
+
+/// The shadow plan of a keyless table given a primary key, hashed for the writeset log only;
+/// a shadow the native side cannot hash makes the log unsafe to replay.
+fn shadow_plan(plan: &PlanEntry, o: &mut Open) -> Option<Rc<PlanEntry>> {
+    match &plan.shadow {
+        Some((_, Some(sp))) => Some(sp.clone()),
+        Some((_, None)) => {
+            o.shadow_unsafe = true;
+            None
+        }
+        None => None,
+    }
+}
+
+/// A rows event's counts into its transaction: the row changes kept, the tables whose key
+/// columns were missing, the rows by kind and the lookup events per table.
+fn rows_tally(o: &mut Open, table: usize, kind: usize, n: u64, incomplete: bool) {
+    if o.kept > MAX_ROW_CHANGES {
+        o.kept = MAX_ROW_CHANGES;
+        o.truncated = true;
+    }
+    if incomplete && !o.incomplete_tables.contains(&table) {
+        o.incomplete_tables.push(table);
+    }
+    let search = (kind != 0) as u64; // an UPDATE or DELETE event: the replica looks its rows up
+    match o.stats.iter_mut().find(|(nm, _)| *nm == table) {
+        Some((_, st)) => {
+            st[kind] += n;
+            st[3] += search;
+        }
+        None => {
+            let mut st = [0u64; 4];
+            st[kind] = n;
+            st[3] = search;
+            o.stats.push((table, st));
+        }
+    }
+    o.rows += n;
+}
+
+/// `transaction_writeset`'s per-table flags of a transaction (`Analyzer::table_flags`): the
+/// tables without a primary key, the foreign-key parents, whether a schema was unknown, the
+/// rows its lookups scan.
+struct TableFlags {
+    ws: WsFlags,
+    missing: Vec<usize>,
+    fk_parent: Vec<usize>,
+    unknown_any: bool,
+    scan_rows: i64,
+}
+
+/// A closed transaction's clocks and sizes, as the statistics, facts, records and graph take
+/// them.
+struct Closed {
+    last_committed: Option<i64>,
+    sequence_number: Option<i64>,
+    imm: i64,
+    orig: i64,
+    seq: i64,
+    co: i64,
+    wparent: i64,
+    sparent: i64,
+    reason: Option<u8>,
+    incomplete: bool,
+    end: u64,
+    commit_ts: i64,
+    rows3: [i64; 3],
+    bytes: i64,
+    ts: i64,
+}
+
+/// Why the WRITESET clock cannot track the transaction before its hashes are looked at
+/// (`ClockComputer.step`'s reasons, in its order).
+fn fallback_reason(o: &Open, incomplete: bool, unknown_any: bool) -> Option<u8> {
+    if incomplete {
+        Some(clock::INCOMPLETE)
+    } else if o.truncated {
+        Some(clock::TOO_LARGE)
+    } else if unknown_any {
+        Some(clock::UNKNOWN_SCHEMA)
+    } else if o.ddl && o.rows > 0 {
+        Some(clock::CTAS)
+    } else if o.ddl {
+        Some(clock::DDL)
+    } else if o.sbr && o.rows == 0 {
+        Some(clock::STATEMENT)
+    } else if o.rows == 0 {
+        if !o.other_kind && !o.xa {
+            Some(clock::EMPTY)
+        } else {
+            Some(clock::DDL)
+        }
+    } else {
+        None
     }
 }
 
@@ -2215,7 +2324,6 @@ fn tuple_hash(items: Vec<i64>) -> i64 {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Analyzer>()?;
     m.add_class::<WsReplay>()?;
-    m.add_function(wrap_pyfunction!(take_handle, m)?)?;
     m.add_function(wrap_pyfunction!(int_hash, m)?)?;
     m.add_function(wrap_pyfunction!(tuple_hash, m)?)?;
     m.add_function(wrap_pyfunction!(number_key_hash, m)?)?;

@@ -11,11 +11,12 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 
-from ..analysis.analyze import analyze
-from ..analysis.native import native_pass
+from ..analysis.analyze import Stats
+from ..analysis.native import analysis_of
 from ..analysis.results import Analysis
-from ..depgraph.graph import GraphBuilder, GraphSummary, hot_rows_max
-from ..depgraph.pipeline import ClockOptions, prepare
+from ..depgraph.graph import GraphSummary, hot_rows_max
+from ..depgraph.pipeline import ClockOptions
+from ..depgraph.read import Collectors, GraphRequest, ReadRequest, prepare, read
 from ..depgraph.policies import POLICIES
 from ..kinds import Policy, ReplicaMode, WhatIfKey
 from ..binlog.framing import version_tuple
@@ -169,7 +170,7 @@ class Context:
             opts = replace(self.options, what_if=what_if, labels=bool(what_if.ignore_rows),
                            catalog=copy.deepcopy(self.options.catalog),
                            history_size=history_size or self.options.history_size)
-            self._what_if_cache[k] = read_facts(self.paths, opts, prepare(self.paths, opts))
+            self._what_if_cache[k] = read_facts(self.paths, opts, prepare(self.paths, opts)).facts
         return self._what_if_cache[k]
 
 
@@ -211,7 +212,6 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     then); when it gives the run back, the reference reads it (``on_transaction`` for each)."""
     opts = replace(options, labels=True, catalog=copy.deepcopy(options.catalog))
     run = prepare(paths, opts)
-    weights = cost.graph_weights()
     store = FactStore()
     log = LogStore()
 
@@ -219,22 +219,8 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
         store.add(FactColumns.from_native(d))
         log.add(d.get("ws_log", b""), d.get("ws_log_unsafe", 0))
 
-    pair = native_pass(paths, opts, run, on_progress, facts=True, graph=(Policy.WRITESET, weights, 0, 0, hot_rows_max()),
-                       on_facts=take, ws_log=log.add)
-    if pair is not None:
-        result, nr = pair
-        taken = nr.analyzer.take_facts()
-        facts = store
-        graph = GraphSummary.from_native(Policy.WRITESET, nr.analyzer.take_graph(), list(paths))
-        scans = {table: [events, rows] for table, events, rows in sorted(taken["scans"])}
-        ctx = context_of(list(paths), result, graph, facts, cost, settings, options, scans)
-        ctx.ws_log = log if hasattr(nr.analyzer, "collect_ws_log") else None
-        return ctx
-    store.close()
-    log.close()
     index = {p: i for i, p in enumerate(paths)}
     ref_facts: list[TrxFacts] = []
-    gb = GraphBuilder(Policy.WRITESET, weights, None)
     sizes = ScanSizes()
     scans: dict[str, list[int]] = {}
 
@@ -245,11 +231,20 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
             acc = scans.setdefault(table, [0, 0])
             acc[0] += events
             acc[1] += events * max(known, before.get(table, 0))
-        gb.add(t, ws, c)
 
-    # the clock's writer is known now: the reference pass does not detect it again
-    result = analyze(paths, replace(opts, written=run.written), on_transaction=on_transaction, observe=observe)
-    return context_of(list(paths), result, gb.s, ref_facts, cost, settings, options, scans)
+    stats = Stats(on_transaction, observe)
+    graph = GraphRequest(Policy.WRITESET, cost.graph_weights(), None, hot_rows_max())
+    r = read(ReadRequest(tuple(paths), opts, run, Collectors(facts=True, on_facts=take, ws_log=log.add, graph=graph,
+                                                             observe=stats.observe), on_progress=on_progress))
+    if r.native is not None:
+        scans = {table: [events, rows] for table, events, rows in sorted(r.native.facts["scans"])}
+        ctx = context_of(list(paths), analysis_of(r), r.graph, store, cost, settings, options, scans)
+        ctx.ws_log = log
+        return ctx
+    store.close()
+    log.close()
+    return context_of(list(paths), stats.analysis(r, list(paths)), r.graph, ref_facts, cost, settings, options,
+                      scans)
 
 
 def context_of(paths: list[str], result: Analysis, graph: GraphSummary, facts: list[TrxFacts], cost: CostModel,

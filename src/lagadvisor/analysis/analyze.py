@@ -1,19 +1,19 @@
 """``lagadvisor analyze``: per-file and total statistics gathered in one streaming pass.
 
-The native core reads the run when it can (:mod:`.native`, called from here); the reference
-below reads it otherwise. The results' types live in :mod:`.results`."""
+The read pipeline (:mod:`lagadvisor.depgraph.read`) reads the run, by the native core when it
+can (its counters become the analysis in :mod:`.native`), else by the reference, folded here
+(:class:`Stats`). The results' types live in :mod:`.results`."""
 
 from __future__ import annotations
 
 from typing import Callable, Iterable
 
 from ..binlog import FileSummary, Transaction
-from ..depgraph.clock import ClockStats
-from ..depgraph.pipeline import ClockOptions, ClockRun, prepare, run_clocks
-from ..depgraph.policies import POLICIES, Computed
-from ..native import readable as native_readable
+from ..depgraph.pipeline import ClockOptions
+from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, ReadResult, prepare, read
+from ..depgraph.policies import Computed
 from ..writeset.extract import Writeset
-from .native import analyze_native
+from .native import analysis_of, policy_results
 from .results import TOP_N, Analysis, FileAnalysis, PolicyResults, Totals
 
 def analyze(paths: Iterable[str], options: ClockOptions | None = None,
@@ -26,53 +26,55 @@ def analyze(paths: Iterable[str], options: ClockOptions | None = None,
 
     Without ``on_transaction``/``observe`` the native core reads local files when it is
     available; whenever it meets input it does not handle exactly it gives up and the reference
-    below reads the run (same result either way: ``tests/native`` checks it)."""
+    reads the run (same result either way: ``tests/native`` checks it)."""
     paths = list(paths)
     options = options or ClockOptions()
-    run: ClockRun = prepare(paths, options)
-    if on_transaction is None and observe is None and native_readable(paths):
-        result = analyze_native(paths, options, run, on_progress)
-        if result is not None:
-            return result
+    run = prepare(paths, options)
     if on_transaction is None and on_progress is not None:
         def on_transaction(s, t, c):  # noqa: E306
             on_progress(t.file, t.end_offset)
-    files: list[FileAnalysis] = []
-    by_path: dict[str, FileAnalysis] = {}
-    total = Totals()
-    clocks = {p: ClockStats() for p in POLICIES}
-    for t, ws, c in run_clocks(paths, run):
-        fa = by_path.get(t.file)
+    stats = Stats(on_transaction, observe)
+    r = read(ReadRequest(tuple(paths), options, run, Collectors(observe=stats.observe),
+                         ReadPolicy(native=on_transaction is None and observe is None), on_progress))
+    return analysis_of(r) if r.native is not None else stats.analysis(r, paths)
+
+
+class Stats:
+    """The reference's fold into an :class:`Analysis` (``Collectors.observe``): per file and run
+    totals (every policy's clock statistics are the read's, ``ClockNotes.clocks``);
+    ``on_transaction``/``observe`` see each transaction too."""
+
+    def __init__(self, on_transaction=None, observe=None) -> None:
+        self.on_transaction, self.also = on_transaction, observe
+        self.files: list[FileAnalysis] = []
+        self.by_path: dict[str, FileAnalysis] = {}
+        self.total = Totals()
+
+    def observe(self, s: FileSummary, t: Transaction, ws: Writeset, c: Computed) -> None:
+        fa = self.by_path.get(t.file)
         if fa is None:
-            if files:  # the previous file is done: its lags become their summary
-                files[-1].totals.lags.freeze()
-            fa = by_path[t.file] = FileAnalysis(run.summaries[-1], Totals())
-            files.append(fa)
+            if self.files:  # the previous file is done: its lags become their summary
+                self.files[-1].totals.lags.freeze()
+            fa = self.by_path[t.file] = FileAnalysis(s, Totals())
+            self.files.append(fa)
         fa.totals.add(t)
-        total.add(t)
-        for name, lc in c.as_dict().items():
-            clocks[name].add(t.file, lc, c.sequence_number)
-        if on_transaction is not None:
-            on_transaction(fa.summary, t, c)
-        if observe is not None:
-            observe(t, ws, c)
-    if files:
-        files[-1].totals.lags.freeze()
-    for s in run.summaries:  # files without transactions still get their summary
-        if s.path not in by_path:
-            files.append(FileAnalysis(s, Totals()))
-    order = {p: i for i, p in enumerate(paths)}
-    files.sort(key=lambda f: order.get(f.summary.path, 0))
-    comp = run.computer
-    policies = PolicyResults(
-        run.written, run.history_size, run.commit_order, clocks,
-        {k.value: v for k, v in sorted(comp.fallbacks.items(), key=lambda kv: (-kv[1], kv[0].value))},
-        sorted(((r, t, n) for (r, t), n in comp.fallback_tables.items()), key=lambda x: (-x[2], x[0], x[1])),
-        sorted(run.tracker.unknown.items(), key=lambda kv: (-kv[1], kv[0])),
-        sorted(run.tracker.caveats.items(), key=lambda kv: (-kv[1], kv[0])),
-        comp.ws.resets,
-    )
-    return Analysis(files, total, policies, list(run.tracker.applied))
+        self.total.add(t)
+        if self.on_transaction is not None:
+            self.on_transaction(fa.summary, t, c)
+        if self.also is not None:
+            self.also(t, ws, c)
+
+    def analysis(self, r: ReadResult, paths: list[str]) -> Analysis:
+        """The analysis once the reference's read ``r`` is done."""
+        files = self.files
+        if files:
+            files[-1].totals.lags.freeze()
+        for s in r.summaries:  # files without transactions still get their summary
+            if s.path not in self.by_path:
+                files.append(FileAnalysis(s, Totals()))
+        order = {p: i for i, p in enumerate(paths)}
+        files.sort(key=lambda f: order.get(f.summary.path, 0))
+        return Analysis(files, self.total, policy_results(r), list(r.notes.applied))
 
 
-__all__ = ["TOP_N", "Analysis", "FileAnalysis", "PolicyResults", "Totals", "analyze"]
+__all__ = ["TOP_N", "Analysis", "FileAnalysis", "PolicyResults", "Stats", "Totals", "analyze"]

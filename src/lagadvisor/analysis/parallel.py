@@ -20,7 +20,8 @@ from dataclasses import replace
 from multiprocessing import get_context
 
 from ..depgraph.clock import ClockStats
-from ..depgraph.pipeline import ClockOptions, prepare
+from ..depgraph.pipeline import ClockOptions
+from ..depgraph.read import prepare
 from ..schema.ddl import UnsupportedDDL, apply_statement
 from .analyze import analyze
 from .results import TOP_N, Analysis, PolicyResults, Totals

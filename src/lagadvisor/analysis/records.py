@@ -12,7 +12,8 @@ from array import array
 from typing import Any, Callable
 
 from ..binlog import Transaction
-from ..depgraph.pipeline import ClockOptions, ClockRun, run_clocks
+from ..depgraph.pipeline import ClockOptions, ClockRun
+from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, read
 from ..depgraph.policies import Fallback
 from ..kinds import Policy
 
@@ -112,27 +113,23 @@ def export_records(paths: list[str], options: ClockOptions, run: ClockRun, emit:
             emit(rec)
             emitted += 1
 
-    if not keys:
-        from ..native import read_run
+    skip = [0]  # the records already emitted when the reference reads after the native core
 
-        nr = read_run(paths, options, run, on_progress=on_progress, records=per_file)
-        if nr is not None:
-            res = nr.analyzer.finish()
-            notes = [w for s, _ in nr.files for w in s.warnings]
-            return notes + _notes(res["unknown"], [*res["caveats"], *nr.approximated()])
-    skip = emitted
-    for t, _ws, c in run_clocks(paths, run):
+    def observe(_s, t, _ws, c) -> None:
         if on_transaction is not None:
             on_transaction(t)
-        if skip:
-            skip -= 1
-            continue
+        if skip[0] < emitted:
+            skip[0] += 1
+            return
         rec = transaction_record(t, keys=keys)
         rec["computed"] = c.as_dict()
         rec["fallback"] = c.fallback.value if c.fallback else None
         emit(rec)
-    notes = [w for s in run.summaries for w in s.warnings]
-    return notes + _notes(run.tracker.unknown.items(), run.tracker.caveats.items())
+
+    r = read(ReadRequest(tuple(paths), options, run, Collectors(records=per_file, observe=observe),
+                         ReadPolicy(native=not keys), on_progress))
+    notes = [w for s in r.summaries for w in s.warnings]
+    return notes + _notes(r.notes.unknown, r.notes.caveats)
 
 
 def _notes(unknown, caveats) -> list[str]:

@@ -86,10 +86,11 @@ class FileSummary:
                              f"transactions before offset {err.offset}.")
 
 
-def open_binlog(path: str) -> io.BufferedIOBase:
+def open_binlog(path: str, held=None) -> io.BufferedIOBase:
     """Open a binlog, transparently un-gzipping ``*.gz`` files (:mod:`.gz`: a damaged one is a
     :class:`CompressedFileError` naming where). Only regular files: a directory, a FIFO or a
-    device is refused before it is read (a FIFO would block forever)."""
+    device is refused before it is read (a FIFO would block forever). ``held``: the file already
+    open (``depgraph.pipeline.OpenFiles``: the detection's), read through a duplicate of it."""
     try:
         st = os.stat(path)
     except OSError as err:
@@ -102,32 +103,12 @@ def open_binlog(path: str) -> io.BufferedIOBase:
             return open_gzip(path, _BUFFER)
         if path.endswith(".zst"):
             return _open_zstd(path)
-        fd = _detection_handle(path)
-        if fd is not None:
-            return open(fd, "rb", buffering=_BUFFER)
+        if held is not None:  # the file the policy detection opened: read it from the start
+            os.lseek(held.fileno(), 0, os.SEEK_SET)
+            return open(os.dup(held.fileno()), "rb", buffering=_BUFFER)
         return open(path, "rb", buffering=_BUFFER)
     except OSError as err:
         raise BinlogError(f"cannot open: {err.strerror}", file=path) from err
-
-
-def _detection_handle(path: str) -> int | None:
-    """The file descriptor the native detection kept for ``path`` (it read the first FDE and
-    gave the file to the reference, a MariaDB binlog): the file is opened once per command."""
-    from ..native.loader import extension  # the loader only: the rest of ``native`` sits above
-
-    native = extension("take_handle")  # None: LAGADVISOR_PUREPYTHON, or not built
-    if native is None or not _utf8(path):
-        return None
-    return native.take_handle(path)
-
-
-def _utf8(path: str) -> bool:
-    """A name the native core can take (a non-UTF-8 file name arrives with surrogates)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _open_zstd(path: str) -> io.BufferedReader:
@@ -144,8 +125,8 @@ from .window import gate  # noqa: E402
 
 def read_transactions(path: str, summary: FileSummary | None = None,
                       selector: ColumnSelector | None = None, *, strict_tail: bool = False,
-                      window=None) -> Iterator[Transaction]:
-    """Transactions of one binlog file in binlog order.
+                      window=None, held=None) -> Iterator[Transaction]:
+    """Transactions of one binlog file in binlog order (``held``: see :func:`open_binlog`).
 
     ``summary`` (if given) is filled in as the file is read and is complete when the iterator is
     exhausted. A truncated tail adds a warning (or raises with ``strict_tail``).
@@ -158,7 +139,7 @@ def read_transactions(path: str, summary: FileSummary | None = None,
         summary.size = os.path.getsize(path)
     except OSError as err:
         raise BinlogError(f"cannot open: {err.strerror}", file=path) from err
-    with open_binlog(path) as f:
+    with open_binlog(path, held) as f:
         try:
             yield from read_stream(path, f, summary, selector, strict_tail=strict_tail, window=window)
         except OSError as err:

@@ -213,9 +213,10 @@ def read_inputs(files, clock: ClockArgs, window: WindowArgs | None, server: Serv
     lists its files), the files, ``output`` against them, the table definitions, the windows;
     then the policy that wrote the clock is detected, once (``ClockOptions.written``: prepare
     and every later pass over the same files take it from there instead of reading a sample
-    again)."""
+    again; the files it opened stay open for the read, ``ClockOptions.opened``)."""
     from ..binlog.window import windows_for
-    from ..depgraph.pipeline import detect_written_policy
+    from ..depgraph.pipeline import OpenFiles
+    from ..depgraph.read import detect_written_policy
 
     srv = server_options(server) if server is not None else None
     paths = input_files(files, from_file, to_file, srv)
@@ -229,7 +230,8 @@ def read_inputs(files, clock: ClockArgs, window: WindowArgs | None, server: Serv
             raise ConfigError("--start-position/--stop-position/--start-datetime/--stop-datetime apply to "
                               "binlog files, not to --from streaming")
         opts.windows = w
-    opts.written = detect_written_policy(paths)
+    opts.opened = OpenFiles()  # what the detection opens, the read that follows reads through
+    opts.written = detect_written_policy(paths, files=opts.opened)
     return Inputs(paths, opts, srv)
 
 

@@ -32,7 +32,7 @@ def export(
 ) -> None:
     """Write one record per transaction, in binlog order, with the recorded clock and every
     policy's re-derived last_committed ("computed") and WRITESET's fallback reason."""
-    from ..depgraph.pipeline import prepare
+    from ..depgraph.read import prepare
     from ..analysis.records import export_records
     from ..report.records import CsvWriter, jsonl_line
 

@@ -45,8 +45,9 @@ def graph(
 ) -> None:
     """The dependency graph: critical path (transactions and estimated apply time), width, the
     rows and tables that create the most dependencies, export to GraphML/DOT."""
-    from ..depgraph.graph import build_graph, hot_rows_max, write_graph
-    from ..depgraph.pipeline import prepare
+    from ..depgraph.graph import hot_rows_max, write_graph
+    from ..depgraph.read import prepare
+    from ..depgraph.read import build_graph
     from ..report.commands import graph_doc, render_graph
     from ..sim.model import CostModel
 
@@ -57,7 +58,7 @@ def graph(
         inp = read_inputs(files, clock, window, server, labels=True)
         run = prepare(inp.files, inp.options)
         with Progress(inp.files, True) as bar:
-            s = build_graph(inp.files, run, inp.options, policy, CostModel().graph_weights(), kept,
+            s, summaries = build_graph(inp.files, run, inp.options, policy, CostModel().graph_weights(), kept,
                             on_progress=bar.on_progress, on_transaction=bar.on_transaction)
         if graphml:
             write_graph(s.graph, graphml)
@@ -72,4 +73,4 @@ def graph(
         print(json.dumps(doc, indent=2, sort_keys=True))
     else:
         render_graph(doc, s, Console(highlight=False), hot_rows_max())
-    read_warnings(run.summaries)
+    read_warnings(summaries)

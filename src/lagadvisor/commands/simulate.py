@@ -60,7 +60,7 @@ def simulate(
 ) -> None:
     """Simulate the replica's multi-threaded applier for each policy and worker count: apply
     time, speedup, lag against the source's commit timeline, worker utilisation."""
-    from ..depgraph.pipeline import prepare
+    from ..depgraph.read import prepare
     from ..depgraph.policies import POLICIES
     from ..report.commands import render_simulate, simulate_doc
     from ..sim.facts import read_facts
@@ -96,9 +96,10 @@ def simulate(
             if jobs != 1 and len(inp.files) > 1:
                 from ..sim.parallel import read_facts_parallel
 
-                facts = read_facts_parallel(inp.files, inp.options, run, jobs)
+                got = read_facts_parallel(inp.files, inp.options, run, jobs)
             else:
-                facts = read_facts(inp.files, inp.options, run, on_progress=bar.on_progress)
+                got = read_facts(inp.files, inp.options, run, on_progress=bar.on_progress)
+            facts = got.facts
             cfg = ReplicaConfig(0, preserve_commit_order == "on", durable, mode=mode, applier=applier)
             window_s = window_for(facts, parse_window(window))
             cells = len(pols) * (len(set(wl)) + (1 if wl and wl[0] != 1 else 0))
@@ -118,4 +119,4 @@ def simulate(
     else:
         render_simulate(rows, Console(highlight=False), transactions=len(facts), durable=durable,
                         preserve_commit_order=preserve_commit_order, cost=cost, catch_up=catch_up, applier=applier)
-    read_warnings(run.summaries)
+    read_warnings(got.summaries)

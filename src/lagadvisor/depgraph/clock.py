@@ -39,6 +39,18 @@ class ClockStats:
     _file: str | None = field(default=None, repr=False)
     _offset: int = field(default=0, repr=False)
 
+    @classmethod
+    def from_native(cls, d: dict) -> "ClockStats":
+        """The statistics the native reader kept (``clock.rs``'s ``ClockStats``, as a dict)."""
+        c = cls()
+        c.transactions = d["transactions"]
+        c.barriers = d["barriers"]
+        c.parallel = d["parallel"]
+        c.distance_sum = d["distance_sum"]
+        c.depth = d["depth"]
+        c.histogram = Counter(d["histogram"])
+        return c
+
     def add(self, file: str, last_committed: int | None, sequence_number: int | None) -> None:
         self.transactions += 1
         if file != self._file:

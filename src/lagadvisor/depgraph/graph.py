@@ -205,28 +205,6 @@ class GraphBuilder:
         self._bound()
 
 
-def build_graph(paths: list[str], run, options, policy: str, weights: Weights, keep: range,
-                on_progress=None, on_transaction=None) -> GraphSummary:
-    """The graph of a run (``run`` from ``pipeline.prepare``): built by the native core while it
-    reads when it can (``on_progress(file, offset)`` now and then), else by
-    :class:`GraphBuilder` over the reference's read (``on_transaction(t)`` for each). The read's
-    file summaries are added to ``run.summaries`` either way."""
-    from ..native import read_run
-    from .pipeline import run_clocks
-
-    nr = read_run(paths, options, run, on_progress=on_progress, graph=(policy, weights, keep.start, keep.stop,
-                                                                                  hot_rows_max()))
-    if nr is not None:
-        run.summaries.extend(s for s, _ in nr.files)
-        return GraphSummary.from_native(policy, nr.analyzer.take_graph(), paths)
-    gb = GraphBuilder(policy, weights, keep)
-    for t, ws, c in run_clocks(paths, run):
-        if on_transaction is not None:
-            on_transaction(t)
-        gb.add(t, ws, c)
-    return gb.s
-
-
 def write_graph(g: nx.DiGraph, path: str) -> None:
     if path.endswith(".dot") or path.endswith(".gv"):
         with open(path, "w", encoding="utf-8") as f:

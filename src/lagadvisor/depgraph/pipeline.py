@@ -1,23 +1,87 @@
-"""One streaming pass over binlog files: read, build writesets, re-derive every policy's clock.
+"""What a read of binlog files is planned from: the clock options, the policy that wrote the
+files' clock (judged from a sample of the recorded clock: :func:`judge_sample`), and the plan of
+the read (:class:`ClockRun`). The read pipeline (:mod:`.read`) reads the sample and the run
+(``read.prepare``, ``read.read``).
 
-Also detects which policy wrote the files, from what the recorded clock looks like.
+The detection and the read that follows share one open of each file (issue 21): the detection
+keeps what it opened in an :class:`OpenFiles`, which the plan carries to the read.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+import os
+from dataclasses import dataclass
 
-from ..binlog import FileSummary, Transaction, read_transactions
+from ..binlog import FileSummary
 from ..binlog.framing import version_tuple
 from ..kinds import WRITESET_BASED, CommitOrderInput, Policy
 from ..schema.model import Catalog
-from ..writeset.extract import Writeset
-from ..writeset.tracker import KeyTracker, WhatIf
 from ..versions import writeset_only, writeset_only_note
-from .policies import COMMIT_ORDER_SOURCES, ClockComputer, Computed, history_size_default
+from ..writeset.tracker import WhatIf
 
 DETECT_SAMPLE = 20_000
+
+
+class OpenFiles:
+    """Input files held open from the policy detection's sample to the read that follows, so
+    that both share one open of each file (issue 21). Only in the process that opened them (a
+    forked worker opens its own: a shared handle would share the file position), and only while
+    the path still names the same file (device and inode). Not copied: a copy, or a pickled
+    one (a process pool's argument), holds nothing."""
+
+    def __init__(self) -> None:
+        self._pid = os.getpid()
+        self._files: dict[str, object] = {}
+
+    def __reduce__(self):
+        return OpenFiles, ()
+
+    def __copy__(self) -> "OpenFiles":
+        return self
+
+    def __deepcopy__(self, memo) -> "OpenFiles":
+        return self
+
+    def fd(self, path: str) -> int | None:
+        """The file descriptor of ``path``, opened now if it is not held yet (the native core
+        reads through a duplicate, from the start); None for a gzip file (the native core gives
+        it to the reference before opening it) or a path that does not open."""
+        if os.getpid() != self._pid or not isinstance(path, str) or path.endswith(".gz"):
+            return None
+        f = self._files.get(path)
+        if f is None:
+            try:
+                f = self._files[path] = open(path, "rb", buffering=0)
+            except OSError:
+                return None
+        return f.fileno()
+
+    def take(self, path: str):
+        """The file held for ``path``, no longer held (the caller closes it), when this process
+        opened it and the path still names it; else None (the reader opens the path)."""
+        f = self._files.pop(path, None) if isinstance(path, str) else None
+        if f is None:
+            return None
+        try:
+            same = os.getpid() == self._pid and _same_file(os.fstat(f.fileno()), os.stat(path))
+        except OSError:
+            same = False
+        if not same:
+            f.close()
+            return None
+        return f
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+
+    def __del__(self) -> None:  # what no read took (a plan never read) is closed with it
+        self.close()
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,28 +94,6 @@ class WrittenPolicy:
     mariadb: bool = False
 
 
-def peek_server(path: str) -> tuple[str, bool]:
-    """Server version and MariaDB-ness from the file's FORMAT_DESCRIPTION event (no full read)."""
-    from ..binlog.decoder import EventReader
-    from ..binlog.framing import check_magic
-    from ..binlog.scan import open_binlog
-    from ..errors import BinlogError
-
-    if hasattr(path, "server_version"):  # streamed from a server: it said what it is
-        return path.server_version, bool(getattr(path, "mariadb", False))  # type: ignore[attr-defined]
-    reader = EventReader(path)
-    try:
-        with open_binlog(path) as f:
-            check_magic(f, path)
-            for _ in reader.read(f, base_offset=4):
-                if reader.first_fde is not None:
-                    break
-    except (BinlogError, OSError):
-        return "", False  # the full read reports the problem with file and offset
-    fde = reader.first_fde
-    return (fde.server_version, fde.is_mariadb) if fde else ("", False)
-
-
 def _by_server(version: str, mariadb: bool) -> WrittenPolicy | None:
     """The policy when the server alone decides it: MariaDB, or MySQL 8.4+ (WRITESET only)."""
     if mariadb:
@@ -61,31 +103,16 @@ def _by_server(version: str, mariadb: bool) -> WrittenPolicy | None:
     return None
 
 
-def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> WrittenPolicy:
-    """Read up to ``sample`` transactions (no row decoding) and judge the recorded clock.
+def judge_sample(summary: FileSummary | None, sampled) -> WrittenPolicy:
+    """The policy that wrote the clock, judged from a sample of it (``sampled``: ``(transaction,
+    None)`` per clocked transaction, ``(None, summary)`` at each file's first one; ``summary``:
+    the first file's, for its server), as :func:`.read.detect_written_policy` reads it.
 
     8.4+ servers only have WRITESET. Otherwise COMMIT_ORDER's ``last_committed`` is the
     committed prefix at prepare time, so it hardly ever goes down from one transaction to the
     next, and with one session it is always ``sequence_number - 1``; WRITESET's goes down
     whenever a transaction conflicts with nothing recent. WRITESET_SESSION additionally never
-    lets a transaction start before its session's previous one.
-
-    The first file's server is read from the same open as the sample: the native sample stops
-    at that FDE when the server decides (:func:`_native_sample`), so each file read is opened
-    once; the reference peeks at it first.
-    """
-    fast = _native_sample(paths, sample)
-    if isinstance(fast, WrittenPolicy):
-        return fast
-    summary = FileSummary(paths[0]) if paths else None
-    if fast is not None:
-        summary, sampled = fast
-    else:
-        if paths:
-            decided = _by_server(*peek_server(paths[0]))
-            if decided is not None:
-                return decided
-        sampled = _sample(paths, sample)
+    lets a transaction start before its session's previous one."""
     n = decreases = below_serial = session_violations = session_pairs = 0
     prev_lc = None
     file = None
@@ -131,80 +158,6 @@ def detect_written_policy(paths: list[str], sample: int = DETECT_SAMPLE) -> Writ
                          "a commit-order clock", version)
 
 
-def _sample(paths: list[str], sample: int):
-    """The reference's detection read: ``(transaction, None)`` for the first ``sample`` clocked
-    transactions, and ``(None, summary)`` at each file's first transaction (whose summary is
-    complete once the file is left)."""
-    n = 0
-    for path in paths:
-        s = FileSummary(path)
-        first = True
-        for t in read_transactions(path, s, selector=lambda tm: frozenset()):
-            if first:
-                first = False
-                yield None, s
-            if t.sequence_number is None or t.last_committed is None:
-                continue
-            n += 1
-            yield t, None
-            if n >= sample:
-                return
-
-
-class _ServerDecides(Exception):
-    """The first file's FDE names a server that decides the policy: no sample is needed."""
-
-
-def _native_sample(paths: list[str], sample: int):
-    """The same sample read by the native core: ``(summary, items)``; the policy when the first
-    file's FDE decides it (MariaDB, 8.4+: the read stops there); or None when the native core is
-    unavailable or gives the read back to the reference."""
-    from ..native import reader
-
-    native = reader(paths)
-    if native is None:
-        return None
-    from types import SimpleNamespace
-
-    from ..native import Bridge
-
-    class DetectBridge(Bridge):
-        decided: WrittenPolicy | None = None
-
-        def fde(self, data: bytes, body_end: int, checksum_alg: int) -> None:
-            super().fde(data, body_end, checksum_alg)
-            if first and self.decided is None:
-                self.decided = _by_server(self.first_fde.server_version, self.first_fde.is_mariadb)
-                if self.decided is not None:
-                    raise _ServerDecides
-
-    first = True
-    bridge = DetectBridge(KeyTracker())
-    analyzer = native.Analyzer(1, 0, 0, bridge, 0)
-    summary = FileSummary(paths[0])
-    items: list = []
-    n = 0
-    try:
-        for i, path in enumerate(paths):
-            bridge.begin_file()
-            first = i == 0
-            got = analyzer.detect(path, i, sample - n)
-            if analyzer.file_transactions() and not summary.server_version:
-                fde = bridge.first_fde
-                summary = FileSummary(path)
-                if fde is not None:
-                    summary.server_version = fde.server_version
-                    summary.mariadb = fde.is_mariadb
-            items += [(SimpleNamespace(file=path, last_committed=lc, sequence_number=sn, thread_id=th), None)
-                      for lc, sn, th in got]
-            n += len(got)
-            if n >= sample:
-                break
-    except native.NativeFallback:
-        return bridge.decided  # stopped at the first FDE (MariaDB, 8.4+), else given back
-    return summary, items
-
-
 @dataclass
 class ClockOptions:
     history_size: int | None = None          # None: the server version's default
@@ -215,19 +168,21 @@ class ClockOptions:
     what_if: WhatIf | None = None            # schema changes to evaluate (advisor)
     written: WrittenPolicy | None = None     # known from the server's variables (live mode)
     windows: dict | None = None              # path -> binlog.window.Window (mysqlbinlog's options)
+    opened: OpenFiles | None = None          # the files the detection of ``written`` kept open
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ClockRun:
-    """State and results of one pass (filled while iterating)."""
+    """The plan of one read (:func:`.read.prepare`): the policy that wrote the clock, the history size
+    and commit-order input the clocks are derived with, the windows, and the files the
+    detection kept open. The read's state and results are the read pipeline's
+    (:func:`.read.read`)."""
 
     written: WrittenPolicy
     history_size: int
     commit_order: CommitOrderInput
-    tracker: KeyTracker
-    computer: ClockComputer
-    summaries: list[FileSummary] = field(default_factory=list)
     windows: dict | None = None
+    opened: OpenFiles | None = None
 
 
 def commit_order_for(written: WrittenPolicy, requested: CommitOrderInput | str) -> CommitOrderInput:
@@ -235,27 +190,3 @@ def commit_order_for(written: WrittenPolicy, requested: CommitOrderInput | str) 
     if requested != CommitOrderInput.AUTO:
         return requested
     return CommitOrderInput.FLUSH_GROUPS if written.name in WRITESET_BASED else CommitOrderInput.RECORDED
-
-
-def prepare(paths: list[str], opts: ClockOptions) -> ClockRun:
-    written = opts.written or detect_written_policy(paths)
-    hs = opts.history_size
-    if hs is None:
-        hs = history_size_default(version_tuple(written.server_version), written.mariadb)
-    co = commit_order_for(written, opts.commit_order)
-    tracker = KeyTracker(opts.catalog, use_binlog_ddl=opts.use_binlog_ddl, labels=opts.labels,
-                         what_if=opts.what_if)
-    return ClockRun(written, hs, co, tracker, ClockComputer(hs, COMMIT_ORDER_SOURCES[co]()), windows=opts.windows)
-
-
-def run_clocks(paths: Iterable[str], run: ClockRun) -> Iterator[tuple[Transaction, Writeset, Computed]]:
-    """Transactions with their writesets and every policy's computed ``last_committed``."""
-    for path in paths:
-        s = FileSummary(path)
-        run.summaries.append(s)
-        for t in read_transactions(path, s, selector=run.tracker.select,
-                                   window=run.windows.get(path) if run.windows else None):
-            ws = run.tracker.writeset(t)
-            c = run.computer.step(t, ws)
-            run.tracker.observe(t)
-            yield t, ws, c

@@ -37,7 +37,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
-from ..depgraph.pipeline import ClockOptions, WrittenPolicy, prepare
+from ..depgraph.pipeline import ClockOptions, WrittenPolicy
+from ..depgraph.read import prepare
 from ..errors import LagAdvisorError
 from ..kinds import CLOCKS, CommitOrderInput, Policy
 from ..server.schema import ServerSettings
@@ -179,7 +180,8 @@ def _sampled_files(job: ServerJob) -> list[str]:
     if not any(is_url(f) for f in job.files):
         return [local_path(f) for f in job.files]
     from ..binlog.framing import version_tuple
-    from ..depgraph.pipeline import DETECT_SAMPLE, _sample, peek_server
+    from ..depgraph.pipeline import DETECT_SAMPLE
+    from ..depgraph.read import _sample, peek_server
     from ..versions import writeset_only
 
     out: list[str] = []
@@ -264,7 +266,7 @@ def what_if_part(job: ServerJob, index: int, v: Verdict, what_if, history_size: 
                        catalog=copy.deepcopy(catalog), written=v.written, commit_order=v.commit_order,
                        history_size=history_size or job.options.history_size or v.history_size)
         enc = _Encoder()
-        for f in read_facts([local], opts, prepare([local], opts)):
+        for f in read_facts([local], opts, prepare([local], opts)).facts:
             enc.add(f, index)  # read alone, the file is file 0
     except Exception as err:  # noqa: BLE001 - one line, as in read_part
         return FilePart(index, error=_error(err, local, shown), seconds=time.perf_counter() - start)

@@ -4,9 +4,8 @@
   ``forced_pure``, ``unavailable_notice``); it imports nothing of lagadvisor, so any layer uses it.
 - :mod:`.bridge`: what the native reader (``native/src/reader/mod.rs``) calls back in the
   reference while it reads (``Bridge``), and a file's summary from its counters.
-- :mod:`.run`: ``read_run``, the one pipeline interface (a run of files into clocks, statistics,
-  facts, records, the graph and the writeset log) and the one place that decides to fall back
-  to the pure-Python reference.
+- :mod:`.run`: the native side of the read pipeline (``depgraph.read``, the one way a command
+  reads binlogs, which alone decides between the native core and the pure-Python reference).
 
 The pure-Python modules are the reference; ``LAGADVISOR_PUREPYTHON=1`` forces them. The names
 of :mod:`.bridge` and :mod:`.run` are imported on first use, so importing the loader (from
@@ -22,10 +21,10 @@ from .loader import extension, forced_pure, load, require, unavailable_notice
 
 if TYPE_CHECKING:
     from .bridge import Bridge, Unsupported, native_summary, statement_blocks
-    from .run import NativeRun, read_run, readable, reader
+    from .run import NativeRun, readable, reader
 
 _BRIDGE = frozenset({"Bridge", "Unsupported", "native_summary", "statement_blocks"})
-_RUN = frozenset({"NativeRun", "read_run", "readable", "reader"})
+_RUN = frozenset({"NativeRun", "readable", "reader"})
 
 
 def __getattr__(name: str):
@@ -40,5 +39,5 @@ def __getattr__(name: str):
     return value
 
 
-__all__ = ["Bridge", "NativeRun", "Unsupported", "extension", "forced_pure", "load", "native_summary", "read_run",
+__all__ = ["Bridge", "NativeRun", "Unsupported", "extension", "forced_pure", "load", "native_summary",
            "readable", "reader", "require", "statement_blocks", "unavailable_notice"]

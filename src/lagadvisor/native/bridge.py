@@ -233,7 +233,7 @@ class Bridge:
 
     def records(self, d: dict) -> None:
         """A chunk of export records (``Analyzer.collect_records``); an exception of the
-        consumer (its own error, a closed pipe) is kept and raised again by :func:`read_run`:
+        consumer (its own error, a closed pipe) is kept and raised again by the read (:mod:`.run`):
         it is the command's answer, not a reason to read the run with the reference."""
         try:
             self.on_records(d)

@@ -2,7 +2,7 @@
 
 Every module that uses the extension asks here: :func:`load` for the reader
 (``native/src/reader/mod.rs``: ``Analyzer``, ``WsReplay``), :func:`extension` for one feature
-of it (``sim_run``, ``take_handle``...), :func:`require` where the native implementation is
+of it (``sim_run``, ``StreamSim``...), :func:`require` where the native implementation is
 asked for explicitly. ``LAGADVISOR_PUREPYTHON=1`` (:func:`forced_pure`) turns the first two
 off; an extension that fails to import turns them off too, and ``analyze`` prints one notice
 (:func:`unavailable_notice`). This module imports nothing of lagadvisor: any layer may use it,

@@ -1,14 +1,14 @@
-"""The one pipeline interface to the native core: :func:`read_run` reads a run of binlog files
-with the native reader (``native/src/reader/mod.rs``, ``Analyzer``) into clocks, statistics,
-simulation facts, export records, the dependency graph and the writeset log, as the caller asks;
-:class:`NativeRun` holds what it read.
+"""The native side of the read pipeline (``depgraph.read.read``, its only caller):
+:func:`read_run` reads a run of binlog files with the native reader
+(``native/src/reader/mod.rs``, ``Analyzer``) into clocks, statistics, simulation facts, export
+records, the dependency graph and the writeset log, as the request asks; :class:`NativeRun`
+holds what it read.
 
-The pure-Python modules are the reference, and :func:`read_run` is the one place that decides
-to use them instead: ``LAGADVISOR_PUREPYTHON=1`` or an extension that fails to import
-(:mod:`.loader`), inputs the native reader does not take (:func:`readable`), MariaDB, and a
-run the native core gives back (``NativeFallback``: the input leaves what it does exactly) or a
-read error the reference reports with its own context. The caller then reads the run again with
-the reference.
+It says None, and the pipeline reads the run with the pure-Python reference instead, for
+``LAGADVISOR_PUREPYTHON=1`` or an extension that fails to import (:mod:`.loader`), inputs the
+native reader does not take (:func:`readable`), MariaDB, and a run the native core gives back
+(``NativeFallback``: the input leaves what it does exactly) or a read error the reference
+reports with its own context.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _utf8(path: str) -> bool:
 def reader(paths):
     """The native module when it may read ``paths`` (it is loaded and :func:`readable` takes
     them), else None: the reference reads. :func:`read_run` and the policy detection's sample
-    (``depgraph.pipeline._native_sample``) ask here."""
+    (``depgraph.read._native_sample``) ask here."""
     native = load()
     if native is None or not readable(paths):
         return None
@@ -86,9 +86,9 @@ class NativeRun:
 
 def read_run(paths, options, run, *, on_progress=None, facts: bool = False, records=None,
              graph: tuple | None = None, on_facts=None, ws_log=None):
-    """The one pipeline interface to the native reader: read ``paths`` in order with the
-    native core, for the clock options and prepared run (``depgraph.pipeline.ClockOptions``/
-    ``ClockRun``), keeping what the caller asks for: simulation facts (``facts``; with ``on_facts``, handed over after each
+    """The read pipeline's native reader: read ``paths`` in order with the native core, for
+    the clock options and the read's plan (``depgraph.pipeline.ClockOptions``/``ClockRun``: its
+    ``opened`` files, the detection's, are read through their handles), keeping what the caller asks for: simulation facts (``facts``; with ``on_facts``, handed over after each
     file as ``on_facts(Analyzer.take_facts(keep=True))`` instead of kept), export records (``records``: called as
     ``records(file_index, path, Analyzer.take_records())`` every :data:`RECORDS_CHUNK`
     transactions and at the end of each file; what it raises is raised here), the dependency
@@ -99,14 +99,13 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
 
     Returns a :class:`NativeRun`, or None when the native core is unavailable, cannot take
     these inputs, or gives the run back (``NativeFallback``, or a read error the reference
-    reports with its own context): the caller then reads the run with the reference. This is
-    the only place that decides it."""
+    reports with its own context): the pipeline then reads the run with the reference."""
     native = reader(paths)
     if native is None:
         return None
-    if getattr(getattr(run, "written", None), "mariadb", False):
+    if run.written.mariadb:
         # the native reader gives every MariaDB binlog back at its first FDE: not even that
-        # read, so the detection's handle stays for the reference (``take_handle``)
+        # read, so the file the detection opened stays for the reference (``run.opened``)
         return None
     from ..errors import BinlogError
     from ..writeset.weights import APPROXIMATED
@@ -145,10 +144,10 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
             bridge.begin_file()
             if records is not None:
                 bridge.on_records = lambda d, i=i, path=path: records(i, path, d)
-            window = run.windows.get(path) if getattr(run, "windows", None) else None
+            window = run.windows.get(path) if run.windows else None
             if window is not None:
                 analyzer.set_window(*window.native_args())
-            r = analyzer.read_file(path, i)
+            r = _read_file(analyzer, path, i, run.opened)
             out.files.append((native_summary(path, size, bridge.first_fde, r), r))
             if on_facts is not None:
                 on_facts(analyzer.take_facts(keep=True))
@@ -165,6 +164,16 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     except BinlogError:
         return None
     return out
+
+
+def _read_file(analyzer, path: str, i: int, opened) -> dict:
+    """``Analyzer.read_file`` through the file the detection opened (``opened``:
+    ``depgraph.pipeline.OpenFiles``) when it holds it, else by the path."""
+    held = opened.take(path) if opened is not None else None
+    if held is None:
+        return analyzer.read_file(path, i)
+    with held:
+        return analyzer.read_file(path, i, held.fileno())
 
 
 __all__ = ["GRAPH_POLICIES", "NativeRun", "PROGRESS_EVERY", "RECORDS_CHUNK", "WS_LOG_CHUNK", "read_run", "readable", "reader"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from statistics import median, median_high
 
-from ..binlog import FileSummary, read_transactions
+from ..binlog import FileSummary
 from ..errors import ConfigError
 from ..kinds import CommitOrderInput, Policy
 from .model import CostModel
@@ -123,58 +123,53 @@ class _Gaps:
         self.prev = ts
 
 
-def _native_gaps(paths: list[str], gaps: _Gaps, on_progress) -> list[FileSummary] | None:
-    """Feed ``gaps`` from the native core's per-transaction columns, file by file; the files'
-    summaries, or None when the native core is unavailable or gives the run back."""
+def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
+              summaries: list[FileSummary] | None = None, on_transaction=None, on_progress=None,
+              keep_applied: bool = False) -> _Gaps:
+    """Read a replica's binlog into :class:`_Gaps` (see :func:`fit_gaps`): a clock-free read
+    (``ReadPolicy(clocks=False)``); the native core hands over its per-transaction columns
+    file by file, the reference each transaction."""
     from array import array
-    from types import SimpleNamespace
 
-    from ..depgraph.pipeline import ClockOptions
-    from ..native import read_run
+    from ..depgraph.pipeline import ClockOptions, ClockRun, WrittenPolicy
+    from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, read
 
-    current = [-1]
+    gaps = [_Gaps(min_lag_us, serial_byte_us, keep_applied)]
+    current: list = [-1, None]  # the native core's file index, the reference's file
 
     def per_file(i: int, path: str, d: dict) -> None:  # a chunk of file i's transactions
         if i != current[0]:
             current[0] = i
-            gaps.new_file()
+            gaps[0].new_file()
         cols = {}
         for name in ("immediate_commit_ts_us", "original_commit_ts_us", "rows", "inserts", "updates", "deletes",
                      "start_offset", "end_offset", "last_committed", "sequence_number"):
             cols[name] = a = array("q")
             a.frombytes(d[name])
         for ts, orig, rows, ins, upd, dele, so, eo, lc, seq in zip(*cols.values()):
-            gaps.add(path, ts, orig, rows, ins, upd, dele, eo - so, lc, seq)
+            gaps[0].add(path, ts, orig, rows, ins, upd, dele, eo - so, lc, seq)
+
+    def observe(_s, t, _ws, _c) -> None:
+        if t.file != current[1]:
+            if current[1] is None:  # the reference reads the run (again): from no gap
+                gaps[0] = _Gaps(min_lag_us, serial_byte_us, keep_applied)
+            current[1] = t.file
+            gaps[0].new_file()
+        if on_transaction is not None:
+            on_transaction(t)
+        gaps[0].add(t.file, t.immediate_commit_timestamp, t.original_commit_timestamp, t.rows,
+                    sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
+                    sum(s.deletes for s in t.tables), t.bytes, t.last_committed or 0, t.sequence_number or 0)
 
     # no clock is derived here: the smallest history, the recorded commit order
-    nr = read_run(paths, ClockOptions(), SimpleNamespace(history_size=1, commit_order=CommitOrderInput.RECORDED),
-                  on_progress=on_progress, records=per_file)
-    return None if nr is None else [s for s, _ in nr.files]
-
-
-def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
-              summaries: list[FileSummary] | None = None, on_transaction=None, on_progress=None,
-              keep_applied: bool = False) -> _Gaps:
-    """Read a replica's binlog into :class:`_Gaps` (see :func:`fit_gaps`)."""
-    gaps = _Gaps(min_lag_us, serial_byte_us, keep_applied)
-    native_summaries = _native_gaps(paths, gaps, on_progress)
-    if native_summaries is not None:
-        if summaries is not None:
-            summaries.extend(native_summaries)
-        return gaps
-    gaps = _Gaps(min_lag_us, serial_byte_us, keep_applied)
-    for path in paths:
-        gaps.new_file()
-        summary = FileSummary(path)
-        if summaries is not None:
-            summaries.append(summary)
-        for t in read_transactions(path, summary, selector=lambda tm: frozenset()):
-            if on_transaction is not None:
-                on_transaction(t)
-            gaps.add(path, t.immediate_commit_timestamp, t.original_commit_timestamp, t.rows,
-                     sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
-                     sum(s.deletes for s in t.tables), t.bytes, t.last_committed or 0, t.sequence_number or 0)
-    return gaps
+    run = ClockRun(WrittenPolicy(Policy.NONE, ""), 1, CommitOrderInput.RECORDED)
+    r = read(ReadRequest(tuple(paths), ClockOptions(), run, Collectors(records=per_file, observe=observe),
+                         ReadPolicy(clocks=False), on_progress))
+    if summaries is not None:
+        summaries.extend(r.summaries)
+    if r.native is None and current[1] is None:  # the reference read no transaction
+        return _Gaps(min_lag_us, serial_byte_us, keep_applied)
+    return gaps[0]
 
 
 def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,

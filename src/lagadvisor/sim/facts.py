@@ -3,66 +3,86 @@
 Read by the native core when it is available (``Analyzer.collect_facts``: one column per fact,
 kept while it reads, see ``native/src/reader/mod.rs``); otherwise, and whenever the native core
 gives the run back (``NativeFallback``: MariaDB, gzip, a key it does not hash, an error...),
-by the reference: :func:`~.run.facts_of` over :func:`~..depgraph.pipeline.run_clocks`. Both
-give the same facts (``tests/native/test_facts.py``).
+by the reference: :func:`~.run.facts_of` over each transaction (:class:`ReferenceFacts`). The
+read pipeline (:func:`lagadvisor.depgraph.read.read`) decides which. Both give the same facts
+(``tests/native/test_facts.py``).
 """
 
 from __future__ import annotations
 
-from ..depgraph.pipeline import ClockOptions, ClockRun, run_clocks
+from dataclasses import dataclass
+
+from ..binlog import FileSummary
+from ..depgraph.pipeline import ClockOptions, ClockRun
+from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, ReadResult, read
 from .build import TrxFacts, fact_column  # noqa: F401  (fact_column: re-exported)
 from .columns import FACT_COLUMNS, FactColumns, FactList  # noqa: F401  (re-exported)
 from .run import ScanSizes, facts_of
 
-def read_facts(paths: list[str], options: ClockOptions, run: ClockRun, on_progress=None) -> list[TrxFacts]:
+
+@dataclass(frozen=True, slots=True)
+class FactsRead:
+    """The facts of a run (a ``sim.store.FactStore``, ``FactColumns`` or a ``TrxFacts`` list),
+    the read's file summaries (their truncated-tail warnings) and the DDL it applied."""
+
+    facts: object
+    summaries: tuple[FileSummary, ...]
+    applied: tuple = ()
+
+
+class ReferenceFacts:
+    """The reference's fold into facts (``Collectors.observe``): a repeated path is numbered by
+    its last position, as ever."""
+
+    def __init__(self, paths) -> None:
+        self.index = {f: i for i, f in enumerate(paths)}
+        self.scans = ScanSizes()
+        self.facts: list[TrxFacts] = []
+
+    def observe(self, _s, t, ws, c) -> None:
+        self.facts.append(facts_of(t, c, self.index.get(t.file, 0), self.scans.step(t, ws)))
+
+
+def read_facts(paths: list[str], options: ClockOptions, run: ClockRun, on_progress=None) -> FactsRead:
     """Facts of every transaction of ``paths`` in binlog order (``run`` from ``prepare``;
-    ``on_progress(file, offset)`` now and then while the native core reads)."""
-    store = native_fact_store(paths, options, run, on_progress)
-    if store is not None:
-        return store
-    return reference_facts(paths, run)
+    ``on_progress(file, offset)`` now and then while the native core reads); the native core
+    hands them over file by file into a ``sim.store.FactStore`` (a long run spills to disk
+    instead of growing in memory)."""
+    from .store import FactStore
+
+    store = FactStore()
+    ref = ReferenceFacts(paths)
+    r = read(ReadRequest(tuple(paths), options, run,
+                         Collectors(facts=True, on_facts=lambda d: store.add(FactColumns.from_native(d)),
+                                    observe=ref.observe), on_progress=on_progress))
+    if r.native is not None:
+        return FactsRead(store, r.summaries, r.notes.applied)
+    store.close()
+    return FactsRead(ref.facts, r.summaries, r.notes.applied)
 
 
-def reference_facts(paths: list[str], run: ClockRun) -> list[TrxFacts]:
-    """The reference read (a repeated path is numbered by its last position, as ever)."""
-    index = {f: i for i, f in enumerate(paths)}
-    scans = ScanSizes()
-    return [facts_of(t, c, index.get(t.file, 0), scans.step(t, ws)) for t, ws, c in run_clocks(paths, run)]
+def fact_columns(paths: list[str], options: ClockOptions, run: ClockRun, policy: ReadPolicy = ReadPolicy()):
+    """The run's facts as ``FactColumns`` (native) or a ``TrxFacts`` list (reference), in one
+    :class:`FactsRead`; None where ``policy`` rules out the reader that would read."""
+    ref = ReferenceFacts(paths)
+    r: ReadResult | None = read(ReadRequest(tuple(paths), options, run, Collectors(facts=True, observe=ref.observe),
+                                            policy))
+    if r is None:
+        return None
+    facts = FactColumns.from_native(r.native.facts) if r.native is not None else ref.facts
+    return FactsRead(facts, r.summaries, r.notes.applied)
+
+
+def reference_facts(paths: list[str], run: ClockRun, options: ClockOptions | None = None) -> list[TrxFacts]:
+    """The reference's facts (the tests and benchmarks that compare it with the native core)."""
+    return fact_columns(paths, options or ClockOptions(), run, ReadPolicy(native=False)).facts
 
 
 def native_facts(paths: list[str], options: ClockOptions, run: ClockRun) -> list[TrxFacts] | None:
     """The facts read by the native core, or None (unavailable, or it gave the run back)."""
-    cols = native_fact_columns(paths, options, run)
-    return None if cols is None else cols.to_facts()
+    got = fact_columns(paths, options, run, ReadPolicy(reference=False))
+    return None if got is None else got.facts.to_facts()
 
 
-def native_fact_store(paths: list[str], options: ClockOptions, run: ClockRun, on_progress=None):
-    """The run's facts in a ``sim.store.FactStore``, read by the native core and handed over
-    file by file (a long run spills to disk instead of growing in memory); None when the core
-    is unavailable or gives the run back."""
-    from ..native import read_run
-    from .store import FactStore
-
-    store = FactStore()
-    nr = read_run(paths, options, run, facts=True, on_facts=lambda d: store.add(FactColumns.from_native(d)),
-                  on_progress=on_progress)
-    if nr is None:
-        store.close()
-        return None
-    run.summaries.extend(s for s, _ in nr.files)
-    return store
-
-
-def native_fact_columns(paths: list[str], options: ClockOptions, run: ClockRun) -> FactColumns | None:
-    """The run's facts as columns, read by the native core; None when it is unavailable or
-    gives the run back (the caller then reads it with :func:`reference_facts`)."""
-    from ..native import read_run
-
-    nr = read_run(paths, options, run, facts=True)
-    if nr is None:
-        return None
-    run.summaries.extend(s for s, _ in nr.files)  # as run_clocks leaves them: the truncated-tail warnings
-    return FactColumns.from_native(nr.analyzer.take_facts())
-
-
-__all__ = ["FACT_COLUMNS", "FactColumns", "native_fact_columns", "native_facts", "read_facts", "reference_facts"]
+__all__ = ["FACT_COLUMNS", "FactColumns", "FactsRead", "ReferenceFacts", "fact_columns", "native_facts",
+           "read_facts", "reference_facts"]

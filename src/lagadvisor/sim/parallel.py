@@ -18,23 +18,17 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from multiprocessing import get_context
 
-from ..depgraph.pipeline import ClockOptions, ClockRun, prepare
+from ..depgraph.pipeline import ClockOptions, ClockRun
+from ..depgraph.read import prepare
 from .build import TrxFacts
-from .facts import FactColumns, read_facts, reference_facts
+from .facts import FactColumns, FactsRead, fact_columns, read_facts
 
 
 def _read_one(args: tuple[str, ClockOptions]) -> tuple[object, list, list]:
     """(facts of one file as FactColumns or a TrxFacts list, the DDL it applied, its summaries)."""
-    from ..native import read_run
-
     path, opts = args
-    run = prepare([path], opts)
-    nr = read_run([path], opts, run, facts=True)
-    if nr is not None:
-        return (FactColumns.from_native(nr.analyzer.take_facts()), list(nr.tracker.applied),
-                [s for s, _ in nr.files])
-    facts = reference_facts([path], run)
-    return facts, list(run.tracker.applied), run.summaries
+    got = fact_columns([path], opts, prepare([path], opts))
+    return got.facts, list(got.applied), list(got.summaries)
 
 
 def _numbered(part, index: int, keep: bool = False) -> list[TrxFacts]:
@@ -46,9 +40,9 @@ def _numbered(part, index: int, keep: bool = False) -> list[TrxFacts]:
     return [f if f.file_idx == index else replace(f, file_idx=index) for f in part]
 
 
-def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, jobs: int) -> list[TrxFacts]:
-    """:func:`~.facts.read_facts` on ``jobs`` processes (0: one per core); the same facts. The
-    files' read summaries (truncated-tail warnings) go to ``run.summaries`` in file order."""
+def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, jobs: int) -> FactsRead:
+    """:func:`~.facts.read_facts` on ``jobs`` processes (0: one per core); the same facts, and
+    the files' read summaries (truncated-tail warnings) in file order."""
     from ..schema.ddl import UnsupportedDDL, apply_statement
     from ..schema.model import Catalog
 
@@ -59,6 +53,7 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
     opts = replace(options, written=run.written, history_size=run.history_size, commit_order=run.commit_order)
     from .store import FactStore
 
+    summaries: list = []
     store: FactStore | None = FactStore()   # the parts in file order, spilled past its limit
     facts: list[TrxFacts] = []              # ... unless one was read by the reference
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
@@ -68,7 +63,7 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
             if opts.use_binlog_ddl and current is not None:
                 # an earlier file changed the schema: read this one again from that schema
                 part = pool.submit(_read_one, (paths[i], replace(opts, catalog=copy.deepcopy(current)))).result()
-            cols, ddl, summaries = part
+            cols, ddl, summaries_i = part
             if opts.use_binlog_ddl and ddl and i + 1 < len(paths):
                 current = current if current is not None else copy.deepcopy(initial)
                 for db, query in ddl:
@@ -76,7 +71,7 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
                         apply_statement(current, query, db)
                     except UnsupportedDDL:
                         pass  # the file's own reading reported it
-            run.summaries.extend(summaries)
+            summaries.extend(summaries_i)
             if store is not None and not isinstance(cols, FactColumns):
                 facts = [f for _, c in store.chunks() for f in _numbered(c, -1, keep=True)]
                 store.close()
@@ -86,7 +81,7 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
                 store.add(cols)
             else:
                 facts.extend(_numbered(cols, i))
-    return store if store is not None else facts
+    return FactsRead(store if store is not None else facts, tuple(summaries))
 
 
 __all__ = ["read_facts_parallel"]
