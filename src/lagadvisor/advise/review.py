@@ -167,7 +167,7 @@ def _rows(ctx: Context, plan: Plan | None, old: Release, new: Release) -> list[R
     facts, key = _history_facts(ctx, target_clock, history)
     knee = ctx.knee(target_clock, preserve=rec.preserve, durable=rec.durable, facts=facts, key=key)
     advised = replace(rec, clock=target_clock, workers=knee)
-    return [_row(ctx, f"now ({short(ctx.version)}, current settings)", cur, p.history_size),
+    return [_row(ctx, f"now ({short(ctx.version)})", cur, p.history_size),
             _row(ctx, f"{short(new.first)} defaults", defaults, history),
             _row(ctx, f"{short(new.first)} advised", advised, history)]
 
