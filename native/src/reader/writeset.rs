@@ -195,9 +195,9 @@ fn raw_values<'d>(image: &[Val], data: &'d [u8], parts: &[Part]) -> Vec<Option<&
 /// hashes each part with its `pack` tag (`sc.full`), `key_pass` with its `key` tag
 /// (`sc.vals`; otherwise `sc.vals` takes the `pack` tags, as a foreign key's hash does). A
 /// NULL part stops the read when `null_stops` (a key's), and is skipped otherwise (a foreign
-/// key's).
+/// key's). Always inlined: each caller's constant flags fold away, as in one loop per kind.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn read_parts(plan: &TablePlan, image: &[Val], data: &[u8], parts: &[Part], py: bool, key_pass: bool,
               pack: bool, null_stops: bool, sc: &mut Scratch) -> Parts {
     sc.vals.clear();
