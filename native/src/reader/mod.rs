@@ -222,6 +222,9 @@ struct PlanEntry {
     shadow: Option<(i64, Option<Rc<PlanEntry>>)>,
 }
 
+/// A QUERY_EVENT's (thread id, database, statement).
+type Query<'a> = (u32, &'a [u8], &'a [u8]);
+
 /// A transaction being assembled (`transactions._Open`).
 struct Open {
     start: u64,
@@ -416,11 +419,32 @@ impl Graph {
         i
     }
 
+    /// `depgraph.graph.GraphBuilder.add`: one transaction placed on the clock, its conflicts
+    /// with the hashes' last writers counted, and (in the kept range) its node and edges.
     #[allow(clippy::too_many_arguments)]
     fn add(&mut self, file_idx: usize, lc_in: Option<i64>, seq: i64, rows3: [i64; 3], nbytes: i64, rows: i64,
            gtid: &Option<String>, hashes: &[i64], labels: &[String]) {
         self.index += 1;
         let idx = self.index;
+        self.enter_file(file_idx);
+        let cost = self.cost(rows3, nbytes);
+        let lc = self.place(lc_in, seq, cost);
+        let keep = idx >= self.keep.0 && idx < self.keep.1;
+        if keep {
+            self.nodes.push((idx, gtid.clone().unwrap_or_default(), seq, lc, rows, file_idx, cost));
+        }
+        let parents = self.meet_writers(idx, hashes, labels);
+        self.forget_writers();
+        if keep {
+            self.keep_edges(idx, seq, lc, parents);
+        }
+        self.bound();
+    }
+
+    /// A new file starts the clock's levels afresh from the depth and the path reached so far,
+    /// and forgets the last writers.
+    #[inline]
+    fn enter_file(&mut self, file_idx: usize) {
         if self.file != Some(file_idx) {
             self.file = Some(file_idx);
             self.levels = vec![self.depth];
@@ -428,10 +452,22 @@ impl Graph {
             self.offset = 0;
             self.last_writer.clear();
         }
-        let mut lc = lc_in;
+    }
+
+    /// The cost model's estimate of one transaction (`w` over its rows by kind and its bytes).
+    #[inline]
+    fn cost(&self, rows3: [i64; 3], nbytes: i64) -> f64 {
         let w = &self.w;
-        let cost = (w[0] + w[1] * rows3[0] as f64 + w[2] * rows3[1] as f64 + w[3] * rows3[2] as f64
-                    + w[4] * nbytes as f64) + w[5];
+        (w[0] + w[1] * rows3[0] as f64 + w[2] * rows3[1] as f64 + w[3] * rows3[2] as f64
+         + w[4] * nbytes as f64) + w[5]
+    }
+
+    /// Place one transaction on the logical clock: its level and finish time, and the totals
+    /// (depth, critical path, serial time, width). A sequence number out of step restarts the
+    /// levels and the transaction counts as independent; the last_committed used is returned.
+    #[inline]
+    fn place(&mut self, lc_in: Option<i64>, seq: i64, cost: f64) -> Option<i64> {
+        let mut lc = lc_in;
         if seq - self.offset != self.levels.len() as i64 {
             self.offset = seq - 1;
             self.levels = vec![self.depth];
@@ -461,10 +497,14 @@ impl Graph {
         *n += 1;
         let n = *n;
         self.width = self.width.max(n);
-        let keep = idx >= self.keep.0 && idx < self.keep.1;
-        if keep {
-            self.nodes.push((idx, gtid.clone().unwrap_or_default(), seq, lc, rows, file_idx, cost));
-        }
+        lc
+    }
+
+    /// Meet the last writer of each hash: count each (writer, row) conflict once, and return the
+    /// distinct writers (each with the first row met) in the order met; then this transaction is
+    /// the hashes' last writer.
+    #[inline]
+    fn meet_writers(&mut self, idx: i64, hashes: &[i64], labels: &[String]) -> Vec<(i64, u32)> {
         let mut parents: Vec<(i64, u32)> = Vec::new();
         let mut counted: Vec<(i64, u32)> = Vec::new();
         for (h, l) in hashes.iter().zip(labels.iter()) {
@@ -473,15 +513,7 @@ impl Graph {
                 let label = self.label(l);
                 if !counted.contains(&(p, label)) {
                     counted.push((p, label));
-                    self.conflicts += 1;
-                    *self.hot_rows.entry(label).or_insert(0) += 1;
-                    let table = if l.is_empty() { "?" } else { l.split(' ').next().unwrap_or("") };
-                    match self.hot_tables.get_mut(table) {
-                        Some(n) => *n += 1,
-                        None => {
-                            self.hot_tables.insert(table.to_string(), 1);
-                        }
-                    }
+                    self.count_conflict(label, l);
                     if !parents.iter().any(|(q, _)| *q == p) {
                         parents.push((p, label));
                     }
@@ -496,8 +528,28 @@ impl Graph {
                 }
             }
         }
+        parents
+    }
+
+    /// One conflict on the row `l` (interned as `label`): counted for the row and for its table.
+    #[inline]
+    fn count_conflict(&mut self, label: u32, l: &str) {
+        self.conflicts += 1;
+        *self.hot_rows.entry(label).or_insert(0) += 1;
+        let table = if l.is_empty() { "?" } else { l.split(' ').next().unwrap_or("") };
+        match self.hot_tables.get_mut(table) {
+            Some(n) => *n += 1,
+            None => {
+                self.hot_tables.insert(table.to_string(), 1);
+            }
+        }
+    }
+
+    /// Past `LAST_WRITER_MAX` hashes, forget the oldest half, as `sorted(..., key=writer)`
+    /// (stable over insertion order).
+    #[inline]
+    fn forget_writers(&mut self) {
         if self.last_writer.len() > LAST_WRITER_MAX {
-            // Forget the oldest half, as `sorted(..., key=writer)` (stable over insertion order).
             let mut items: Vec<(i64, (i64, u64))> = self.last_writer.drain().collect();
             items.sort_by_key(|(_, v)| *v);
             let half = items.len() / 2;
@@ -507,24 +559,27 @@ impl Graph {
                 self.inserted += 1;
             }
         }
-        if keep {
-            if let Some(l) = lc {
-                if l > 0 && seq - l >= 1 {
-                    let src = idx - (seq - l);
-                    if src >= self.keep.0 && src < self.keep.1 {
-                        self.edges.push((src, idx, 0, String::new()));
-                    }
-                }
-            }
-            parents.sort();
-            for (p, label) in parents {
-                if p >= self.keep.0 && p < self.keep.1 {
-                    let text = self.labels[label as usize].clone();
-                    self.edges.push((p, idx, 1, text));
+    }
+
+    /// The kept transaction's edges: its clock parent (when last_committed names one) and its
+    /// conflict parents in writer order, each only when the parent is kept too.
+    #[inline]
+    fn keep_edges(&mut self, idx: i64, seq: i64, lc: Option<i64>, mut parents: Vec<(i64, u32)>) {
+        if let Some(l) = lc {
+            if l > 0 && seq - l >= 1 {
+                let src = idx - (seq - l);
+                if src >= self.keep.0 && src < self.keep.1 {
+                    self.edges.push((src, idx, 0, String::new()));
                 }
             }
         }
-        self.bound();
+        parents.sort();
+        for (p, label) in parents {
+            if p >= self.keep.0 && p < self.keep.1 {
+                let text = self.labels[label as usize].clone();
+                self.edges.push((p, idx, 1, text));
+            }
+        }
     }
 
     /// `depgraph.graph.GraphBuilder._bound`: keep the counted rows and the per-level counts
@@ -1105,10 +1160,7 @@ impl Analyzer {
             }
             None => framer.offset,
         };
-        if let Some(o) = cur.take() {
-            self.close(py, o, end, true)?;
-        }
-        Ok(())
+        self.close_incomplete(py, &mut cur, end)
     }
 
     /// One event: the reader's decode step (`EventReader._decode`) then the assembler's
@@ -1118,33 +1170,46 @@ impl Analyzer {
         if bump(&mut self.fs.counts, code as usize) {
             self.fs.count_order.push(code);
         }
+        if self.outside_event(py, e, cur)? {
+            return Ok(());
+        }
+        let (query, tm) = self.decode_step(py, e)?;
+        // Assembler step.
+        if cur.is_none() {
+            *cur = Some(Open::new(e.offset, e.server_id, e.timestamp));
+        }
+        let Some(o) = cur.as_mut() else { return Ok(()) };
+        o.events += 1;
+        o.compressed |= self.in_payload;
         let end = e.offset + e.size;
-        match code {
-            15 => {
-                self.fde = decode_fde(e)?;
-                // The bridge sees the FDE first, MariaDB's too: detection learns the server from
-                // the read it started (one open of the file), even when the run goes back to the
-                // reference.
-                self.cb
-                    .call_method1(py, "fde", (PyBytes::new_bound(py, e.data), e.body_end, framing_alg(e)))
-                    .map_err(py_abort)?;
-                let ver = framing::fde_version_text(e.data);
-                if ver.to_lowercase().contains("mariadb") {
-                    return Err(Abort::new("MariaDB binlogs are read by the reference"));
-                }
-                self.table_maps.clear();
-                self.tm_cache.clear();
-                self.plan_cache.clear();
-                if let Some(o) = cur.take() {
-                    self.close(py, o, e.offset, true)?;
-                }
-                return Ok(());
+        if let Some(query) = query {
+            return self.assemble_query(py, query, cur, end);
+        }
+        if let Some(tm) = tm {
+            if self.facts.is_some() {
+                push_db(&mut o.dbs, tm.db);
             }
+            for t in &tm.optional_types {
+                if !self.fs.saw_optional.contains(t) {
+                    self.fs.saw_optional.push(*t);
+                }
+            }
+            return Ok(());
+        }
+        self.assemble_event(py, e, cur, end)
+    }
+
+    /// The events that are no transaction's own (format description, GTIDs, rotate, previous
+    /// GTIDs, stop, heartbeats, and the payload, which reads its inner events itself) and those
+    /// refused to the reference; true when `e` was one of them.
+    #[inline]
+    fn outside_event(&mut self, py: Python<'_>, e: &RawEvent, cur: &mut Option<Open>) -> Res<bool> {
+        let code = e.type_code;
+        match code {
+            15 => self.fde_event(py, e, cur)?,
             33 | 34 | 42 => {
                 let g = if code == 42 { self.tagged_gtid(py, e)? } else { decode_gtid(e)? };
-                if let Some(o) = cur.take() {
-                    self.close(py, o, e.offset, true)?;
-                }
+                self.close_incomplete(py, cur, e.offset)?;
                 let mut o = Open::new(e.offset, e.server_id, e.timestamp);
                 o.events = 1;
                 self.fs.saw_gtid |= !g.anonymous;
@@ -1152,33 +1217,52 @@ impl Analyzer {
                 self.fs.saw_tagged |= g.tag.as_deref().map_or(false, |t| !t.is_empty());
                 o.gtid = Some(g);
                 *cur = Some(o);
-                return Ok(());
             }
             4 => {
                 let r = self.cb.call_method1(py, "event", (code, PyBytes::new_bound(py, e.data), e.body_end)).map_err(py_abort)?;
                 self.fs.rotate_to = Some(r.extract::<String>(py).map_err(py_abort)?);
-                return Ok(());
             }
             35 => {
                 self.cb.call_method1(py, "event", (code, PyBytes::new_bound(py, e.data), e.body_end)).map_err(py_abort)?;
-                return Ok(());
             }
-            3 => {
-                if let Some(o) = cur.take() {
-                    self.close(py, o, e.offset, true)?;
-                }
-                return Ok(());
-            }
-            27 | 41 => return Ok(()),
-            40 => return self.payload(py, e, cur),
+            3 => self.close_incomplete(py, cur, e.offset)?,
+            27 | 41 => {}
+            40 => self.payload(py, e, cur)?,
             1 | 20 | 21 | 22 | 39 | 172 | 164 | 165 => {
                 return Err(Abort(format!("event type {code} is read by the reference")));
             }
             c if c >= 160 => return Err(Abort::new("MariaDB events are read by the reference")),
-            _ => {}
+            _ => return Ok(false),
         }
-        // Decode step for the events that belong to transactions.
-        let mut query: Option<(u32, &[u8], &[u8])> = None;
+        Ok(true)
+    }
+
+    /// FORMAT_DESCRIPTION_EVENT: the post-header lengths, the server's flavour, and a fresh
+    /// start of the table maps; an open transaction ends here.
+    fn fde_event(&mut self, py: Python<'_>, e: &RawEvent, cur: &mut Option<Open>) -> Res<()> {
+        self.fde = decode_fde(e)?;
+        // The bridge sees the FDE first, MariaDB's too: detection learns the server from
+        // the read it started (one open of the file), even when the run goes back to the
+        // reference.
+        self.cb
+            .call_method1(py, "fde", (PyBytes::new_bound(py, e.data), e.body_end, framing_alg(e)))
+            .map_err(py_abort)?;
+        let ver = framing::fde_version_text(e.data);
+        if ver.to_lowercase().contains("mariadb") {
+            return Err(Abort::new("MariaDB binlogs are read by the reference"));
+        }
+        self.table_maps.clear();
+        self.tm_cache.clear();
+        self.plan_cache.clear();
+        self.close_incomplete(py, cur, e.offset)
+    }
+
+    /// The decode step for the events that belong to transactions: a query's (thread id,
+    /// database, statement), a table map, or only the checks the reference's decoders make.
+    #[inline]
+    fn decode_step<'a>(&mut self, py: Python<'_>, e: &RawEvent<'a>) -> Res<(Option<Query<'a>>, Option<Rc<TmInfo>>)> {
+        let code = e.type_code;
+        let mut query: Option<Query> = None;
         let mut tm: Option<Rc<TmInfo>> = None;
         match code {
             2 => {
@@ -1202,108 +1286,109 @@ impl Analyzer {
                 }
             }
         }
-        // Assembler step.
-        if cur.is_none() {
-            *cur = Some(Open::new(e.offset, e.server_id, e.timestamp));
-        }
+        Ok((query, tm))
+    }
+
+    /// The assembler on a QUERY_EVENT: BEGIN opens, COMMIT/ROLLBACK and XA END close, DDL and
+    /// statement-based DML mark the transaction, and a statement outside BEGIN is its own.
+    fn assemble_query(&mut self, py: Python<'_>, query: Query, cur: &mut Option<Open>, end: u64) -> Res<()> {
+        let (thread_id, db, q) = query;
         let Some(o) = cur.as_mut() else { return Ok(()) };
-        o.events += 1;
-        o.compressed |= self.in_payload;
-        if let Some((thread_id, db, q)) = query {
-            if o.thread_id.is_none() {
-                o.thread_id = Some(thread_id);
-            }
-            if !db.is_empty() {
-                if let Some(f) = self.facts.as_mut() {
-                    push_db(&mut o.dbs, f.db(db));
-                }
-            }
-            let (kind, blocks, xa_end): (String, bool, bool) = match q {
-                b"BEGIN" => ("BEGIN".into(), false, false),
-                b"COMMIT" => ("COMMIT".into(), false, false),
-                _ => self
-                    .cb
-                    .call_method1(py, "statement", (PyBytes::new_bound(py, q),))
-                    .and_then(|r| r.extract(py))
-                    .map_err(py_abort)?,
-            };
-            o.blocks |= blocks;
-            if !matches!(kind.as_str(), "BEGIN" | "COMMIT" | "ROLLBACK") {
-                o.other_kind = true;
-            }
-            match kind.as_str() {
-                "BEGIN" => {
-                    o.in_begin = true;
-                    return Ok(());
-                }
-                "COMMIT" | "ROLLBACK" => {
-                    let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
-                    return self.close(py, o, end, false);
-                }
-                "XA" => {
-                    o.xa = true;
-                    if xa_end && !o.in_begin {
-                        let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
-                        return self.close(py, o, end, false);
-                    }
-                    return Ok(());
-                }
-                "DDL" => {
-                    o.ddl = true;
-                    o.ddl_statements.push((kind.clone(), db.to_vec(), q.to_vec()));
-                }
-                "DML" | "OTHER" => o.sbr = true,
-                _ => {}
-            }
-            if !o.in_begin {
-                let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
-                return self.close(py, o, end, false);
-            }
-            return Ok(());
+        if o.thread_id.is_none() {
+            o.thread_id = Some(thread_id);
         }
-        if let Some(tm) = tm {
-            if self.facts.is_some() {
-                push_db(&mut o.dbs, tm.db);
+        if !db.is_empty() {
+            if let Some(f) = self.facts.as_mut() {
+                push_db(&mut o.dbs, f.db(db));
             }
-            for t in &tm.optional_types {
-                if !self.fs.saw_optional.contains(t) {
-                    self.fs.saw_optional.push(*t);
-                }
-            }
-            return Ok(());
         }
-        match code {
+        let (kind, blocks, xa_end): (String, bool, bool) = match q {
+            b"BEGIN" => ("BEGIN".into(), false, false),
+            b"COMMIT" => ("COMMIT".into(), false, false),
+            _ => self
+                .cb
+                .call_method1(py, "statement", (PyBytes::new_bound(py, q),))
+                .and_then(|r| r.extract(py))
+                .map_err(py_abort)?,
+        };
+        o.blocks |= blocks;
+        if !matches!(kind.as_str(), "BEGIN" | "COMMIT" | "ROLLBACK") {
+            o.other_kind = true;
+        }
+        match kind.as_str() {
+            "BEGIN" => {
+                o.in_begin = true;
+                return Ok(());
+            }
+            "COMMIT" | "ROLLBACK" => return self.close_open(py, cur, end),
+            "XA" => {
+                o.xa = true;
+                if xa_end && !o.in_begin {
+                    return self.close_open(py, cur, end);
+                }
+                return Ok(());
+            }
+            "DDL" => {
+                o.ddl = true;
+                o.ddl_statements.push((kind.clone(), db.to_vec(), q.to_vec()));
+            }
+            "DML" | "OTHER" => o.sbr = true,
+            _ => {}
+        }
+        if !o.in_begin {
+            return self.close_open(py, cur, end);
+        }
+        Ok(())
+    }
+
+    /// The assembler on the other events of a transaction: rows events (a statement's end
+    /// outside BEGIN and without a GTID closes), EXECUTE_LOAD_QUERY (statement-based LOAD DATA),
+    /// XID, XA_PREPARE and INCIDENT.
+    #[inline]
+    fn assemble_event(&mut self, py: Python<'_>, e: &RawEvent, cur: &mut Option<Open>, end: u64) -> Res<()> {
+        let Some(o) = cur.as_mut() else { return Ok(()) };
+        match e.type_code {
             23..=25 | 30..=32 => {
                 let flags = self.rows(py, e, o)?;
                 if flags & STMT_END_F != 0 && !o.in_begin && o.gtid.is_none() {
-                    let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
-                    return self.close(py, o, end, false);
+                    return self.close_open(py, cur, end);
                 }
             }
             18 => {
                 o.sbr = true;
                 if !o.in_begin {
-                    let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
-                    return self.close(py, o, end, false);
+                    return self.close_open(py, cur, end);
                 }
             }
-            16 => {
-                let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
-                return self.close(py, o, end, false);
-            }
+            16 => return self.close_open(py, cur, end),
             38 => {
                 o.xa = true;
-                let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
-                return self.close(py, o, end, false);
+                return self.close_open(py, cur, end);
             }
             26 => {
                 o.incident = true;
                 if !o.in_begin {
-                    let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
-                    return self.close(py, o, end, false);
+                    return self.close_open(py, cur, end);
                 }
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// The assembler's yield: the open transaction ends, complete, at `end`.
+    #[inline]
+    fn close_open(&mut self, py: Python<'_>, cur: &mut Option<Open>, end: u64) -> Res<()> {
+        let o = cur.take().unwrap_or_else(|| Open::new(0, 0, 0));
+        self.close(py, o, end, false)
+    }
+
+    /// An open transaction, if any, ends incomplete at `at` (a new GTID, FDE or stop event, or
+    /// the end of the file).
+    #[inline]
+    fn close_incomplete(&mut self, py: Python<'_>, cur: &mut Option<Open>, at: u64) -> Res<()> {
+        if let Some(o) = cur.take() {
+            self.close(py, o, at, true)?;
         }
         Ok(())
     }

@@ -157,132 +157,180 @@ fn int_label(head: &str, ints: &[i128], tail: &str) -> String {
     s
 }
 
-/// `row_hashes`: append the hashes of one image (and with `labels`, one readable key per
-/// hash, as `extract._label` writes it); false if a key column is absent.
-/// With `tags`, one tag per hash too: 0 for a key's, the referenced table's `ref_tag` for a
-/// foreign key's.
-pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i64>, fk_checks: bool,
-                  pykeys: &mut PyKeys, mut labels: Option<&mut Vec<String>>,
-                  mut tags: Option<&mut Vec<i64>>) -> Result<bool, super::framing::Abort> {
-    let before = out.len();
-    let mut ints: Vec<i128> = Vec::with_capacity(4);
-    let mut complete = true;
-    let mut vals: Vec<i64> = Vec::with_capacity(4);
-    let mut full: Vec<i64> = Vec::with_capacity(4);
-    let bytes = |start: u32, len: u32| &data[start as usize..(start + len) as usize];
-    // The raw bytes of some image slots, for keys hashed by the reference (None: NULL/absent).
-    let raw_values = |slots: &mut dyn Iterator<Item = usize>| -> Vec<Option<&[u8]>> {
-        slots.map(|slot| match image[slot] {
-            Val::Raw(s, l) => Some(bytes(s, l)),
+/// Scratch of one image's keys, reused key after key: the integer values (for labels), the
+/// hashes of the parts in the `key` pass and in the `pack` pass.
+struct Scratch {
+    ints: Vec<i128>,
+    vals: Vec<i64>,
+    full: Vec<i64>,
+}
+
+/// How a key's parts read in an image: all there, one NULL (no key), or one absent.
+#[derive(PartialEq)]
+enum Parts {
+    Present,
+    Null,
+    Absent,
+}
+
+/// The bytes of a value in the rows event's row data.
+#[inline]
+fn raw(data: &[u8], start: u32, len: u32) -> &[u8] {
+    &data[start as usize..(start + len) as usize]
+}
+
+/// The raw bytes of some image slots, for keys hashed by the reference (None: NULL/absent).
+#[inline]
+fn raw_values<'d>(image: &[Val], data: &'d [u8], parts: &[Part]) -> Vec<Option<&'d [u8]>> {
+    parts
+        .iter()
+        .map(|p| match image[p.slot] {
+            Val::Raw(s, l) => Some(raw(data, s, l)),
             _ => None,
         })
         .collect()
-    };
-    for (ki, k) in plan.keys.iter().enumerate() {
-        vals.clear();
-        full.clear();
-        ints.clear();
-        let mut skip = false;
-        for p in &k.parts {
-            match image[p.slot] {
-                Val::Absent => {
-                    complete = false;
-                    skip = true;
-                    break;
+}
+
+/// Read a key's parts from an image into `sc` (integer parts only, unless `py`); `pack` also
+/// hashes each part with its `pack` tag (`sc.full`), `key_pass` with its `key` tag
+/// (`sc.vals`; otherwise `sc.vals` takes the `pack` tags, as a foreign key's hash does). A
+/// NULL part stops the read when `null_stops` (a key's), and is skipped otherwise (a foreign
+/// key's). Always inlined: each caller's constant flags fold away, as in one loop per kind.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn read_parts(plan: &TablePlan, image: &[Val], data: &[u8], parts: &[Part], py: bool, key_pass: bool,
+              pack: bool, null_stops: bool, sc: &mut Scratch) -> Parts {
+    sc.vals.clear();
+    sc.full.clear();
+    sc.ints.clear();
+    for p in parts {
+        match image[p.slot] {
+            Val::Absent => return Parts::Absent,
+            Val::Null => {
+                if null_stops {
+                    return Parts::Null;
                 }
-                Val::Null => {
-                    skip = true;
-                    break;
-                }
-                Val::Raw(s, l) => {
-                    if !k.py {
-                        let unsigned = plan.int_slots[p.slot].unwrap_or(false);
-                        let iv = le_int(bytes(s, l), unsigned);
-                        ints.push(iv);
-                        let hv = number_key_hash(iv);
-                        vals.push(tuple_hash(&[hv, p.key_tag]));
-                        if k.hashes == 2 {
-                            full.push(tuple_hash(&[hv, p.pack_tag]));
-                        }
+            }
+            Val::Raw(s, l) => {
+                if !py {
+                    let unsigned = plan.int_slots[p.slot].unwrap_or(false);
+                    let iv = le_int(raw(data, s, l), unsigned);
+                    sc.ints.push(iv);
+                    let hv = number_key_hash(iv);
+                    sc.vals.push(tuple_hash(&[hv, if key_pass { p.key_tag } else { p.pack_tag }]));
+                    if pack {
+                        sc.full.push(tuple_hash(&[hv, p.pack_tag]));
                     }
                 }
             }
         }
-        if skip {
-            continue;
+    }
+    Parts::Present
+}
+
+/// A key hashed by the reference: its hashes (and its label once per hash); the number added.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn py_key_hashes(pykeys: &mut PyKeys, fk: bool, index: usize, image: &[Val], data: &[u8], parts: &[Part],
+                 out: &mut Vec<i64>, labels: Option<&mut Vec<String>>) -> Result<usize, super::framing::Abort> {
+    let values = raw_values(image, data, parts);
+    let (hs, label) = pykeys(fk, index, &values)?;
+    if let Some(l) = labels {
+        let label = label.ok_or_else(|| super::framing::Abort::new("no key label"))?;
+        l.extend(std::iter::repeat(label).take(hs.len()));
+    }
+    let n = hs.len();
+    out.extend(hs);
+    Ok(n)
+}
+
+/// The hash of a key's tuple `(name, db, table, parts)` from the parts' hashes.
+#[inline]
+fn key_tuple_hash(head: &[i64; 3], parts: &[i64]) -> i64 {
+    tuple_hash(&[head[0], head[1], head[2], tuple_hash(parts)])
+}
+
+/// `row_hashes`: append the hashes of one image (and with `labels`, one readable key per
+/// hash, as `extract._label` writes it); false if a key column is absent.
+/// With `tags`, one tag per hash too: 0 for a key's, the referenced table's `ref_tag` for a
+/// foreign key's.
+#[allow(clippy::too_many_arguments)]
+pub fn row_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i64>, fk_checks: bool,
+                  pykeys: &mut PyKeys, mut labels: Option<&mut Vec<String>>,
+                  mut tags: Option<&mut Vec<i64>>) -> Result<bool, super::framing::Abort> {
+    let before = out.len();
+    let mut sc = Scratch { ints: Vec::with_capacity(4), vals: Vec::with_capacity(4), full: Vec::with_capacity(4) };
+    let mut complete = key_hashes(plan, image, data, out, pykeys, labels.as_deref_mut(), &mut sc)?;
+    if let Some(t) = tags.as_deref_mut() {
+        t.resize(t.len() + (out.len() - before), 0);
+    }
+    if fk_checks {
+        complete &= fk_hashes(plan, image, data, out, pykeys, labels, tags, &mut sc)?;
+    }
+    Ok(complete)
+}
+
+/// The unique keys' hashes of one image (`add_pke`'s PRIMARY/UNIQUE part): a key with a NULL
+/// part gives none; false if a key column is absent.
+#[inline]
+fn key_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i64>, pykeys: &mut PyKeys,
+              mut labels: Option<&mut Vec<String>>, sc: &mut Scratch) -> Result<bool, super::framing::Abort> {
+    let mut complete = true;
+    for (ki, k) in plan.keys.iter().enumerate() {
+        match read_parts(plan, image, data, &k.parts, k.py, true, k.hashes == 2, true, sc) {
+            Parts::Absent => {
+                complete = false;
+                continue;
+            }
+            Parts::Null => continue,
+            Parts::Present => {}
         }
         if k.py {
-            let values = raw_values(&mut k.parts.iter().map(|p| p.slot));
-            let (hs, label) = pykeys(false, ki, &values)?;
-            if let Some(l) = labels.as_deref_mut() {
-                let label = label.ok_or_else(|| super::framing::Abort::new("no key label"))?;
-                l.extend(std::iter::repeat(label).take(hs.len()));
-            }
-            out.extend(hs);
+            py_key_hashes(pykeys, false, ki, image, data, &k.parts, out, labels.as_deref_mut())?;
             continue;
         }
-        out.push(tuple_hash(&[k.head[0], k.head[1], k.head[2], tuple_hash(&vals)]));
+        out.push(key_tuple_hash(&k.head, &sc.vals));
         if k.hashes == 2 {
-            out.push(tuple_hash(&[k.head[0], k.head[1], k.head[2], tuple_hash(&full)]));
+            out.push(key_tuple_hash(&k.head, &sc.full));
         }
         if let Some(l) = labels.as_deref_mut() {
-            let label = int_label(&k.label, &ints, "");
+            let label = int_label(&k.label, &sc.ints, "");
             if k.hashes == 2 {
                 l.push(label.clone());
             }
             l.push(label);
         }
     }
-    if let Some(t) = tags.as_deref_mut() {
-        t.resize(t.len() + (out.len() - before), 0);
-    }
-    if fk_checks {
-        for (fi, fk) in plan.fks.iter().enumerate() {
-            let fk_before = out.len();
-            vals.clear();
-            ints.clear();
-            let mut absent = false;
-            for p in &fk.parts {
-                match image[p.slot] {
-                    Val::Absent => {
-                        complete = false;
-                        absent = true;
-                        break;
-                    }
-                    Val::Null => {}
-                    Val::Raw(s, l) => {
-                        if !fk.py {
-                            let unsigned = plan.int_slots[p.slot].unwrap_or(false);
-                            let iv = le_int(bytes(s, l), unsigned);
-                            ints.push(iv);
-                            vals.push(tuple_hash(&[number_key_hash(iv), p.pack_tag]));
-                        }
-                    }
-                }
-            }
-            if absent {
-                continue;
-            }
-            if fk.py {
-                let values = raw_values(&mut fk.parts.iter().map(|p| p.slot));
-                let (hs, label) = pykeys(true, fi, &values)?;
-                if let Some(l) = labels.as_deref_mut() {
-                    let label = label.ok_or_else(|| super::framing::Abort::new("no key label"))?;
-                    l.extend(std::iter::repeat(label).take(hs.len()));
-                }
-                out.extend(hs);
-                if let Some(t) = tags.as_deref_mut() {
-                    t.resize(t.len() + (out.len() - fk_before), fk.ref_tag);
-                }
-                continue;
-            }
-            out.push(tuple_hash(&[fk.head[0], fk.head[1], fk.head[2], tuple_hash(&vals)]));
-            if let Some(l) = labels.as_deref_mut() {
-                l.push(int_label(&fk.label, &ints, &fk.label_tail));
-            }
+    Ok(complete)
+}
+
+/// The foreign keys' hashes of one image (`add_pke`'s foreign key part, with
+/// foreign_key_checks on), each tagged with the referenced table; false if a key column is
+/// absent.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn fk_hashes(plan: &TablePlan, image: &[Val], data: &[u8], out: &mut Vec<i64>, pykeys: &mut PyKeys,
+             mut labels: Option<&mut Vec<String>>, mut tags: Option<&mut Vec<i64>>,
+             sc: &mut Scratch) -> Result<bool, super::framing::Abort> {
+    let mut complete = true;
+    for (fi, fk) in plan.fks.iter().enumerate() {
+        if read_parts(plan, image, data, &fk.parts, fk.py, false, false, false, sc) == Parts::Absent {
+            complete = false;
+            continue;
+        }
+        if fk.py {
+            let n = py_key_hashes(pykeys, true, fi, image, data, &fk.parts, out, labels.as_deref_mut())?;
             if let Some(t) = tags.as_deref_mut() {
-                t.push(fk.ref_tag);
+                t.resize(t.len() + n, fk.ref_tag);
             }
+            continue;
+        }
+        out.push(key_tuple_hash(&fk.head, &sc.vals));
+        if let Some(l) = labels.as_deref_mut() {
+            l.push(int_label(&fk.label, &sc.ints, &fk.label_tail));
+        }
+        if let Some(t) = tags.as_deref_mut() {
+            t.push(fk.ref_tag);
         }
     }
     Ok(complete)
