@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..analysis.analyze import Stats
 from ..analysis.native import analysis_of
@@ -31,6 +31,9 @@ from ..sim.store import FactStore, LogStore, ReplayedFacts
 from ..sim.stream import SimSummary, chunks_of, first_ts_of, run_summary
 from ..versions import release, writeset_only
 from ..writeset.tracker import WhatIf
+
+if TYPE_CHECKING:
+    from ..native.results import NativeFacts
 
 WORKERS = (1, 2, 4, 8, 16, 32)
 REPLICA_DEFAULTS = release((8, 0, 27))   # the replica's defaults assumed without --host: MySQL's since 8.0.27
@@ -226,9 +229,9 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     store = FactStore()
     log = LogStore()
 
-    def take(d: dict) -> None:
-        store.add(FactColumns.from_native(d))
-        log.add(d.get("ws_log", b""), d.get("ws_log_unsafe", 0))
+    def take(f: NativeFacts) -> None:
+        store.add(FactColumns.from_native(f))
+        log.add(f.ws_log, f.ws_log_unsafe)
 
     index = {p: i for i, p in enumerate(paths)}
     ref_facts: list[TrxFacts] = []
@@ -248,7 +251,7 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     r = read(ReadRequest(tuple(paths), opts, run, Collectors(facts=True, on_facts=take, ws_log=log.add, graph=graph,
                                                              observe=stats.observe), on_progress=on_progress))
     if r.native is not None:
-        scans = {table: [events, rows] for table, events, rows in sorted(r.native.facts["scans"])}
+        scans = {table: [events, rows] for table, events, rows in sorted(r.native.facts.scans)}
         return context_of(list(paths), analysis_of(r), r.graph, store, cost, settings, options, scans, log)
     store.close()
     log.close()
