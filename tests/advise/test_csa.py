@@ -29,10 +29,9 @@ def _context(name: str):
 
 def _ctx(name: str, target, settings=None):
     base = _context(name)
-    ctx = replace(base, target_version=target, settings=settings,
-                  baseline=baseline_from(settings, base.mariadb, base.version))
-    ctx._sim_cache = _context(name)._sim_cache  # the same simulations: share them
-    return ctx
+    # a replace shares the context's caches: the same simulations
+    return replace(base, target_version=target, settings=settings,
+                   baseline=baseline_from(settings, base.mariadb, base.version))
 
 
 def _csa(advice):

@@ -65,10 +65,7 @@ def multi_file_run(directory) -> tuple[list[str], tuple[str | None, str]]:
 
 
 def options(schema: str | None) -> ClockOptions:
-    o = ClockOptions()
-    if schema:
-        o.catalog = load_schema_file(schema)
-    return o
+    return ClockOptions(catalog=load_schema_file(schema) if schema else None)
 
 
 # Damaged input: the first bytes of two fixtures, cut and bit-flipped by hypothesis.

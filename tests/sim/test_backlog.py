@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import struct
+from dataclasses import replace
 
 import pytest
 
@@ -168,7 +169,7 @@ def test_a_backlog_too_large_to_read_stays_a_sample_and_says_so():
     assert e.current.low_s < e.current.eta_s < e.current.high_s   # the unseen rest widens the band
     from lagadvisor.sim.eta import render
 
-    e.cpu_s = 1.25
+    e = replace(e, cpu_s=1.25)
     text = "\n".join(render(e))
     assert "estimated from 300 of the 2,000,000 transactions left (300 read in order" in text, text
     assert "too many to read while they are applied" in text and "used 1.2 s of CPU" in text, text

@@ -44,11 +44,10 @@ def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = Non
     ``jobs``: simulations run at once (the same advice); ``target_version``: review the upgrade
     to it; ``current_version``: the source's version instead of the binlog's (or --host's)."""
     ctx = gather(list(paths), options, cost or CostModel(), settings, on_transaction, on_progress)
-    ctx.window_s = window_s
-    ctx.jobs = jobs
-    ctx.target_version = target_version
-    if current_version is not None:
-        ctx.version, ctx.version_from = current_version, "--current-version"
+    version, version_from = ((ctx.version, ctx.version_from) if current_version is None
+                             else (current_version, "--current-version"))
+    ctx = replace(ctx, window_s=window_s, jobs=jobs, target_version=target_version, version=version,
+                  version_from=version_from)
     return advise_context(ctx)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Callable
 
 from ..analysis.analyze import Stats
 from ..analysis.native import analysis_of
@@ -31,6 +32,9 @@ from ..sim.stream import SimSummary, chunks_of, first_ts_of, run_summary
 from ..versions import release, writeset_only
 from ..writeset.tracker import WhatIf
 
+if TYPE_CHECKING:
+    from ..native.results import NativeFacts
+
 WORKERS = (1, 2, 4, 8, 16, 32)
 REPLICA_DEFAULTS = release((8, 0, 27))   # the replica's defaults assumed without --host: MySQL's since 8.0.27
 DEFAULT_WORKERS = REPLICA_DEFAULTS.replica_parallel_workers
@@ -49,8 +53,10 @@ class Baseline:
     mode: ReplicaMode = ReplicaMode.LOGICAL_CLOCK  # the applier's scheduling (ReplicaConfig.mode): MariaDB's slave_parallel_mode
 
 
-@dataclass
+@dataclass(frozen=True)
 class Context:
+    """What the rules look at, built whole (``context_of``; a variant is a ``dataclasses.replace``)."""
+
     paths: list[str]
     analysis: Analysis
     graph: GraphSummary
@@ -68,9 +74,15 @@ class Context:
     version_from: str = "binlog"    # where ``version`` was read: binlog, --host or --current-version
     jobs: int = 1                   # simulations run at once (advise --jobs)
     ws_log: LogStore | None = None  # the main pass's writeset log (native): what-ifs replay it
-    _trx_cache: dict = field(default_factory=dict, repr=False)
-    _sim_cache: dict = field(default_factory=dict, repr=False)
-    _what_if_cache: dict = field(default_factory=dict, repr=False)
+    # the what-if facts computed elsewhere (``fleet``: per-file passes on the cluster), cached here
+    what_ifs: Callable[[WhatIf, int | None], list[TrxFacts]] | None = field(default=None, repr=False)
+    # The caches: per-object state, the only fields that change after construction (filled as the
+    # rules ask). A ``dataclasses.replace`` copy shares them: the copies made here change the paths
+    # shown, the settings, the target or the window before any simulation is cached, never the facts
+    # or the cost model they are keyed under.
+    _trx_cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _sim_cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _what_if_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -- simulation -------------------------------------------------------------------------
     def run(self, clock: Policy, workers: int, *, preserve: bool | None = None, durable: bool | None = None,
@@ -162,7 +174,9 @@ class Context:
         if k in self._what_if_cache:
             return self._what_if_cache[k]
         schema_change = bool(what_if.add_primary_key or what_if.drop_foreign_keys_to)
-        if (self.ws_log is not None and isinstance(self.facts, FactStore) and self.analysis.policies is not None
+        if self.what_ifs is not None:
+            self._what_if_cache[k] = self.what_ifs(what_if, history_size)
+        elif (self.ws_log is not None and isinstance(self.facts, FactStore) and self.analysis.policies is not None
                 and not (schema_change and self.ws_log.unsafe)):
             self._what_if_cache[k] = ReplayedFacts(self.facts, self.ws_log,
                                                    history_size or self.analysis.policies.history_size, what_if)
@@ -215,9 +229,9 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     store = FactStore()
     log = LogStore()
 
-    def take(d: dict) -> None:
-        store.add(FactColumns.from_native(d))
-        log.add(d.get("ws_log", b""), d.get("ws_log_unsafe", 0))
+    def take(f: NativeFacts) -> None:
+        store.add(FactColumns.from_native(f))
+        log.add(f.ws_log, f.ws_log_unsafe)
 
     index = {p: i for i, p in enumerate(paths)}
     ref_facts: list[TrxFacts] = []
@@ -237,10 +251,8 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
     r = read(ReadRequest(tuple(paths), opts, run, Collectors(facts=True, on_facts=take, ws_log=log.add, graph=graph,
                                                              observe=stats.observe), on_progress=on_progress))
     if r.native is not None:
-        scans = {table: [events, rows] for table, events, rows in sorted(r.native.facts["scans"])}
-        ctx = context_of(list(paths), analysis_of(r), r.graph, store, cost, settings, options, scans)
-        ctx.ws_log = log
-        return ctx
+        scans = {table: [events, rows] for table, events, rows in sorted(r.native.facts.scans)}
+        return context_of(list(paths), analysis_of(r), r.graph, store, cost, settings, options, scans, log)
     store.close()
     log.close()
     return context_of(list(paths), stats.analysis(r, list(paths)), r.graph, ref_facts, cost, settings, options,
@@ -248,8 +260,10 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
 
 
 def context_of(paths: list[str], result: Analysis, graph: GraphSummary, facts: list[TrxFacts], cost: CostModel,
-               settings: ServerSettings | None, options: ClockOptions, scans: dict | None = None) -> Context:
-    """The context from a finished pass (``gather``'s, or ``fleet``'s merged per-file parts)."""
+               settings: ServerSettings | None, options: ClockOptions, scans: dict | None = None,
+               ws_log: LogStore | None = None) -> Context:
+    """The context from a finished pass (``gather``'s, with its writeset log when the native core
+    read, or ``fleet``'s merged per-file parts)."""
     written = result.policies.written if result.policies else None
     version = version_tuple(written.server_version if written else "")
     mariadb = bool(written and written.mariadb)
@@ -261,4 +275,4 @@ def context_of(paths: list[str], result: Analysis, graph: GraphSummary, facts: l
         mariadb = mariadb or settings.mariadb
     return Context(list(paths), result, graph, facts, cost, settings, options,
                    baseline_from(settings, mariadb, version), version, mariadb, dict(scans or {}),
-                   version_from=version_from)
+                   version_from=version_from, ws_log=ws_log)

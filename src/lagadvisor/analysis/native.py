@@ -7,35 +7,30 @@ want more from the same read); imports nothing from it.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.read import ReadPolicy, ReadRequest, ReadResult, read
-from ..kinds import Policy
 from .results import Analysis, FileAnalysis, LagDigest, PolicyResults, Totals
 
+if TYPE_CHECKING:
+    from ..native.results import NativeTotals
 
-def _totals(d: dict) -> Totals:
-    t = Totals()
-    for name in ("transactions", "rows", "bytes", "ddl", "statement_based", "xa", "incomplete"):
-        setattr(t, name, d[name])
-    t.incidents = d["incidents"]
-    t.first_ts_us = d["first_ts_us"]
-    t.last_ts_us = d["last_ts_us"]
-    t.recorded = ClockStats.from_native(d[Policy.RECORDED])
-    t.largest = list(d["largest"])
-    t.tables = Counter(dict(d["tables"]))
-    t.lags = LagDigest.from_native(d["lags"])
-    return t
+
+def _totals(n: NativeTotals) -> Totals:
+    return Totals(transactions=n.transactions, rows=n.rows, bytes=n.bytes, ddl=n.ddl,
+                  statement_based=n.statement_based, xa=n.xa, incidents=n.incidents, incomplete=n.incomplete,
+                  first_ts_us=n.first_ts_us, last_ts_us=n.last_ts_us, recorded=ClockStats.from_native(n.recorded),
+                  largest=list(n.largest), tables=Counter(dict(n.tables)), lags=LagDigest.from_native(n.lags))
 
 
 def analysis_of(r: ReadResult) -> Analysis:
     """The :class:`Analysis` from a finished native read (``ReadResult.native``)."""
-    files = [FileAnalysis(summary, _totals(d["totals"])) for summary, d in r.native.files]
+    files = [FileAnalysis(summary, _totals(f.totals)) for summary, f in r.native.files]
     for f in files:
         f.totals.lags.freeze()
-    return Analysis(files, _totals(r.native.stats["total"]), policy_results(r), list(r.notes.applied))
+    return Analysis(files, _totals(r.native.stats.total), policy_results(r), list(r.notes.applied))
 
 
 def policy_results(r: ReadResult) -> PolicyResults:

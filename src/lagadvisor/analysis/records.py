@@ -8,14 +8,16 @@
 
 from __future__ import annotations
 
-from array import array
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..binlog import Transaction
 from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, read
 from ..depgraph.policies import Fallback
 from ..kinds import Policy
+
+if TYPE_CHECKING:
+    from ..native.results import NativeRecords
 
 
 def _plain(v: Any) -> Any:
@@ -60,27 +62,19 @@ def transaction_record(t: Transaction, *, keys: bool = False) -> dict[str, Any]:
     return rec
 
 
-#: ``Analyzer`` record columns (``native/src/reader/mod.rs`` RECORD_COLUMNS); None is i64 min.
-RECORD_COLUMNS = ("file_idx", "start_offset", "end_offset", "last_committed", "sequence_number", "thread_id",
-                  "commit_ts_us", "immediate_commit_ts_us", "rows", "flags", "commit_order", "writeset",
-                  "writeset_session", "fallback", "original_commit_ts_us", "inserts", "updates", "deletes")
-_NONE = -(1 << 63)
+_NONE = -(1 << 63)  # None in a native record column
 _FALLBACKS = [f.value for f in Fallback]  # the native reason codes, in the enum's order
 
 
-def native_records(path: str, d: dict):
+def native_records(path: str, r: NativeRecords):
     """The export records of one file from ``Analyzer.take_records``, as
     :func:`transaction_record` plus ``computed`` and ``fallback`` build them."""
-    cols = {}
-    for name in (*RECORD_COLUMNS, "table_ends", "tables"):
-        a = array("q")
-        a.frombytes(d[name])
-        cols[name] = a
-    names, gtids = d["names"], d["gtids"]
-    tables, fallbacks = cols["tables"], _FALLBACKS
+    names, tables, fallbacks = r.names, r.tables, _FALLBACKS
     first = 0
-    for (_fi, so, eo, lc, sn, th, cts, imm, rows, flags, co, ws, wss, fb, gtid, end) in zip(
-            *(cols[n] for n in RECORD_COLUMNS[:14]), gtids, cols["table_ends"]):
+    for (so, eo, lc, sn, th, cts, imm, rows, flags, co, ws, wss, fb, gtid, end) in zip(
+            r.start_offset, r.end_offset, r.last_committed, r.sequence_number, r.thread_id, r.commit_ts_us,
+            r.immediate_commit_ts_us, r.rows, r.flags, r.commit_order, r.writeset, r.writeset_session, r.fallback,
+            r.gtids, r.table_ends):
         yield {
             "file": path, "start_offset": so, "end_offset": eo, "gtid": gtid,
             "sequence_number": None if sn == _NONE else sn,

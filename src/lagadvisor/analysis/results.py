@@ -15,6 +15,7 @@ from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import WrittenPolicy
 from ..depgraph.policies import Fallback
 from ..kinds import Policy
+from ..native.results import LagState, LagSummary
 from ..sim.run import percentile
 
 TOP_N = 5
@@ -135,22 +136,21 @@ class LagDigest:
         self.values, self.neg, self.pos = array("q"), {}, {}
 
     @classmethod
-    def from_native(cls, d: dict) -> "LagDigest":
+    def from_native(cls, d: LagState | LagSummary | None) -> "LagDigest":
         """The native core's digest: its state (the run's total), or a finished file's summary
-        (n, p50 us, p99 us, max us, from the sketch)."""
-        if "summary" in d:
+        (None: the file has no lags)."""
+        if not isinstance(d, LagState):
             out = cls(0)
-            if d["summary"] is not None:
-                n, p50, p99, mx, sketch = d["summary"]
-                out._summary = {"transactions": n, "p50_seconds": p50 / 1e6, "p99_seconds": p99 / 1e6,
-                                "max_seconds": mx / 1e6, **({"relative_error": LAG_ALPHA} if sketch else {})}
-                out.n, out.max = n, mx
+            if d is not None:
+                out._summary = {"transactions": d.n, "p50_seconds": d.p50_us / 1e6, "p99_seconds": d.p99_us / 1e6,
+                                "max_seconds": d.max_us / 1e6, **({"relative_error": LAG_ALPHA} if d.sketch else {})}
+                out.n, out.max = d.n, d.max_us
             return out
-        out = cls(d["cap"])
-        out.n, out.min, out.max, out.sketch = d["n"], d["min"], d["max"], d["sketch"]
-        out.values.frombytes(d["values"])
-        out.small = list(d["small"])
-        out.neg, out.pos = dict(d["neg"]), dict(d["pos"])
+        out = cls(d.cap)
+        out.n, out.min, out.max, out.sketch = d.n, d.min, d.max, d.sketch
+        out.values.frombytes(d.values)
+        out.small = list(d.small)
+        out.neg, out.pos = dict(d.neg), dict(d.pos)
         return out
 
 

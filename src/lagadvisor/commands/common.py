@@ -4,7 +4,8 @@ options, server), the progress bar, the one-line error, warnings on stderr."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -12,6 +13,10 @@ from rich.progress import BarColumn, Progress as RichProgress, TextColumn, TimeR
 
 from ..errors import ConfigError, LagAdvisorError
 from .options import ClockArgs, ServerArgs, WindowArgs
+
+if TYPE_CHECKING:  # the commands import the layers below them when a command runs
+    from ..depgraph.pipeline import ClockOptions
+    from ..server.connection import ServerOptions
 
 err_console = Console(stderr=True, highlight=False)
 
@@ -197,14 +202,14 @@ def input_files(files, from_file=None, to_file=None, server=None) -> list:
     return list_files(pymysql_settings_of(server), from_file, to_file)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Inputs:
     """What a command reads: the files, the clock options (windows applied, the writer of the
     clock detected once for every pass that follows), the server (None: none asked for)."""
 
-    files: list
-    options: object   # depgraph.pipeline.ClockOptions
-    server: object    # server.connection.ServerOptions | None
+    files: list[str]
+    options: ClockOptions
+    server: ServerOptions | None
 
 
 def read_inputs(files, clock: ClockArgs, window: WindowArgs | None, server: ServerArgs | None = None, *,
@@ -222,17 +227,16 @@ def read_inputs(files, clock: ClockArgs, window: WindowArgs | None, server: Serv
     paths = input_files(files, from_file, to_file, srv)
     output_path(output, paths)
     opts = clock_options(clock, srv)
-    opts.labels = labels
+    w = None
     if window is not None:
         w = windows_for(list(paths), window.start_position, window.stop_position, window.start_datetime,
                         window.stop_datetime)
         if w is not None and from_file is not None:
             raise ConfigError("--start-position/--stop-position/--start-datetime/--stop-datetime apply to "
                               "binlog files, not to --from streaming")
-        opts.windows = w
-    opts.opened = OpenFiles()  # what the detection opens, the read that follows reads through
-    opts.written = detect_written_policy(paths, files=opts.opened)
-    return Inputs(paths, opts, srv)
+    opened = OpenFiles()  # what the detection opens, the read that follows reads through
+    written = detect_written_policy(paths, files=opened)
+    return Inputs(paths, replace(opts, labels=labels, windows=w, opened=opened, written=written), srv)
 
 
 def int_list(text: str, what: str) -> list[int]:

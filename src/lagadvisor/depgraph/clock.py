@@ -14,6 +14,10 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..native.results import NativeClock
 
 #: Histogram buckets of ``sequence_number - last_committed`` (upper bounds, inclusive).
 DISTANCE_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024)
@@ -40,16 +44,9 @@ class ClockStats:
     _offset: int = field(default=0, repr=False)
 
     @classmethod
-    def from_native(cls, d: dict) -> "ClockStats":
-        """The statistics the native reader kept (``clock.rs``'s ``ClockStats``, as a dict)."""
-        c = cls()
-        c.transactions = d["transactions"]
-        c.barriers = d["barriers"]
-        c.parallel = d["parallel"]
-        c.distance_sum = d["distance_sum"]
-        c.depth = d["depth"]
-        c.histogram = Counter(d["histogram"])
-        return c
+    def from_native(cls, n: NativeClock) -> "ClockStats":
+        """The statistics the native reader kept (``clock.rs``'s ``ClockStats``)."""
+        return cls(n.transactions, n.barriers, n.parallel, n.distance_sum, Counter(dict(n.histogram)), n.depth)
 
     def add(self, file: str, last_committed: int | None, sequence_number: int | None) -> None:
         self.transactions += 1

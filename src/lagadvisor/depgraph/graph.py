@@ -16,6 +16,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import networkx as nx
 
@@ -23,6 +24,9 @@ from ..binlog import Transaction
 from ..kinds import POLICIES, HotRowKey, Policy
 from ..writeset.extract import Writeset
 from .policies import Computed
+
+if TYPE_CHECKING:
+    from ..native.results import NativeGraph
 
 #: Apply-time weights, us: per transaction, per inserted, updated and deleted row, per byte,
 #: and the commit (``sim.model.CostModel``: apply_us(...) + commit_us).
@@ -50,20 +54,19 @@ class GraphSummary:
         return self.serial_us / self.critical_path_us if self.critical_path_us else 0.0
 
     @classmethod
-    def from_native(cls, policy: str, d: dict, paths: list[str]) -> "GraphSummary":
+    def from_native(cls, policy: str, d: NativeGraph, paths: list[str]) -> "GraphSummary":
         """From ``Analyzer.take_graph``: the kept nodes and edges are added in the builder's
         order, so attributes merge as :meth:`GraphBuilder.add` merges them."""
-        s = cls(policy, d["transactions"], d["depth"], d["critical_path_us"], d["serial_us"], d["width"],
-                d["conflicts"])
-        for label, n in d["hot_rows"]:
+        s = cls(policy, d.transactions, d.depth, d.critical_path_us, d.serial_us, d.width, d.conflicts)
+        for label, n in d.hot_rows:
             s.hot_rows[HotRowKey(label)] = n
-        for table, n in d["hot_tables"]:
+        for table, n in d.hot_tables:
             s.hot_tables[table] = n
-        s.hot_rows_error = d["hot_rows_error"]
+        s.hot_rows_error = d.hot_rows_error
         g = s.graph
-        nodes = iter(d["nodes"])
+        nodes = iter(d.nodes)
         node = next(nodes, None)
-        for a, b, kind, key in d["edges"]:
+        for a, b, kind, key in d.edges:
             while node is not None and node[0] <= b:
                 _add_node(g, node, paths)
                 node = next(nodes, None)

@@ -158,8 +158,10 @@ def judge_sample(summary: FileSummary | None, sampled) -> WrittenPolicy:
                          "a commit-order clock", version)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ClockOptions:
+    """How a run's clocks are derived, built whole (a variant is a ``dataclasses.replace``)."""
+
     history_size: int | None = None          # None: the server version's default
     commit_order: CommitOrderInput = CommitOrderInput.AUTO
     catalog: Catalog | None = None

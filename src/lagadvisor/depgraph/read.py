@@ -29,6 +29,7 @@ from .pipeline import (DETECT_SAMPLE, ClockOptions, ClockRun, OpenFiles, Written
 from .policies import COMMIT_ORDER_SOURCES, POLICIES, ClockComputer, Computed, history_size_default
 
 if TYPE_CHECKING:  # networkx (the graph's) is imported only by a read that builds a graph
+    from ..native.results import NativeFacts, NativeFile, NativeFinish, NativeRecords
     from .graph import GraphSummary, Weights
 
 #: The reference's fold of one transaction: its file's summary (complete once the file is
@@ -52,16 +53,16 @@ class Collectors:
     """What a read collects besides the clocks and statistics (always kept).
 
     ``facts``: the simulation facts (native: ``ReadResult.native.facts``; with ``on_facts``
-    handed over file by file as ``Analyzer.take_facts(keep=True)`` dicts instead), and with them
+    handed over file by file as ``native.results.NativeFacts`` instead), and with them
     the writeset log (``ws_log(bytes)`` with its chunks). ``records(file_index, path, chunk)``:
-    the export records' column chunks. ``graph``: the dependency graph, built by either reader
+    the export records' column chunks (``native.results.NativeRecords``). ``graph``: the dependency graph, built by either reader
     (``ReadResult.graph``). ``observe``: the reference's fold of each transaction (what the
     native core collects in columns, the reference computes there)."""
 
     facts: bool = False
-    on_facts: Callable[[dict], None] | None = None
+    on_facts: Callable[[NativeFacts], None] | None = None
     ws_log: Callable[[bytes], None] | None = None
-    records: Callable[[int, str, dict], None] | None = None
+    records: Callable[[int, str, NativeRecords], None] | None = None
     graph: GraphRequest | None = None
     observe: Observe | None = None
 
@@ -109,12 +110,13 @@ class ClockNotes:
 
 @dataclass(frozen=True, slots=True)
 class NativeRead:
-    """What only the native core's read holds: per file its summary and ``read_file`` counters,
-    the run's statistics (``Analyzer.finish``) and the facts left at the end (``take_facts``)."""
+    """What only the native core's read holds (``native.results``' typed values): per file its
+    summary and ``read_file`` counters, the run's statistics (``Analyzer.finish``; None in a
+    clock-free read) and the facts left at the end (``take_facts``)."""
 
-    files: tuple[tuple[FileSummary, dict], ...]
-    stats: dict
-    facts: dict | None = None
+    files: tuple[tuple[FileSummary, NativeFile], ...]
+    stats: NativeFinish | None
+    facts: NativeFacts | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,22 +300,22 @@ def _native(request: ReadRequest) -> ReadResult | None:
         return None
     summaries = tuple(s for s, _ in nr.files)
     if not request.policy.clocks:
-        return ReadResult(request.run, summaries, None, native=NativeRead(tuple(nr.files), {}))
-    res = nr.analyzer.finish()
+        return ReadResult(request.run, summaries, None, native=NativeRead(tuple(nr.files), None))
+    res = nr.finish()
     notes = ClockNotes(
-        tuple((name, ClockStats.from_native(d)) for name, d in zip(POLICIES, res["clocks"])),
-        tuple(sorted(res["fallbacks"].items(), key=lambda kv: (-kv[1], kv[0]))),
-        tuple(sorted(res["fallback_tables"], key=lambda x: (-x[2], x[0], x[1]))),
-        _most_first((nr.bridge.caveat(c), n) for c, n in res["unknown"]),
+        tuple((name, ClockStats.from_native(clock)) for name, clock in zip(POLICIES, res.clocks)),
+        tuple(sorted(res.fallbacks, key=lambda kv: (-kv[1], kv[0]))),
+        tuple(sorted(res.fallback_tables, key=lambda x: (-x[2], x[0], x[1]))),
+        _most_first((nr.bridge.caveat(c), n) for c, n in res.unknown),
         # values outside a collation's weight table, hashed through the bridge (counted in values)
-        _most_first([*((nr.bridge.caveat(c), n) for c, n in res["caveats"]), *nr.approximated()]),
-        res["resets"], tuple(nr.tracker.applied))
-    facts = nr.analyzer.take_facts() if c.facts else None
+        _most_first([*((nr.bridge.caveat(c), n) for c, n in res.caveats), *nr.approximated()]),
+        res.resets, tuple(nr.tracker.applied))
+    facts = nr.take_facts() if c.facts else None
     g = None
     if c.graph is not None:
         from .graph import GraphSummary
 
-        g = GraphSummary.from_native(c.graph.policy, nr.analyzer.take_graph(), paths)
+        g = GraphSummary.from_native(c.graph.policy, nr.take_graph(), paths)
     return ReadResult(request.run, summaries, notes, g, NativeRead(tuple(nr.files), res, facts))
 
 

@@ -291,28 +291,25 @@ def map_on_cluster(fn, args: list[tuple], name: str) -> list:
         return client.gather(futures)
 
 
-def _what_ifs_per_file(ctx, job: ServerJob, v: Verdict, catalogs: list) -> list[float]:
+def _what_ifs_per_file(job: ServerJob, v: Verdict, catalogs: list):
     """The context's what-if passes split per file like the first pass: one ``what_if_part``
     task per file on the cluster (from inside the server task, which leaves its worker slot
-    while it waits), or in this process when not on a Dask worker; cached as ``Context`` caches."""
+    while it waits), or in this process when not on a Dask worker: ``Context.what_ifs`` (the
+    context caches what it returns), and the seconds waited for them so far (one item)."""
     waited = [0.0]
 
     def what_if_facts(what_if, history_size=None):
-        k = (what_if, history_size)
-        if k not in ctx._what_if_cache:
-            start = time.perf_counter()
-            args = [(job, i, v, what_if, history_size, catalogs[i] if catalogs[i] is not None else job.options.catalog)
-                    for i in range(len(job.files))]
-            parts = map_on_cluster(what_if_part, args, f"whatif-{job.name}")
-            bad = next((p.error for p in parts if p.error is not None), None)
-            if bad is not None:
-                raise LagAdvisorError(bad)
-            ctx._what_if_cache[k] = facts_from(parts)
-            waited[0] += time.perf_counter() - start
-        return ctx._what_if_cache[k]
+        start = time.perf_counter()
+        args = [(job, i, v, what_if, history_size, catalogs[i] if catalogs[i] is not None else job.options.catalog)
+                for i in range(len(job.files))]
+        parts = map_on_cluster(what_if_part, args, f"whatif-{job.name}")
+        bad = next((p.error for p in parts if p.error is not None), None)
+        if bad is not None:
+            raise LagAdvisorError(bad)
+        waited[0] += time.perf_counter() - start
+        return facts_from(parts)
 
-    ctx.what_if_facts = what_if_facts
-    return waited
+    return what_if_facts, waited
 
 
 def _rename(a, local: str, shown: str) -> None:
@@ -390,11 +387,12 @@ def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> 
     graph = graph_from(parts, facts, job.cost)
     # The context names the local copies while the rules run; the advice names the files as given
     # (for local files the two are the same).
-    ctx = context_of(locals_, analysis, graph, facts, job.cost, job.settings, job.options)
-    ctx.target_version = job.target_version
-    waited = _what_ifs_per_file(ctx, job, v, catalogs)
+    what_ifs, waited = _what_ifs_per_file(job, v, catalogs)
+    ctx = replace(context_of(locals_, analysis, graph, facts, job.cost, job.settings, job.options),
+                  target_version=job.target_version, what_ifs=what_ifs)
     advice = advise_context(ctx)
-    ctx.paths = list(job.files)
+    # the same context (its caches shared) naming the files as given
+    advice = replace(advice, context=replace(ctx, paths=list(job.files)))
     doc = advice_json(advice)
     return ServerResult(job.name, list(job.files), doc, fleet_row(job.name, advice, doc),
                         list(analysis.warnings), None, time.perf_counter() - start, waited[0])

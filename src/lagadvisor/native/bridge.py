@@ -25,6 +25,7 @@ from ..errors import LagAdvisorError
 from ..kinds import Caveat
 from ..writeset.extract import TablePlan, _label, row_hashes, row_image_caveat, schema_unknown
 from ..writeset.tracker import KeyTracker
+from .results import NativeFile
 
 _ADMIN = ("ANALYZE", "REPAIR", "OPTIMIZE")
 _INT_KINDS = frozenset({FieldType.TINY, FieldType.SHORT, FieldType.INT24, FieldType.LONG, FieldType.LONGLONG})
@@ -39,7 +40,7 @@ def statement_blocks(query: str) -> bool:
     return head in ("CREATE", "ALTER", "DROP") and len(words) > 1 and words[1].upper() in ("DATABASE", "SCHEMA")
 
 
-def native_summary(path: str, size: int, first_fde, r: dict):
+def native_summary(path: str, size: int, first_fde, r: NativeFile):
     """``FileSummary.fill`` from the counters of ``Analyzer.read_file`` (``r``), with the
     truncated-tail warning worded as the reference's framer words it (``scan._tail_tolerant``)."""
     from collections import Counter
@@ -50,11 +51,11 @@ def native_summary(path: str, size: int, first_fde, r: dict):
 
     s = FileSummary(path)
     s.size = size
-    s.fill_from(first_fde, Counter({event_type_name(code): n for code, n in r["events"]}),
-                Counter(dict(r["unknown"])), r["compression"], r["tagged_gtids"], r["gtids"], r["logical_clock"],
-                set(r["optional_metadata"]), r["next_file"])
-    if r["truncated"] is not None:
-        offset, got, size_and_type = r["truncated"]
+    s.fill_from(first_fde, Counter({event_type_name(code): n for code, n in r.events}),
+                Counter(dict(r.unknown)), r.compression, r.tagged_gtids, r.gtids, r.logical_clock,
+                set(r.optional_metadata), r.next_file)
+    if r.truncated is not None:
+        offset, got, size_and_type = r.truncated
         if size_and_type is None:
             err = TruncatedEventError(
                 f"input ends inside an event header ({got} of {LOG_EVENT_HEADER_LEN} bytes)",
@@ -64,7 +65,7 @@ def native_summary(path: str, size: int, first_fde, r: dict):
             err = TruncatedEventError(f"input ends inside the event ({got} of {esize} bytes)",
                                       file=path, offset=offset, event_type=event_type_name(code))
         s.truncated(err)
-    s.transactions = r["transactions"]
+    s.transactions = r.transactions
     if s.unknown_events:
         codes = ", ".join(f"type {c} x{n}" for c, n in sorted(s.unknown_events.items()))
         s.warnings.append(f"{path}: unknown event types counted but not decoded: {codes}")

@@ -19,6 +19,7 @@ from ..kinds import CLOCKS, CommitOrderInput
 from ..writeset.tracker import KeyTracker
 from .bridge import Bridge, native_summary
 from .loader import load
+from .results import NativeFacts, NativeFile, NativeFinish, NativeGraph, NativeRecords
 
 
 def readable(paths) -> bool:
@@ -60,16 +61,29 @@ WS_LOG_CHUNK = 1 << 21
 
 
 class NativeRun:
-    """One read of a run of files by the native core (:func:`read_run`): the analyzer (its
-    ``finish``, ``take_facts`` and ``take_graph`` hold the results), the per-file summaries and
-    counters, and the collation approximations counted while it read."""
+    """One read of a run of files by the native core (:func:`read_run`): the analyzer (whose
+    results :meth:`finish`, :meth:`take_facts` and :meth:`take_graph` hand over as typed values,
+    :mod:`.results`), the per-file summaries and counters, and the collation approximations
+    counted while it read."""
 
     def __init__(self, analyzer, bridge: Bridge, tracker: KeyTracker) -> None:
         self.analyzer = analyzer
         self.bridge = bridge
         self.tracker = tracker
-        self.files: list[tuple[object, dict]] = []   # (FileSummary, Analyzer.read_file's dict)
+        self.files: list[tuple[object, NativeFile]] = []   # (FileSummary, Analyzer.read_file's counters)
         self.approximated_before: dict = {}
+
+    def finish(self) -> NativeFinish:
+        """The run's totals and every policy's clock (``Analyzer.finish``)."""
+        return NativeFinish.of(self.analyzer.finish())
+
+    def take_facts(self) -> NativeFacts:
+        """The facts collected (``Analyzer.take_facts``), and stop collecting."""
+        return NativeFacts.of(self.analyzer.take_facts())
+
+    def take_graph(self) -> NativeGraph | None:
+        """The dependency graph's summary (``Analyzer.take_graph``; None: none was collected)."""
+        return NativeGraph.of(self.analyzer.take_graph())
 
     def approximated(self) -> list[tuple[str, int]]:
         """The collations whose weight tables could not decide some values during this read,
@@ -88,9 +102,10 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
              graph: tuple | None = None, on_facts=None, ws_log=None):
     """The read pipeline's native reader: read ``paths`` in order with the native core, for
     the clock options and the read's plan (``depgraph.pipeline.ClockOptions``/``ClockRun``: its
-    ``opened`` files, the detection's, are read through their handles), keeping what the caller asks for: simulation facts (``facts``; with ``on_facts``, handed over after each
-    file as ``on_facts(Analyzer.take_facts(keep=True))`` instead of kept), export records (``records``: called as
-    ``records(file_index, path, Analyzer.take_records())`` every :data:`RECORDS_CHUNK`
+    ``opened`` files, the detection's, are read through their handles), keeping what the caller
+    asks for: simulation facts (``facts``; with ``on_facts``, handed over after each file as
+    ``on_facts(NativeFacts)`` (``Analyzer.take_facts(keep=True)``) instead of kept), export records
+    (``records``: called as ``records(file_index, path, NativeRecords)`` every :data:`RECORDS_CHUNK`
     transactions and at the end of each file; what it raises is raised here), the dependency
     graph (``graph`` = (policy name, six apply-time weights, keep start, keep end, the most hot rows
     counted: ``depgraph.graph.hot_rows_max``)), with the facts the writeset log (``ws_log``:
@@ -143,16 +158,16 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
                 return None  # the reference reports it
             bridge.begin_file()
             if records is not None:
-                bridge.on_records = lambda d, i=i, path=path: records(i, path, d)
+                bridge.on_records = lambda d, i=i, path=path: records(i, path, NativeRecords.of(d))
             window = run.windows.get(path) if run.windows else None
             if window is not None:
                 analyzer.set_window(*window.native_args())
-            r = _read_file(analyzer, path, i, run.opened)
+            r = NativeFile.of(_read_file(analyzer, path, i, run.opened))
             out.files.append((native_summary(path, size, bridge.first_fde, r), r))
             if on_facts is not None:
-                on_facts(analyzer.take_facts(keep=True))
+                on_facts(NativeFacts.of(analyzer.take_facts(keep=True)))
             if records is not None:
-                records(i, path, analyzer.take_records())
+                records(i, path, NativeRecords.of(analyzer.take_records()))
     except native.NativeFallback as err:
         if bridge.raised is not None:
             raise bridge.raised from None

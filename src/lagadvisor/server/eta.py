@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 from ..errors import ConfigError, SchemaError
 from ..sim.eta import (Estimate, Prediction, Snapshot, caught_up, cpu_seconds, earlier_predictions, estimate_now,
@@ -230,9 +231,8 @@ def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, wa
         e = estimate_now(snaps, first, backlog, cfg, cost)
         if reader.done and not warned:
             warned = True
-            note_read(e, reader, first)
-        e.waits = worker_states(conn)
-        e.cpu_s = cpu_seconds()
+            e = note_read(e, reader, first)
+        e = replace(e, waits=worker_states(conn), cpu_s=cpu_seconds())
         last = snaps[-1]
         if not last.unapplied:
             reader.stop()

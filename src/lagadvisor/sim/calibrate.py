@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from statistics import median, median_high
+from typing import TYPE_CHECKING
 
 from ..binlog import FileSummary
 from ..errors import ConfigError
 from ..kinds import CommitOrderInput, Policy
 from .model import CostModel
+
+if TYPE_CHECKING:
+    from ..native.results import NativeRecords
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,24 +133,19 @@ def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float
     """Read a replica's binlog into :class:`_Gaps` (see :func:`fit_gaps`): a clock-free read
     (``ReadPolicy(clocks=False)``); the native core hands over its per-transaction columns
     file by file, the reference each transaction."""
-    from array import array
-
     from ..depgraph.pipeline import ClockOptions, ClockRun, WrittenPolicy
     from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, read
 
     gaps = [_Gaps(min_lag_us, serial_byte_us, keep_applied)]
     current: list = [-1, None]  # the native core's file index, the reference's file
 
-    def per_file(i: int, path: str, d: dict) -> None:  # a chunk of file i's transactions
+    def per_file(i: int, path: str, r: NativeRecords) -> None:  # a chunk of file i's transactions
         if i != current[0]:
             current[0] = i
             gaps[0].new_file()
-        cols = {}
-        for name in ("immediate_commit_ts_us", "original_commit_ts_us", "rows", "inserts", "updates", "deletes",
-                     "start_offset", "end_offset", "last_committed", "sequence_number"):
-            cols[name] = a = array("q")
-            a.frombytes(d[name])
-        for ts, orig, rows, ins, upd, dele, so, eo, lc, seq in zip(*cols.values()):
+        for ts, orig, rows, ins, upd, dele, so, eo, lc, seq in zip(
+                r.immediate_commit_ts_us, r.original_commit_ts_us, r.rows, r.inserts, r.updates, r.deletes,
+                r.start_offset, r.end_offset, r.last_committed, r.sequence_number):
             gaps[0].add(path, ts, orig, rows, ins, upd, dele, eo - so, lc, seq)
 
     def observe(_s, t, _ws, _c) -> None:

@@ -6,12 +6,17 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..kinds import CLOCKS
 
 from .build import TrxFacts
 
-#: The native columns, in ``TrxFacts`` order (``clocks`` = the four from recorded on).
+if TYPE_CHECKING:
+    from ..native.results import NativeFacts
+
+#: The native columns, in ``TrxFacts`` order (``clocks`` = the four from recorded on): the fields
+#: below, as ``native.results.NativeFacts.columns`` holds them.
 FACT_COLUMNS = ("file_idx", "seq", *(c.column for c in CLOCKS),
                 "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows")
 
@@ -43,16 +48,11 @@ class FactColumns:
         return len(self.seq)
 
     @classmethod
-    def from_native(cls, d: dict) -> "FactColumns":
-        """From ``Analyzer.take_facts``: native int64 bytes per column, raw database names
-        (decoded as the reference decodes them) and sets of name indices."""
-        cols = {}
-        for name in FACT_COLUMNS:
-            a = array("q")
-            a.frombytes(d[name])
-            cols[name] = a
-        names = [b.decode("utf-8", "surrogateescape") for b in d["db_names"]]
-        return cls(**cols, dbsets=[tuple(sorted(names[i] for i in s)) for s in d["dbsets"]])
+    def from_native(cls, f: NativeFacts) -> "FactColumns":
+        """From ``Analyzer.take_facts``: its columns, and each set of database name indices as
+        the sorted names."""
+        names = f.db_names
+        return cls(*f.columns, dbsets=[tuple(sorted(names[i] for i in s)) for s in f.dbsets])
 
     def to_facts(self) -> "FactList":
         return FactList(self)

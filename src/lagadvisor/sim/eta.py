@@ -15,7 +15,7 @@ rate; a configuration whose apply rate is below it never catches up.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import ConfigError
 from ..kinds import Policy
@@ -150,8 +150,10 @@ class Option:
                 f"preserve_commit_order={'ON' if c.preserve_commit_order else 'OFF'}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Estimate:
+    """One estimate, built whole (a later step derives a new one with ``dataclasses.replace``)."""
+
     at: float
     left: int
     applied_in_sample: int
@@ -311,12 +313,12 @@ def estimate_sampled(snaps: list[Snapshot], head: list, strata: list, left_start
     arrival = max(0, last.received_count - window[0].received_count) / span
     notes = [] if ratio is not None else [_stalled(last, span)]
     options = _options(cfg, last.left, arrival, ratio, lo_r, hi_r, sim_of)
-    e = Estimate(last.at, last.left, done[-1] - done[0], arrival, (done[-1] - done[0]) / span, ratio, options, notes)
-    e.basis = {"method": "sample", "transactions_simulated": cur.sampled, "head_transactions": len(head),
+    basis = {"method": "sample", "transactions_simulated": cur.sampled, "head_transactions": len(head),
                "strata": cur.windows, "left_at_start": left_start, "sample_band": round(cur.band, 4),
                "by_count_seconds": round(cur.by_count_s * (ratio or 1.0), 3),
                "by_bytes_seconds": None if cur.by_bytes_s is None else round(cur.by_bytes_s * (ratio or 1.0), 3)}
-    return e
+    return Estimate(last.at, last.left, done[-1] - done[0], arrival, (done[-1] - done[0]) / span, ratio, options,
+                    notes, basis=basis)
 
 
 def fmt_s(s: float | None) -> str:
@@ -498,18 +500,16 @@ def estimate_now(snaps, first: Snapshot, backlog: Backlog, cfg, cost) -> Estimat
     reader = backlog.reader
     if reader.done:
         e = estimate(snaps, reader.facts, reader.gtids, cfg, cost)
-        e.basis = {"method": "all", "transactions_read": len(reader.facts), "left_at_start": first.left,
-                   "read_seconds": round((reader.finished_at or time.time()) - reader.started_at, 3)}
-        return e
+        return replace(e, basis={"method": "all", "transactions_read": len(reader.facts), "left_at_start": first.left,
+                                 "read_seconds": round((reader.finished_at or time.time()) - reader.started_at, 3)})
     e = estimate_sampled(snaps, reader.facts[:len(reader.facts)], list(backlog.strata), first.left,
                          backlog.bytes_per_trx, cfg, cost)
-    e.basis["full_read"] = ("stopped" if reader.error else
-                            f"skipped: {first.left:,} transactions are too many to read while they are applied"
-                            if not backlog.full else "reading")
-    e.basis["transactions_read"] = len(reader.facts)
-    if reader.error:
-        e.notes.append(f"reading the backlog stopped ({reader.error}): the estimate stays a sample's")
-    return e
+    full_read = ("stopped" if reader.error else
+                 f"skipped: {first.left:,} transactions are too many to read while they are applied"
+                 if not backlog.full else "reading")
+    notes = e.notes + ([f"reading the backlog stopped ({reader.error}): the estimate stays a sample's"]
+                       if reader.error else [])
+    return replace(e, basis={**e.basis, "full_read": full_read, "transactions_read": len(reader.facts)}, notes=notes)
 
 
 #: The first estimate may come before --sample ends, once the applier has applied this many
@@ -534,17 +534,17 @@ def first_due(snaps: list[Snapshot], done0: int, sample_s: float, reader, strata
 def caught_up(first: Snapshot, cfg: ReplicaConfig) -> Estimate:
     """The estimate of a replica with nothing left to apply."""
     e = Estimate(first.at, 0, 0, 0.0, 0.0, None, [Option("current", cfg, 0.0, 0.0, 0.0, 0.0, True)],
-                 ["caught up: nothing left to apply"])
-    e.cpu_s = cpu_seconds()
+                 ["caught up: nothing left to apply"], cpu_s=cpu_seconds())
     return e
 
 
-def note_read(e: Estimate, reader, first: Snapshot) -> None:
-    """Once the backlog is read: the reader's warnings, and the transactions it did not find."""
-    e.notes += reader.warnings
+def note_read(e: Estimate, reader, first: Snapshot) -> Estimate:
+    """Once the backlog is read: ``e`` with the reader's warnings, and the transactions it did not find."""
+    notes = e.notes + list(reader.warnings)
     if len(reader.facts) < first.left:
-        e.notes.append(f"{first.left - len(reader.facts)} of the {first.left} unapplied transactions were not "
-                       "found in the binlogs read: the ETA counts only those found")
+        notes.append(f"{first.left - len(reader.facts)} of the {first.left} unapplied transactions were not "
+                     "found in the binlogs read: the ETA counts only those found")
+    return replace(e, notes=notes)
 
 
 def earlier_predictions(preds: list[Prediction], e: Estimate, last: Snapshot) -> list[dict]:
