@@ -18,6 +18,7 @@ import pytest
 from conftest import CORPUS, FIXTURES, ROOT
 from lagadvisor.advise import advise
 from lagadvisor.depgraph.pipeline import ClockOptions
+from lagadvisor.kinds import Applier
 from lagadvisor.versions import RELEASES, SOURCES, Release
 
 SYSBENCH = FIXTURES / "sysbench_oltp_write_only"
@@ -73,6 +74,17 @@ def test_9_7_to_26_7_names_the_change_stream_applier_and_what_is_unverified():
     assert "history_size (26.7)" in r.unverified
     assert any("Change Stream Applier" in s for s in r.after)
     assert any("19.2.4" in s for s in r.sources)
+    # the advised settings under the Change Stream Applier too, at the knee of its own curve
+    assert [row.applier for row in r.rows] == [Applier.MTA] * 3 + [Applier.CSA]
+    advised, csa = r.rows[2], r.rows[3]
+    assert (csa.config.clock, csa.config.durable, csa.config.preserve) == (
+        advised.config.clock, advised.config.durable, advised.config.preserve)
+    assert csa.label == "26.7 advised, CSA"
+
+
+def test_no_change_stream_applier_row_before_26_7():
+    _, r = _review(SYSBENCH, (9, 7, 0), (8, 4, 0))
+    assert len(r.rows) == 3 and all(row.applier is Applier.MTA for row in r.rows)
 
 
 def test_the_review_is_in_the_json_and_the_html(tmp_path):
@@ -82,7 +94,8 @@ def test_the_review_is_in_the_json_and_the_html(tmp_path):
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     rv = json.loads(p.stdout)["review"]
-    assert rv["target_version"] == "26.7" and len(rv["before_after"]) == 3
+    assert rv["target_version"] == "26.7" and len(rv["before_after"]) == 4
+    assert [row["applier"] for row in rv["before_after"]] == ["mta", "mta", "mta", "csa"]
     assert "Pre-upgrade review: 9.7.4 → 26.7" in html.read_text()
 
 

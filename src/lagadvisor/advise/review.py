@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..analysis.results import WRITESET_POLICIES
 from ..depgraph.policies import Fallback
-from ..kinds import FindingId as Id, Policy, WhatIfChange, WhatIfKey
+from ..kinds import Applier, FindingId as Id, Policy, ReplicaMode, WhatIfChange, WhatIfKey
 from ..versions import (FIELD_OF, GIPK_SINCE, RELEASES, SOURCES, WRITESET_ONLY_SINCE, Release, default_changes,
                         next_lts, release, removed_between, short)
 from ..writeset.tracker import WhatIf
@@ -38,11 +38,12 @@ class Row:
     catch_up_seconds: float
     lag_p99_seconds: float
     not_computed: bool = False       # a WRITESET clock of a MINIMAL-metadata binlog without a schema
+    applier: Applier = Applier.MTA   # the CSA row of a 26.7+ target: its documented semantics (sim.engine)
 
     def as_json(self) -> dict:
         return {"label": self.label, "config": self.config.describe(), "clock": self.config.clock,
                 "not_computed": self.not_computed,
-                "workers": self.config.workers, "history_size": self.history_size,
+                "workers": self.config.workers, "applier": self.applier, "history_size": self.history_size,
                 "ideal_speedup": None if self.ideal_speedup is None else round(self.ideal_speedup, 4),
                 "catch_up_seconds": round(self.catch_up_seconds, 6), "lag_p99_seconds": round(self.lag_p99_seconds, 6)}
 
@@ -139,9 +140,9 @@ def _history_facts(ctx: Context, clock: Policy, history: int):
     return ctx.what_if_facts(WhatIf(), history_size=history), WhatIfKey(WhatIfChange.HISTORY, history)
 
 
-def _row(ctx: Context, label: str, c: Config, history: int) -> Row:
+def _row(ctx: Context, label: str, c: Config, history: int, applier: Applier = Applier.MTA) -> Row:
     facts, key = _history_facts(ctx, c.clock, history)
-    kw = {"preserve": c.preserve, "durable": c.durable, "mode": c.mode, "facts": facts, "key": key}
+    kw = {"preserve": c.preserve, "durable": c.durable, "mode": c.mode, "facts": facts, "key": key, "applier": applier}
     if c.clock == Policy.RECORDED:
         ideal: float | None = ctx.analysis.total.recorded.ideal_speedup
     else:
@@ -149,12 +150,14 @@ def _row(ctx: Context, label: str, c: Config, history: int) -> Row:
         ideal = stats.ideal_speedup if stats is not None and facts is None else None
     marked = bool(ctx.analysis.policies.not_computed()) and c.clock in WRITESET_POLICIES
     return Row(label, c, history, ideal, ctx.seconds(c.clock, c.workers, **kw), ctx.lag_p99(c.clock, c.workers, **kw),
-               marked)
+               marked, applier)
 
 
 def _rows(ctx: Context, plan: Plan | None, old: Release, new: Release) -> list[Row]:
     """Now (the current settings), at the target's defaults, and at the advised settings (the
-    plan's durability and commit order, the target's clock, workers at the knee of its curve)."""
+    plan's durability and commit order, the target's clock, workers at the knee of its curve);
+    for a target with the Change Stream Applier (26.7+), the advised settings under it too, at
+    the knee of its own curve (its model: the documented semantics, sim.engine)."""
     b = ctx.baseline
     p = ctx.analysis.policies
     now = _clock_now(ctx, old)
@@ -167,9 +170,15 @@ def _rows(ctx: Context, plan: Plan | None, old: Release, new: Release) -> list[R
     facts, key = _history_facts(ctx, target_clock, history)
     knee = ctx.knee(target_clock, preserve=rec.preserve, durable=rec.durable, facts=facts, key=key)
     advised = replace(rec, clock=target_clock, workers=knee)
-    return [_row(ctx, f"now ({short(ctx.version)})", cur, p.history_size),
+    rows = [_row(ctx, f"now ({short(ctx.version)})", cur, p.history_size),
             _row(ctx, f"{short(new.first)} defaults", defaults, history),
             _row(ctx, f"{short(new.first)} advised", advised, history)]
+    if new.applier_options and not ReplicaMode(b.mode).mariadb:
+        knee = ctx.knee(target_clock, preserve=rec.preserve, durable=rec.durable, facts=facts, key=key,
+                        applier=Applier.CSA)
+        rows.append(_row(ctx, f"{short(new.first)} advised, CSA", replace(advised, workers=knee), history,
+                         Applier.CSA))
+    return rows
 
 
 def _changes(ctx: Context, old: Release, new: Release, rows: list[Row]) -> list[str]:

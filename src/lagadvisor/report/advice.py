@@ -10,7 +10,7 @@ from ..analysis.results import WRITESET_POLICIES
 from ..advise.findings import SCHEMA_VERSION
 from ..advise.summary import summary
 from .tables import compact_table, label_column, number_column
-from ..kinds import Policy, ReplicaMode
+from ..kinds import Applier, Policy, ReplicaMode
 
 
 def charts(advice: Advice) -> dict:
@@ -130,10 +130,11 @@ def review_table(rows):
     marked = any(row.not_computed for row in rows)
     tab = compact_table("before / after: catch-up of the whole input",
                         "* WRITESET not computed: no schema names the tables (--schema or --host)" if marked else None)
-    lines = {"clock": [], "workers": [], "durability": [], "commit order": [], "history size": [],
+    lines = {"clock": [], "applier": [], "workers": [], "durability": [], "commit order": [], "history size": [],
              "ideal speedup": [], "catch-up (s)": [], "lag p99 (s)": []}
     for row in rows:
         c, mode = row.config, ReplicaMode(row.config.mode)
+        lines["applier"].append(row.applier.upper())
         lines["clock"].append(f"{c.clock}{'*' if row.not_computed else ''}")
         lines["workers"].append(str(c.workers))
         lines["durability"].append("durable" if c.durable else "relaxed")
@@ -142,6 +143,8 @@ def review_table(rows):
         lines["ideal speedup"].append("-" if row.ideal_speedup is None else f"{row.ideal_speedup:,.2f}x")
         lines["catch-up (s)"].append(f"{row.catch_up_seconds:,.3f}")
         lines["lag p99 (s)"].append(f"{row.lag_p99_seconds:,.3f}")
+    if all(row.applier is Applier.MTA for row in rows):
+        del lines["applier"]
     label_column(tab, "", lines)
     for row in rows:
         number_column(tab, row.label)

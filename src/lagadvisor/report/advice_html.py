@@ -147,7 +147,7 @@ def review_html(rv: dict | None) -> str:
 
     head = "<tr><th></th><th>configuration</th><th>history</th><th>ideal speedup</th><th>catch-up s</th><th>lag p99 s</th></tr>"
     rows = "".join(
-        f"<tr><td>{esc(r['label'])}</td><td>{esc(r['config'])}{'*' if r['not_computed'] else ''}</td><td>{r['history_size']:,}</td>"
+        f"<tr><td>{esc(r['label'])}</td><td>{esc(r['config'])}{' (CSA)' if r['applier'] == 'csa' else ''}{'*' if r['not_computed'] else ''}</td><td>{r['history_size']:,}</td>"
         f"<td>{'-' if r['ideal_speedup'] is None else format(r['ideal_speedup'], ',.2f') + 'x'}</td>"
         f"<td>{r['catch_up_seconds']:,.3f}</td><td>{r['lag_p99_seconds']:,.3f}</td></tr>" for r in rv["before_after"])
     return (f"<section id='review'><h2>Pre-upgrade review: {esc(rv['current_version'])} → {esc(rv['target_version'])}</h2>"
