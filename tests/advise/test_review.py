@@ -142,3 +142,15 @@ def test_the_real_8_0_binlog(with_schema):
         assert defaults.ideal_speedup == pytest.approx(now.ideal_speedup) and defaults.not_computed
         assert any("not computed" in c and "--schema" in c for c in r.changes)
         assert r.before[0].startswith("rerun this review with --schema FILE or --host")
+
+
+@pytest.mark.parametrize("case", [("single_full", "9.7"), ("single_full", "8.4"), ("mariadb_concurrent", "26.7")])
+def test_a_review_is_of_a_mysql_upgrade(case):
+    """A target not newer than the binlog's server (9.7.4 here), or a MariaDB binlog: one line, exit 2."""
+    d, target = case
+    p = subprocess.run([sys.executable, "-m", "lagadvisor", "advise", str(FIXTURES / d), "--no-progress",
+                        "--target-version", target], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert p.stderr.count("\n") == 1 and f"--target-version {target}" in p.stderr
+    assert ("not newer than the source's 9.7.4" in p.stderr) if d == "single_full" else ("MariaDB" in p.stderr)
+

@@ -11,7 +11,7 @@ from ..sim.model import CostModel
 from .context import Context, gather
 from .findings import SCHEMA_VERSION, Alternative, Effect, Finding, Severity, ordered, severity_for
 from .plan import Config, Plan, build_plan
-from .review import Review, offer, review
+from .review import Review, check_target, offer, review
 from .rules import RULES, restate
 
 
@@ -54,6 +54,7 @@ def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = Non
 def advise_context(ctx: Context) -> Advice:
     """The rules and the plan over a gathered context (``fleet`` builds the context from per-file
     parts merged exactly, then calls this as ``advise`` does)."""
+    check_target(ctx)
     if ctx.facts and ctx.jobs > 1:
         # what every report asks for: the recorded clock's worker curve, durable and relaxed
         from .context import WORKERS

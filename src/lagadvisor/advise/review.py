@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..analysis.results import WRITESET_POLICIES
 from ..depgraph.policies import Fallback
+from ..errors import ConfigError
 from ..kinds import Applier, FindingId as Id, Policy, ReplicaMode, WhatIfChange, WhatIfKey
 from ..versions import (FIELD_OF, GIPK_SINCE, RELEASES, SOURCES, WRITESET_ONLY_SINCE, Release, default_changes,
                         next_lts, release, removed_between, short)
@@ -78,6 +79,21 @@ def offer(ctx: Context) -> str | None:
         return None
     lts = next_lts(ctx.version)
     return short(lts.first) if lts else None
+
+
+def check_target(ctx: Context) -> None:
+    """A review is of a MySQL upgrade: ``--target-version`` must be newer than the source's version
+    and the source a MySQL server (ConfigError, one line, otherwise)."""
+    t = ctx.target_version
+    if t is None:
+        return
+    if ctx.mariadb:
+        raise ConfigError(f"--target-version {short(t)}: the pre-upgrade review is of MySQL releases; these binlogs "
+                          "were written by MariaDB")
+    if tuple(t) <= tuple(ctx.version):
+        raise ConfigError(f"--target-version {short(t)} is not newer than the source's {short(ctx.version)} "
+                          f"(from {ctx.version_from}): the review is of an upgrade (--current-version names the "
+                          "source's version)")
 
 
 def review(ctx: Context, plan: Plan | None, findings: list) -> Review | None:
