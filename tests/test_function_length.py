@@ -9,10 +9,11 @@ import ast
 import re
 from pathlib import Path
 
-import lagadvisor
-
-PKG = Path(lagadvisor.__file__).resolve().parent
-NATIVE = PKG.parent.parent / "native" / "src"
+#: The checkout's sources (not the installed package: under the test command lagadvisor is
+#: imported from the wheel, whose site-packages has no native/src).
+ROOT = Path(__file__).resolve().parent.parent
+PKG = ROOT / "src" / "lagadvisor"
+NATIVE = ROOT / "native" / "src"
 LIMIT = 100
 #: ``sim.engine.simulate_python`` mirrors native/src/sim.rs's ``Sim`` line by line so the two read
 #: side by side (the reference and the native engine are compared exactly by
