@@ -55,28 +55,28 @@ def _denied(err) -> bool:
     return bool(getattr(err, "args", None)) and err.args[0] in (1142, 1143, 1227, 1044, 1045, 1370)
 
 
+def _probe(cur, sql: str, missing: str) -> None:
+    """Run ``sql``; a permission error becomes :class:`SetupError` ``missing`` (any other error
+    is raised as it is)."""
+    import pymysql
+
+    try:
+        cur.execute(sql)
+        cur.fetchall()
+    except pymysql.err.MySQLError as err:
+        if _denied(err):
+            raise SetupError(missing) from None
+        raise
+
+
 def check_setup(conn) -> dict:
     """Check what a live calibration reads; the replica's settings (workers, durability...).
     Raises :class:`SetupError` naming the first missing grant, instrument, consumer or setting."""
-    import pymysql
-
     with conn.cursor() as cur:
-        try:
-            cur.execute("SELECT 1 FROM performance_schema.setup_instruments LIMIT 1")
-            cur.fetchall()
-        except pymysql.err.MySQLError as err:
-            if _denied(err):
-                raise SetupError("missing grant: SELECT on performance_schema: GRANT SELECT ON "
-                                 "performance_schema.* TO <user>") from None
-            raise
-        try:
-            cur.execute("SHOW BINARY LOG STATUS")
-            cur.fetchall()
-        except pymysql.err.MySQLError as err:
-            if _denied(err):
-                raise SetupError("missing grant: REPLICATION CLIENT (the binlog position): GRANT REPLICATION "
-                                 "CLIENT, REPLICATION SLAVE ON *.* TO <user>") from None
-            raise
+        _probe(cur, "SELECT 1 FROM performance_schema.setup_instruments LIMIT 1",
+               "missing grant: SELECT on performance_schema: GRANT SELECT ON performance_schema.* TO <user>")
+        _probe(cur, "SHOW BINARY LOG STATUS", "missing grant: REPLICATION CLIENT (the binlog position): GRANT "
+                                              "REPLICATION CLIENT, REPLICATION SLAVE ON *.* TO <user>")
         grants = " ".join(g for (g,) in _rows(cur, "SHOW GRANTS"))
         if "REPLICATION SLAVE" not in grants and "ALL PRIVILEGES ON *.*" not in grants:
             raise SetupError("missing grant: REPLICATION SLAVE (to stream the replica's own binlog): GRANT "
