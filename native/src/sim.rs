@@ -99,10 +99,13 @@ pub struct Costs {
     pub flush_us: f64,
     pub redo_flush_us: f64,
     pub handoff_us: f64,
+    pub wakeup_us: f64,
     #[pyo3(from_py_with = "cores_of")]
     pub cores: f64,
     pub fsync_devices: i64,
     pub fsync_cpu: f64,
+    pub concurrency_cpu: f64,
+    pub oversubscribed_cpu: f64,
 }
 
 /// `CostModel.cores` (an int), at least one.
@@ -180,6 +183,9 @@ struct Sim {
     cfg: Config,
     cost: Costs,
     work_scale: f64,
+    /// engine.py ``spread_across_workers``: worker CPU per byte added before the scale (the
+    /// durable commit's share, ``CostModel.durable_byte_us``; 0 when relaxed).
+    work_byte: f64,
     sync_us: f64,
     redo_us: f64,
     shared_disk: bool,
@@ -213,6 +219,10 @@ struct Sim {
     coord_busy: bool,
     coord_blocked_since: Option<f64>,
     blocked_on_dep: bool,
+    /// engine.py ``dep_sleep`` / ``wake_at``: the coordinator sleeps on a dependency and, once
+    /// it is met, runs again ``wakeup_us`` later (-1: no wake-up pending).
+    dep_sleep: bool,
+    wake_at: f64,
     pending: i64,
     flush_busy: bool,
     // Every transaction enters the flush queue once, and a flush takes the whole queue: the
@@ -237,11 +247,12 @@ struct Sim {
 }
 
 impl Sim {
-    fn new(cfg: Config, cost: Costs, work_scale: f64, sink: Sink) -> Self {
+    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, sink: Sink) -> Self {
         Sim {
             cfg,
             cost,
             work_scale,
+            work_byte,
             sync_us: if cfg.durable { cost.flush_us } else { 0.0 },
             redo_us: if cfg.durable { cost.redo_flush_us } else { 0.0 },
             shared_disk: cost.fsync_devices == 1,
@@ -274,6 +285,8 @@ impl Sim {
             coord_busy: false,
             coord_blocked_since: None,
             blocked_on_dep: false,
+            dep_sleep: false,
+            wake_at: -1.0,
             pending: 0,
             flush_busy: false,
             arena: Vec::new(),
@@ -317,7 +330,10 @@ impl Sim {
             });
         }
         self.arrival.extend_from_slice(x.arrival_us);
-        if self.work_scale == 1.0 {
+        if self.work_byte != 0.0 {
+            let (f, b) = (self.work_scale, self.work_byte);
+            self.work.extend(x.work_us.iter().zip(x.nbytes.iter()).map(|(w, &nb)| (w + b * nb as f64) * f));
+        } else if self.work_scale == 1.0 {
             self.work.extend_from_slice(x.work_us);
         } else {
             let f = self.work_scale;
@@ -401,15 +417,22 @@ impl Sim {
     fn rate(&self) -> f64 {
         let cores = self.cost.cores;
         let j = self.ps_heap.len() as f64;
+        // Contention (CostModel.contention): the same operations as engine.py.
+        let slow = if j <= 1.0 {
+            1.0
+        } else {
+            1.0 + self.cost.concurrency_cpu * (f64::min(j, cores) - 1.0)
+                + self.cost.oversubscribed_cpu * f64::max(0.0, j - cores)
+        };
         if !self.spinning {
-            return if j <= cores { 1.0 } else { cores / j };
+            return (if j <= cores { 1.0 } else { cores / j }) / slow;
         }
         let r = j + 1.0;
         if r <= cores {
-            return 1.0;
+            return 1.0 / slow;
         }
         let alone = if r < 2.0 * cores { (2.0 * cores - r) / r } else { 0.0 };
-        f64::min(1.0, (cores - alone) / j)
+        f64::min(1.0, (cores - alone) / j) / slow
     }
 
     fn advance(&mut self, now: f64) {
@@ -477,8 +500,21 @@ impl Sim {
                 self.blocked_on_dep = reason == 1;
             }
             self.spinning = reason == 2;
+            self.dep_sleep = reason == 1;
             return false;
         }
+        if self.dep_sleep && self.cost.wakeup_us > 0.0 {
+            if self.wake_at < 0.0 {
+                self.wake_at = now + self.cost.wakeup_us;
+                self.push(self.wake_at, WAKE, -1, 0, 0);
+                return false;
+            }
+            if now < self.wake_at {
+                return false;
+            }
+        }
+        self.dep_sleep = false;
+        self.wake_at = -1.0;
         if let Some(since) = self.coord_blocked_since.take() {
             if self.blocked_on_dep {
                 self.dependency_wait_us += now - since;
@@ -488,12 +524,19 @@ impl Sim {
         }
         self.free_workers -= 1;
         self.coord_busy = true;
-        let d = if self.cfg.csa {
-            self.cost.dispatch_us
-        } else {
-            self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64
-        };
-        self.run_cpu(d, DISPATCH_DONE, i as i64, 0, 0);
+        if self.cfg.csa {
+            self.run_cpu(self.cost.dispatch_us, DISPATCH_DONE, i as i64, 0, 0);
+            return false;
+        }
+        // engine.py: the MTA's worker applies the events as the coordinator reads them; the
+        // apply cannot end before the read.
+        let read = self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64;
+        self.run_cpu(read, DISPATCH_DONE, i as i64, 0, 0);
+        let li = self.at(i);
+        self.pending += nb;
+        self.start_t[li] = now;
+        let w = py_max(read, self.work[li]);
+        self.run_cpu(w, APPLY_DONE, i as i64, 0, 0);
         false
     }
 
@@ -610,15 +653,14 @@ impl Sim {
                 let i = ev.i as usize;
                 let li = self.at(i);
                 self.coord_busy = false;
-                self.pending += self.nbytes[li];
-                self.start_t[li] = now;
                 self.coord_next = i + 1;
-                let w = if self.cfg.csa {
-                    self.cost.dispatch_byte_us * self.nbytes[li] as f64 + self.work[li]
-                } else {
-                    self.work[li]
-                };
-                self.run_cpu(w, APPLY_DONE, ev.i, 0, 0);
+                if self.cfg.csa {
+                    // the worker reads its transaction's events itself, then applies them
+                    self.pending += self.nbytes[li];
+                    self.start_t[li] = now;
+                    let w = self.cost.dispatch_byte_us * self.nbytes[li] as f64 + self.work[li];
+                    self.run_cpu(w, APPLY_DONE, ev.i, 0, 0);
+                }
             }
             APPLY_DONE => {
                 let i = ev.i as usize;
@@ -765,7 +807,7 @@ impl Sim {
 
 /// engine.py `simulate` over a whole input.
 pub fn simulate(x: &Input, cfg: Config, cost: Costs) -> Result<Output, String> {
-    let mut s = Sim::new(cfg, cost, 1.0, Sink::Full(Vec::new()));
+    let mut s = Sim::new(cfg, cost, 1.0, 0.0, Sink::Full(Vec::new()));
     s.feed(x, true)?;
     let apply_us = s.apply_us();
     let commit_us = match std::mem::replace(&mut s.sink, Sink::Full(Vec::new())) {
@@ -982,7 +1024,7 @@ impl LagAcc {
     }
 }
 
-/// `StreamSim(cfg, cost, work_scale, cap, threshold_us, window_us, origin_us)`: one simulation
+/// `StreamSim(cfg, cost, work_scale, work_byte, cap, threshold_us, window_us, origin_us)`: one simulation
 /// fed in chunks (`feed`), with its lag statistics gathered as it commits (`finish`). `cfg` and
 /// `cost` are read by attribute (`ReplicaConfig`, `CostModel`: `Config`, `Costs`).
 #[pyclass(module = "lagadvisor._native")]
@@ -993,10 +1035,10 @@ pub struct StreamSim {
 #[pymethods]
 impl StreamSim {
     #[new]
-    fn new(cfg: Config, cost: Costs, work_scale: f64, cap: usize, threshold_us: f64, window_us: i64,
-           origin_us: i64) -> Self {
+    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, cap: usize, threshold_us: f64,
+           window_us: i64, origin_us: i64) -> Self {
         let acc = LagAcc::new(cap, threshold_us, window_us, origin_us);
-        StreamSim { sim: Sim::new(cfg, cost, work_scale, Sink::Acc(Box::new(acc))) }
+        StreamSim { sim: Sim::new(cfg, cost, work_scale, work_byte, Sink::Acc(Box::new(acc))) }
     }
 
     /// The next chunk's columns (bytes of array 'd', 'd', 'q', 'q', 'b'; `need` in global

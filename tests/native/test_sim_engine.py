@@ -61,6 +61,10 @@ COSTS = {
     # ... with the committing threads on a CPU for part of each fsync, on one core
     "fsync_cpu": CostModel(redo_flush_us=210.0, flush_us=190.0, fsync_cpu=0.38, cores=1),
     "fsync_cpu_1dev": CostModel(redo_flush_us=210.0, flush_us=190.0, fsync_cpu=0.7, fsync_devices=2, cores=2),
+    # contention: every CPU job slower while others run, more past the cores
+    "contention": CostModel(concurrency_cpu=0.031, oversubscribed_cpu=0.017, cores=3),
+    # the coordinator's wake-up after sleeping on a dependency
+    "wakeup": CostModel(wakeup_us=23.0, handoff_us=7.0, cores=4),
 }
 
 
@@ -179,16 +183,20 @@ works = st.one_of(st.integers(0, 8).map(lambda v: v * 12.5), st.floats(0, 5000, 
        st.sampled_from([0.0, 438.5]), st.sampled_from([0.0, 7.5]),
        st.sampled_from([128 * 1024 * 1024, 2 * 10**6, 1]), st.sampled_from([0.0, 0.0173, 1.7]),
        st.sampled_from([1.0, 1.13]), st.sampled_from([0.0, 210.0, 0.1]), st.sampled_from([1, 2]),
-       st.sampled_from([0.0, 0.38, 1.0]))
+       st.sampled_from([0.0, 0.38, 1.0]), st.sampled_from([0.0, 0.028, 0.5]), st.sampled_from([0.0, 0.012]),
+       st.sampled_from([0.0, 25.0, 7.3]), st.sampled_from([0.0, 0.043]))
 def test_native_matches_python_on_random_inputs(applier, rows, workers, durable, preserve, sort_arrivals, cores,
                                                 commit_us, dispatch_us, flush_us, handoff_us, pending_max,
                                                 dispatch_byte_us, multi_worker_cpu, redo_flush_us, fsync_devices,
-                                                fsync_cpu):
+                                                fsync_cpu, concurrency_cpu, oversubscribed_cpu, wakeup_us,
+                                                durable_byte_us):
     """Both appliers (the Change Stream Applier's changes: sim/engine.py's docstring)."""
     inp = random_input(rows, sort_arrivals)
     cost = CostModel(cores=cores, commit_us=commit_us, dispatch_us=dispatch_us, flush_us=flush_us,
                      handoff_us=handoff_us, dispatch_byte_us=dispatch_byte_us, multi_worker_cpu=multi_worker_cpu,
-                     redo_flush_us=redo_flush_us, fsync_devices=fsync_devices, fsync_cpu=fsync_cpu)
+                     redo_flush_us=redo_flush_us, fsync_devices=fsync_devices, fsync_cpu=fsync_cpu,
+                     concurrency_cpu=concurrency_cpu, oversubscribed_cpu=oversubscribed_cpu, wakeup_us=wakeup_us,
+                     durable_byte_us=durable_byte_us)
     both(inp, ReplicaConfig(workers, preserve, durable, pending_max, applier=applier), cost,
          (applier, workers, preserve, durable))
 
@@ -285,7 +293,7 @@ def test_csa_stream_matches_whole_run():
     for w, preserve in ((2, True), (4, False), (8, True)):
         cfg = ReplicaConfig(w, preserve, True, applier=Applier.CSA)
         whole = simulate_native(inp, cfg, cost)
-        s = _native.StreamSim(cfg, cost, 1.0, 10**9, 1e6, 0, 0)
+        s = _native.StreamSim(cfg, cost, 1.0, 0.0, 10**9, 1e6, 0, 0)
         for lo in range(0, len(inp), 700):
             sl = slice(lo, lo + 700)
             s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),

@@ -5,7 +5,11 @@ transactions in relay-log order; a transaction is handed to a free worker once e
 transaction with ``sequence_number <= last_committed`` of its file is committed (the prefix
 low-water mark, §4.2 of the spec); ``last_committed = 0``, a new file or a gap in sequence
 numbers is a barrier (wait for everything before). The coordinator blocks on the head of the
-queue. Workers hold their transaction until it commits; with ``replica_preserve_commit_order``
+queue: on a dependency it sleeps (``wait_for_last_committed_trx``, a condition wait) and runs
+again ``wakeup_us`` after the commit that met it; for a free worker it spins. The worker is
+assigned at the transaction's first event and applies the events as the coordinator reads
+them (``dispatch_us`` + ``dispatch_byte_us`` per byte), so the read and the apply run at once
+and the apply ends no earlier than the read. Workers hold their transaction until it commits; with ``replica_preserve_commit_order``
 a transaction enters the commit pipeline only after its predecessor did. The pipeline is the
 replica's binlog group commit (MYSQL_BIN_LOG::ordered_commit): a serial flush stage, where the
 group's leader first waits for the InnoDB redo fsync of the whole group (``redo_flush_us`` per
@@ -15,7 +19,9 @@ member's binlog cache and commits it (CPU, ``commit_us`` per member), then a ser
 stage is busy form the next group; the two stages pipeline, so the binlog fsync of one group
 overlaps the next group's flush stage but the redo fsync does not. CPU is shared by processor sharing
 (the Linux scheduler's fair share): every runnable thread — workers applying, the coordinator
-dispatching, the flush leader — progresses at ``min(1, cores / runnable)``. The coordinator
+dispatching, the flush leader — progresses at ``min(1, cores / runnable)``, divided by the
+contention of that many threads running at once (``CostModel.contention``: InnoDB's shared
+latches and cache lines, and past the cores the context switches; measured on 16 cores). The coordinator
 busy-waiting for a free worker (``get_least_occupied_worker`` loops on ``my_thread_yield``)
 holds a whole core when one is idle (measured on a real 9.7 replica at 100% of a core), yields
 its core to the threads that share it (CFS ``yield_task_fair``), and counts as one thread when
@@ -156,13 +162,16 @@ def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel,
     than the one that ran their predecessor, with colder caches: the workers' CPU per transaction
     (apply and commit) is ``cost.multi_worker_cpu`` times what one worker needs. Measured from
     the replica threads' CPU time (/proc) at 1 and k workers; see bench/replica_catchup.py. On one
-    core there is one cache: no factor (:meth:`CostModel.worker_cpu`)."""
+    core there is one cache: no factor (:meth:`CostModel.worker_cpu`). A durable replica's workers
+    also pay ``durable_byte_us`` per byte (:meth:`CostModel.work_byte_us`), added before the
+    factor: ``(work + b * nbytes) * f`` (sim.rs ``feed`` does the same for ``StreamSim``)."""
     f = cost.worker_cpu(cfg.workers)
-    if f == 1.0:
+    b = cost.work_byte_us(cfg.durable)
+    if f == 1.0 and b == 0.0:
         return inp, cost
-    work = (scaled or ScaledWork())(inp.work_us, f)
+    work = (scaled or ScaledWork())(inp.work_us, f, inp.nbytes, b)
     return (SimInput(inp.arrival_us, work, inp.nbytes, inp.need, inp.need_kind),
-            replace(cost, commit_us=cost.commit_us * f))
+            replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost)
 
 
 class ScaledWork:
@@ -175,14 +184,18 @@ class ScaledWork:
         self._seen: list[tuple[object, float, array]] = []
         self._lock = threading.Lock()
 
-    def __call__(self, work, f: float) -> array:
+    def __call__(self, work, f: float, nbytes=None, b: float = 0.0) -> array:
+        """``(work + b * nbytes) * f`` (sim.rs ``feed``: the same operations)."""
         with self._lock:
-            for w, g, out in self._seen:
-                if w is work and g == f:
+            for w, g, bb, out in self._seen:
+                if w is work and g == f and bb == b:
                     return out
-        out = array("d", [w * f for w in work])
+        if b != 0.0:
+            out = array("d", [(w + b * nb) * f for w, nb in zip(work, nbytes)])
+        else:
+            out = array("d", [w * f for w in work])
         with self._lock:
-            self._seen.insert(0, (work, f, out))
+            self._seen.insert(0, (work, f, b, out))
             del self._seen[self._keep:]
         return out
 
@@ -236,16 +249,18 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
 
     def rate() -> float:
         j = len(ps_heap)
+        # Contention (CostModel.contention): every job runs slower while others run with it.
+        slow = 1.0 if j <= 1 else 1.0 + conc * (min(j, cores) - 1.0) + over * max(0.0, j - cores)
         if not spinning:
-            return 1.0 if j <= cores else cores / j
+            return (1.0 if j <= cores else cores / j) / slow
         r = j + 1
         if r <= cores:
-            return 1.0
+            return 1.0 / slow
         # The busy-waiting coordinator yields its core to the threads queued on it, but the
         # scheduler balances runnable threads over the cores by count: it is alone on a core
         # (holding all of it) in (2 * cores - r) of r even placements when r < 2 * cores.
         alone = (2.0 * cores - r) / r if r < 2.0 * cores else 0.0
-        return min(1.0, (cores - alone) / j)
+        return min(1.0, (cores - alone) / j) / slow
 
     def advance(now: float) -> None:
         nonlocal vnow, vlast_t
@@ -284,6 +299,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     next_entry = 0           # preserve order: next index allowed into the commit stage
     free_workers = cfg.workers
     cores = float(max(1, cost.cores))
+    conc, over = cost.concurrency_cpu, cost.oversubscribed_cpu
     # Processor sharing: jobs progress together in "virtual work" V; a job of w us started
     # at V0 ends when V reaches V0 + w. rate = min(1, cores / (jobs + spinning coordinator)).
     vnow = 0.0
@@ -295,6 +311,8 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     coord_busy = False
     coord_blocked_since: float | None = None
     blocked_on = ""
+    dep_sleep = False        # blocked on a dependency at the last try (asleep, not spinning)
+    wake_at = -1.0           # when it runs again once the dependency is met (-1: not yet met)
     pending = 0
     flush_busy = False
     flush_queue: list[int] = []
@@ -322,7 +340,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         return entered_upto >= nd
 
     def try_coordinator(now: float) -> None:
-        nonlocal coord_busy, free_workers, coord_blocked_since, blocked_on, spinning
+        nonlocal coord_busy, free_workers, coord_blocked_since, blocked_on, spinning, dep_sleep, wake_at, pending
         spinning = False
         if coord_busy or coord_next >= n:
             return
@@ -340,7 +358,18 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             if coord_blocked_since is None:
                 coord_blocked_since, blocked_on = now, reason
             spinning = reason == "worker"
+            dep_sleep = reason == "dep"
             return
+        # Asleep on a dependency (wait_for_last_committed_trx: a condition wait, not a spin),
+        # the coordinator runs again wakeup_us after the commit that met it signalled it.
+        if dep_sleep and cost.wakeup_us > 0:
+            if wake_at < 0:
+                wake_at = now + cost.wakeup_us
+                push(wake_at, WAKE)
+                return
+            if now < wake_at:
+                return
+        dep_sleep, wake_at = False, -1.0
         if coord_blocked_since is not None:
             if blocked_on == "dep":
                 res.dependency_wait_us += now - coord_blocked_since
@@ -349,8 +378,17 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             coord_blocked_since = None
         free_workers -= 1
         coord_busy = True
-        read_us = cost.dispatch_us if csa else cost.dispatch_us + cost.dispatch_byte_us * nbytes[coord_next]
+        if csa:
+            run_cpu(now, cost.dispatch_us, DISPATCH_DONE, coord_next)
+            return
+        # The MTA's worker is assigned at the transaction's first event and applies each event as
+        # the coordinator queues it: the read and the apply run at once, and the apply cannot end
+        # before the read (one processor-shared rate: the longer of the two jobs ends last).
+        read_us = cost.dispatch_us + cost.dispatch_byte_us * nbytes[coord_next]
         run_cpu(now, read_us, DISPATCH_DONE, coord_next)
+        pending += nbytes[coord_next]
+        start_t[coord_next] = now
+        run_cpu(now, max(read_us, work_us[coord_next]), APPLY_DONE, coord_next)
 
     def start_flush(now: float) -> None:
         nonlocal flush_busy, flush_queue
@@ -443,10 +481,11 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         nonlocal coord_busy, pending, coord_next, flush_busy, sync_busy, free_workers
         if kind == DISPATCH_DONE:
             coord_busy = False
-            pending += nbytes[i]
-            start_t[i] = now
             coord_next = i + 1
-            run_cpu(now, cost.dispatch_byte_us * nbytes[i] + work_us[i] if csa else work_us[i], APPLY_DONE, i)
+            if csa:  # the worker reads its transaction's events itself, then applies them
+                pending += nbytes[i]
+                start_t[i] = now
+                run_cpu(now, cost.dispatch_byte_us * nbytes[i] + work_us[i], APPLY_DONE, i)
         elif kind == APPLY_DONE:
             pending -= nbytes[i]
             applied[i] = 1

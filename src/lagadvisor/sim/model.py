@@ -28,43 +28,67 @@ from ..errors import ConfigError
 from ..kinds import Applier, ReplicaMode
 
 
+#: The machine the built-in defaults were measured on (bench/manycore_16core.json's ``machine``).
+MACHINE = ("16 cores, Intel(R) Xeon(R) Processor (a VM), kernel 6.18.44, ext4 on a virtual disk, 125.9 GiB; "
+           "MySQL 9.7.4 replica, 2026-11-26")
+
+
 @dataclass(frozen=True, slots=True)
 class CostModel:
-    """Microseconds. Defaults are measured on a real MySQL 9.7 replica on this kind of machine
-    (2 cores); see ``bench/replica_catchup.py`` and docs/accuracy.md for the method and the numbers."""
+    """Microseconds. The defaults are a real MySQL 9.7.4 replica's on a 16-core machine (Intel Xeon
+    VM, kernel 6.18, ext4 on a virtual disk: ``MACHINE``), measured and fitted by the many-core lab
+    (bench/manycore/, docs/accuracy.md "Many cores"); give a replica's own with ``calibrate``."""
 
-    # Fitted on 2026-11-22 by `python3 bench/replica_catchup.py --calibrate` (bench/cost.json,
-    # rounded) on a MySQL 9.7.4 replica, 2 cores, on a separate calibration workload:
-    # per-row costs from a one-worker commit-gap regression (R^2 0.99, stalls spread x1.12);
-    # the coordinator's cost per byte from its performance_schema stage time; the worker CPU
-    # factor from /proc thread CPU at 1, 2 and 4 workers; the per-transaction intercept's
-    # serial share matched to 2- and 4-worker catch-ups (all of it: dispatch_us and trx_us 0);
-    # the two fsyncs from a durable one-worker regression (R^2 0.94), split by the file
-    # instruments' redo and binlog fsync time (49% redo).
-    trx_us: float = 0.0            # worker, per transaction (parallel)
-    insert_us: float = 21.6        # worker, per row written
-    update_us: float = 31.3        # worker, per row updated
-    delete_us: float = 25.5        # worker, per row deleted
+    # Measured on that machine by bench/manycore/lab.py (bench/manycore_16core.json, 2026-11-26):
+    # - dispatch_us, dispatch_byte_us: the coordinator's /proc CPU per transaction at 16 and 32
+    #   workers (where it never waits for a worker), regressed on the transactions' bytes over the
+    #   five backlogs (18 us + 0.016 us/byte: 47 us for sysbench's 1.8 kB transaction);
+    # - fsync_cpu: the workers' /proc CPU durable less relaxed at one worker, over the two fsyncs'
+    #   time (file_summary_by_event_name): 0.37-0.56, 0.45 taken;
+    # - fsync_devices 2: the redo and binlog fsync times add up to more than the 16-worker
+    #   catch-up's wall time, so the device runs them at once.
+    # Fitted (bench/manycore/fit.py, Nelder-Mead on the log time and speedup errors of the lab's 60
+    # medians: 5 backlogs x 1-32 workers x relaxed/durable): the per-row and per-transaction
+    # worker costs (delete tied to insert x25.5/21.6, the 2-core regression's ratio), the serial
+    # commit_us, the contention, the two wake-up latencies (the commit-order hand-off and the
+    # coordinator's: 79 and 55 us on that VM), the fsyncs (the redo's 126 us against the file
+    # instruments' 69-118 us per fsync: the commit also waits for the log writer and flusher
+    # threads; the binlog's 124 us against 93-182 us) and durable_byte_us. Every measured time
+    # less the replica's start (30.7 ms: START REPLICA SQL_THREAD to the first commit, from the kept
+    # runs' own binlogs), which the simulation does not model and a real backlog does not notice. scan_row_us is bench/keyless_apply.py's (2 cores: the lab has
+    # no table without an index). Checked back on 2 cores: docs/accuracy.md.
+    trx_us: float = 33.2           # worker, per transaction (parallel)
+    insert_us: float = 46.3        # worker, per row written
+    update_us: float = 13.1        # worker, per row updated
+    delete_us: float = 54.7        # worker, per row deleted
     byte_us: float = 0.0           # worker, per byte (not separable from rows; kept at 0)
-    dispatch_us: float = 0.0       # coordinator, per transaction (read, schedule, hand over)
-    dispatch_byte_us: float = 0.0084  # coordinator, per byte of the transaction's events (reading them)
-    commit_us: float = 218.7       # flush stage, per transaction (serial)
-    flush_us: float = 218.2        # sync stage, per group (serial), when durable: binlog fsync
-    redo_flush_us: float = 206.6   # flush stage, per group (serial), when durable: redo fsync
-    handoff_us: float = 0.0        # commit-order wake-up of a worker that waited for its turn
+    durable_byte_us: float = 0.0073  # worker, per byte, when durable: the commit's redo and binlog writes
+                                   # it waits for (/proc worker CPU, durable less relaxed, grows with bytes)
+    dispatch_us: float = 18.0      # coordinator, per transaction (read, schedule, hand over)
+    dispatch_byte_us: float = 0.016  # coordinator, per byte of the transaction's events (reading them)
+    commit_us: float = 37.3        # flush stage, per transaction (serial)
+    flush_us: float = 124.1        # sync stage, per group (serial), when durable: binlog fsync
+    redo_flush_us: float = 125.8   # flush stage, per group (serial), when durable: redo fsync
+    handoff_us: float = 78.7       # commit-order wake-up of a worker that waited for its turn
+    wakeup_us: float = 55.0        # the coordinator's wake-up once the dependency it slept on is met
+                                   # (wait_for_last_committed_trx: a condition wait, signalled by the commit)
     scan_row_us: float = 0.259    # worker, per table row scanned to find the rows of an UPDATE/DELETE
                                    # event on a table without any index (bench/keyless_apply.py:
                                    # MySQL 9.7.4, tables of 2k-40k rows, R^2 0.9999)
-    multi_worker_cpu: float = 1.09  # worker CPU factor with >= 2 workers on >= 2 cores (worker_cpu)
-    cores: int = 2
-    fsync_devices: int = 1         # 1: redo log and binlog fsyncs one at a time (one device or
+    multi_worker_cpu: float = 1.22  # worker CPU factor with >= 2 workers on >= 2 cores (worker_cpu)
+    concurrency_cpu: float = 0.0063  # CPU jobs slow down by this per thread running at once, past the
+                                     # first and up to the cores (contention)
+    oversubscribed_cpu: float = 0.0110  # and by this per runnable thread past the cores (contention)
+    cores: int = 16
+    fsync_devices: int = 2         # 1: redo log and binlog fsyncs one at a time (one device or
                                    # filesystem that serializes them); 2: they overlap (separate
                                    # devices, or storage that runs both at once: calibrate --host)
-    fsync_cpu: float = 0.44        # when durable: CPU the committing threads use while an fsync
+    fsync_cpu: float = 0.45        # when durable: CPU the committing threads use while an fsync
                                    # runs, as a fraction of its time (InnoDB's redo-flush wait
                                    # loop, os_event_wait_for, and the fsync call's own work):
-                                   # 0.34-0.50 at 1/2/8 workers, bench/fsync_cpu.py (MySQL 9.7.4,
-                                   # /proc worker CPU durable less relaxed); calibrate --host
+                                   # 0.34-0.50 at 1/2/8 workers on 2 cores (bench/fsync_cpu.py),
+                                   # 0.37-0.56 at one worker on 16 cores (the lab; /proc worker CPU
+                                   # durable less relaxed, MySQL 9.7.4); calibrate --host
                                    # cannot see it (no CPU timer) and keeps the base model's
     error_band: float = 0.0        # not a cost: the relative half-width of an absolute time predicted
                                    # with this model, from its calibration's held-out checks
@@ -80,8 +104,25 @@ class CostModel:
         """The workers' CPU factor with ``workers`` workers: ``multi_worker_cpu`` when consecutive
         transactions change threads and cores (colder caches), 1 with one worker or one core
         (every thread on the one core's caches: measured on a 9.7 replica pinned to one core,
-        4 and 8 workers were no slower than 1)."""
+        4 and 8 workers were no slower than 1). What grows with the threads that run at once is
+        the engine's (:meth:`contention`)."""
         return self.multi_worker_cpu if workers >= 2 and self.cores >= 2 else 1.0
+
+    def contention(self, running: int) -> float:
+        """How much slower each CPU job runs while ``running`` jobs (workers applying, the
+        coordinator, the commit leader, fsync CPU) share the replica's cores: ``concurrency_cpu``
+        per thread past the first, up to the cores (InnoDB's shared latches, trx_sys, cache
+        lines), and ``oversubscribed_cpu`` per thread past the cores (context switches, latch
+        holders preempted). The engines divide their processor-sharing rate by it (engine.py
+        ``rate``; sim.rs ``rate``, the same operations)."""
+        if running <= 1:
+            return 1.0
+        return (1.0 + self.concurrency_cpu * (min(running, float(max(1, self.cores))) - 1.0)
+                + self.oversubscribed_cpu * max(0.0, running - float(max(1, self.cores))))
+
+    def work_byte_us(self, durable: bool) -> float:
+        """Worker CPU per byte that only a durable replica pays (``durable_byte_us``), else 0."""
+        return self.durable_byte_us if durable else 0.0
 
     def graph_weights(self) -> tuple[float, float, float, float, float, float]:
         """The dependency graph's apply-time weights (``depgraph.graph.Weights``): ``apply_us``'s
@@ -96,10 +137,11 @@ class CostModel:
         rest on the built-in default, and give a calibrated model's error band)."""
         default = CostModel()
         if self == default:
-            return ("built-in default (measured on a 2-core MySQL 9.7 replica; not calibrated to yours: "
-                    "`lagadvisor calibrate`)")
+            return (f"built-in default (measured on a {default.cores}-core MySQL 9.7 replica; not calibrated to "
+                    "yours: `lagadvisor calibrate`)")
         if replace(self, cores=default.cores) == default:
-            return f"built-in default with cores set to {self.cores} (not calibrated to your replica)"
+            return (f"built-in default with cores set to {self.cores} (measured on {default.cores} cores; not "
+                    "calibrated to your replica)")
         if self.error_band > 0:
             return (f"given with --cost-model, calibrated: absolute times +-{self.error_band:.1%} "
                     "(its calibration's held-out checks)")
@@ -190,14 +232,18 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "update_us": (float, 0, 1e6, "microseconds"),
     "delete_us": (float, 0, 1e6, "microseconds"),
     "byte_us": (float, 0, 1e3, "microseconds per byte"),
+    "durable_byte_us": (float, 0, 1e3, "microseconds per byte"),
     "dispatch_us": (float, 0, 1e6, "microseconds"),
     "dispatch_byte_us": (float, 0, 1e3, "microseconds per byte"),
     "commit_us": (float, 0, 1e6, "microseconds"),
     "flush_us": (float, 0, 1e6, "microseconds"),
     "redo_flush_us": (float, 0, 1e6, "microseconds"),
     "handoff_us": (float, 0, 1e6, "microseconds"),
+    "wakeup_us": (float, 0, 1e6, "microseconds"),
     "scan_row_us": (float, 0, 1e3, "microseconds per row scanned"),
     "multi_worker_cpu": (float, 0.1, 100, "(a CPU factor)"),
+    "concurrency_cpu": (float, 0, 1, "(a slowdown per thread running at once)"),
+    "oversubscribed_cpu": (float, 0, 1, "(a slowdown per runnable thread past the cores)"),
     "cores": (int, 1, 4096, "cores"),
     "fsync_devices": (int, 1, 2, "devices"),
     "fsync_cpu": (float, 0, 1, "(a fraction of each fsync's time)"),
