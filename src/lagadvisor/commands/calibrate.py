@@ -84,7 +84,7 @@ def calibrate(
         e = result.evidence
         err_console.print(
             f"lagadvisor: fitted through the simulation of {e['workers']} workers on {e['pieces']} pieces of the "
-            f"catch-up ({e['transactions']:,} transactions applied behind the source): worker CPU x{e['cpu_scale']:.3f} "
+            f"catch-up ({e['transactions']:,} transactions applied behind the source): CPU x{e['cpu_scale']:.3f} "
             f"of the base model, commit {e['commit_us']:,.1f} us, fsync x{e['fsync_scale']:.3f}; piece time error "
             f"rms {e['piece_error_rms']:.1%}; error band of absolute times +-{e['error_band']:.1%} (held-out "
             f"checks: every other piece {e['held_out']['interleaved']:+.1%}, second half "
