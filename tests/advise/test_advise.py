@@ -180,3 +180,32 @@ def test_commit_order_source_gets_group_commit_and_policy_advice():
         g = by_id["binlog_group_commit_sync_delay"]
         assert "commit" in g["evidence"] and "times per second" in g["evidence"]
         assert g["simulated_effect"]["after"] < g["simulated_effect"]["before"]
+
+
+def test_resource_groups_not_when_the_coordinator_limits_the_replica():
+    """The CPU-bound finding needs more than a curve flat past the cores (issue 33): with the
+    built-in model on 16 cores this fixture is as fast at 32 workers as at 16 because its
+    coordinator limits it (it reads 47 us a transaction), not the workers' CPU: no finding (it fired
+    before the rule asked the simulation what the workers wait for)."""
+    r = run_advise(str(SYSBENCH), "--format", "json", "--cores", "16", "--replica-setting", "sync_binlog=0",
+                   "--replica-setting", "innodb_flush_log_at_trx_commit=2")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    curve = next(f for f in doc["findings"] if f["id"] == "replica_parallel_workers")["evidence"]
+    assert "16: " in curve and "32: " in curve
+    assert "resource_groups" not in [f["id"] for f in doc["findings"]]
+    assert doc["summary"]["bottleneck"]["name"] == "coordinator"
+    assert doc["baseline"]["given"] == ["sync_binlog", "innodb_flush_log_at_trx_commit"]
+    assert doc["baseline"]["durable"] is False
+
+
+def test_replica_setting_is_checked_and_said():
+    r = run_advise(str(SYSBENCH), "--replica-setting", "replica_parallel_workers=lots")
+    assert r.returncode == 2 and "whole number" in r.stderr
+    r = run_advise(str(SYSBENCH), "--replica-setting", "read_only=ON")
+    assert r.returncode == 2 and "NAME one of" in r.stderr
+    r = run_advise(str(SYSBENCH), "--replica-setting", "replica_parallel_workers=16")
+    assert r.returncode == 0, r.stderr
+    assert "replica_parallel_workers given with --replica-setting" in r.stdout
+    assert "16 workers" in r.stdout
+    assert "were not given (--cores): assumed 16, the cost model's" in r.stderr

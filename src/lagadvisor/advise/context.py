@@ -51,6 +51,7 @@ class Baseline:
     durable: bool
     assumed: tuple[str, ...]   # settings not read from a server
     mode: ReplicaMode = ReplicaMode.LOGICAL_CLOCK  # the applier's scheduling (ReplicaConfig.mode): MariaDB's slave_parallel_mode
+    given: tuple[str, ...] = ()  # settings given with advise --replica-setting (over the server's)
 
 
 @dataclass(frozen=True)
@@ -191,14 +192,23 @@ class Context:
 MARIADB_DEFAULT_THREADS = 0  # slave_parallel_threads: MariaDB's default is the single-threaded applier
 
 
+#: What advise --replica-setting may give: the settings the baseline reads.
+REPLICA_SETTINGS = ("replica_parallel_workers", "replica_preserve_commit_order", "sync_binlog",
+                    "innodb_flush_log_at_trx_commit", "slave_parallel_mode")
+
+
 def baseline_from(settings: ServerSettings | None, mariadb: bool = False,
-                  version: tuple[int, int, int] = (0, 0, 0)) -> Baseline:
-    """The replica's settings from the server, else the defaults of the source's server family
-    (MySQL 8.0.27+: 4 workers with commit order preserved; MariaDB: ``slave_parallel_threads=0``,
-    and its parallel applier always commits in order)."""
+                  version: tuple[int, int, int] = (0, 0, 0), given: dict[str, str] | None = None) -> Baseline:
+    """The replica's settings: ``given`` (advise --replica-setting) first, then the server's,
+    else the defaults of the source's server family (MySQL 8.0.27+: 4 workers with commit order
+    preserved; MariaDB: ``slave_parallel_threads=0``, and its parallel applier always commits in
+    order)."""
     assumed = []
+    given = given or {}
 
     def var(name: str, default: str) -> str:
+        if name in given:
+            return given[name]
         v = settings.get(name) if settings else None
         if v is None:
             assumed.append(name)
@@ -216,7 +226,8 @@ def baseline_from(settings: ServerSettings | None, mariadb: bool = False,
         default_mode = (ReplicaMode.MARIADB_OPTIMISTIC if version >= (10, 5, 1) or version == (0, 0, 0)
                         else ReplicaMode.MARIADB_CONSERVATIVE)
         mode = ReplicaMode.of_mariadb(var("slave_parallel_mode", default_mode.parallel_mode).lower())
-    return Baseline(Policy.RECORDED, workers, preserve, durable, tuple(assumed), mode)
+    return Baseline(Policy.RECORDED, workers, preserve, durable, tuple(assumed), mode,
+                    tuple(k for k in REPLICA_SETTINGS if k in given))
 
 
 def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: ServerSettings | None,

@@ -13,7 +13,7 @@ from typing import Callable
 from ..depgraph.policies import Fallback
 from ..kinds import (KEYS_UNKNOWN, MARIADB_MODES, WRITESET_BASED, CaveatKind, FindingId as Id, Policy, ReplicaMode,
                      WhatIfChange, WhatIfKey)
-from ..sim.build import fact_column, first_commit_ts
+from ..sim.build import fact_column, fact_values, first_commit_ts
 from ..versions import GIPK_SINCE, WRITESET_ONLY_SINCE, short, writeset_only
 from ..writeset.tracker import WhatIf
 from .context import DEFAULT_WORKERS, REPLICA_DEFAULTS, WORKERS, Context
@@ -616,7 +616,7 @@ def resource_groups(ctx: Context) -> list[Finding]:
         return []
     at, beyond = curve[cores], curve[2 * cores]
     clock_allows = ctx.seconds(Policy.RECORDED, WORKERS[-1])
-    if not (beyond >= at * 0.97 and curve[1] > 0 and curve[1] / at >= 1.2):
+    if not (beyond >= at * 0.97 and curve[1] > 0 and curve[1] / at >= 1.2) or not _cpu_bound(ctx, cores):
         return []
     eff = Effect(f"simulated: {cores} workers {_fmt_s(at)}, {2 * cores} workers {_fmt_s(beyond)} — more "
                  "workers than cores add no throughput; resource groups give the applier CPU priority "
@@ -632,6 +632,22 @@ def resource_groups(ctx: Context) -> list[Finding]:
                                 "SET RESOURCE GROUP replica_applier FOR <thread_id>, ...;",
                                 "-- prerequisite: mysqld needs CAP_SYS_NICE (systemd: AmbientCapabilities="
                                 "CAP_SYS_NICE) or thread priorities are ignored"))]
+
+
+def _cpu_bound(ctx: Context, cores: int) -> bool:
+    """At ``cores`` workers, the workers limit the simulated catch-up (the coordinator waits for a
+    free one longer than it reads or waits on dependencies) and their CPU costs more than the
+    commit stage: what more cores, or the applier's priority on them, would help (issue 33: on 16
+    cores a coordinator- or commit-bound catch-up is flat past the cores too)."""
+    res = ctx.run(Policy.RECORDED, cores)
+    cost = ctx.cost
+    coord_us = sum(cost.dispatch_us + cost.dispatch_byte_us * b for b in fact_values(ctx.facts, "nbytes"))
+    if res.worker_wait_us < max(coord_us, res.dependency_wait_us):
+        return False
+    fsync = ((cost.redo_flush_us + cost.flush_us if cost.fsync_devices == 1 else max(cost.redo_flush_us, cost.flush_us))
+             if ctx.baseline.durable else 0.0)
+    commit_us = len(ctx.facts) * cost.commit_us + res.flushes * fsync
+    return ctx.work_us_total() * cost.worker_cpu(cores) / cores >= commit_us
 
 
 RULES: tuple[Rule, ...] = (dependency_tracking, parallel_workers, parallel_mode, preserve_commit_order, history_size,

@@ -19,7 +19,10 @@ from .plan import Config
 @dataclass(frozen=True)
 class Bottleneck:
     """Where the simulated catch-up time goes, resource by resource (seconds, not additive:
-    the stages overlap), and which one bounds it."""
+    the stages overlap; ``dependencies``: the simulated coordinator's time asleep on them), and
+    which one bounds it: with several workers, the largest part of the simulated coordinator's
+    time (reading events, waiting on dependencies, waiting for a worker: then the workers' commit
+    stage or their CPU, whichever costs more), as the many-core lab reads a real one's."""
 
     name: str                  # "commit and fsync" | "worker CPU" | "coordinator" | "dependencies"
     seconds: dict[str, float]
@@ -63,11 +66,19 @@ def bottleneck(advice: Advice, config: Config) -> Bottleneck:
         / max(1, min(max(config.workers, 1), cost.cores)) / 1e6
     coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * b for b in fact_values(facts, "nbytes")) / 1e6
     ideal = _ideal(advice, config)
-    dep_s = one / ideal if ideal > 0 else one
     seconds = {"commit and fsync": commit_s, "worker CPU": cpu_s, "coordinator": coord_s}
     if config.workers > 1:
-        seconds["dependencies"] = dep_s
-    name = max(seconds, key=lambda k: (seconds[k], k))
+        # Where the simulated coordinator's time went, read as the lab reads performance_schema's
+        # stages (bench/manycore/advise_check.py): reading events, asleep on a dependency, or
+        # waiting for a free worker, which the workers' larger cost then names.
+        seconds["dependencies"] = res.dependency_wait_us / 1e6
+        split = {"coordinator": coord_s, "dependencies": res.dependency_wait_us / 1e6,
+                 "workers": res.worker_wait_us / 1e6}
+        name = max(split, key=lambda k: (split[k], k))
+        if name == "workers":
+            name = "commit and fsync" if commit_s >= cpu_s else "worker CPU"
+    else:
+        name = max(seconds, key=lambda k: (seconds[k], k))
     total = res.apply_us / 1e6
     return Bottleneck(name, seconds, total, ideal, one / total if total > 0 else 0.0)
 
@@ -101,7 +112,13 @@ def assumptions(advice: Advice) -> list[str]:
     out = [f"replica: {ctx.cost.cores} cores (the cost model's; --cores to change)"]
     settings = (f"{b.workers} workers, {'durable (sync_binlog=1, innodb_flush_log_at_trx_commit=1)' if b.durable else 'relaxed durability'}, "
                 f"preserve_commit_order={'ON' if b.preserve_commit_order else 'OFF'}")
-    if ctx.settings is not None and not b.assumed:
+    if b.given:
+        rest = (f"; {', '.join(b.assumed)} assumed at {'MariaDB' if ctx.mariadb else 'MySQL'}'s defaults"
+                if b.assumed else "")
+        src = f"read from {ctx.settings.host}" if ctx.settings is not None else "not read from a server"
+        out.append(f"replica settings: {settings}; {', '.join(b.given)} given with --replica-setting; the rest "
+                   f"{src}{rest}")
+    elif ctx.settings is not None and not b.assumed:
         out.append(f"replica settings read from {ctx.settings.host}: {settings}")
     else:
         src = "MariaDB" if ctx.mariadb else "MySQL"

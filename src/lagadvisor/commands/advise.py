@@ -43,6 +43,10 @@ def advise(
                                             "severity or worse is found (pre-upgrade gates).")] = FailOn.never,
     cost_model: CostModelOpt = None,
     cores: CoresOpt = None,
+    replica_setting: Annotated[Optional[list[str]], typer.Option(
+        "--replica-setting", help="NAME=VALUE: the replica's setting when no --host reads it (or over what it "
+                                  "reads): replica_parallel_workers, replica_preserve_commit_order, sync_binlog, "
+                                  "innodb_flush_log_at_trx_commit, slave_parallel_mode. Repeatable.")] = None,
     clock: ClockArgs,
     binlog_window: WindowArgs,
     server: ServerArgs,
@@ -73,13 +77,14 @@ def advise(
         target = parse_version_option("--target-version", target_version)
         current = parse_version_option("--current-version", current_version)
         cost = cost_model_of(cost_model, cores)
+        given = parse_replica_settings(replica_setting or [])
         window_s = parse_window(window)
         inp = read_inputs(files, clock, binlog_window, server, from_file=from_file, to_file=to_file)
         settings = settings_from_server(inp.server) if inp.server is not None else None
         with Progress(inp.files, progress) as bar:
             advice = run(inp.files, inp.options, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t),
                          window_s=window_s, on_progress=bar.on_progress, jobs=jobs or os.cpu_count() or 1,
-                         target_version=target, current_version=current)
+                         target_version=target, current_version=current, given=given)
         if html:
             try:
                 with open(html, "w", encoding="utf-8") as f:
@@ -96,6 +101,30 @@ def advise(
         render(advice, Console(highlight=False))
     for w in advice.context.analysis.warnings:
         warn(w)
+    if cores is None:
+        warn(f"the replica's CPU cores were not given (--cores): assumed {cost.cores}, the cost model's "
+             "(the knee and the bottleneck depend on them; MySQL does not report its host's cores)")
     worst = advice.worst()
     if fail_on != FailOn.never and worst is not None and worst.rank >= Severity(fail_on.value).rank:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def parse_replica_settings(items: list[str]) -> dict[str, str]:
+    """``--replica-setting NAME=VALUE`` items, checked: a known name (what the baseline reads)
+    and a value of its kind."""
+    from ..advise.context import REPLICA_SETTINGS
+
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        name, value = name.strip().lower(), value.strip()
+        if not eq or name not in REPLICA_SETTINGS:
+            raise LagAdvisorError(f"--replica-setting {item!r}: expected NAME=VALUE with NAME one of "
+                                  f"{', '.join(REPLICA_SETTINGS)}")
+        numeric = name in ("replica_parallel_workers", "sync_binlog", "innodb_flush_log_at_trx_commit")
+        if numeric and not (value.isdigit() and int(value) <= 1024):
+            raise LagAdvisorError(f"--replica-setting {item!r}: {name} is a whole number (0..1024)")
+        if name == "replica_preserve_commit_order" and value.upper() not in ("ON", "OFF", "1", "0"):
+            raise LagAdvisorError(f"--replica-setting {item!r}: {name} is ON or OFF")
+        out[name] = value
+    return out
