@@ -431,6 +431,97 @@ def calibrate_models(k: int = 4, rounds: int = 3) -> "object":
     return cal.model
 
 
+SAVED = ROOT / "bench" / "data" / "catchup"   # git-ignored: each backlog's source binlogs, for --resimulate
+
+
+def save_backlog(files: list[Path], name: str, config: str) -> list[Path]:
+    """Keep the source's workload binlogs under bench/data/catchup/NAME-CONFIG, so that
+    ``--resimulate`` can predict the same catch-ups again with another model."""
+    out = SAVED / f"{name}-{config}"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    return [Path(shutil.copy(f, out / f.name)) for f in files]
+
+
+def predict(files: list[Path], workers: list[int], config: str, cost_file: Path) -> tuple[int, dict[int, dict]]:
+    """``simulate --catch-up`` of the source's binlogs with this machine's cores: (transactions,
+    {workers: result})."""
+    sim_args = ["simulate", "--catch-up", "--policy", "recorded", "--workers", ",".join(map(str, workers)),
+                "--format", "json", "--cores", str(os.cpu_count() or 1),
+                "--durable" if config == "durable" else "--relaxed"]
+    if cost_file.exists():
+        sim_args += ["--cost-model", str(cost_file)]
+    sim = json.loads(lagadvisor(*sim_args, *map(str, files)))
+    return sim["transactions"], {r["workers"]: r for r in sim["results"]}
+
+
+def rows_of(name: str, config: str, runs: dict[int, list[float]], fsyncs: dict[int, list[int]], files: list[Path],
+            cost_file: Path) -> list[dict]:
+    """Measured against predicted, per worker count. Paired speedups: each round's w-worker run
+    against the same round's one-worker run (the rounds are interleaved, so a drift of the disk's
+    fsync latency or the host's speed between rounds cancels out), median over rounds."""
+    workers = sorted(runs)
+    n, predicted = predict(files, workers, config, cost_file)
+    measured = {w: median_high(runs[w]) for w in workers}
+    out = []
+    for w in workers:
+        ms = median_high(runs[1][k] / runs[w][k] for k in range(len(runs[w])))
+        ps = predicted[w]["speedup"]
+        out.append({"workload": name, "config": config, "workers": w, "transactions": n,
+                    "measured_seconds": round(measured[w], 3),
+                    "predicted_seconds": round(predicted[w]["apply_seconds"], 3),
+                    "measured_speedup": round(ms, 3), "predicted_speedup": round(ps, 3),
+                    "measured_speedup_of_medians": round(measured[1] / measured[w], 3),
+                    "speedup_error": round((ps - ms) / ms, 4),
+                    # durable: redo log fsyncs (about one per commit group) against the model's groups
+                    "measured_redo_fsyncs": median_high(fsyncs[w]), "predicted_groups": predicted[w].get("flushes"),
+                    "time_error": round((predicted[w]["apply_seconds"] - measured[w]) / measured[w], 4),
+                    "runs_s": [round(x, 4) for x in runs[w]], "fsyncs": fsyncs[w],
+                    "binlogs": [str(f.relative_to(ROOT)) for f in files]})
+        log(f"  {w}: measured {ms:.2f}x ({measured[w]:.2f} s), predicted {ps:.2f}x "
+            f"({predicted[w]['apply_seconds']:.2f} s), speedup error {out[-1]['speedup_error']:+.1%}")
+    return out
+
+
+def measure(args, workers: list[int], cost_file: Path) -> list[dict]:
+    results = []
+    for config in args.configs.split(","):
+        for name in args.workloads.split(","):
+            spec = WORKLOADS[name]
+            log(f"{name} / {config}: preparing")
+            files, target, snap = prepare_pair(config, sysbench_setup(spec), sysbench_run(spec, args.events))
+            files = save_backlog(files, name, config)
+            # Rounds are interleaved (1, 2, 4, 8, 1, 2, ...) so that a slow drift of the machine's
+            # speed (a shared host) moves every worker count alike instead of biasing a speedup.
+            runs: dict[int, list[float]] = {w: [] for w in workers}
+            fsyncs: dict[int, list[int]] = {w: [] for w in workers}
+            for rnd in range(args.repeat):
+                for w in workers:
+                    runs[w].append(catch_up(config, w, target, snap))
+                    fsyncs[w].append(LAST_WAITS.get("redo_misc", 0))
+                    log(f"  round {rnd + 1}, {w} workers: caught up in {runs[w][-1]:.2f} s; "
+                        f"CPU s by thread {LAST_CPU}; waits {LAST_WAITS}")
+            for w in workers:
+                log(f"  {w} workers: median {median_high(runs[w]):.2f} s (runs {[round(x, 2) for x in runs[w]]})")
+            results += rows_of(name, config, runs, fsyncs, files, cost_file)
+    return results
+
+
+def resimulate(path: Path, cost_file: Path) -> list[dict]:
+    """The catch-ups of an earlier run (its JSON, with the runs and binlogs it kept) predicted
+    again with the current simulator and ``cost_file`` (or the built-in model)."""
+    old = json.loads(path.read_text())["results"]
+    results = []
+    for key in dict.fromkeys((r["workload"], r["config"]) for r in old):
+        rs = [r for r in old if (r["workload"], r["config"]) == key]
+        if "runs_s" not in rs[0]:
+            raise SystemExit(f"{path}: written before the runs and binlogs were kept: measure again")
+        log(f"{key[0]} / {key[1]}: predicting again")
+        results += rows_of(key[0], key[1], {r["workers"]: r["runs_s"] for r in rs}, {r["workers"]: r["fsyncs"] for r in rs},
+                           [ROOT / f for f in rs[0]["binlogs"]], cost_file)
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=12000)
@@ -442,62 +533,23 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
     ap.add_argument("--no-docs", action="store_true", help="do not write the table into docs/ (see bench/docs_tables.py)")
     ap.add_argument("--cost", default=str(ROOT / "bench" / "cost.json"))
+    ap.add_argument("--resimulate", type=Path, default=None,
+                    help="predict the catch-ups of this earlier results JSON again (no servers; its binlogs kept "
+                         "under bench/data/catchup)")
     args = ap.parse_args()
-    failures = realservers.provision(log=lambda m: None)
-    if failures:
-        print("\n".join(failures))
-        return 1
-    workers = [int(x) for x in args.workers.split(",")]
     cost_file = Path(args.cost)
-    if args.calibrate:
-        log("calibration")
-        model = calibrate_models()
-        cost_file.write_text(model.to_json() + "\n")
-    results = []
-    for config in args.configs.split(","):
-        for name in args.workloads.split(","):
-            spec = WORKLOADS[name]
-            log(f"{name} / {config}: preparing")
-            files, target, snap = prepare_pair(config, sysbench_setup(spec), sysbench_run(spec, args.events))
-            # Rounds are interleaved (1, 2, 4, 8, 1, 2, ...) so that a slow drift of the machine's
-            # speed (a shared host) moves every worker count alike instead of biasing a speedup.
-            runs: dict[int, list[float]] = {w: [] for w in workers}
-            fsyncs: dict[int, list[int]] = {w: [] for w in workers}
-            for rnd in range(args.repeat):
-                for w in workers:
-                    runs[w].append(catch_up(config, w, target, snap))
-                    fsyncs[w].append(LAST_WAITS.get("redo_misc", 0))
-                    log(f"  round {rnd + 1}, {w} workers: caught up in {runs[w][-1]:.2f} s; "
-                        f"CPU s by thread {LAST_CPU}; waits {LAST_WAITS}")
-            measured = {w: median_high(runs[w]) for w in workers}
-            for w in workers:
-                log(f"  {w} workers: median {measured[w]:.2f} s (runs {[round(x, 2) for x in runs[w]]})")
-            sim_args = ["simulate", "--catch-up", "--policy", "recorded", "--workers",
-                        ",".join(map(str, workers)), "--format", "json",
-                        "--durable" if config == "durable" else "--relaxed"]
-            if cost_file.exists():
-                sim_args += ["--cost-model", str(cost_file)]
-            sim = json.loads(lagadvisor(*sim_args, *map(str, files)))
-            predicted = {r["workers"]: r for r in sim["results"]}
-            for w in workers:
-                # Paired: each round's w-worker run against the same round's one-worker run (the
-                # rounds are interleaved, so a drift of the disk's fsync latency or the host's
-                # speed between rounds cancels out), median over rounds.
-                ms = median_high(runs[1][k] / runs[w][k] for k in range(args.repeat))
-                ps = predicted[w]["speedup"]
-                row = {"workload": name, "config": config, "workers": w, "transactions": sim["transactions"],
-                       "measured_seconds": round(measured[w], 3),
-                       "predicted_seconds": round(predicted[w]["apply_seconds"], 3),
-                       "measured_speedup": round(ms, 3), "predicted_speedup": round(ps, 3),
-                       "measured_speedup_of_medians": round(measured[1] / measured[w], 3),
-                       "speedup_error": round((ps - ms) / ms, 4),
-                       # durable: redo log fsyncs (about one per commit group) against the model's groups
-                       "measured_redo_fsyncs": median_high(fsyncs[w]),
-                       "predicted_groups": predicted[w].get("flushes"),
-                       "time_error": round((predicted[w]["apply_seconds"] - measured[w]) / measured[w], 4)}
-                results.append(row)
-                log(f"  {w}: measured {ms:.2f}x ({measured[w]:.2f} s), predicted {ps:.2f}x "
-                    f"({predicted[w]['apply_seconds']:.2f} s), speedup error {row['speedup_error']:+.1%}")
+    if args.resimulate:
+        results = resimulate(args.resimulate, cost_file)
+    else:
+        failures = realservers.provision(log=lambda m: None)
+        if failures:
+            print("\n".join(failures))
+            return 1
+        if args.calibrate:
+            log("calibration")
+            model = calibrate_models()
+            cost_file.write_text(model.to_json() + "\n")
+        results = measure(args, [int(x) for x in args.workers.split(",")], cost_file)
     Path(args.out).write_text(json.dumps({"machine": {"cores": os.cpu_count()}, "results": results}, indent=2))
     lines = ["| workload | replica | workers | measured s | predicted s | time error | measured speedup | "
              "predicted speedup | speedup error |",

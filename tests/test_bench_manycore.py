@@ -131,3 +131,16 @@ def test_breakdown_sorts_the_applier_time_into_its_parts():
                  "worker_idle_s": 1.0, "worker_apply_s": 0.5, "worker_commit_order_wait_s": 0.3,
                  "worker_commit_s": 2.0, "group_commit_wait_s": 0.9, "redo_io_s": 0.6, "binlog_io_s": 0.5,
                  "innodb_contention_s": 0.01}
+
+
+def test_round_speedups_take_the_replicas_start_off_each_run():
+    """compare.py: each round's speedup is (one-worker time - start) / (w-worker time - start): the
+    start (START REPLICA to the first commit) is the same at every worker count and is not applying."""
+    compare = _load("compare")
+    runs = [{"phase": "durable", "workload": "u", "config": "durable", "workers": w, "round": r, "seconds": s}
+            for r, (one, four) in enumerate(((2.1, 0.6), (4.1, 1.1)), 1) for w, s in ((1, one), (4, four))]
+    runs.append({"phase": "instrumented", "workload": "u", "config": "durable", "workers": 4, "round": 9, "seconds": 5.0})
+    got = compare.round_speedups({"runs": runs}, startup=0.1)
+    assert got[("u", "durable", 4)] == [4.0, 4.0] and got[("u", "durable", 1)] == [1.0, 1.0]
+    assert compare.round_speedups({"runs": runs})[("u", "durable", 4)] == [3.5, round(4.1 / 1.1, 3)]
+    assert compare.startup_of({"runs": runs}, 0.25) == (0.25, [])
