@@ -500,7 +500,7 @@ impl Sim {
                 self.blocked_on_dep = reason == 1;
             }
             self.spinning = reason == 2;
-            self.dep_sleep = reason == 1;
+            self.dep_sleep = reason == 1 && self.need_kind[self.at(i)] == PREFIX;
             return false;
         }
         if self.dep_sleep && self.cost.wakeup_us > 0.0 {

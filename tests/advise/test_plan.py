@@ -141,9 +141,14 @@ def test_mariadb_modes_are_distinct_rows_with_distinct_schedules():
                                     "--format", "json").stdout)
         assert [(r["policy"], r["workers"]) for r in sim["results"]] == [(mode, 1), (mode, 4)]
         seconds[mode] = tuple(r["apply_seconds"] for r in sim["results"])
-    # one worker applies serially whatever the mode; at 4 the three schedules differ
-    assert len({s[0] for s in seconds.values()}) == 1
+    # one worker applies serially whatever the mode (to 2%: when the coordinator may start reading
+    # the next transaction, which overlaps the apply, follows each mode's dependencies); at 4 the
+    # three schedules differ, by more
+    ones = [s[0] for s in seconds.values()]
+    assert max(ones) <= 1.02 * min(ones)
     assert len({s[1] for s in seconds.values()}) == 3
+    fours = sorted(s[1] for s in seconds.values())
+    assert fours[-1] >= 1.1 * fours[0]
 
 
 def test_mariadb_plan_reproduced_by_simulate():

@@ -39,11 +39,13 @@ PLAN_FINDINGS = (Id.DEPENDENCY_TRACKING, Id.REPLICA_DURABILITY, Id.REPLICA_PARAL
 def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = None,
            settings: ServerSettings | None = None, on_transaction=None, window_s: float | None = None,
            on_progress=None, jobs: int = 1, target_version: tuple[int, int, int] | None = None,
-           current_version: tuple[int, int, int] | None = None, given: dict[str, str] | None = None) -> Advice:
+           current_version: tuple[int, int, int] | None = None, given: dict[str, str] | None = None,
+           cores_given: bool | None = None) -> Advice:
     """``window_s``: the lag window of the summary's worst window (None: chosen from the span);
     ``jobs``: simulations run at once (the same advice); ``target_version``: review the upgrade
     to it; ``current_version``: the source's version instead of the binlog's (or --host's);
-    ``given``: replica settings given by name (advise --replica-setting), over the server's."""
+    ``given``: replica settings given by name (advise --replica-setting), over the server's;
+    ``cores_given``: whether --cores named the replica's cores (the assumptions say so)."""
     ctx = gather(list(paths), options, cost or CostModel(), settings, on_transaction, on_progress)
     if given:
         from .context import baseline_from
@@ -52,7 +54,7 @@ def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = Non
     version, version_from = ((ctx.version, ctx.version_from) if current_version is None
                              else (current_version, "--current-version"))
     ctx = replace(ctx, window_s=window_s, jobs=jobs, target_version=target_version, version=version,
-                  version_from=version_from)
+                  version_from=version_from, cores_given=cores_given)
     return advise_context(ctx)
 
 

@@ -105,11 +105,23 @@ def cost_model_origin(cost: CostModel) -> str:
     return cost.origin()
 
 
+def cores_assumption(ctx) -> str:
+    """The replica's cores and where they came from: the knee and the bottleneck depend on them,
+    and MySQL does not report its host's cores over SQL, so an assumed count says so (issue 33)."""
+    n = ctx.cost.cores
+    if ctx.cores_given:
+        return f"replica: {n} cores (--cores)"
+    if ctx.cores_given is False:
+        return (f"replica: {n} cores, assumed: the cost model's (MySQL does not report its host's cores; "
+                "give the replica's with --cores)")
+    return f"replica: {n} cores (the cost model's; --cores to change)"
+
+
 def assumptions(advice: Advice) -> list[str]:
     ctx = advice.context
     b = ctx.baseline
     w = max(b.workers, 1)
-    out = [f"replica: {ctx.cost.cores} cores (the cost model's; --cores to change)"]
+    out = [cores_assumption(ctx)]
     settings = (f"{b.workers} workers, {'durable (sync_binlog=1, innodb_flush_log_at_trx_commit=1)' if b.durable else 'relaxed durability'}, "
                 f"preserve_commit_order={'ON' if b.preserve_commit_order else 'OFF'}")
     if b.given:

@@ -84,7 +84,8 @@ def advise(
         with Progress(inp.files, progress) as bar:
             advice = run(inp.files, inp.options, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t),
                          window_s=window_s, on_progress=bar.on_progress, jobs=jobs or os.cpu_count() or 1,
-                         target_version=target, current_version=current, given=given)
+                         target_version=target, current_version=current, given=given,
+                         cores_given=cores is not None)
         if html:
             try:
                 with open(html, "w", encoding="utf-8") as f:
@@ -101,9 +102,6 @@ def advise(
         render(advice, Console(highlight=False))
     for w in advice.context.analysis.warnings:
         warn(w)
-    if cores is None:
-        warn(f"the replica's CPU cores were not given (--cores): assumed {cost.cores}, the cost model's "
-             "(the knee and the bottleneck depend on them; MySQL does not report its host's cores)")
     worst = advice.worst()
     if fail_on != FailOn.never and worst is not None and worst.rank >= Severity(fail_on.value).rank:
         raise typer.Exit(EXIT_FINDINGS)

@@ -358,7 +358,9 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             if coord_blocked_since is None:
                 coord_blocked_since, blocked_on = now, reason
             spinning = reason == "worker"
-            dep_sleep = reason == "dep"
+            # wait_for_last_committed_trx: the logical clock's wait (PREFIX); the other modes'
+            # waits are the workers' (MariaDB's wait_for_prior_commit), not modelled as a wake-up
+            dep_sleep = reason == "dep" and need_kind[coord_next] == PREFIX
             return
         # Asleep on a dependency (wait_for_last_committed_trx: a condition wait, not a spin),
         # the coordinator runs again wakeup_us after the commit that met it signalled it.
