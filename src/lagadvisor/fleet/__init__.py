@@ -72,7 +72,7 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
         raise ConfigError(f"commit_order must be auto, recorded, serial or flush-groups, not {entry.commit_order}")
     opts = ClockOptions(history_size=entry.history_size, commit_order=entry.commit_order, catalog=catalog)
     target = parse_version(entry.target_version) if entry.target_version else None
-    return ServerJob(entry.name, files, opts, cost, settings, run_id, target)
+    return ServerJob(entry.name, files, opts, cost, settings, run_id, target, cores_given=bool(entry.cores))
 
 
 def fleet(entries: list[ServerEntry], client) -> FleetRun:
