@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 sys.path.insert(0, str(ROOT / "bench"))
-from compare import backlog_dir, round_speedups, startup_of  # noqa: E402
+from compare import open_lab, round_speedups, startup_of  # noqa: E402
 from lab import Backlog  # noqa: E402
 from replica_catchup import lagadvisor  # noqa: E402
 
@@ -75,10 +74,7 @@ def main() -> int:
     ap.add_argument("lab", type=Path)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
-    lab = json.loads(args.lab.read_text())
-    cores = lab["machine"]["cores"]
-    backlogs = backlog_dir(None)
+    lab, cores, backlogs = open_lab(args.lab)
     rounds = round_speedups(lab, startup_of(lab, None)[0])
     counts = {(r["workload"], r["config"]): r["transactions"] for r in lab["runs"]
               if r.get("phase") in ("relaxed", "durable") and "seconds" in r}

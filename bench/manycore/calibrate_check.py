@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
-from compare import DATA, backlog_dir, compare, startup_of  # noqa: E402
+from compare import DATA, compare, open_lab, startup_of  # noqa: E402
 from replica_catchup import lagadvisor  # noqa: E402
 
 BINLOGS = DATA / "device1"
@@ -52,10 +51,7 @@ def main() -> int:
     ap.add_argument("--only", default=None, help="workload-config pairs, e.g. uniform-relaxed,nopk-durable")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
-    lab = json.loads(args.lab.read_text())
-    cores = lab["machine"]["cores"]
-    backlogs = backlog_dir(None)
+    lab, cores, backlogs = open_lab(args.lab)
     only = set(args.only.split(",")) if args.only else None
     rows, models, skipped = [], {}, {}
     startup, _ = startup_of(lab, None)

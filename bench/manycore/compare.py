@@ -155,6 +155,14 @@ def where_time_went(lab: dict) -> list[str]:
     return lines
 
 
+def open_lab(path: Path) -> tuple[dict, int, Path]:
+    """The lab JSON, its machine's cores and the backlogs (the scripts that compare with it run
+    ``python -m lagadvisor`` from this checkout's src/)."""
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+    lab = json.loads(path.read_text())
+    return lab, lab["machine"]["cores"], backlog_dir(None)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("lab", type=Path, help="manycore.json written by bench/manycore/lab.py")
