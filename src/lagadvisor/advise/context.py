@@ -23,7 +23,7 @@ from ..kinds import Policy, ReplicaMode, WhatIfKey
 from ..binlog.framing import version_tuple
 from ..kinds import Applier
 from ..server.schema import ServerSettings
-from ..sim.build import TrxFacts, base_columns
+from ..sim.build import TrxFacts, base_columns, fact_values
 from ..sim.facts import FactColumns, read_facts
 from ..sim.model import CostModel, ReplicaConfig
 from ..sim.run import ScanSizes, facts_of, window_for
@@ -136,6 +136,22 @@ class Context:
                     total = sum(base_columns(FactList(c), self.cost, catch_up=True)[1], total)
             self._trx_cache["work"] = total
         return self._trx_cache["work"]
+
+    def resource_seconds(self, res: SimSummary, workers: int, durable: bool) -> dict[str, float]:
+        """What each resource of the replica costs over the whole input, in seconds (not additive:
+        the stages overlap), for a simulation ``res`` at ``workers`` workers: the commit stage
+        (``commit_us`` per transaction and the fsyncs per simulated group), the workers' CPU spread
+        over the cores they can use, and the coordinator's reads (summed once, cached)."""
+        cost = self.cost
+        fsync = ((cost.redo_flush_us + cost.flush_us if cost.fsync_devices == 1
+                  else max(cost.redo_flush_us, cost.flush_us)) if durable else 0.0)
+        if "coordinator" not in self._trx_cache:
+            self._trx_cache["coordinator"] = sum(cost.dispatch_us + cost.dispatch_byte_us * b
+                                                 for b in fact_values(self.facts, "nbytes"))
+        return {"commit and fsync": (len(self.facts) * cost.commit_us + res.flushes * fsync) / 1e6,
+                "worker CPU": self.work_us_total() * cost.worker_cpu(workers)
+                / max(1, min(max(workers, 1), cost.cores)) / 1e6,
+                "coordinator": self._trx_cache["coordinator"] / 1e6}
 
     def lag_p99(self, clock: Policy, workers: int, **kw) -> float:
         return self.run(clock, workers, catch_up=False, **kw).lag_p99_us / 1e6

@@ -13,7 +13,7 @@ from typing import Callable
 from ..depgraph.policies import Fallback
 from ..kinds import (KEYS_UNKNOWN, MARIADB_MODES, WRITESET_BASED, CaveatKind, FindingId as Id, Policy, ReplicaMode,
                      WhatIfChange, WhatIfKey)
-from ..sim.build import fact_column, fact_values, first_commit_ts
+from ..sim.build import fact_column, first_commit_ts
 from ..versions import GIPK_SINCE, WRITESET_ONLY_SINCE, short, writeset_only
 from ..writeset.tracker import WhatIf
 from .context import DEFAULT_WORKERS, REPLICA_DEFAULTS, WORKERS, Context
@@ -640,14 +640,10 @@ def _cpu_bound(ctx: Context, cores: int) -> bool:
     commit stage: what more cores, or the applier's priority on them, would help (issue 33: on 16
     cores a coordinator- or commit-bound catch-up is flat past the cores too)."""
     res = ctx.run(Policy.RECORDED, cores)
-    cost = ctx.cost
-    coord_us = sum(cost.dispatch_us + cost.dispatch_byte_us * b for b in fact_values(ctx.facts, "nbytes"))
-    if res.worker_wait_us < max(coord_us, res.dependency_wait_us):
+    seconds = ctx.resource_seconds(res, cores, ctx.baseline.durable)
+    if res.worker_wait_us / 1e6 < max(seconds["coordinator"], res.dependency_wait_us / 1e6):
         return False
-    fsync = ((cost.redo_flush_us + cost.flush_us if cost.fsync_devices == 1 else max(cost.redo_flush_us, cost.flush_us))
-             if ctx.baseline.durable else 0.0)
-    commit_us = len(ctx.facts) * cost.commit_us + res.flushes * fsync
-    return ctx.work_us_total() * cost.worker_cpu(cores) / cores >= commit_us
+    return seconds["worker CPU"] >= seconds["commit and fsync"]
 
 
 RULES: tuple[Rule, ...] = (dependency_tracking, parallel_workers, parallel_mode, preserve_commit_order, history_size,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..kinds import Policy, ReplicaMode
-from ..sim.build import fact_values
 from ..sim.model import CostModel
 from . import Advice
 from .plan import Config
@@ -53,20 +52,11 @@ class Bottleneck:
 
 def bottleneck(advice: Advice, config: Config) -> Bottleneck:
     ctx = advice.context
-    cost = ctx.cost
-    facts = ctx.facts
     res = ctx.run(config.clock, config.workers, preserve=config.preserve, durable=config.durable)
     one = ctx.seconds(config.clock, 1, preserve=config.preserve, durable=config.durable)
-    n = len(facts)
-    fsync_each = (cost.redo_flush_us + cost.flush_us if cost.fsync_devices == 1
-                  else max(cost.redo_flush_us, cost.flush_us)) if config.durable else 0.0
-    commit_s = (n * cost.commit_us + res.flushes * fsync_each) / 1e6
-    factor = cost.worker_cpu(config.workers)
-    cpu_s = ctx.work_us_total() * factor \
-        / max(1, min(max(config.workers, 1), cost.cores)) / 1e6
-    coord_s = sum(cost.dispatch_us + cost.dispatch_byte_us * b for b in fact_values(facts, "nbytes")) / 1e6
+    seconds = ctx.resource_seconds(res, config.workers, config.durable)
+    commit_s, cpu_s, coord_s = seconds["commit and fsync"], seconds["worker CPU"], seconds["coordinator"]
     ideal = _ideal(advice, config)
-    seconds = {"commit and fsync": commit_s, "worker CPU": cpu_s, "coordinator": coord_s}
     if config.workers > 1:
         # Where the simulated coordinator's time went, read as the lab reads performance_schema's
         # stages (bench/manycore/advise_check.py): reading events, asleep on a dependency, or

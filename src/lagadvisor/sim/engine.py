@@ -249,8 +249,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
 
     def rate() -> float:
         j = len(ps_heap)
-        # Contention (CostModel.contention): every job runs slower while others run with it.
-        slow = 1.0 if j <= 1 else 1.0 + conc * (min(j, cores) - 1.0) + over * max(0.0, j - cores)
+        slow = contention(j)   # every job runs slower while others run with it
         if not spinning:
             return (1.0 if j <= cores else cores / j) / slow
         r = j + 1
@@ -299,7 +298,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     next_entry = 0           # preserve order: next index allowed into the commit stage
     free_workers = cfg.workers
     cores = float(max(1, cost.cores))
-    conc, over = cost.concurrency_cpu, cost.oversubscribed_cpu
+    contention = cost.contention
     # Processor sharing: jobs progress together in "virtual work" V; a job of w us started
     # at V0 ends when V reaches V0 + w. rate = min(1, cores / (jobs + spinning coordinator)).
     vnow = 0.0
