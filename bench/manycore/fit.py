@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 
 FREE = ("trx_us", "insert_us", "update_us", "commit_us", "handoff_us", "wakeup_us", "multi_worker_cpu",
-        "concurrency_cpu", "oversubscribed_cpu", "redo_flush_us", "flush_us", "durable_byte_us")
+        "concurrency_cpu", "oversubscribed_cpu", "redo_flush_us", "flush_us", "durable_byte_us", "fsync_byte_us")
 FIXED = {"dispatch_us": 18.0, "dispatch_byte_us": 0.016, "fsync_cpu": 0.45, "scan_row_us": 0.259, "fsync_devices": 2}
 DELETE_PER_INSERT = 25.5 / 21.6
 

@@ -104,6 +104,7 @@ pub struct Costs {
     pub cores: f64,
     pub fsync_devices: i64,
     pub fsync_cpu: f64,
+    pub fsync_byte_us: f64,
     pub concurrency_cpu: f64,
     pub oversubscribed_cpu: f64,
 }
@@ -188,6 +189,9 @@ struct Sim {
     work_byte: f64,
     sync_us: f64,
     redo_us: f64,
+    /// engine.py ``fsync_byte``: device time per byte of the group's transactions, added to each
+    /// fsync when durable (``CostModel.fsync_byte_us``; 0 when relaxed).
+    fsync_byte: f64,
     shared_disk: bool,
     disk_busy: bool,
     disk_queue: VecDeque<(u8, u64, u64)>,
@@ -255,6 +259,7 @@ impl Sim {
             work_byte,
             sync_us: if cfg.durable { cost.flush_us } else { 0.0 },
             redo_us: if cfg.durable { cost.redo_flush_us } else { 0.0 },
+            fsync_byte: if cfg.durable { cost.fsync_byte_us } else { 0.0 },
             shared_disk: cost.fsync_devices == 1,
             disk_busy: false,
             disk_queue: VecDeque::new(),
@@ -566,18 +571,25 @@ impl Sim {
         }
     }
 
-    fn fsync_us(&self, kind: u8) -> f64 {
-        if kind == REDO_DONE {
-            self.redo_us
-        } else {
-            self.sync_us
+    /// engine.py `fsync_us`: the fsync's time for the group `lo..hi` of the arena: per fsync,
+    /// plus per byte of the group's transactions.
+    fn fsync_us(&self, kind: u8, lo: u64, hi: u64) -> f64 {
+        let per = if kind == REDO_DONE { self.redo_us } else { self.sync_us };
+        if self.fsync_byte <= 0.0 {
+            return per;
         }
+        let mut bytes: i64 = 0;
+        for k in lo..hi {
+            let j = self.arena[(k - self.arena_base) as usize] as usize;
+            bytes += self.nbytes[self.at(j)];
+        }
+        per + self.fsync_byte * bytes as f64
     }
 
     /// engine.py `fsync_start`: the calling thread's CPU share of the fsync (`fsync_cpu` of
     /// `us`, processor-shared), then the device's rest of it.
     fn fsync_start(&mut self, now: f64, kind: u8, lo: u64, hi: u64) {
-        let us = self.fsync_us(kind);
+        let us = self.fsync_us(kind, lo, hi);
         if self.cost.fsync_cpu > 0.0 && us > 0.0 {
             self.run_cpu(self.cost.fsync_cpu * us, FSYNC_CPU, kind as i64, lo, hi);
         } else {
@@ -587,7 +599,7 @@ impl Sim {
 
     /// engine.py `fsync`: one fsync at a time when the redo log and the binlog share a device.
     fn fsync(&mut self, now: f64, kind: u8, lo: u64, hi: u64) {
-        let us = self.fsync_us(kind);
+        let us = self.fsync_us(kind, lo, hi);
         if !self.shared_disk || us <= 0.0 {
             self.fsync_start(now, kind, lo, hi);
         } else if self.disk_busy {
@@ -599,8 +611,8 @@ impl Sim {
     }
 
     /// engine.py `fsync_done`.
-    fn fsync_done(&mut self, now: f64, kind: u8) {
-        if !self.shared_disk || self.fsync_us(kind) <= 0.0 {
+    fn fsync_done(&mut self, now: f64, kind: u8, lo: u64, hi: u64) {
+        if !self.shared_disk || self.fsync_us(kind, lo, hi) <= 0.0 {
             return;
         }
         self.disk_busy = false;
@@ -683,11 +695,11 @@ impl Sim {
             HANDOFF => self.enter_in_order(now),
             FSYNC_CPU => {
                 let kind = ev.i as u8;
-                let rest = (1.0 - self.cost.fsync_cpu) * self.fsync_us(kind);
+                let rest = (1.0 - self.cost.fsync_cpu) * self.fsync_us(kind, ev.lo, ev.hi);
                 self.push(now + rest, kind, -1, ev.lo, ev.hi);
             }
             REDO_DONE => {
-                self.fsync_done(now, ev.kind);
+                self.fsync_done(now, ev.kind, ev.lo, ev.hi);
                 let members = (ev.hi - ev.lo) as f64;
                 self.run_cpu(self.cost.commit_us * members, FLUSH_DONE, -1, ev.lo, ev.hi);
             }
@@ -698,7 +710,7 @@ impl Sim {
                 self.start_flush(now);
             }
             SYNC_DONE => {
-                self.fsync_done(now, ev.kind);
+                self.fsync_done(now, ev.kind, ev.lo, ev.hi);
                 self.flushes += 1;
                 for k in ev.lo..ev.hi {
                     let j = self.arena[(k - self.arena_base) as usize] as usize;
@@ -777,7 +789,9 @@ impl Sim {
             let li = self.at(g);
             let (arrival, w, nb) = (self.arrival[li], self.work[li], self.nbytes[li]);
             self.st_t = py_max(self.st_t, arrival);
-            let work = (self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64) + w + self.cost.commit_us + flush;
+            // one trx per group: each of its two fsyncs writes its bytes
+            let fsyncs = if self.cfg.durable { flush + 2.0 * self.fsync_byte * nb as f64 } else { 0.0 };
+            let work = (self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64) + w + self.cost.commit_us + fsyncs;
             self.st_t += work;
             self.busy_us += work;
             let t = self.st_t;

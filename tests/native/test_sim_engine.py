@@ -184,19 +184,19 @@ works = st.one_of(st.integers(0, 8).map(lambda v: v * 12.5), st.floats(0, 5000, 
        st.sampled_from([128 * 1024 * 1024, 2 * 10**6, 1]), st.sampled_from([0.0, 0.0173, 1.7]),
        st.sampled_from([1.0, 1.13]), st.sampled_from([0.0, 210.0, 0.1]), st.sampled_from([1, 2]),
        st.sampled_from([0.0, 0.38, 1.0]), st.sampled_from([0.0, 0.028, 0.5]), st.sampled_from([0.0, 0.012]),
-       st.sampled_from([0.0, 25.0, 7.3]), st.sampled_from([0.0, 0.043]))
+       st.sampled_from([0.0, 25.0, 7.3]), st.sampled_from([0.0, 0.043]), st.sampled_from([0.0, 0.0101, 0.37]))
 def test_native_matches_python_on_random_inputs(applier, rows, workers, durable, preserve, sort_arrivals, cores,
                                                 commit_us, dispatch_us, flush_us, handoff_us, pending_max,
                                                 dispatch_byte_us, multi_worker_cpu, redo_flush_us, fsync_devices,
                                                 fsync_cpu, concurrency_cpu, oversubscribed_cpu, wakeup_us,
-                                                durable_byte_us):
+                                                durable_byte_us, fsync_byte_us):
     """Both appliers (the Change Stream Applier's changes: sim/engine.py's docstring)."""
     inp = random_input(rows, sort_arrivals)
     cost = CostModel(cores=cores, commit_us=commit_us, dispatch_us=dispatch_us, flush_us=flush_us,
                      handoff_us=handoff_us, dispatch_byte_us=dispatch_byte_us, multi_worker_cpu=multi_worker_cpu,
                      redo_flush_us=redo_flush_us, fsync_devices=fsync_devices, fsync_cpu=fsync_cpu,
                      concurrency_cpu=concurrency_cpu, oversubscribed_cpu=oversubscribed_cpu, wakeup_us=wakeup_us,
-                     durable_byte_us=durable_byte_us)
+                     durable_byte_us=durable_byte_us, fsync_byte_us=fsync_byte_us)
     both(inp, ReplicaConfig(workers, preserve, durable, pending_max, applier=applier), cost,
          (applier, workers, preserve, durable))
 

@@ -19,7 +19,7 @@ from lagadvisor.sim.model import CostModel, ReplicaConfig
 NEUTRAL = dict(trx_us=0.0, insert_us=0.0, update_us=0.0, delete_us=0.0, byte_us=0.0, dispatch_us=0.0,
                dispatch_byte_us=0.0, commit_us=0.0, flush_us=0.0, redo_flush_us=0.0, handoff_us=0.0,
                multi_worker_cpu=1.0, concurrency_cpu=0.0, oversubscribed_cpu=0.0, wakeup_us=0.0,
-               durable_byte_us=0.0, cores=2, fsync_devices=1, fsync_cpu=0.44)
+               durable_byte_us=0.0, fsync_byte_us=0.0, cores=2, fsync_devices=1, fsync_cpu=0.44)
 
 
 def _cost(**kw) -> CostModel:
@@ -120,6 +120,19 @@ def test_redo_fsync_is_in_the_flush_stage_and_shared_by_its_group():
     four = simulate(_trx(4), ReplicaConfig(4, durable=True), cost)
     assert list(four.commit_us) == [200.0, 310.0, 310.0, 310.0] and four.flushes == 2
     # Relaxed: no fsync at all.
+    assert simulate(_trx(2), ReplicaConfig(1, durable=False), cost).apply_us == 240.0
+
+
+def test_each_fsync_also_takes_its_groups_bytes():
+    # As above, with fsync_byte_us = 1 and 10 bytes a transaction: each fsync takes 1 us more per
+    # byte of its group. One worker: apply 100, redo 50 + 10, CPU 20, binlog 30 + 10.
+    cost = _cost(commit_us=20.0, redo_flush_us=50.0, flush_us=30.0, fsync_byte_us=1.0, cores=64, fsync_devices=2)
+    assert list(simulate(_trx(2), ReplicaConfig(1, durable=True), cost).commit_us) == [220.0, 440.0]
+    assert simulate(_trx(2), ReplicaConfig(0, durable=True), cost).apply_us == 440.0
+    # Four workers: T1-T3 form one group of 30 bytes: redo 180-260, CPU 260-320, binlog 320-380.
+    four = simulate(_trx(4), ReplicaConfig(4, durable=True), cost)
+    assert list(four.commit_us) == [220.0, 380.0, 380.0, 380.0] and four.flushes == 2
+    # Relaxed: no fsync, no byte cost.
     assert simulate(_trx(2), ReplicaConfig(1, durable=False), cost).apply_us == 240.0
 
 

@@ -139,16 +139,27 @@ class Context:
 
     def resource_seconds(self, res: SimSummary, workers: int, durable: bool) -> dict[str, float]:
         """What each resource of the replica costs over the whole input, in seconds (not additive:
-        the stages overlap), for a simulation ``res`` at ``workers`` workers: the commit stage
-        (``commit_us`` per transaction and the fsyncs per simulated group), the workers' CPU spread
-        over the cores they can use, and the coordinator's reads (summed once, cached)."""
+        the stages overlap), for a simulation ``res`` at ``workers`` workers: the commit stage, the
+        workers' CPU spread over the cores they can use, and the coordinator's reads (summed once,
+        cached). The commit stage is the binlog group commit's pipeline (sim/engine.py) over the
+        simulated groups: the flush stage (each group's redo fsync, ``commit_us`` per member) and the
+        sync stage (each group's binlog fsync) run at once on two fsync devices, so the longer of the
+        two; on one device the fsyncs take turns and the whole cycle is serial. Each fsync also
+        writes its group's bytes (``fsync_byte_us``)."""
         cost = self.cost
-        fsync = ((cost.redo_flush_us + cost.flush_us if cost.fsync_devices == 1
-                  else max(cost.redo_flush_us, cost.flush_us)) if durable else 0.0)
         if "coordinator" not in self._trx_cache:
-            self._trx_cache["coordinator"] = sum(cost.dispatch_us + cost.dispatch_byte_us * b
-                                                 for b in fact_values(self.facts, "nbytes"))
-        return {"commit and fsync": (len(self.facts) * cost.commit_us + res.flushes * fsync) / 1e6,
+            sizes = list(fact_values(self.facts, "nbytes"))
+            self._trx_cache["coordinator"] = sum(cost.dispatch_us + cost.dispatch_byte_us * b for b in sizes)
+            self._trx_cache["bytes"] = sum(sizes)
+        commit_cpu = len(self.facts) * cost.commit_us
+        if not durable:
+            stage = commit_cpu
+        else:
+            per_byte = cost.fsync_byte_us * self._trx_cache["bytes"]
+            redo = res.flushes * cost.redo_flush_us + per_byte
+            binlog = res.flushes * cost.flush_us + per_byte
+            stage = commit_cpu + redo + binlog if cost.fsync_devices == 1 else max(commit_cpu + redo, binlog)
+        return {"commit and fsync": stage / 1e6,
                 "worker CPU": self.work_us_total() * cost.worker_cpu(workers)
                 / max(1, min(max(workers, 1), cost.cores)) / 1e6,
                 "coordinator": self._trx_cache["coordinator"] / 1e6}

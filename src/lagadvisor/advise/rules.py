@@ -489,7 +489,9 @@ def durability(ctx: Context) -> list[Finding]:
                     "sync_binlog / innodb_flush_log_at_trx_commit", cur,
                     "sync_binlog=0, innodb_flush_log_at_trx_commit=2",
                     "every commit group pays an fsync of the binlog and the redo log "
-                    f"(cost model: {ctx.cost.redo_flush_us:.0f} + {ctx.cost.flush_us:.0f} us per group). Trade-off: after an OS crash the "
+                    f"(cost model: {ctx.cost.redo_flush_us:.0f} + {ctx.cost.flush_us:.0f} us per group"
+                    + (f", each plus {ctx.cost.fsync_byte_us:g} us per byte the group wrote" if ctx.cost.fsync_byte_us else "")
+                    + "). Trade-off: after an OS crash the "
                     "replica loses its last transactions; it is safe to re-fetch them only with GTID "
                     f"auto-positioning ({_autopos(ctx)}) and relay_log_recovery=ON, and a replica that "
                     "may be promoted should go back to 1/1 first", eff,

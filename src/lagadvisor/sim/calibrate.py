@@ -432,7 +432,8 @@ def _scaled(base: CostModel, cpu: float, commit: float, fsync: float) -> CostMod
                    delete_us=base.delete_us * cpu, byte_us=base.byte_us * cpu, scan_row_us=base.scan_row_us * cpu,
                    durable_byte_us=base.durable_byte_us * cpu, dispatch_us=base.dispatch_us * cpu,
                    dispatch_byte_us=base.dispatch_byte_us * cpu, commit_us=base.commit_us * cpu * commit,
-                   redo_flush_us=base.redo_flush_us * fsync, flush_us=base.flush_us * fsync)
+                   redo_flush_us=base.redo_flush_us * fsync, flush_us=base.flush_us * fsync,
+                   fsync_byte_us=base.fsync_byte_us * fsync)
 
 
 #: Transactions per block of a piece whose commit-to-commit times are matched: a block of heavy
@@ -469,20 +470,29 @@ def _errors(pieces, params, base, workers, durable, blocks: bool = False) -> lis
 #: same replica's one-worker time +138%); an episode whose commit stage clearly differs still moves it.
 COMMIT_PRIOR = 0.01
 
+#: How firmly the CPU and fsync scales keep ``base``'s (the same penalty on their logs). Along the
+#: valley where one trades for the other (a dependency-bound catch-up's time is its chain's CPU plus
+#: fsyncs) the blocks' noise used to pick the point: fitted on the 16-core lab's hot-row durable
+#: catch-up at 16 workers the CPU went to 0.28x and the fsyncs to 1.41x (bench/manycore_16core_calibrate.json
+#: before this prior); a replica whose CPU or disk really differs (a 2x slower CPU misses its blocks by
+#: tens of percent) still moves them.
+SCALE_PRIOR = 0.01
+
 
 def _search(pieces, base: CostModel, workers: int, durable: bool) -> tuple[float, float, float]:
     """(CPU scale, commit-stage scale on top of it, fsync scale) minimising the blocks' squared time errors: a
     grid over all of them at once (the costs trade against each other along a valley, which a
     search one cost at a time does not follow), then finer grids around the best (deterministic).
     A cost the catch-up cannot tell (the workers' CPU when the commit stage limits everything)
-    stays near ``base``'s: a small penalty on moving the scales away from 1."""
+    stays near ``base``'s: a penalty on moving the scales away from 1 (:data:`SCALE_PRIOR`,
+    :data:`COMMIT_PRIOR`)."""
     import itertools
     import math
 
     def loss(p) -> float:
         errs = _errors(pieces, p, base, workers, durable, blocks=True)
         return (sum(e * e for e in errs) / max(1, len(errs))
-                + 1e-4 * (math.log(p[0]) ** 2 + math.log(p[2]) ** 2) + COMMIT_PRIOR * math.log(max(p[1], 1 / 64)) ** 2)
+                + SCALE_PRIOR * (math.log(p[0]) ** 2 + math.log(p[2]) ** 2) + COMMIT_PRIOR * math.log(max(p[1], 1 / 64)) ** 2)
 
     cpus = [2 ** (k / 2) for k in range(-8, 7)]                    # 1/16 .. 8 x base
     commits = [0.0] + [2 ** (k / 2) for k in range(-10, 9)]       # 0, 1/32 .. 16 x base (after cpu)
@@ -598,7 +608,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
                         delete_us=fit.delete_us, byte_us=fit.byte_us)
         if durable:
             # No relaxed base: the fsyncs cannot be told apart from the commit CPU.
-            model = replace(model, flush_us=0.0, redo_flush_us=0.0)
+            model = replace(model, flush_us=0.0, redo_flush_us=0.0, fsync_byte_us=0.0)
     model = replace(model, error_band=round(fit.band, 4))
     if cores:
         model = replace(model, cores=cores)

@@ -285,6 +285,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF, REDO_DONE, FSYNC_CPU = range(9)
     sync_us = cost.flush_us if cfg.durable else 0.0
     redo_us = cost.redo_flush_us if cfg.durable else 0.0
+    fsync_byte = cost.fsync_byte_us if cfg.durable else 0.0
     # The Change Stream Applier (module docstring): the worker reads its transaction's events
     # (per byte) and, with commit order preserved, is free again once it has applied it.
     csa = Applier(cfg.applier) is Applier.CSA
@@ -409,8 +410,13 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         sync_busy = True
         fsync(now, SYNC_DONE, sync_queue.popleft())
 
-    def fsync_us(kind: int) -> float:
-        return redo_us if kind == REDO_DONE else sync_us
+    def fsync_us(kind: int, group: list[int]) -> float:
+        """The fsync's time: per fsync, plus ``fsync_byte_us`` per byte of its group's
+        transactions (the device writes what the group wrote: its redo and its binlog)."""
+        per = redo_us if kind == REDO_DONE else sync_us
+        if fsync_byte <= 0:
+            return per
+        return per + fsync_byte * sum(nbytes[g] for g in group)
 
     def fsync_start(now: float, kind: int, group: list[int]) -> None:
         """An fsync starts: first the calling thread's CPU share of it (``fsync_cpu`` of
@@ -418,7 +424,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         InnoDB's flush wait loop), then the device's rest. With a free core it takes
         ``fsync_us``; on a busy one it stretches (measured: one pinned core, durable catch-up, redo
         fsync median 164/272/345/384 us at 1/2/4/8 workers while the core was 91-93% busy)."""
-        us = fsync_us(kind)
+        us = fsync_us(kind, group)
         if cost.fsync_cpu > 0 and us > 0:
             run_cpu(now, cost.fsync_cpu * us, FSYNC_CPU, kind, group)
         else:
@@ -426,7 +432,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
 
     def fsync(now: float, kind: int, group: list[int]) -> None:
         nonlocal disk_busy
-        us = fsync_us(kind)
+        us = fsync_us(kind, group)
         if not shared_disk or us <= 0:
             fsync_start(now, kind, group)
         elif disk_busy:
@@ -435,10 +441,10 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             disk_busy = True
             fsync_start(now, kind, group)
 
-    def fsync_done(now: float, kind: int) -> None:
+    def fsync_done(now: float, kind: int, group: list[int]) -> None:
         """An fsync ended: the device takes the next one waiting."""
         nonlocal disk_busy
-        if not shared_disk or fsync_us(kind) <= 0:
+        if not shared_disk or fsync_us(kind, group) <= 0:
             return
         disk_busy = False
         if disk_queue:
@@ -501,9 +507,9 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         elif kind == HANDOFF:
             enter_in_order(now)
         elif kind == FSYNC_CPU:
-            push(now + (1.0 - cost.fsync_cpu) * fsync_us(i), i, -1, data)
+            push(now + (1.0 - cost.fsync_cpu) * fsync_us(i, data), i, -1, data)
         elif kind == REDO_DONE:
-            fsync_done(now, kind)
+            fsync_done(now, kind, data)
             run_cpu(now, cost.commit_us * len(data), FLUSH_DONE, -1, data)
         elif kind == FLUSH_DONE:
             flush_busy = False
@@ -511,7 +517,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             start_sync(now)
             start_flush(now)
         elif kind == SYNC_DONE:
-            fsync_done(now, kind)
+            fsync_done(now, kind, data)
             res.flushes += 1
             for j in data:
                 commit(j, now)
@@ -556,8 +562,9 @@ def _single_threaded(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimR
     busy = 0.0
     for i, (arrival, w, nb) in enumerate(zip(inp.arrival_us, inp.work_us, inp.nbytes)):
         t = max(t, arrival)
+        # one transaction per group: each of its two fsyncs writes its bytes
         work = ((cost.dispatch_us + cost.dispatch_byte_us * nb) + w + cost.commit_us
-                + ((cost.redo_flush_us + cost.flush_us) if cfg.durable else 0.0))
+                + ((cost.redo_flush_us + cost.flush_us) + 2.0 * cost.fsync_byte_us * nb if cfg.durable else 0.0))
         t += work
         busy += work
         commit_t[i] = t

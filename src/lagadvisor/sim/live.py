@@ -483,6 +483,14 @@ def _group_fsyncs_of(picked: _Picked, own: _Own, io: _MeanFsyncs) -> _GroupFsync
     return _GroupFsyncs(bin_us, redo_us, source, warm_fsyncs, alone_medians, warm_medians)
 
 
+def _fsyncs_of(grouped: _GroupFsyncs, picked: _Picked, model: CostModel) -> dict[str, float]:
+    """The model's per-fsync times: the measured ones (:func:`_group_fsyncs_of`, fsyncs of one
+    transaction each) less what ``model.fsync_byte_us`` adds for a transaction of the picked
+    transactions' median size, which the engines add back per byte of each group."""
+    per_byte = model.fsync_byte_us * (median(s[4] for s in picked.samples) if picked.samples else 0.0)
+    return {"redo_flush_us": max(0.0, grouped.redo_us - per_byte), "flush_us": max(0.0, grouped.bin_us - per_byte)}
+
+
 def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | None = None) -> LiveCalibration:
     """A cost model from what a replica in service applied over a window (see the module
     docstring), with the evidence it was fitted from."""
@@ -503,7 +511,7 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
                     update_us=fit.update_us / cpu if seen_kind[1] else model.update_us,
                     delete_us=fit.delete_us / cpu if seen_kind[2] else model.delete_us,
                     byte_us=0.0, commit_us=max(0.0, commit), error_band=round(fitted.band, 4),
-                    **({"redo_flush_us": grouped.redo_us, "flush_us": grouped.bin_us} if server["durable"] else {}))
+                    **(_fsyncs_of(grouped, picked, model) if server["durable"] else {}))
     if cores:
         model = replace(model, cores=cores)
     # Durable: one fsync at a time on this storage, or the redo's and the binlog's at once.

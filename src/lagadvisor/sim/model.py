@@ -6,8 +6,9 @@ threads), then it commits through the replica's binlog group commit (MYSQL_BIN_L
 ordered_commit): a serial flush stage where the group's leader waits ``redo_flush_us`` for the
 group's InnoDB redo fsync (innodb_flush_log_at_trx_commit=1) and then does ``commit_us`` of CPU
 per member (binlog write, InnoDB commit, replication info and GTID bookkeeping), then a serial
-sync stage of ``flush_us`` per group (the binlog fsync of sync_binlog=1). Both fsyncs are ~0
-when relaxed. With ``fsync_devices = 1`` (redo log and binlog on one device, the usual layout)
+sync stage of ``flush_us`` per group (the binlog fsync of sync_binlog=1). Each fsync also takes
+``fsync_byte_us`` per byte of its group's transactions (the device writes what the group wrote).
+Both fsyncs are ~0 when relaxed. With ``fsync_devices = 1`` (redo log and binlog on one device, the usual layout)
 the device does one fsync at a time: a group's redo fsync waits for the previous group's binlog
 fsync. Measured on this machine's replica: at 2 workers the commit groups are single
 transactions, and the redo and binlog fsync times add up to the catch-up's wall time.
@@ -51,9 +52,14 @@ class CostModel:
     # medians: 5 backlogs x 1-32 workers x relaxed/durable): the per-row and per-transaction
     # worker costs (delete tied to insert x25.5/21.6, the 2-core regression's ratio), the serial
     # commit_us, the contention, the two wake-up latencies (the commit-order hand-off and the
-    # coordinator's: 79 and 55 us on that VM), the fsyncs (the redo's 126 us against the file
-    # instruments' 69-118 us per fsync: the commit also waits for the log writer and flusher
-    # threads; the binlog's 124 us against 93-182 us) and durable_byte_us. Every measured time
+    # coordinator's: 79 and 55 us on that VM) and durable_byte_us. The durable costs were fitted
+    # again, the others held, when fsync_byte_us was added: one worker's durable time less its
+    # relaxed time grows with the transactions' bytes (215 us a transaction at 0.7 kB, 308 at
+    # 1.8 kB, 468 at 3.9 kB over the five backlogs). The fit puts the redo fsync at 91 us and the
+    # binlog's at 154 (the file instruments: 69-118 and 93-182 us per fsync; the commit also waits
+    # for the log writer and flusher threads) plus 0.0026 us a byte each (about 390 MB/s). Fitting
+    # every cost at once moved it to 0.0099 and the hand-off to 107 us, at a 4% lower loss, but put
+    # the 2-core check-back's durable 4-worker speedup 18% off: not taken. Every measured time
     # less the replica's start (30.7 ms: START REPLICA SQL_THREAD to the first commit, from the kept
     # runs' own binlogs), which the simulation does not model and a real backlog does not notice. scan_row_us is bench/keyless_apply.py's (2 cores: the lab has
     # no table without an index). Checked back on 2 cores: docs/accuracy.md.
@@ -62,13 +68,14 @@ class CostModel:
     update_us: float = 13.1        # worker, per row updated
     delete_us: float = 54.7        # worker, per row deleted
     byte_us: float = 0.0           # worker, per byte (not separable from rows; kept at 0)
-    durable_byte_us: float = 0.0073  # worker, per byte, when durable: the commit's redo and binlog writes
+    durable_byte_us: float = 0.0086  # worker, per byte, when durable: the commit's redo and binlog writes
                                    # it waits for (/proc worker CPU, durable less relaxed, grows with bytes)
     dispatch_us: float = 18.0      # coordinator, per transaction (read, schedule, hand over)
     dispatch_byte_us: float = 0.016  # coordinator, per byte of the transaction's events (reading them)
     commit_us: float = 37.3        # flush stage, per transaction (serial)
-    flush_us: float = 124.1        # sync stage, per group (serial), when durable: binlog fsync
-    redo_flush_us: float = 125.8   # flush stage, per group (serial), when durable: redo fsync
+    flush_us: float = 153.5        # sync stage, per group (serial), when durable: binlog fsync
+    fsync_byte_us: float = 0.0026  # each fsync, per byte of its group's transactions, when durable
+    redo_flush_us: float = 90.6    # flush stage, per group (serial), when durable: redo fsync
     handoff_us: float = 78.7       # commit-order wake-up of a worker that waited for its turn
     wakeup_us: float = 55.0        # the coordinator's wake-up once the dependency it slept on is met
                                    # (wait_for_last_committed_trx: a condition wait, signalled by the commit)
@@ -247,6 +254,7 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "cores": (int, 1, 4096, "cores"),
     "fsync_devices": (int, 1, 2, "devices"),
     "fsync_cpu": (float, 0, 1, "(a fraction of each fsync's time)"),
+    "fsync_byte_us": (float, 0, 1e3, "microseconds per byte"),
     "error_band": (float, 0, 10, "(a fraction: 0.1 = +-10%)"),
 }
 
