@@ -132,6 +132,7 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         assert re.search(r"commit from ((transactions applied alone|every transaction)(, scaled to the back-to-back "
                          r"ones)?|worker-time intercept); error band of absolute times \+-\d", r.stderr), r.stderr
         assert "note: not read" not in r.stderr   # relaxed: the optional durable instruments do not apply
+        assert "note: the wake-up latencies are the base model's, not fitted" in r.stderr, r.stderr
 
         # Durable, with the fsync waits read: each transaction's own binlog and redo fsyncs are found
         # by event ids (waits are timed on another clock than transactions: by times, fewer than one

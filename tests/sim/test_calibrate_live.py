@@ -147,6 +147,8 @@ def test_calibrated_from_a_four_worker_catch_up(tmp_path):
                           *replica_files)
         fitted = json.loads(model.read_text())
         assert "through the simulation of 4 workers" in cal.stderr, cal.stderr
+        # what neither fit sees is said: the base model's wake-up latencies, kept
+        assert "note: the wake-up latencies are the base model's, not fitted" in cal.stderr, cal.stderr
         assert 0.0 < fitted["error_band"] < 1.0, fitted
         sim = json.loads(_lagadvisor("simulate", "--catch-up", "--relaxed", "--policy", "recorded", "--workers",
                                      "4", "--format", "json", "--cost-model", str(model), *source_files).stdout)

@@ -89,6 +89,7 @@ def calibrate(
             f"rms {e['piece_error_rms']:.1%}; error band of absolute times +-{e['error_band']:.1%} (held-out "
             f"checks: every other piece {e['held_out']['interleaved']:+.1%}, second half "
             f"{e['held_out']['time_split']:+.1%})", soft_wrap=True)
+        _latencies_note(result.model)
         for w in result.warnings:
             warn(w)
         return
@@ -98,6 +99,17 @@ def calibrate(
                       "(held-out checks, in the model as error_band)", soft_wrap=True)
     for w in result.warnings:
         warn(w)
+
+
+def _latencies_note(model) -> None:
+    """The wake-up latencies a dependency chain pays on every transaction are the base model's:
+    neither fit can see them (issue 33: on a 2-core VM's pinned replica the 16-core ones put a
+    conflict-heavy catch-up +43% to +61%)."""
+    if model.wakeup_us or model.handoff_us:
+        err_console.print(f"lagadvisor: note: the wake-up latencies are the base model's, not fitted: the "
+                          f"coordinator's {model.wakeup_us:g} us and the commit-order hand-off's "
+                          f"{model.handoff_us:g} us (wakeup_us, handoff_us), paid by every transaction of a "
+                          "dependency chain; set this replica's in the model file if you know them", soft_wrap=True)
 
 
 def _assumed_cores(workers: int) -> None:
@@ -186,5 +198,6 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
         soft_wrap=True)
     for missing in e["optional_missing"]:
         err_console.print(f"lagadvisor: note: not read: {missing}", soft_wrap=True)
+    _latencies_note(result.model)
     if cores is None:
         _assumed_cores(0)
