@@ -8,8 +8,7 @@ For each workload and durability whose 16-worker replica binlog the lab brought 
 ``calibrate --workers 16 --cores 16`` from that file alone, then simulate the same backlog at
 1/2/4/8/16/32 workers with it (bench/manycore/compare.py's ``simulate --catch-up``) and compare
 the absolute times with the lab's medians (less the replica's start, as compare.py does). A
-backlog calibrate refuses (mixed: 1,451 transactions, under the 2,000 of a lag episode it needs)
-is listed as not calibrated. Prints a Markdown table; ``--out`` writes the rows
+backlog calibrate refuses (a lag episode too short for four pieces) is listed as not calibrated. Prints a Markdown table; ``--out`` writes the rows
 and the fitted models as JSON.
 
 Usage: PYTHONPATH=src python3 bench/manycore/calibrate_check.py LAB.json [--only uniform-relaxed,...]

@@ -809,7 +809,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--probe-fraction", type=float, default=None, help="backlog share of a probe (0.1; quick 0.04)")
     ap.add_argument("--max-fraction", type=float, default=None, help="largest backlog share (1; quick 0.1)")
     ap.add_argument("--min-fraction", type=float, default=None,
-                    help="smallest backlog share (0.2, so that a kept binlog has the 2,000 transactions "
+                    help="smallest backlog share (0.2, so that a kept binlog has the 1,000-2,000 transactions "
                          "calibrate needs; quick 0.02); below it runs are skipped instead")
     ap.add_argument("--margin", type=float, default=15.0, help="seconds kept free at the end of the budget")
     ap.add_argument("--max-tars", type=int, default=3,

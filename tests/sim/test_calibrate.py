@@ -166,10 +166,16 @@ def test_lagging_pieces_keep_only_what_was_applied_behind_the_source():
     applied = [(0, k - 1, k, 1_000_000 * k, 1_000_000 * k + (500_000 if 100 <= k < 1400 else 1_000), 1, 1, 0, 10)
                for k in range(2000)]
     pieces = lagging_pieces(applied, 100_000)
-    assert [len(p) for p in pieces] == [500, 500, 300]
+    # 1,300 behind: three pieces (500, 500, 300), too few for the held-out checks, so halved
+    assert [len(p) for p in pieces] == [250, 250, 250, 250, 150, 150]
     assert pieces[0][0][2] == 100 and pieces[-1][-1][2] == 1399
+    assert [t[2] for p in pieces for t in p] == list(range(100, 1400))  # in order, nothing lost
+    # 600 behind: a piece of 500 and one of 100 (under half a piece: dropped); halved, still too few
+    short = [(0, k - 1, k, 1_000_000 * k, 1_000_000 * k + (500_000 if 100 <= k < 700 else 1_000), 1, 1, 0, 10)
+             for k in range(2000)]
+    assert [len(p) for p in lagging_pieces(short, 100_000)] == [500]
     with pytest.raises(ConfigError, match="longer lag episode"):
-        fit_workers(lagging_pieces(applied, 100_000), 4, durable=False, base=CostModel())
+        fit_workers(lagging_pieces(short, 100_000), 4, durable=False, base=CostModel())
 
 
 def test_one_transaction_shape_scales_the_base_model():

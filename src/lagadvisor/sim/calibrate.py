@@ -339,6 +339,10 @@ def held_out_band(samples: list[tuple[float, int, int, int, int]], stall_mads: f
 #: simulated as a catch-up of its own; at most :data:`MAX_PIECES` of them, spread over the run.
 PIECE = 500
 MAX_PIECES = 12
+#: The fewest pieces a fit takes (its held-out checks split them in two twice), and the fewest
+#: transactions a piece of a short episode keeps when its pieces are halved to reach that many.
+MIN_PIECES = 4
+MIN_PIECE = PIECE // 4
 
 
 class _Pieces:
@@ -385,6 +389,12 @@ class _Pieces:
         if len(pieces) > self.keep:
             step = len(pieces) / self.keep
             pieces = [pieces[int(k * step)] for k in range(self.keep)]
+        if len(pieces) < MIN_PIECES:
+            # A short episode: its pieces halved, as long as each half keeps MIN_PIECE transactions
+            # (the held-out checks need MIN_PIECES pieces).
+            halves = [h for p in pieces for h in (p[:len(p) // 2], p[len(p) // 2:])]
+            if len(halves) >= MIN_PIECES and all(len(h) >= MIN_PIECE for h in halves):
+                pieces = halves
         return pieces
 
 
@@ -522,10 +532,11 @@ def fit_workers(pieces: list[list[tuple]], workers: int, *, durable: bool, base:
     simulated times of the pieces match the measured ones (:func:`_search`). The held-out checks
     (fit on every other piece, predict the rest; fit on the first half, predict the second) give
     the error band. Returns the model and the evidence."""
-    if len(pieces) < 4:
+    if len(pieces) < MIN_PIECES:
         raise ConfigError(f"only {sum(map(len, pieces))} transactions applied while the replica was behind, in "
                           f"{len(pieces)} pieces of up to {PIECE}: calibrate from a longer lag episode (at least "
-                          f"{4 * PIECE} transactions applied at least {min_lag_us / 1e6:g} s behind the source)")
+                          f"{2 * PIECE} transactions in a row applied at least {min_lag_us / 1e6:g} s behind the "
+                          "source)")
     n = sum(map(len, pieces))
     pieces = [_Piece(p) for p in pieces]
     cpu, commit, fsync = _search(pieces, base, workers, durable)
