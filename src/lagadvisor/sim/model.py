@@ -53,7 +53,8 @@ class CostModel:
     # worker costs (delete tied to insert x25.5/21.6, the 2-core regression's ratio), the serial
     # commit_us, the contention, the two wake-up latencies (the commit-order hand-off and the
     # coordinator's: 79 and 55 us on that VM) and durable_byte_us. The durable costs were fitted
-    # again, the others held, when fsync_byte_us was added: one worker's durable time less its
+    # again, the others held, when fsync_byte_us was added (fit.py --free
+    # redo_flush_us,flush_us,durable_byte_us,fsync_byte_us): one worker's durable time less its
     # relaxed time grows with the transactions' bytes (215 us a transaction at 0.7 kB, 308 at
     # 1.8 kB, 468 at 3.9 kB over the five backlogs). The fit puts the redo fsync at 91 us and the
     # binlog's at 154 (the file instruments: 69-118 and 93-182 us per fsync; the commit also waits
