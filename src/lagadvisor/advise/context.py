@@ -164,6 +164,20 @@ class Context:
                 / max(1, min(max(workers, 1), cost.cores)) / 1e6,
                 "coordinator": self._trx_cache["coordinator"] / 1e6}
 
+    def bound_by(self, res: SimSummary, workers: int, durable: bool) -> str:
+        """What limits a simulated catch-up of several workers ``res``: the largest part of the
+        simulated coordinator's time, as the many-core lab reads a real one's performance_schema
+        stages (bench/manycore/advise_check.py): reading events (``coordinator``), asleep on a
+        dependency (``dependencies``), or waiting for a free worker, which then names the workers'
+        larger cost, their commit stage (``commit and fsync``) or their CPU (``worker CPU``)."""
+        seconds = self.resource_seconds(res, workers, durable)
+        split = {"coordinator": seconds["coordinator"], "dependencies": res.dependency_wait_us / 1e6,
+                 "workers": res.worker_wait_us / 1e6}
+        name = max(split, key=lambda k: (split[k], k))
+        if name == "workers":
+            name = "commit and fsync" if seconds["commit and fsync"] >= seconds["worker CPU"] else "worker CPU"
+        return name
+
     def lag_p99(self, clock: Policy, workers: int, **kw) -> float:
         return self.run(clock, workers, catch_up=False, **kw).lag_p99_us / 1e6
 

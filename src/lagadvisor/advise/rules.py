@@ -637,15 +637,10 @@ def resource_groups(ctx: Context) -> list[Finding]:
 
 
 def _cpu_bound(ctx: Context, cores: int) -> bool:
-    """At ``cores`` workers, the workers limit the simulated catch-up (the coordinator waits for a
-    free one longer than it reads or waits on dependencies) and their CPU costs more than the
-    commit stage: what more cores, or the applier's priority on them, would help (issue 33: on 16
-    cores a coordinator- or commit-bound catch-up is flat past the cores too)."""
-    res = ctx.run(Policy.RECORDED, cores)
-    seconds = ctx.resource_seconds(res, cores, ctx.baseline.durable)
-    if res.worker_wait_us / 1e6 < max(seconds["coordinator"], res.dependency_wait_us / 1e6):
-        return False
-    return seconds["worker CPU"] >= seconds["commit and fsync"]
+    """At ``cores`` workers, the workers' CPU limits the simulated catch-up (``Context.bound_by``,
+    the summary's bottleneck): what more cores, or the applier's priority on them, would help
+    (issue 33: on 16 cores a coordinator- or commit-bound catch-up is flat past the cores too)."""
+    return ctx.bound_by(ctx.run(Policy.RECORDED, cores), cores, ctx.baseline.durable) == "worker CPU"
 
 
 RULES: tuple[Rule, ...] = (dependency_tracking, parallel_workers, parallel_mode, preserve_commit_order, history_size,

@@ -19,9 +19,9 @@ from .plan import Config
 class Bottleneck:
     """Where the simulated catch-up time goes, resource by resource (seconds, not additive:
     the stages overlap; ``dependencies``: the simulated coordinator's time asleep on them), and
-    which one bounds it: with several workers, the largest part of the simulated coordinator's
-    time (reading events, waiting on dependencies, waiting for a worker: then the workers' commit
-    stage or their CPU, whichever costs more), as the many-core lab reads a real one's."""
+    which one bounds it: with several workers ``Context.bound_by`` (the largest part of the
+    simulated coordinator's time, as the many-core lab reads a real one's), with one the largest
+    resource."""
 
     name: str                  # "commit and fsync" | "worker CPU" | "coordinator" | "dependencies"
     seconds: dict[str, float]
@@ -55,18 +55,10 @@ def bottleneck(advice: Advice, config: Config) -> Bottleneck:
     res = ctx.run(config.clock, config.workers, preserve=config.preserve, durable=config.durable)
     one = ctx.seconds(config.clock, 1, preserve=config.preserve, durable=config.durable)
     seconds = ctx.resource_seconds(res, config.workers, config.durable)
-    commit_s, cpu_s, coord_s = seconds["commit and fsync"], seconds["worker CPU"], seconds["coordinator"]
     ideal = _ideal(advice, config)
     if config.workers > 1:
-        # Where the simulated coordinator's time went, read as the lab reads performance_schema's
-        # stages (bench/manycore/advise_check.py): reading events, asleep on a dependency, or
-        # waiting for a free worker, which the workers' larger cost then names.
         seconds["dependencies"] = res.dependency_wait_us / 1e6
-        split = {"coordinator": coord_s, "dependencies": res.dependency_wait_us / 1e6,
-                 "workers": res.worker_wait_us / 1e6}
-        name = max(split, key=lambda k: (split[k], k))
-        if name == "workers":
-            name = "commit and fsync" if commit_s >= cpu_s else "worker CPU"
+        name = ctx.bound_by(res, config.workers, config.durable)
     else:
         name = max(seconds, key=lambda k: (seconds[k], k))
     total = res.apply_us / 1e6
