@@ -233,6 +233,10 @@ struct Sim {
     // queue is always the tail of `arena` from `flush_start`, and a group is a range of it.
     // Groups commit in order, so everything before `arena_done` can be dropped.
     arena: Vec<u64>,
+    /// Beside `arena`: the bytes of the transactions queued before each entry (a running total,
+    /// `arena_bytes` after the last), so a group's bytes are one subtraction (`group_bytes`).
+    arena_before: Vec<i64>,
+    arena_bytes: i64,
     arena_base: u64,
     arena_done: u64,
     flush_start: u64,
@@ -295,6 +299,8 @@ impl Sim {
             pending: 0,
             flush_busy: false,
             arena: Vec::new(),
+            arena_before: Vec::new(),
+            arena_bytes: 0,
             arena_base: 0,
             arena_done: 0,
             flush_start: 0,
@@ -386,6 +392,7 @@ impl Sim {
         let a = (self.arena_done - self.arena_base) as usize;
         if a >= 65536 && 2 * a >= self.arena.len() {
             self.arena.drain(..a);
+            self.arena_before.drain(..a);
             self.arena_base = self.arena_done;
         }
     }
@@ -578,12 +585,16 @@ impl Sim {
         if self.fsync_byte <= 0.0 {
             return per;
         }
-        let mut bytes: i64 = 0;
-        for k in lo..hi {
-            let j = self.arena[(k - self.arena_base) as usize] as usize;
-            bytes += self.nbytes[self.at(j)];
-        }
-        per + self.fsync_byte * bytes as f64
+        per + self.fsync_byte * self.group_bytes(lo, hi) as f64
+    }
+
+    /// The bytes of the arena's group `lo..hi` (engine.py: `sum(nbytes[g] for g in group)`).
+    fn group_bytes(&self, lo: u64, hi: u64) -> i64 {
+        let before = |k: u64| {
+            let p = (k - self.arena_base) as usize;
+            if p < self.arena_before.len() { self.arena_before[p] } else { self.arena_bytes }
+        };
+        before(hi) - before(lo)
     }
 
     /// engine.py `fsync_start`: the calling thread's CPU share of the fsync (`fsync_cpu` of
@@ -629,6 +640,8 @@ impl Sim {
             self.entered_upto += 1;
         }
         self.arena.push(i as u64);
+        self.arena_before.push(self.arena_bytes);
+        self.arena_bytes += self.nbytes[li];
         self.start_flush(now);
     }
 
