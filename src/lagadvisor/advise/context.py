@@ -147,10 +147,12 @@ class Context:
         two; on one device the fsyncs take turns and the whole cycle is serial. Each fsync also
         writes its group's bytes (``fsync_byte_us``)."""
         cost = self.cost
-        if "coordinator" not in self._trx_cache:
-            sizes = list(fact_values(self.facts, "nbytes"))
-            self._trx_cache["coordinator"] = sum(cost.dispatch_us + cost.dispatch_byte_us * b for b in sizes)
-            self._trx_cache["bytes"] = sum(sizes)
+        if "coordinator" not in self._trx_cache:  # one pass over the sizes, none kept
+            coordinator, total = 0.0, 0
+            for b in fact_values(self.facts, "nbytes"):
+                coordinator += cost.dispatch_us + cost.dispatch_byte_us * b
+                total += b
+            self._trx_cache["coordinator"], self._trx_cache["bytes"] = coordinator, total
         commit_cpu = len(self.facts) * cost.commit_us
         if not durable:
             stage = commit_cpu
