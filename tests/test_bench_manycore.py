@@ -47,7 +47,10 @@ def test_plan_order_puts_probes_relaxed_durable_then_instrumented():
     assert sorted(kept) == [("hot", "durable", 16), ("hot", "relaxed", 16),
                             ("uniform", "durable", 16), ("uniform", "relaxed", 16)]
     inst = [s for s in plan if s.instrumented]
-    assert {s.workers for s in inst} == {8, 16, 32} and inst[0].workers == 16
+    assert {s.workers for s in inst if s.workload == "uniform"} == {8, 16, 32} and inst[0].workers == 16
+    # the conflict-heavy shape also at 4 and 32 workers (its hand-offs and wake-ups)
+    assert sorted((s.workers, s.config) for s in inst if s.workload == "hot") == [
+        (4, "durable"), (4, "relaxed"), (16, "durable"), (16, "relaxed"), (32, "durable"), (32, "relaxed")]
 
 
 def test_fraction_fits_the_budget_and_is_clamped(tmp_path):
@@ -144,3 +147,42 @@ def test_round_speedups_take_the_replicas_start_off_each_run():
     assert got[("u", "durable", 4)] == [4.0, 4.0] and got[("u", "durable", 1)] == [1.0, 1.0]
     assert compare.round_speedups({"runs": runs})[("u", "durable", 4)] == [3.5, round(4.1 / 1.1, 3)]
     assert compare.startup_of({"runs": runs}, 0.25) == (0.25, [])
+
+
+timeline = _load("timeline")
+PS = 1000  # performance_schema's picoseconds per nanosecond
+
+
+def test_timeline_joins_waits_to_their_transactions_and_measures_the_handoff():
+    W, C = timeline.WORKER, timeline.COORDINATOR
+    threads = {10: W, 11: W, 12: W, 1: C, 99: "thread/sql/one_connection"}
+    us = 1000 * PS
+    # gno 1 on thread 10: no wait. gno 2 (thread 11) and gno 3 (thread 12) both wait for commit
+    # order; 3 was asleep (from 150 us) when 2 woke at 200 us, and woke itself at 290 us: a
+    # hand-off of 90 us. gno 4 (thread 10) waits too but only starts waiting at 400 us, after 3
+    # woke: not a hand-off sample. A client's transaction and a worker's without a GTID are not
+    # the backlog's.
+    trx = [(10, "u:1", 0, 120 * us), (11, "u:2", 10 * us, 260 * us), (12, "u:3", 20 * us, 350 * us),
+           (10, "u:4", 130 * us, 500 * us), (99, "u:5", 0, 5 * us), (11, "AUTOMATIC", 0, us)]
+    stages = [(11, timeline.WAIT_ORDER, 100 * us, 200 * us), (12, timeline.WAIT_ORDER, 150 * us, 290 * us),
+              (10, timeline.WAIT_ORDER, 400 * us, 450 * us),
+              # the coordinator slept from 50 to 135 us; gno 1 committed at 120 us: woken 15 us
+              # later, and gno 4's worker started 5 us before that (not after: no sample) ...
+              (1, timeline.WAIT_DEPENDENCY, 50 * us, 135 * us),
+              # ... and from 340 to 380 us, met by gno 3's commit at 350: 30 us; no transaction
+              # starts after it. One from 355 to 358 us saw no commit while it slept: no sample
+              (1, timeline.WAIT_DEPENDENCY, 340 * us, 380 * us), (1, timeline.WAIT_DEPENDENCY, 355 * us, 358 * us)]
+    tl = timeline.build(threads, trx, stages)
+    assert tl["gno"] == [1, 2, 3, 4] and tl["transactions"] == 4 and tl["workers_seen"] == 3
+    assert tl["wait_end"] == [-1, 200_000, 290_000, 450_000]
+    assert tl["worker"] == [0, 1, 2, 0]  # by first appearance: thread 10, 11, 12
+    lat = timeline.latencies(tl)
+    assert lat["commit_order_waits"] == 3 and lat["coordinator_waits"] == 3
+    assert lat["handoff"]["n"] == 1 and lat["handoff"]["median_us"] == 90.0
+    assert lat["coordinator_wakeup"]["n"] == 2 and lat["coordinator_wakeup"]["mean_us"] == 22.5
+    assert lat["dispatch_to_worker_start"]["n"] == 0
+
+
+def test_timeline_of_a_run_without_backlog_transactions_is_empty():
+    assert timeline.build({1: timeline.WORKER}, [(1, "AUTOMATIC", 0, 5)], []) == {"transactions": 0}
+    assert timeline.latencies({"transactions": 0}) == {"transactions": 0}

@@ -25,7 +25,9 @@ start of this script): probes (1 and the most workers, relaxed and durable, on a
 backlog) measure this machine; the share of each backlog that is applied (``fraction``, the
 same for every run) is then chosen so that the whole plan fits; then ``--rounds`` interleaved
 rounds of every workload at every worker count, relaxed, then the same durable, then one
-instrumented round (performance_schema stages and waits on, a restart) at 8-32 workers.  A run
+instrumented round (performance_schema stages and waits on, a restart) at 4-32 workers, which
+also keeps each run's per-transaction timeline (``$OUT/timelines.json.gz``: the commit-order
+hand-offs and the coordinator's wake-ups, bench/manycore/timeline.py).  A run
 that would overrun the budget is skipped (and listed).  The JSON (``$OUT/manycore.json``) is
 rewritten after every run, so a timeout still returns what was measured; the replica binlogs of
 the first round's 16-worker catch-ups are kept (gzip, in ``$OUT/replica_binlogs_N.tar``) for
@@ -58,6 +60,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 from replica_catchup import thread_cpu  # noqa: E402  (stdlib; /proc per-thread CPU)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import timeline  # noqa: E402  (stdlib; the instrumented runs' per-transaction timelines)
 
 DATA = ROOT / "bench" / "data" / "manycore"
 WORKERS = (1, 2, 4, 8, 16, 32)
@@ -78,7 +82,16 @@ REPLICA_OPTIONS = ["--server-id=2", "--gtid-mode=ON", "--enforce-gtid-consistenc
 INSTRUMENT_OPTIONS = ["--performance-schema-instrument=stage/%=ON",
                       "--performance-schema-instrument=wait/%=ON",
                       "--performance-schema-consumer-events-stages-current=ON",
-                      "--performance-schema-consumer-events-waits-current=ON"]
+                      "--performance-schema-consumer-events-waits-current=ON",
+                      # the per-transaction timelines (bench/manycore/timeline.py): every applied
+                      # transaction with its GTID, and the stage histories of the two waits
+                      "--performance-schema-instrument=transaction=ON",
+                      "--performance-schema-consumer-events-transactions-current=ON",
+                      "--performance-schema-consumer-events-transactions-history-long=ON",
+                      "--performance-schema-consumer-events-stages-history-long=ON",
+                      "--performance-schema-events-stages-history-long-size=1000000",
+                      "--performance-schema-events-transactions-history-long-size=200000"]
+TIMELINES_NAME = "timelines.json.gz"
 STATUS = ("Innodb_row_lock_waits", "Innodb_row_lock_time", "Innodb_os_log_fsyncs", "Innodb_data_fsyncs",
           "Innodb_buffer_pool_reads", "Handler_read_rnd_next", "Handler_read_key", "Com_commit",
           "Binlog_cache_disk_use", "Innodb_rows_updated", "Innodb_rows_inserted", "Innodb_rows_deleted")
@@ -468,6 +481,26 @@ def instrument_summary(server: Mysqld, top: int = 40) -> dict:
     return out
 
 
+def read_timeline(server: Mysqld) -> dict:
+    """The catch-up's per-transaction timeline (bench/manycore/timeline.py) from the histories,
+    read while the applier's threads still live (their names are in ``threads``), with the
+    histories' row counts and sizes (a full history lost its oldest rows)."""
+    threads = {int(t): name for t, name in server.rows(
+        f"SELECT THREAD_ID, NAME FROM performance_schema.threads WHERE NAME IN ('{WORKER}', '{COORDINATOR}')")}
+    trx = [(int(t), g, int(a), int(b)) for t, g, a, b in server.rows(
+        "SELECT THREAD_ID, GTID, TIMER_START, TIMER_END FROM performance_schema.events_transactions_history_long "
+        "WHERE STATE = 'COMMITTED' AND TIMER_END IS NOT NULL")]
+    stages = [(int(t), n, int(a), int(b)) for t, n, a, b in server.rows(
+        "SELECT THREAD_ID, EVENT_NAME, TIMER_START, TIMER_END FROM performance_schema.events_stages_history_long "
+        f"WHERE EVENT_NAME IN ('{timeline.WAIT_ORDER}', '{timeline.WAIT_DEPENDENCY}') AND TIMER_END IS NOT NULL")]
+    tl = timeline.build(threads, trx, stages)
+    tl["history_rows"] = {t: int(server.value(f"SELECT COUNT(*) FROM performance_schema.{t}"))
+                          for t in ("events_transactions_history_long", "events_stages_history_long")}
+    tl["history_size"] = {v: int(server.value(f"SELECT @@performance_schema_{v}_size"))
+                          for v in ("events_transactions_history_long", "events_stages_history_long")}
+    return tl
+
+
 COORDINATOR, WORKER = "thread/sql/replica_sql", "thread/sql/replica_worker"
 #: Worker stages that are not applying a transaction's rows.
 WORKER_NOT_APPLY = ("stage/sql/Waiting for an event from Coordinator",
@@ -527,7 +560,8 @@ class RunSpec:
 def build_plan(workloads: list[str], workers: list[int], rounds: int) -> list[RunSpec]:
     """Every run, most important first: the probes, the relaxed rounds, the durable rounds
     (each round every workload at every worker count, alternately up and down), then the
-    instrumented round (16 workers for every workload, then 8 and 32 for the first)."""
+    instrumented round (16 workers for every workload, then 8 and 32 for the first, then 4
+    and 32 for ``hot``: its hand-offs and wake-ups, bench/manycore/timeline.py)."""
     wmax = max(workers)
     keep_w = 16 if 16 in workers else wmax
     plan = [RunSpec("probe", 0, wl, cfg, w) for wl in workloads for cfg in CONFIGS for w in (1, wmax)]
@@ -538,6 +572,9 @@ def build_plan(workloads: list[str], workers: list[int], rounds: int) -> list[Ru
     inst = [w for w in (16, 8, 32) if w in workers] or [wmax]
     plan += [RunSpec("instrumented", 1, wl, cfg, inst[0]) for cfg in CONFIGS for wl in workloads]
     plan += [RunSpec("instrumented", 1, workloads[0], cfg, w) for w in inst[1:] for cfg in CONFIGS]
+    # the conflict-heavy shape's hand-offs and wake-ups at fewer and at more workers
+    plan += [RunSpec("instrumented", 1, "hot", cfg, w) for w in (4, 32) if "hot" in workloads[1:]
+             and w in workers and w != inst[0] for cfg in CONFIGS]
     return plan
 
 
@@ -622,6 +659,7 @@ class Lab:
         self.est = Estimator(max(args.workers))
         self.fraction = args.max_fraction
         self.instrumented_on = False
+        self.timelines: dict[str, dict] = {}
         self.result: dict = {"lab": "bench/manycore/lab.py", "version": 1, "complete": False,
                              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                              "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
@@ -691,7 +729,9 @@ class Lab:
         before = set(Path(x).name for x in (s.datadir / "binlog.index").read_text().split()[:-1])
         if spec.instrumented:
             s.client("TRUNCATE TABLE performance_schema.events_stages_summary_by_thread_by_event_name; "
-                     "TRUNCATE TABLE performance_schema.events_waits_summary_by_thread_by_event_name")
+                     "TRUNCATE TABLE performance_schema.events_waits_summary_by_thread_by_event_name; "
+                     "TRUNCATE TABLE performance_schema.events_stages_history_long; "
+                     "TRUNCATE TABLE performance_schema.events_transactions_history_long")
         c0, cpu0 = counters(s), thread_cpu(s.proc.pid)
         prepare_s = time.monotonic() - t0
         seconds, wall = timed_apply(s, backlog.target(fraction), max(5.0, self.remaining()))
@@ -703,6 +743,14 @@ class Lab:
                "counters": {k: v - c0.get(k, 0) for k, v in sorted(c1.items())}}
         if spec.instrumented:
             rec["performance_schema"] = instrument_summary(s)
+            try:
+                tl = read_timeline(s)
+                rec["timeline"] = {**timeline.latencies(tl), "history_rows": tl["history_rows"],
+                                   "history_size": tl["history_size"]}
+                self.timelines[f"{spec.workload}-{spec.config}-w{spec.workers}"] = tl
+                self.write_timelines()
+            except (LabError, ValueError, KeyError) as err:  # the timing above stands without it
+                rec["timeline"] = {"error": str(err)[-500:]}
         s.client("STOP REPLICA SQL_THREAD")
         if spec.keep:
             tag = f"{spec.workload}-{spec.config}-w{spec.workers}"
@@ -711,6 +759,13 @@ class Lab:
         rec["total_s"] = round(time.monotonic() - t0, 3)
         self.est.learn(spec, n, seconds, rec["total_s"])
         return rec
+
+    def write_timelines(self) -> None:
+        """Rewrite ``$OUT/timelines.json.gz``: every instrumented run's timeline so far."""
+        tmp = self.out / (TIMELINES_NAME + ".tmp")
+        with gzip.open(tmp, "wt", compresslevel=6) as f:
+            json.dump({"machine": self.result["machine"], "runs": self.timelines}, f, separators=(",", ":"))
+        tmp.replace(self.out / TIMELINES_NAME)
 
     def pack_binlogs(self) -> list[str]:
         """The kept replica binlogs as tars of at most 15 MiB each in $OUT (the device returns

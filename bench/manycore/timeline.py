@@ -1,0 +1,113 @@
+"""Per-transaction timelines of an instrumented catch-up, and the wake-up latencies they show.
+
+Stdlib only (it runs on the device, inside bench/manycore/lab.py). The instrumented round keeps
+performance_schema's history of transactions (``events_transactions_history_long``: the worker
+thread, the GTID and the start and end of every applied transaction) and of two stages
+(``events_stages_history_long``):
+
+* ``Waiting for preceding transaction to commit``: a worker that finished applying sleeps until
+  its predecessor has entered the binlog group commit (replica_preserve_commit_order,
+  Commit_order_manager::wait_on_graph; the predecessor releases it when it enrolls in the flush
+  stage, Commit_stage_manager::enroll_for);
+* ``Waiting for dependent transaction to commit``: the coordinator sleeps until the transaction
+  it must schedule next has its dependencies committed (Mts_submode_logical_clock::
+  wait_for_last_committed_trx).
+
+From them, the two latencies the cost model cannot see in catch-up times alone
+(``CostModel.handoff_us`` and ``wakeup_us``):
+
+* **hand-off**: of two consecutive transactions that both waited for commit order, where the
+  second was already asleep when the first woke, the time between their wake-ups. In the model
+  that is exactly ``handoff_us`` (a successor enters the commit stage ``handoff_us`` after its
+  predecessor entered it); here it also holds the first's few microseconds from waking to
+  enrolling in the flush stage.
+* **coordinator wake-up**: from the last transaction commit before the coordinator's
+  dependency wait ended (inside that wait) to its end (``wakeup_us``), and from that end to the
+  start of the next transaction on a worker (the dispatch and the worker's own wake-up).
+
+Times are nanoseconds from the first transaction's start (performance_schema's picoseconds / 1000).
+"""
+
+from __future__ import annotations
+
+import bisect
+import statistics
+
+WAIT_ORDER = "stage/sql/Waiting for preceding transaction to commit"
+WAIT_DEPENDENCY = "stage/sql/Waiting for dependent transaction to commit"
+WORKER, COORDINATOR = "thread/sql/replica_worker", "thread/sql/replica_sql"
+
+
+def build(threads: dict[int, str], transactions: list[tuple[int, str, int, int]],
+          stages: list[tuple[int, str, int, int]]) -> dict:
+    """The timeline of one catch-up from performance_schema rows.
+
+    *threads*: THREAD_ID -> NAME; *transactions*: (THREAD_ID, GTID, TIMER_START, TIMER_END) of
+    committed transactions; *stages*: (THREAD_ID, EVENT_NAME, TIMER_START, TIMER_END) of the two
+    waits. Returns columns sorted by GTID number: ``gno``, ``worker`` (0.. in order of first
+    appearance), ``start``, ``end``, ``wait_start``, ``wait_end`` (-1: it did not wait for
+    commit order), and ``coordinator_waits`` as [start, end] pairs."""
+    trx = [(t, g, s, e) for t, g, s, e in transactions
+           if threads.get(t) == WORKER and ":" in g and g.rsplit(":", 1)[1].isdigit()]
+    if not trx:
+        return {"transactions": 0}
+    t0 = min(s for _, _, s, _ in trx)
+    per_thread: dict[int, list[tuple[int, int, int]]] = {}
+    for t, g, s, e in trx:
+        per_thread.setdefault(t, []).append((s, e, int(g.rsplit(":", 1)[1])))
+    for rows in per_thread.values():
+        rows.sort()
+    waits: dict[int, tuple[int, int]] = {}
+    coord: list[list[int]] = []
+    for t, name, s, e in stages:
+        if name == WAIT_DEPENDENCY and threads.get(t) == COORDINATOR:
+            coord.append([(s - t0) // 1000, (e - t0) // 1000])
+        elif name == WAIT_ORDER and t in per_thread:
+            rows = per_thread[t]
+            k = bisect.bisect_right(rows, (s, float("inf"), 0)) - 1
+            if k >= 0 and rows[k][0] <= s <= rows[k][1]:
+                waits[rows[k][2]] = ((s - t0) // 1000, (e - t0) // 1000)
+    order = {t: i for i, t in enumerate(sorted(per_thread, key=lambda t: per_thread[t][0][0]))}
+    flat = sorted((gno, order[t], (s - t0) // 1000, (e - t0) // 1000)
+                  for t, rows in per_thread.items() for s, e, gno in rows)
+    out = {"transactions": len(flat), "workers_seen": len(per_thread),
+           "gno": [r[0] for r in flat], "worker": [r[1] for r in flat],
+           "start": [r[2] for r in flat], "end": [r[3] for r in flat],
+           "wait_start": [waits.get(r[0], (-1, -1))[0] for r in flat],
+           "wait_end": [waits.get(r[0], (-1, -1))[1] for r in flat],
+           "coordinator_waits": sorted(coord)}
+    return out
+
+
+def _quartiles(xs: list[float]) -> dict:
+    if not xs:
+        return {"n": 0}
+    xs = sorted(xs)
+    q = statistics.quantiles(xs, n=4) if len(xs) >= 2 else [xs[0]] * 3
+    return {"n": len(xs), "p25_us": round(q[0], 1), "median_us": round(q[1], 1), "p75_us": round(q[2], 1),
+            "mean_us": round(statistics.fmean(xs), 1)}
+
+
+def latencies(tl: dict) -> dict:
+    """The wake-up latencies of one timeline (microseconds; see the module docstring)."""
+    if not tl.get("transactions"):
+        return {"transactions": 0}
+    gno, ws, we = tl["gno"], tl["wait_start"], tl["wait_end"]
+    handoff = [(we[k] - we[k - 1]) / 1000 for k in range(1, len(gno))
+               if gno[k] == gno[k - 1] + 1 and we[k] >= 0 and we[k - 1] >= 0 and ws[k] < we[k - 1] <= we[k]]
+    ends = sorted(tl["end"])
+    starts = sorted(tl["start"])
+    wake, dispatch = [], []
+    for s, e in tl["coordinator_waits"]:
+        k = bisect.bisect_right(ends, e) - 1
+        if k >= 0 and ends[k] >= s:
+            wake.append((e - ends[k]) / 1000)
+        j = bisect.bisect_left(starts, e)
+        if j < len(starts):
+            dispatch.append((starts[j] - e) / 1000)
+    waited = sum(1 for x in we if x >= 0)
+    return {"transactions": tl["transactions"], "workers_seen": tl["workers_seen"],
+            "commit_order_waits": waited, "coordinator_waits": len(tl["coordinator_waits"]),
+            "handoff": _quartiles(handoff), "coordinator_wakeup": _quartiles(wake),
+            "dispatch_to_worker_start": _quartiles(dispatch),
+            "trx_duration": _quartiles([(b - a) / 1000 for a, b in zip(tl["start"], tl["end"])])}
