@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 sys.path.insert(0, str(ROOT / "bench"))
-from compare import open_lab, round_speedups, startup_of  # noqa: E402
+from compare import kept_dir, open_lab, round_speedups, startup_of  # noqa: E402
 from lab import Backlog  # noqa: E402
 from replica_catchup import lagadvisor  # noqa: E402
 
@@ -75,7 +75,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     lab, cores, backlogs = open_lab(args.lab)
-    rounds = round_speedups(lab, startup_of(lab, None)[0])
+    rounds = round_speedups(lab, startup_of(lab, None, kept_dir(args.lab))[0])
     counts = {(r["workload"], r["config"]): r["transactions"] for r in lab["runs"]
               if r.get("phase") in ("relaxed", "durable") and "seconds" in r}
     instrumented = {(r["workload"], r["config"]): r for r in lab["runs"]

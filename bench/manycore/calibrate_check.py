@@ -27,15 +27,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
-from compare import DATA, compare, open_lab, startup_of  # noqa: E402
+from compare import compare, kept_dir, open_lab, startup_of  # noqa: E402
 from replica_catchup import lagadvisor  # noqa: E402
 
-BINLOGS = DATA / "device1"
-
-
-def fit(name: str, cfg: str, cores: int, tmp: Path) -> tuple[Path, dict]:
+def fit(binlogs: Path, name: str, cfg: str, cores: int, tmp: Path) -> tuple[Path, dict]:
     """``calibrate --workers 16`` on one catch-up's replica binlog: the model file and its JSON."""
-    src = BINLOGS / f"{name}-{cfg}-w16.binlog.000002.gz"
+    src = binlogs / f"{name}-{cfg}-w16.binlog.000002.gz"
     binlog = tmp / f"{name}-{cfg}.binlog.000002"
     with gzip.open(src) as f, open(binlog, "wb") as out:
         shutil.copyfileobj(f, out)
@@ -53,15 +50,16 @@ def main() -> int:
     lab, cores, backlogs = open_lab(args.lab)
     only = set(args.only.split(",")) if args.only else None
     rows, models, skipped = [], {}, {}
-    startup, _ = startup_of(lab, None)
+    binlogs = kept_dir(args.lab)
+    startup, _ = startup_of(lab, None, binlogs)
     with tempfile.TemporaryDirectory(prefix="manycore-cal-") as t:
         tmp = Path(t)
         for wl, cfgs in lab["summary"].items():
             for cfg in cfgs:
-                if (only and f"{wl}-{cfg}" not in only) or not (BINLOGS / f"{wl}-{cfg}-w16.binlog.000002.gz").exists():
+                if (only and f"{wl}-{cfg}" not in only) or not (binlogs / f"{wl}-{cfg}-w16.binlog.000002.gz").exists():
                     continue
                 try:
-                    path, model = fit(wl, cfg, cores, tmp)
+                    path, model = fit(binlogs, wl, cfg, cores, tmp)
                 except RuntimeError as err:   # calibrate refused (too short a lag episode...): say so
                     skipped[f"{wl}-{cfg}"] = str(err).strip().splitlines()[-1]
                     continue

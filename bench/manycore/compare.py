@@ -60,30 +60,42 @@ def simulate(folder: Path, n: int, workers: list[int], config: str, cores: int, 
     return {r["workers"]: r for r in sim["results"]}
 
 
-def startups(lab: dict) -> list[dict]:
+def kept_dir(lab_path: Path) -> Path:
+    """Where a lab run's kept replica binlogs are unpacked: ``bench/data/manycore/kept/STEM``
+    for ``STEM.json`` (``tar -C`` that folder ``-xf replica_binlogs_N.tar``); the first device
+    run's (bench/manycore_16core.json) were unpacked into ``bench/data/manycore/device1``."""
+    own = DATA / "kept" / lab_path.stem
+    return DATA / "device1" if not own.is_dir() and lab_path.stem == "manycore_16core" else own
+
+
+def startups(lab: dict, folder: Path) -> list[dict]:
     """What the lab's timed catch-ups hold besides applying: the replica's start (``START REPLICA
     SQL_THREAD`` to its first commit: threads, relay log). For each kept run (its replica binlog
-    in bench/data/manycore/device1), its time less the span of its own ``immediate_commit_timestamp``s
-    (first commit to last, read with ``lagadvisor export``)."""
+    in *folder*, :func:`kept_dir`), its time less the span of its own ``immediate_commit_timestamp``s
+    (first commit to last, read with ``lagadvisor export``). A binlog that does not hold the run's
+    transactions (another run's) is refused."""
     out = []
     for r in lab["runs"]:
-        path = DATA / "device1" / f"{r.get('workload')}-{r.get('config')}-w{r.get('workers')}.binlog.000002.gz"
+        path = folder / f"{r.get('workload')}-{r.get('config')}-w{r.get('workers')}.binlog.000002.gz"
         if not r.get("keep") or not path.exists():
             continue
         ts = [json.loads(line)["immediate_commit_ts_us"] for line in lagadvisor("export", str(path)).splitlines()]
+        if len(ts) != r["transactions"]:
+            raise SystemExit(f"{path}: {len(ts)} transactions, but the lab's run applied {r['transactions']}: "
+                             "the binlogs of another lab run?")
         span = (max(ts) - min(ts)) / 1e6
         out.append({"workload": r["workload"], "config": r["config"], "workers": r["workers"],
                     "seconds": r["seconds"], "commit_span_s": round(span, 6), "startup_s": round(r["seconds"] - span, 6)})
     return out
 
 
-def startup_of(lab: dict, given: float | None) -> tuple[float, list[dict]]:
+def startup_of(lab: dict, given: float | None, folder: Path) -> tuple[float, list[dict]]:
     """The start to take off every measured time: ``given``, else the median of :func:`startups`."""
-    runs = startups(lab) if given is None else []
+    runs = startups(lab, folder) if given is None else []
     if given is not None:
         return given, runs
     if not runs:
-        raise SystemExit("no kept replica binlog under bench/data/manycore/device1: give --startup-s (0 for none)")
+        raise SystemExit(f"no kept replica binlog under {folder}: give --startup-s (0 for none)")
     return sorted(x["startup_s"] for x in runs)[len(runs) // 2], runs
 
 
@@ -155,6 +167,37 @@ def where_time_went(lab: dict) -> list[str]:
     return lines
 
 
+def wakeups(lab: dict) -> list[str]:
+    """The instrumented runs' wake-up latencies (bench/manycore/timeline.py) as a Markdown table:
+    median (quartiles) microseconds and samples; the last line, the medians of the runs' medians
+    (what ``CostModel.handoff_us`` and ``wakeup_us`` are measured as)."""
+    runs = [r for r in lab["runs"] if r.get("phase") == "instrumented" and r.get("timeline", {}).get("transactions")]
+    if not runs:
+        return []
+
+    def cell(q: dict) -> str:
+        return f"{q['median_us']:.1f} ({q['p25_us']:.0f}-{q['p75_us']:.0f}), {q['n']}" if q.get("n") else "-"
+
+    lines = ["| workload | replica | workers | hand-off us (quartiles), pairs | coordinator wake-up us, waits "
+             "| its wait's end to the next worker start us | wake-up to worker start us |", "|---|---|---|---|---|---|---|"]
+    hand, wake = [], []
+    for r in runs:
+        t = r["timeline"]
+        both = (t["coordinator_wakeup"].get("median_us", 0) + t["dispatch_to_worker_start"].get("median_us", 0)
+                if t["coordinator_wakeup"].get("n") and t["dispatch_to_worker_start"].get("n") else None)
+        lines.append(f"| {r['workload']} | {r['config']} | {r['workers']} | {cell(t['handoff'])} "
+                     f"| {cell(t['coordinator_wakeup'])} | {cell(t['dispatch_to_worker_start'])} "
+                     f"| {'-' if both is None else f'{both:.1f}'} |")
+        if t["handoff"].get("n", 0) >= 10:
+            hand.append(t["handoff"]["median_us"])
+        if both is not None and t["coordinator_wakeup"]["n"] >= 100:
+            wake.append(both)
+    med = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else sum(sorted(xs)[len(xs) // 2 - 1:len(xs) // 2 + 1]) / 2
+    lines.append(f"| median of the runs' medians | | | {med(hand):.1f} ({len(hand)} runs with 10+ pairs) | | "
+                 f"| {med(wake):.1f} ({len(wake)} runs with 100+ waits) |" if hand and wake else "")
+    return [x for x in lines if x]
+
+
 def open_lab(path: Path) -> tuple[dict, int, Path]:
     """The lab JSON, its machine's cores and the backlogs (the scripts that compare with it run
     ``python -m lagadvisor`` from this checkout's src/)."""
@@ -177,7 +220,7 @@ def main() -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     lab = json.loads(args.lab.read_text())
     cores = args.cores or lab["machine"]["cores"]
-    startup, kept = startup_of(lab, args.startup_s)
+    startup, kept = startup_of(lab, args.startup_s, kept_dir(args.lab))
     rows = compare(lab, backlog_dir(args.backlogs), cores, args.cost_model, startup)
     m = lab["machine"]
     print(f"lab: {m['cores']} cores, {m['cpu_model']}, kernel {m['kernel']}; simulate --cores {cores}"
@@ -206,6 +249,10 @@ def main() -> int:
     table = where_time_went(lab)
     if table:
         print("\nWhere the time went (instrumented round; thread-seconds, workers summed):\n")
+        print("\n".join(table))
+    table = wakeups(lab)
+    if table:
+        print("\nWake-ups (instrumented round's per-transaction timelines, bench/manycore/timeline.py):\n")
         print("\n".join(table))
     if args.out:
         args.out.write_text(json.dumps({"cores": cores, "cost_model": args.cost_model, "startup_s": startup,

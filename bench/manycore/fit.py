@@ -123,31 +123,46 @@ def nelder_mead(f, x0: list[float], iterations: int, step: float = 0.3) -> tuple
 
 
 def main() -> int:
-    from compare import backlog_dir, startup_of
+    from compare import backlog_dir, kept_dir, startup_of
     from lagadvisor.sim.model import CostModel
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("lab", type=Path)
+    ap.add_argument("lab", type=Path, nargs="+", help="one or more lab JSONs (their rows pooled)")
     ap.add_argument("--iterations", type=int, default=3000)
     ap.add_argument("--speedup-weight", type=float, default=1.0)
     ap.add_argument("--backlogs", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--free", default=",".join(FREE), help="the costs to fit (default: all of FREE)")
     ap.add_argument("--startup-s", type=float, default=None, help="as compare.py's (default: measured)")
+    ap.add_argument("--set", action="append", default=[], metavar="COST=VALUE",
+                    help="hold a cost at a measured value (e.g. handoff_us=19.3 from the lab's timelines)")
     args = ap.parse_args()
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
-    lab = json.loads(args.lab.read_text())
-    cores = lab["machine"]["cores"]
-    startup, _ = startup_of(lab, args.startup_s)
-    facts = load(lab, backlog_dir(args.backlogs))
-    base = CostModel()
-    free = tuple(k for k in args.free.split(",") if k)
+    labs = []
+    for path in args.lab:
+        lab = json.loads(path.read_text())
+        startup, _ = startup_of(lab, args.startup_s, kept_dir(path))
+        labs.append((lab, load(lab, backlog_dir(args.backlogs)), startup))
+    cores = labs[0][0]["machine"]["cores"]
+    if any(lab["machine"]["cores"] != cores for lab, _, _ in labs):
+        raise SystemExit("the lab runs were on machines with different cores: fit them one at a time")
+    held = {}
+    for item in args.set:
+        k, _, v = item.partition("=")
+        if not hasattr(CostModel(), k):
+            raise SystemExit(f"--set: not a cost: {k}")
+        held[k] = float(v)
+    base = replace(CostModel(), **held)
+    free = tuple(k for k in args.free.split(",") if k and k not in held)
     unknown = [k for k in free if not hasattr(base, k) or k in FIXED]
     if unknown:
         raise SystemExit(f"--free: not a fitted cost: {', '.join(unknown)}")
 
+    def pooled(model) -> list[dict]:
+        return [r for lab, facts, startup in labs for r in rows(lab, facts, model, startup)]
+
     def loss(x) -> float:
-        rs = rows(lab, facts, model_of(x, base, cores, free), startup)
+        rs = pooled(model_of(x, base, cores, free))
         multi = [r for r in rs if r["workers"] > 1]
         return (sum(math.log(r["predicted_s"] / r["measured_s"]) ** 2 for r in rs) / len(rs)
                 + args.speedup_weight * sum(math.log(r["predicted_speedup"] / r["measured_speedup"]) ** 2
@@ -157,7 +172,7 @@ def main() -> int:
     model = model_of(x, base, cores, free)
     print(model.to_json())
     print(f"\nloss {value:.5f}")
-    for r in rows(lab, facts, model, startup):
+    for r in pooled(model):
         print(f"{r['workload']:8} {r['config']:8} {r['workers']:3}  {r['measured_s']:.3f} s -> {r['predicted_s']:.3f} s "
               f"({r['predicted_s'] / r['measured_s'] - 1:+.1%}); speedup {r['measured_speedup']:.2f}x -> "
               f"{r['predicted_speedup']:.2f}x ({r['predicted_speedup'] / r['measured_speedup'] - 1:+.1%})")
