@@ -146,7 +146,25 @@ def test_round_speedups_take_the_replicas_start_off_each_run():
     got = compare.round_speedups({"runs": runs}, startup=0.1)
     assert got[("u", "durable", 4)] == [4.0, 4.0] and got[("u", "durable", 1)] == [1.0, 1.0]
     assert compare.round_speedups({"runs": runs})[("u", "durable", 4)] == [3.5, round(4.1 / 1.1, 3)]
-    assert compare.startup_of({"runs": runs}, 0.25) == (0.25, [])
+    assert compare.startup_of({"runs": runs}, 0.25, Path("/nonexistent")) == (0.25, [])
+
+
+def test_startup_refuses_the_kept_binlogs_of_another_lab_run(tmp_path, monkeypatch):
+    """A lab run's kept binlogs are its own (kept_dir by the JSON's name); a binlog whose
+    transactions are not the run's count (another run's share) stops compare.py, not a wrong start."""
+    import gzip
+    compare = _load("compare")
+    assert compare.kept_dir(Path("x/manycore_16core_run2.json")) == compare.DATA / "kept" / "manycore_16core_run2"
+    name = "u-relaxed-w16.binlog.000002.gz"
+    with gzip.open(tmp_path / name, "wb") as f:
+        f.write(FIXTURE.read_bytes())
+    run = {"phase": "relaxed", "keep": True, "workload": "u", "config": "relaxed", "workers": 16, "seconds": 9.0}
+    monkeypatch.setenv("PYTHONPATH", str(ROOT / "src"))
+    export = compare.lagadvisor("export", str(tmp_path / name)).splitlines()
+    with pytest.raises(SystemExit, match="another lab run"):
+        compare.startups({"runs": [{**run, "transactions": len(export) + 1}]}, tmp_path)
+    (got,) = compare.startups({"runs": [{**run, "transactions": len(export)}]}, tmp_path)
+    assert got["startup_s"] == pytest.approx(9.0 - got["commit_span_s"])
 
 
 timeline = _load("timeline")
