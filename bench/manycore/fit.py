@@ -14,12 +14,15 @@ lab machine's cores) and minimises, by Nelder-Mead over the logarithms of the fr
 keyless scan cost, see sim/model.py), delete_us is tied to insert_us by the 2-core regression's
 ratio (the backlogs cannot tell them apart: sysbench's transaction has one of each), and the
 start is the current built-in model. ``--free`` fits only the costs it names and holds the rest
-at the built-in model's (the current defaults: ``--free redo_flush_us,flush_us,durable_byte_us,fsync_byte_us``,
-the durable costs refit when fsync_byte_us was added; every cost at once moved the 2-core check-back,
-see sim/model.py). Prints the fitted model as JSON and the table of errors.
+at the built-in model's; ``--set cost=value`` holds a cost at a measured value; several lab JSONs
+pool their rows (each less its own start). The current defaults (sim/model.py): both device runs,
+the wake-up latencies held at the timelines' (``--set handoff_us=19.2 --set wakeup_us=67.6``) and
+the durable costs at the first run's (``--set redo_flush_us=90.6 --set flush_us=153.5 --set
+fsync_byte_us=0.0026 --set durable_byte_us=0.0086``; refitting them moved the 2-core check-back).
+Prints the fitted model as JSON and the table of errors.
 
-Usage: PYTHONPATH=src python3 bench/manycore/fit.py bench/manycore_16core.json [--iterations 3000]
-                                                    [--speedup-weight 1] [--free a,b,...] [--out fitted.json]
+Usage: PYTHONPATH=src python3 bench/manycore/fit.py LAB.json [LAB2.json ...] [--iterations 3000]
+                     [--speedup-weight 1] [--free a,b,...] [--set cost=value ...] [--out fitted.json]
 """
 
 from __future__ import annotations

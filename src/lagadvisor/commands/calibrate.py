@@ -103,8 +103,9 @@ def calibrate(
 
 def _latencies_note(model) -> None:
     """The wake-up latencies a dependency chain pays on every transaction are the base model's:
-    neither fit can see them (issue 33: on a 2-core VM's pinned replica the 16-core ones put a
-    conflict-heavy catch-up +43% to +61%)."""
+    neither fit can see them (the built-in ones were measured on the 16-core lab's per-transaction
+    timelines, bench/manycore/timeline.py; with the earlier fitted ones, 55 and 79 us, a 2-core
+    VM's pinned replica caught up conflict-heavy +43% to +61% off)."""
     if model.wakeup_us or model.handoff_us:
         err_console.print(f"lagadvisor: note: the wake-up latencies are the base model's, not fitted: the "
                           f"coordinator's {model.wakeup_us:g} us and the commit-order hand-off's "

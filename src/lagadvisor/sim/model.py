@@ -29,9 +29,10 @@ from ..errors import ConfigError
 from ..kinds import Applier, ReplicaMode
 
 
-#: The machine the built-in defaults were measured on (bench/manycore_16core.json's ``machine``).
+#: The machine the built-in defaults were measured on (bench/manycore_16core.json's and
+#: bench/manycore_16core_run2.json's ``machine``: two runs on two loans of the same VM type).
 MACHINE = ("16 cores, Intel(R) Xeon(R) Processor (a VM), kernel 6.18.44, ext4 on a virtual disk, 125.9 GiB; "
-           "MySQL 9.7.4 replica, 2026-11-26")
+           "MySQL 9.7.4 replica, 2026-11-26 (two runs)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,45 +49,59 @@ class CostModel:
     #   time (file_summary_by_event_name): 0.37-0.56, 0.45 taken;
     # - fsync_devices 2: the redo and binlog fsync times add up to more than the 16-worker
     #   catch-up's wall time, so the device runs them at once.
-    # Fitted (bench/manycore/fit.py, Nelder-Mead on the log time and speedup errors of the lab's 60
-    # medians: 5 backlogs x 1-32 workers x relaxed/durable): the per-row and per-transaction
-    # worker costs (delete tied to insert x25.5/21.6, the 2-core regression's ratio), the serial
-    # commit_us, the contention, the two wake-up latencies (the commit-order hand-off and the
-    # coordinator's: 79 and 55 us on that VM) and durable_byte_us. The durable costs were fitted
-    # again, the others held, when fsync_byte_us was added (fit.py --free
-    # redo_flush_us,flush_us,durable_byte_us,fsync_byte_us): one worker's durable time less its
-    # relaxed time grows with the transactions' bytes (215 us a transaction at 0.7 kB, 308 at
-    # 1.8 kB, 468 at 3.9 kB over the five backlogs). The fit puts the redo fsync at 91 us and the
-    # binlog's at 154 (the file instruments: 69-118 and 93-182 us per fsync; the commit also waits
-    # for the log writer and flusher threads) plus 0.0026 us a byte each (about 390 MB/s). Fitting
-    # every cost at once moved it to 0.0099 and the hand-off to 107 us, at a 4% lower loss, but put
-    # the 2-core check-back's durable 4-worker speedup 18% off: not taken. Every measured time
-    # less the replica's start (30.7 ms: START REPLICA SQL_THREAD to the first commit, from the kept
-    # runs' own binlogs), which the simulation does not model and a real backlog does not notice. scan_row_us is bench/keyless_apply.py's (2 cores: the lab has
+    # - handoff_us, wakeup_us: the instrumented runs' per-transaction timelines (performance_schema
+    #   transaction and stage histories, bench/manycore/timeline.py; bench/manycore_16core_run2.json,
+    #   18 runs): the hand-off is the time between the wake-ups of two consecutive transactions that
+    #   both waited for commit order, the second already asleep (median of the runs' medians 19.2
+    #   us, 13-44 us per run); the coordinator's is from the commit that met its dependency to the
+    #   next transaction's start on a worker (its own wake-up, 12-42 us, the first events' read and
+    #   the worker's wake-up: 67.6 us, the median of the 12 runs with 100+ such waits), which is
+    #   when the model's worker starts. Fitting them with the rest had put them at 79 and 55 us (84
+    #   and 36 on both runs): the fit spent them on other serial time.
+    # Fitted (bench/manycore/fit.py, Nelder-Mead on the log time and speedup errors of both lab
+    # runs' 120 medians: 5 backlogs x 1-32 workers x relaxed/durable, each run less its own start;
+    # the latencies and the durable costs held: fit.py bench/manycore_16core.json
+    # bench/manycore_16core_run2.json --set handoff_us=19.2 --set wakeup_us=67.6 --set
+    # redo_flush_us=90.6 --set flush_us=153.5 --set fsync_byte_us=0.0026 --set
+    # durable_byte_us=0.0086): the per-row and per-transaction worker costs (delete tied to insert
+    # x25.5/21.6, the 2-core regression's ratio), the serial commit_us and the contention. The
+    # durable costs are the first run's (fit.py --free redo_flush_us,flush_us,durable_byte_us,
+    # fsync_byte_us on bench/manycore_16core.json): one worker's durable time less its relaxed
+    # time grows with the transactions' bytes (215 us a transaction at 0.7 kB, 308 at 1.8 kB, 468
+    # at 3.9 kB over the five backlogs); the redo fsync 91 us and the binlog's 154 (the file
+    # instruments: 69-118 and 93-182 us per fsync; the commit also waits for the log writer and
+    # flusher threads) plus 0.0026 us a byte each (about 390 MB/s). Refitting them on both runs
+    # (0.8% lower loss) put the 2-core check-back's durable 4-worker speedup 18% off, as fitting
+    # every cost at once on the first run did: not taken. Every measured time is taken less its
+    # run's replica start (30.7 and 32.1 ms: START REPLICA SQL_THREAD to the first commit, from the
+    # kept runs' own binlogs), which the simulation does not model and a real backlog does not
+    # notice. scan_row_us is bench/keyless_apply.py's (2 cores: the lab has
     # no table without an index). Checked back on 2 cores: docs/accuracy.md.
-    trx_us: float = 33.2           # worker, per transaction (parallel)
-    insert_us: float = 46.3        # worker, per row written
-    update_us: float = 13.1        # worker, per row updated
-    delete_us: float = 54.7        # worker, per row deleted
+    trx_us: float = 43.1           # worker, per transaction (parallel)
+    insert_us: float = 43.6        # worker, per row written
+    update_us: float = 14.6        # worker, per row updated
+    delete_us: float = 51.4        # worker, per row deleted
     byte_us: float = 0.0           # worker, per byte (not separable from rows; kept at 0)
     durable_byte_us: float = 0.0086  # worker, per byte, when durable: the commit's redo and binlog writes
                                    # it waits for (/proc worker CPU, durable less relaxed, grows with bytes)
     dispatch_us: float = 18.0      # coordinator, per transaction (read, schedule, hand over)
     dispatch_byte_us: float = 0.016  # coordinator, per byte of the transaction's events (reading them)
-    commit_us: float = 37.3        # flush stage, per transaction (serial)
+    commit_us: float = 42.2        # flush stage, per transaction (serial)
     flush_us: float = 153.5        # sync stage, per group (serial), when durable: binlog fsync
     fsync_byte_us: float = 0.0026  # each fsync, per byte of its group's transactions, when durable
     redo_flush_us: float = 90.6    # flush stage, per group (serial), when durable: redo fsync
-    handoff_us: float = 78.7       # commit-order wake-up of a worker that waited for its turn
-    wakeup_us: float = 55.0        # the coordinator's wake-up once the dependency it slept on is met
-                                   # (wait_for_last_committed_trx: a condition wait, signalled by the commit)
+    handoff_us: float = 19.2       # commit-order wake-up of a worker that waited for its turn
+                                   # (measured: wake-up to wake-up of consecutive waiters)
+    wakeup_us: float = 67.6        # from the commit that met the dependency the coordinator slept on
+                                   # (wait_for_last_committed_trx: a condition wait, signalled by the
+                                   # commit) to the next transaction's start on a worker (measured)
     scan_row_us: float = 0.259    # worker, per table row scanned to find the rows of an UPDATE/DELETE
                                    # event on a table without any index (bench/keyless_apply.py:
                                    # MySQL 9.7.4, tables of 2k-40k rows, R^2 0.9999)
-    multi_worker_cpu: float = 1.22  # worker CPU factor with >= 2 workers on >= 2 cores (worker_cpu)
-    concurrency_cpu: float = 0.0063  # CPU jobs slow down by this per thread running at once, past the
+    multi_worker_cpu: float = 1.19  # worker CPU factor with >= 2 workers on >= 2 cores (worker_cpu)
+    concurrency_cpu: float = 0.0070  # CPU jobs slow down by this per thread running at once, past the
                                      # first and up to the cores (contention)
-    oversubscribed_cpu: float = 0.0110  # and by this per runnable thread past the cores (contention)
+    oversubscribed_cpu: float = 0.0102  # and by this per runnable thread past the cores (contention)
     cores: int = 16
     fsync_devices: int = 2         # 1: redo log and binlog fsyncs one at a time (one device or
                                    # filesystem that serializes them); 2: they overlap (separate
