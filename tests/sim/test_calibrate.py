@@ -384,3 +384,62 @@ def test_fit_live_takes_a_sample_not_a_connection():
     assert e["commit_us_from"] == "worker-time intercept" and e["optional_missing"] == []
     with pytest.raises(ConfigError, match="only 40 replicated transactions timed in the 30 s window"):
         fit_live(_live_sample(40), base=base)
+
+
+def test_handoffs_are_the_wake_up_gaps_of_consecutive_commit_order_waiters():
+    """sim.live.handoffs: GTIDs n and n+1 both waited for their turn to commit, n+1 asleep when n
+    woke: the gap between their wake-ups (the model's handoff_us). Not a sample: a pair whose
+    second started waiting after the first woke, a pair of two sources, a lone waiter."""
+    from lagadvisor.sim.live import handoffs
+
+    us = 10**6
+    src, other = "3e11fa47-71ca-11e1-9e33-c80aa9429562", "4f22fa47-71ca-11e1-9e33-c80aa9429562"
+    trx = {(1, 10): (f"{src}:1", 0, 500 * us, 11), (2, 10): (f"{src}:2", 10 * us, 600 * us, 11),
+           (3, 10): (f"{src}:3", 20 * us, 700 * us, 11), (4, 10): (f"{src}:4", 650 * us, 900 * us, 11),
+           (5, 10): (f"{other}:5", 30 * us, 800 * us, 11)}
+    order = {(1, 12): (100 * us, 400 * us),   # 1 woke at 400
+             (2, 12): (200 * us, 430 * us),   # 2 asleep since 200, woke 30 us after 1: a sample
+             (3, 12): (300 * us, 470 * us),   # 3 asleep since 300, woke 40 us after 2: a sample
+             (4, 12): (660 * us, 700 * us),   # 4 began waiting after 3 woke: not one
+             (5, 12): (100 * us, 420 * us)}   # another source's GTID 5 follows no 4 of its own
+    assert handoffs(trx, order) == [30.0, 40.0]
+    assert handoffs(trx, {}) == []
+
+
+def test_coordinator_wakeups_run_from_the_commit_that_met_the_wait_to_the_next_start():
+    """sim.live.coordinator_wakeups: the last commit inside the coordinator's dependency wait to the
+    first transaction start after it (the model's wakeup_us); a wait no commit ended inside, or
+    followed by no start within WAKEUP_CAP_PS, is not a sample."""
+    from lagadvisor.sim.live import WAKEUP_CAP_PS, coordinator_wakeups
+
+    us = 10**6
+    trx = {(1, 1): ("s:1", 0, 100 * us, 2), (2, 1): ("s:2", 160 * us, 300 * us, 2),
+           (3, 1): ("s:3", 350 * us, 400 * us, 2), (4, 1): ("s:4", 400 * us + 2 * WAKEUP_CAP_PS, 10**13, 2)}
+    waits = {(9, 1): (50 * us, 130 * us),    # met by 1's commit at 100; 2 starts at 160: 60 us
+             (9, 2): (310 * us, 340 * us),   # no commit inside it: not a sample
+             (9, 3): (320 * us, 420 * us)}   # met by 3's commit at 400; the next start is past the cap
+    assert coordinator_wakeups(trx, waits) == [60.0]
+
+
+def test_fit_live_keeps_the_base_latencies_when_the_window_shows_too_few_and_says_so():
+    from dataclasses import replace as dc_replace
+
+    from lagadvisor.sim.live import MIN_WAKEUPS, fit_live
+
+    base = CostModel()
+    sample = _live_sample(400)
+    got = fit_live(sample, base=base)
+    w = got.evidence["wakeups"]
+    assert (got.model.handoff_us, got.model.wakeup_us) == (base.handoff_us, base.wakeup_us)
+    assert w["handoff_us"]["samples"] == 0 and "the base model's kept" in w["handoff_us"]["why"]
+    # the same window where the coordinator slept MIN_WAKEUPS times, each met by a commit 10 us
+    # before it woke, the next transaction starting 40 us after it woke (50 us after the commit:
+    # the sample's transactions run back to back 50 us apart): wakeup_us becomes 50 us
+    keys = sorted(sample.transactions, key=lambda k: sample.transactions[k][1])
+    waits = {}
+    for j, (a, b) in enumerate(zip(keys[:MIN_WAKEUPS], keys[1:MIN_WAKEUPS + 1])):
+        end, start = sample.transactions[a][2], sample.transactions[b][1]
+        waits[(99, j)] = (end - 5 * 10**6, start - 40 * 10**6)
+    got = fit_live(dc_replace(sample, coordinator_waits=waits), base=base)
+    assert got.model.wakeup_us == 50.0 and got.model.handoff_us == base.handoff_us
+    assert got.evidence["wakeups"]["wakeup_us"]["samples"] == MIN_WAKEUPS

@@ -131,15 +131,31 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         assert 0.0 < model["error_band"] < 1.0, model
         assert re.search(r"commit from ((transactions applied alone|every transaction)(, scaled to the back-to-back "
                          r"ones)?|worker-time intercept); error band of absolute times \+-\d", r.stderr), r.stderr
-        assert "note: not read" not in r.stderr   # relaxed: the optional durable instruments do not apply
-        assert "note: the wake-up latencies are the base model's, not fitted" in r.stderr, r.stderr
+        # relaxed: the optional durable instruments do not apply; the coordinator's dependency-wait
+        # stage (off by default) is the one optional read missing
+        assert [x for x in r.stderr.splitlines() if "note: not read" in x] == [
+            "lagadvisor: note: not read: the coordinator's dependency waits (this replica's wake-up latency, "
+            "wakeup_us; the base model's kept): UPDATE performance_schema.setup_instruments SET ENABLED='YES', "
+            "TIMED='YES' WHERE NAME='stage/sql/Waiting for dependent transaction to commit'"], r.stderr
+        # with 2 workers few transactions sleep on commit order while their predecessor does (a
+        # worker's queue can hold the next): the coordinator's wake-up is the base model's, the
+        # hand-off too unless 20 were seen
+        assert ("note: the wake-up latencies are the base model's, not fitted: the coordinator's 67.6 us"
+                in r.stderr and "too few in the window: the coordinator's dependency waits are not timed: the base "
+                "model's kept" in r.stderr), r.stderr
+        handoff = re.search(r"hand-offs \(consecutive transactions that both waited for commit order\): (\d+) of the "
+                            r"20 needed, the base model's kept|measured on this replica: handoff_us ([\d.]+) us", r.stderr)
+        assert handoff, r.stderr
+        assert model["wakeup_us"] == 67.6 and model["handoff_us"] == (float(handoff[2]) if handoff[2] else 19.2), model
 
         # Durable, with the fsync waits read: each transaction's own binlog and redo fsyncs are found
         # by event ids (waits are timed on another clock than transactions: by times, fewer than one
         # in ten was found, and those were mostly another transaction's)
         rep.sql("SET GLOBAL sync_binlog = 1; SET GLOBAL innodb_flush_log_at_trx_commit = 1; "
                 "UPDATE performance_schema.setup_consumers SET ENABLED='YES' "
-                "WHERE NAME IN ('events_waits_current', 'events_waits_history_long')")
+                "WHERE NAME IN ('events_waits_current', 'events_waits_history_long'); "
+                "UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' "
+                "WHERE NAME='stage/sql/Waiting for dependent transaction to commit'")
         r, _sent = _watched(src, rep, 50_000, "--window", "4", "--cores", "2")
         assert r.returncode == 0, r.stderr
         assert "(2 workers, durable;" in r.stderr, r.stderr
@@ -151,6 +167,11 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         # history, or had their redo flushed by InnoDB's log flusher)
         assert 0.7 * min(fsyncs, timed) <= own <= timed, r.stderr
         assert "note: not read: the workers' commit stage" in r.stderr, r.stderr
+        # the coordinator's dependency waits are timed now: wakeup_us is this replica's, or stderr
+        # says how many the window held
+        assert "note: not read: the coordinator's dependency waits" not in r.stderr, r.stderr
+        assert re.search(r"measured on this replica: wakeup_us [\d.]+ us \(\d+ samples\)|coordinator wake-ups "
+                         r"\(dependency waits met by a commit\): \d+ of the 20 needed", r.stderr), r.stderr
 
 
 def test_calibrate_window_needs_host_and_host_excludes_files(tmp_path):

@@ -101,16 +101,27 @@ def calibrate(
         warn(w)
 
 
-def _latencies_note(model) -> None:
-    """The wake-up latencies a dependency chain pays on every transaction are the base model's:
-    neither fit can see them (the built-in ones were measured on the 16-core lab's per-transaction
-    timelines, bench/manycore/timeline.py; with the earlier fitted ones, 55 and 79 us, a 2-core
-    VM's pinned replica caught up conflict-heavy +43% to +61% off)."""
-    if model.wakeup_us or model.handoff_us:
-        err_console.print(f"lagadvisor: note: the wake-up latencies are the base model's, not fitted: the "
-                          f"coordinator's {model.wakeup_us:g} us and the commit-order hand-off's "
-                          f"{model.handoff_us:g} us (wakeup_us, handoff_us), paid by every transaction of a "
-                          "dependency chain; set this replica's in the model file if you know them", soft_wrap=True)
+def _latencies_note(model, evidence: dict | None = None) -> None:
+    """The wake-up latencies a dependency chain pays on every transaction: ``calibrate --host``
+    measures them on the replica when its window holds enough (sim.live ``handoffs``,
+    ``coordinator_wakeups``; the evidence's ``wakeups``), else, like ``calibrate --workers`` (a
+    binlog cannot show them), they are the base model's (the built-in ones were measured on the
+    16-core lab's per-transaction timelines, bench/manycore/timeline.py; with the earlier fitted
+    ones, 55 and 79 us, a 2-core VM's pinned replica caught up conflict-heavy +43% to +61% off)."""
+    wake = (evidence or {}).get("wakeups", {})
+    measured = [f for f in ("wakeup_us", "handoff_us") if "median_us" in wake.get(f, {})]
+    kept = [f for f in ("wakeup_us", "handoff_us") if f not in measured and getattr(model, f)]
+    if measured:
+        err_console.print("lagadvisor: note: wake-up latencies measured on this replica: " + ", ".join(
+            f"{f} {wake[f]['median_us']:g} us ({wake[f]['samples']} samples)" for f in measured), soft_wrap=True)
+    if kept:
+        names = {"wakeup_us": "the coordinator's", "handoff_us": "the commit-order hand-off's"}
+        err_console.print(f"lagadvisor: note: the wake-up latencies are the base model's, not fitted: "
+                          + " and ".join(f"{names[f]} {getattr(model, f):g} us" for f in kept)
+                          + f" ({', '.join(kept)}), paid by every transaction of a dependency chain; "
+                          + ("too few in the window: " + "; ".join(wake[f]["why"] for f in kept if "why" in wake.get(f, {}))
+                             + "; " if wake else "")
+                          + "set this replica's in the model file if you know them", soft_wrap=True)
 
 
 def _assumed_cores(workers: int) -> None:
@@ -199,6 +210,6 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
         soft_wrap=True)
     for missing in e["optional_missing"]:
         err_console.print(f"lagadvisor: note: not read: {missing}", soft_wrap=True)
-    _latencies_note(result.model)
+    _latencies_note(result.model, e)
     if cores is None:
         _assumed_cores(0)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..binlog import FileSummary
 from ..errors import ConfigError
-from ..sim.live import COMMIT_STAGE, FsyncTotals, LiveCalibration, LiveSample, fit_live
+from ..sim.live import COMMIT_STAGE, DEPENDENCY_STAGE, FsyncTotals, LiveCalibration, LiveSample, fit_live
 from ..sim.model import CostModel
 from .stream import list_files
 
@@ -109,6 +109,9 @@ def check_setup(conn) -> dict:
         stage = _rows(cur, "SELECT ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME = %s",
                       (COMMIT_STAGE,))
         settings["commit_stage"] = bool(stage) and tuple(stage[0]) == ("YES", "YES")
+        dep = _rows(cur, "SELECT ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME = %s",
+                    (DEPENDENCY_STAGE,))
+        settings["dependency_stage"] = bool(dep) and tuple(dep[0]) == ("YES", "YES")
         threads = _rows(cur, "SELECT ENABLED FROM performance_schema.setup_threads WHERE NAME = %s", (WORKER_THREAD,))
         if threads and threads[0][0] != "YES":
             raise SetupError(f"performance_schema does not instrument the applier workers: UPDATE "
@@ -140,18 +143,31 @@ def _poll_transactions(cur, into: dict) -> None:
             into[(tid, eid)] = (gtid, int(start), int(end), int(end_eid or eid))  # picoseconds
 
 
-def _poll_stages(cur, waits: dict, commits: dict | None = None) -> None:
-    """The workers' wait stages into ``waits`` and, given ``commits``, their commit stages into
-    it, in one read of the stages history: key (thread, event) -> (TIMER_START, TIMER_END)."""
-    names = (*WAIT_STAGES, COMMIT_STAGE) if commits is not None else WAIT_STAGES
-    for tid, eid, name, start, end in _rows(
-            cur, "SELECT h.THREAD_ID, h.EVENT_ID, h.EVENT_NAME, h.TIMER_START, h.TIMER_END "
+def _poll_stages(cur, w: _Watch, commits: dict | None = None) -> None:
+    """The workers' wait stages into ``w.waits`` (the commit-order ones also into
+    ``w.order_waits``), the coordinator's dependency waits into ``w.coordinator_waits`` and, given
+    ``commits``, the workers' commit stages into it, in one read of the stages history: key
+    (thread, event) -> (TIMER_START, TIMER_END)."""
+    names = (*WAIT_STAGES, DEPENDENCY_STAGE, *((COMMIT_STAGE,) if commits is not None else ()))
+    for tid, eid, thread, name, start, end in _rows(
+            cur, "SELECT h.THREAD_ID, h.EVENT_ID, t.NAME, h.EVENT_NAME, h.TIMER_START, h.TIMER_END "
                  "FROM performance_schema.events_stages_history_long h "
                  "JOIN performance_schema.threads t USING (THREAD_ID) "
-                 f"WHERE t.NAME = %s AND h.EVENT_NAME IN ({', '.join(['%s'] * len(names))}) "
+                 f"WHERE t.NAME IN (%s, %s) AND h.EVENT_NAME IN ({', '.join(['%s'] * len(names))}) "
                  "AND h.TIMER_END IS NOT NULL",
-            (WORKER_THREAD, *names)):
-        (commits if name == COMMIT_STAGE else waits)[(tid, eid)] = (int(start), int(end))
+            (WORKER_THREAD, SQL_THREAD, *names)):
+        span = (int(start), int(end))
+        if name == DEPENDENCY_STAGE:
+            if thread == SQL_THREAD:
+                w.coordinator_waits[(tid, eid)] = span
+        elif thread != WORKER_THREAD:
+            continue
+        elif name == COMMIT_STAGE:
+            commits[(tid, eid)] = span
+        else:
+            w.waits[(tid, eid)] = span
+            if name == WAIT_STAGES[1]:
+                w.order_waits[(tid, eid)] = span
 
 
 def _poll_fsyncs(cur, into: dict) -> None:
@@ -178,6 +194,8 @@ class _Watch:
     seen: dict = field(default_factory=dict)
     seen_before: dict = field(default_factory=dict)
     waits: dict = field(default_factory=dict)
+    order_waits: dict = field(default_factory=dict)
+    coordinator_waits: dict = field(default_factory=dict)
     commit_stages: dict = field(default_factory=dict)
     fsyncs: dict = field(default_factory=dict)
     fsyncs_before: dict = field(default_factory=dict)
@@ -218,7 +236,7 @@ def _watch(conn, window_s: float, poll_s: float, sleep, clock, on_start, on_tick
     with conn.cursor() as cur:
         w.io0 = _file_io(cur)
         _poll_transactions(cur, w.seen_before)
-        _poll_stages(cur, w.waits)
+        _poll_stages(cur, w)
         time_fsyncs = w.server["fsync_waits"] and w.server["durable"]
         time_commits = time_fsyncs and w.server["commit_stage"]
         if time_fsyncs:
@@ -231,7 +249,7 @@ def _watch(conn, window_s: float, poll_s: float, sleep, clock, on_start, on_tick
         while clock() - t0 < window_s:
             sleep(min(every, max(0.0, window_s - (clock() - t0))))
             _poll_transactions(cur, w.seen)
-            _poll_stages(cur, w.waits, w.commit_stages if time_commits else None)
+            _poll_stages(cur, w, w.commit_stages if time_commits else None)
             if time_fsyncs:
                 _poll_fsyncs(cur, w.fsyncs)
             if on_tick is not None:
@@ -250,7 +268,8 @@ def _sample(settings: dict, w: _Watch, window_s: float) -> LiveSample:
     return LiveSample(window_s, w.server, window, w.waits, w.commit_stages, fsyncs,
                       FsyncTotals(w.io0.get(REDO, (0, 0)), w.io0.get(BINLOG, (0, 0))),
                       FsyncTotals(w.io1.get(REDO, (0, 0)), w.io1.get(BINLOG, (0, 0))),
-                      shapes, tuple(commits), tuple(f.name for f in files))
+                      shapes, tuple(commits), tuple(f.name for f in files), order_waits=w.order_waits,
+                      coordinator_waits=w.coordinator_waits)
 
 
 def _applied(files, file0: str, pos0: int) -> tuple[dict, list]:

@@ -45,6 +45,7 @@ Sources: storage/perfschema (pfs_events_transactions.cc), sql/rpl_rli_pdb.cc (wo
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from statistics import median
 
@@ -58,6 +59,9 @@ MIN_CONCURRENT_FSYNCS = 20
 #: evidence says what a commit took beyond its own fsyncs (its CPU and lock waits: part of the
 #: transaction's own time).
 COMMIT_STAGE = "stage/sql/waiting for handler commit"
+#: Optional: the coordinator asleep until the next transaction's dependencies commit
+#: (rpl_mta_submode.cc ``wait_for_last_committed_trx``); with it, this replica's ``wakeup_us``.
+DEPENDENCY_STAGE = "stage/sql/Waiting for dependent transaction to commit"
 #: Transactions applied alone whose own fsync waits were read (:func:`fsync_waits`), needed to
 #: take those out instead of the mean fsync latencies.
 MIN_FSYNC_TIMED = 100
@@ -68,6 +72,12 @@ WARM_PS = 100 * 1_000_000
 #: Back-to-back transactions whose own fsyncs were read, needed for the model's fsync times to be
 #: theirs (:func:`group_fsyncs`).
 MIN_WARM_FSYNCS = 30
+#: Hand-offs (or coordinator wake-ups) measured, needed for the model's ``handoff_us`` (or
+#: ``wakeup_us``) to be this replica's (:func:`handoffs`, :func:`coordinator_wakeups`).
+MIN_WAKEUPS = 20
+#: A coordinator's wait whose next transaction started later than this after it ended was
+#: followed by something else (the relay log ran dry): not a wake-up sample.
+WAKEUP_CAP_PS = 5_000 * 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +120,12 @@ class LiveSample:
     #: order, of the transactions whose two timestamps differ (replicated)
     commits: tuple
     binlog_files: tuple = ()
+    #: the workers' commit-order waits ("Waiting for preceding transaction to commit"), a subset
+    #: of ``waits``: key -> (TIMER_START, TIMER_END)
+    order_waits: dict = field(default_factory=dict)
+    #: the coordinator's dependency waits ("Waiting for dependent transaction to commit"; empty:
+    #: not timed): key -> (TIMER_START, TIMER_END)
+    coordinator_waits: dict = field(default_factory=dict)
 
 
 def _spans_by_thread(spans: dict) -> dict[int, list]:
@@ -230,6 +246,78 @@ def fsync_waits(trx: dict, fsyncs: dict) -> dict:
         got = sums.setdefault((tid, ids[k]), [0, 0])
         got[bool(is_redo)] += b - a
     return {key: (binlog / 1e6, redo / 1e6) for key, (binlog, redo) in sums.items() if binlog and redo}
+
+
+def _gno(gtid: str) -> tuple[str, int] | None:
+    sid, _, n = gtid.rpartition(":")
+    return (sid, int(n)) if n.isdigit() else None
+
+
+def handoffs(trx: dict, order_waits: dict) -> list[float]:
+    """The commit-order hand-offs, microseconds (what ``CostModel.handoff_us`` is): of two
+    consecutive transactions (GTIDs n and n+1 of one source) that both waited for their turn to
+    commit, the second already asleep when the first woke, the time between their wake-ups
+    (rpl_replica_commit_order_manager.cc: a transaction releases the next as it enters the binlog
+    group commit). ``trx``: key (thread, event) -> (GTID, TIMER_START, TIMER_END, ...);
+    ``order_waits``: key -> (TIMER_START, TIMER_END) on that thread, picoseconds."""
+    spans = {}
+    for (tid, _eid), (gtid, start, end, *_rest) in trx.items():
+        spans.setdefault(tid, []).append((start, end, gtid))
+    for v in spans.values():
+        v.sort()
+    woke: dict[tuple[str, int], tuple[int, int]] = {}
+    for (tid, _eid), (ws, we) in order_waits.items():
+        rows = spans.get(tid, [])
+        k = bisect_right(rows, (ws, float("inf"), "")) - 1
+        if k >= 0 and rows[k][0] <= ws <= rows[k][1] and (g := _gno(rows[k][2])):
+            woke[g] = (ws, we)
+    out = []
+    for (sid, n), (ws, we) in woke.items():
+        prev = woke.get((sid, n - 1))
+        if prev and ws < prev[1] <= we:
+            out.append((we - prev[1]) / 1e6)
+    return sorted(out)
+
+
+def coordinator_wakeups(trx: dict, coordinator_waits: dict) -> list[float]:
+    """From the commit that met the dependency the coordinator slept on (the last transaction end
+    inside its wait) to the next transaction's start on a worker, microseconds (what
+    ``CostModel.wakeup_us`` is: the model's worker starts when the coordinator wakes): the
+    coordinator's wake-up (rpl_mta_submode.cc ``wait_for_last_committed_trx``), its read of the
+    first events and the worker's wake-up. Waits followed by none within ``WAKEUP_CAP_PS`` are
+    left out."""
+    ends = sorted(v[2] for v in trx.values())
+    starts = sorted(v[1] for v in trx.values())
+    out = []
+    for ws, we in coordinator_waits.values():
+        k = bisect_right(ends, we) - 1
+        j = bisect_left(starts, we)
+        if k >= 0 and ends[k] >= ws and j < len(starts) and starts[j] - we <= WAKEUP_CAP_PS:
+            out.append((starts[j] - ends[k]) / 1e6)
+    return sorted(out)
+
+
+def _wakeups_of(sample: LiveSample, model: CostModel) -> tuple[dict, dict]:
+    """This replica's measured wake-up latencies (the model's fields) and the evidence."""
+    measured, evidence = {}, {}
+    timed = sample.server.get("dependency_stage", True)
+    for name, field_name, values, why in (
+            ("commit-order hand-off", "handoff_us", handoffs(sample.transactions, sample.order_waits),
+             "hand-offs (consecutive transactions that both waited for commit order)"),
+            ("coordinator wake-up", "wakeup_us", coordinator_wakeups(sample.transactions, sample.coordinator_waits),
+             "coordinator wake-ups (dependency waits met by a commit)")):
+        if field_name == "wakeup_us" and not timed:
+            evidence[field_name] = {"samples": 0, "kept_us": model.wakeup_us, "what": name,
+                                    "why": "the coordinator's dependency waits are not timed: the base model's kept"}
+        elif len(values) >= MIN_WAKEUPS:
+            measured[field_name] = round(median(values), 1)
+            evidence[field_name] = {"samples": len(values), "median_us": measured[field_name],
+                                    "p25_us": round(values[len(values) // 4], 1),
+                                    "p75_us": round(values[3 * len(values) // 4], 1), "what": name}
+        else:
+            evidence[field_name] = {"samples": len(values), "kept_us": getattr(model, field_name), "what": name,
+                                    "why": f"{why}: {len(values)} of the {MIN_WAKEUPS} needed, the base model's kept"}
+    return measured, evidence
 
 
 def busy_gaps(commits: list[tuple[int, int]]) -> tuple[float, int]:
@@ -514,6 +602,8 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
                     **(_fsyncs_of(grouped, picked, model) if server["durable"] else {}))
     if cores:
         model = replace(model, cores=cores)
+    wakeups, wakeup_evidence = _wakeups_of(sample, model)
+    model = replace(model, **wakeups)
     # Durable: one fsync at a time on this storage, or the redo's and the binlog's at once.
     waited, concurrent = fsync_overlap(list(sample.fsyncs.values())) if sample.fsyncs else (None, 0)
     if waited is not None:
@@ -529,7 +619,7 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
         "fsync_devices": model.fsync_devices,
         "busy_commit_gaps": busy_n, "busy_commit_gap_mean_us": round(busy_us, 1),
         **_own_evidence(sample, own, picked, fitted, busy_n),
-        "error_band": round(fitted.band, 4), "held_out": fitted.checks,
+        "error_band": round(fitted.band, 4), "held_out": fitted.checks, "wakeups": wakeup_evidence,
         **_lag_evidence(sample.commits), "binlog_files": list(sample.binlog_files),
     }
     return LiveCalibration(model, evidence)
@@ -544,6 +634,11 @@ def _optional_missing(server: dict) -> list[str]:
             "transaction waited for them; fsync_devices kept, mean latencies used): UPDATE "
             "performance_schema.setup_consumers SET ENABLED='YES' WHERE NAME IN ('events_waits_current', "
             "'events_waits_history_long')")
+    if not server.get("dependency_stage", True):
+        out.append(
+            "the coordinator's dependency waits (this replica's wake-up latency, wakeup_us; the base model's "
+            "kept): UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' "
+            f"WHERE NAME='{DEPENDENCY_STAGE}'")
     if server["durable"] and not server["commit_stage"]:
         out.append(
             "the workers' commit stage (the evidence's commit time beyond its fsyncs): UPDATE "
