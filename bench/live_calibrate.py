@@ -121,7 +121,9 @@ def live_model(config: str, workers: int, window: float, n: int, served: list[st
                    "--performance-schema-consumer-events-waits-history-long=ON",
                    "--performance-schema-instrument=stage/sql/Waiting for an event from Coordinator=ON",
                    "--performance-schema-instrument=stage/sql/Waiting for preceding transaction to commit=ON",
-                   "--performance-schema-instrument=stage/sql/waiting for handler commit=ON"]
+                   "--performance-schema-instrument=stage/sql/waiting for handler commit=ON",
+                   # the coordinator's dependency waits: calibrate --host measures wakeup_us from them
+                   "--performance-schema-instrument=stage/sql/Waiting for dependent transaction to commit=ON"]
     rep.fresh = True
     src.start()
     rep.start()
