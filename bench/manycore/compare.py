@@ -22,6 +22,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from statistics import median
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -192,10 +193,10 @@ def wakeups(lab: dict) -> list[str]:
             hand.append(t["handoff"]["median_us"])
         if both is not None and t["coordinator_wakeup"]["n"] >= 100:
             wake.append(both)
-    med = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else sum(sorted(xs)[len(xs) // 2 - 1:len(xs) // 2 + 1]) / 2
-    lines.append(f"| median of the runs' medians | | | {med(hand):.1f} ({len(hand)} runs with 10+ pairs) | | "
-                 f"| {med(wake):.1f} ({len(wake)} runs with 100+ waits) |" if hand and wake else "")
-    return [x for x in lines if x]
+    if hand and wake:
+        lines.append(f"| median of the runs' medians | | | {median(hand):.1f} ({len(hand)} runs with 10+ pairs) | | "
+                     f"| {median(wake):.1f} ({len(wake)} runs with 100+ waits) |")
+    return lines
 
 
 def open_lab(path: Path) -> tuple[dict, int, Path]:

@@ -69,6 +69,12 @@ def _probe(cur, sql: str, missing: str) -> None:
         raise
 
 
+def _timed(cur, instrument: str) -> bool:
+    """An optional instrument is enabled and timed."""
+    row = _rows(cur, "SELECT ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME = %s", (instrument,))
+    return bool(row) and tuple(row[0]) == ("YES", "YES")
+
+
 def check_setup(conn) -> dict:
     """Check what a live calibration reads; the replica's settings (workers, durability...).
     Raises :class:`SetupError` naming the first missing grant, instrument, consumer or setting."""
@@ -106,12 +112,8 @@ def check_setup(conn) -> dict:
                     f"ENABLED='YES' WHERE NAME='{name}' (my.cnf: "
                     f"performance-schema-consumer-{name.replace('_', '-')}=ON)")
         settings["fsync_waits"] = all(consumers.get(name) == "YES" for name in FSYNC_CONSUMERS)
-        stage = _rows(cur, "SELECT ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME = %s",
-                      (COMMIT_STAGE,))
-        settings["commit_stage"] = bool(stage) and tuple(stage[0]) == ("YES", "YES")
-        dep = _rows(cur, "SELECT ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME = %s",
-                    (DEPENDENCY_STAGE,))
-        settings["dependency_stage"] = bool(dep) and tuple(dep[0]) == ("YES", "YES")
+        settings["commit_stage"] = _timed(cur, COMMIT_STAGE)
+        settings["dependency_stage"] = _timed(cur, DEPENDENCY_STAGE)
         threads = _rows(cur, "SELECT ENABLED FROM performance_schema.setup_threads WHERE NAME = %s", (WORKER_THREAD,))
         if threads and threads[0][0] != "YES":
             raise SetupError(f"performance_schema does not instrument the applier workers: UPDATE "

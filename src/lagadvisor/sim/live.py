@@ -196,8 +196,6 @@ def own_times(trx: dict, waits: dict) -> dict:
     (a thread's stages follow one another: they do not overlap). Returns key -> (GTID, us,
     applied back to back: no other worker's transaction ran during it, and one ended within
     :data:`WARM_PS` before it started, as a backlog is applied by one worker)."""
-    from bisect import bisect_left, bisect_right
-
     by_thread = _spans_by_thread(waits)
     ends = sorted(end for _g, _t, _s, end in trx.values())
     starts = sorted(start for _g, _t, start, _e in trx.values())
@@ -260,11 +258,7 @@ def handoffs(trx: dict, order_waits: dict) -> list[float]:
     (rpl_replica_commit_order_manager.cc: a transaction releases the next as it enters the binlog
     group commit). ``trx``: key (thread, event) -> (GTID, TIMER_START, TIMER_END, ...);
     ``order_waits``: key -> (TIMER_START, TIMER_END) on that thread, picoseconds."""
-    spans = {}
-    for (tid, _eid), (gtid, start, end, *_rest) in trx.items():
-        spans.setdefault(tid, []).append((start, end, gtid))
-    for v in spans.values():
-        v.sort()
+    spans = _spans_by_thread({key: (start, end, gtid) for key, (gtid, start, end, *_rest) in trx.items()})
     woke: dict[tuple[str, int], tuple[int, int]] = {}
     for (tid, _eid), (ws, we) in order_waits.items():
         rows = spans.get(tid, [])
