@@ -187,6 +187,9 @@ struct Sim {
     /// engine.py ``spread_across_workers``: worker CPU per byte added before the scale (the
     /// durable commit's share, ``CostModel.durable_byte_us``; 0 when relaxed).
     work_byte: f64,
+    /// engine.py ``spread_across_workers``: worker CPU per transaction added after the scale
+    /// (``CostModel.worker_add_us``: ``multi_worker_us`` with two or more workers on two or more cores).
+    work_add: f64,
     sync_us: f64,
     redo_us: f64,
     /// engine.py ``fsync_byte``: device time per byte of the group's transactions, added to each
@@ -255,12 +258,13 @@ struct Sim {
 }
 
 impl Sim {
-    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, sink: Sink) -> Self {
+    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64, sink: Sink) -> Self {
         Sim {
             cfg,
             cost,
             work_scale,
             work_byte,
+            work_add,
             sync_us: if cfg.durable { cost.flush_us } else { 0.0 },
             redo_us: if cfg.durable { cost.redo_flush_us } else { 0.0 },
             fsync_byte: if cfg.durable { cost.fsync_byte_us } else { 0.0 },
@@ -341,14 +345,13 @@ impl Sim {
             });
         }
         self.arrival.extend_from_slice(x.arrival_us);
-        if self.work_byte != 0.0 {
-            let (f, b) = (self.work_scale, self.work_byte);
-            self.work.extend(x.work_us.iter().zip(x.nbytes.iter()).map(|(w, &nb)| (w + b * nb as f64) * f));
-        } else if self.work_scale == 1.0 {
+        let (f, b, m) = (self.work_scale, self.work_byte, self.work_add);
+        if b != 0.0 {
+            self.work.extend(x.work_us.iter().zip(x.nbytes.iter()).map(|(w, &nb)| (w + b * nb as f64) * f + m));
+        } else if f == 1.0 && m == 0.0 {
             self.work.extend_from_slice(x.work_us);
         } else {
-            let f = self.work_scale;
-            self.work.extend(x.work_us.iter().map(|w| w * f));
+            self.work.extend(x.work_us.iter().map(|w| w * f + m));
         }
         self.nbytes.extend_from_slice(x.nbytes);
         self.need.extend_from_slice(x.need);
@@ -834,7 +837,7 @@ impl Sim {
 
 /// engine.py `simulate` over a whole input.
 pub fn simulate(x: &Input, cfg: Config, cost: Costs) -> Result<Output, String> {
-    let mut s = Sim::new(cfg, cost, 1.0, 0.0, Sink::Full(Vec::new()));
+    let mut s = Sim::new(cfg, cost, 1.0, 0.0, 0.0, Sink::Full(Vec::new()));
     s.feed(x, true)?;
     let apply_us = s.apply_us();
     let commit_us = match std::mem::replace(&mut s.sink, Sink::Full(Vec::new())) {
@@ -1051,7 +1054,7 @@ impl LagAcc {
     }
 }
 
-/// `StreamSim(cfg, cost, work_scale, work_byte, cap, threshold_us, window_us, origin_us)`: one simulation
+/// `StreamSim(cfg, cost, work_scale, work_byte, work_add, cap, threshold_us, window_us, origin_us)`: one simulation
 /// fed in chunks (`feed`), with its lag statistics gathered as it commits (`finish`). `cfg` and
 /// `cost` are read by attribute (`ReplicaConfig`, `CostModel`: `Config`, `Costs`).
 #[pyclass(module = "lagadvisor._native")]
@@ -1062,10 +1065,11 @@ pub struct StreamSim {
 #[pymethods]
 impl StreamSim {
     #[new]
-    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, cap: usize, threshold_us: f64,
+    #[allow(clippy::too_many_arguments)]
+    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64, cap: usize, threshold_us: f64,
            window_us: i64, origin_us: i64) -> Self {
         let acc = LagAcc::new(cap, threshold_us, window_us, origin_us);
-        StreamSim { sim: Sim::new(cfg, cost, work_scale, work_byte, Sink::Acc(Box::new(acc))) }
+        StreamSim { sim: Sim::new(cfg, cost, work_scale, work_byte, work_add, Sink::Acc(Box::new(acc))) }
     }
 
     /// The next chunk's columns (bytes of array 'd', 'd', 'q', 'q', 'b'; `need` in global

@@ -293,7 +293,7 @@ def test_csa_stream_matches_whole_run():
     for w, preserve in ((2, True), (4, False), (8, True)):
         cfg = ReplicaConfig(w, preserve, True, applier=Applier.CSA)
         whole = simulate_native(inp, cfg, cost)
-        s = _native.StreamSim(cfg, cost, 1.0, 0.0, 10**9, 1e6, 0, 0)
+        s = _native.StreamSim(cfg, cost, 1.0, 0.0, 0.0, 10**9, 1e6, 0, 0)
         for lo in range(0, len(inp), 700):
             sl = slice(lo, lo + 700)
             s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),

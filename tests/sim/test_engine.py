@@ -18,7 +18,7 @@ from lagadvisor.sim.model import CostModel, ReplicaConfig
 # sets what it exercises.
 NEUTRAL = dict(trx_us=0.0, insert_us=0.0, update_us=0.0, delete_us=0.0, byte_us=0.0, dispatch_us=0.0,
                dispatch_byte_us=0.0, commit_us=0.0, flush_us=0.0, redo_flush_us=0.0, handoff_us=0.0,
-               multi_worker_cpu=1.0, concurrency_cpu=0.0, oversubscribed_cpu=0.0, wakeup_us=0.0,
+               multi_worker_cpu=1.0, multi_worker_us=0.0, concurrency_cpu=0.0, oversubscribed_cpu=0.0, wakeup_us=0.0,
                durable_byte_us=0.0, fsync_byte_us=0.0, cores=2, fsync_devices=1, fsync_cpu=0.44)
 
 
@@ -100,6 +100,24 @@ def test_multi_worker_cpu_applies_from_two_workers():
     # same serial 8 x 120 as one worker)
     one_core = CostModel(**{**{f: getattr(colder, f) for f in colder.__slots__}, "cores": 1})
     assert one_core.worker_cpu(8) == 1.0 and colder.worker_cpu(8) == 1.5 and colder.worker_cpu(1) == 1.0
+    assert simulate(trxs, ReplicaConfig(8, durable=False), one_core).apply_us == 8 * 120
+
+
+def test_multi_worker_us_adds_to_each_transaction_from_two_workers_on_two_cores():
+    """``multi_worker_us`` is a cost per transaction (not in proportion to its work): added to
+    each transaction's apply with two or more workers on two or more cores, never with one worker
+    or one core, and before nothing else (the commit stage keeps its cost)."""
+    trxs = _trx(8)
+    cost = _cost(commit_us=20.0, cores=64, multi_worker_us=30.0)
+    assert cost.worker_add_us(1) == 0.0 and cost.worker_add_us(2) == 30.0
+    assert simulate(trxs, ReplicaConfig(1, durable=False), cost).apply_us == 8 * 120
+    # eight workers apply at once (100 + 30 us), then the serial commit stage takes each in turn
+    assert simulate(trxs, ReplicaConfig(8, durable=False), cost).apply_us == 130 + 8 * 20
+    # two workers: the same as transactions of 130 us without the term
+    two = simulate(trxs, ReplicaConfig(2, durable=False), cost).apply_us
+    assert two == simulate(_trx(8, work=130.0), ReplicaConfig(2, durable=False), _cost(commit_us=20.0, cores=64)).apply_us
+    one_core = _cost(commit_us=20.0, cores=1, multi_worker_us=30.0)
+    assert one_core.worker_add_us(8) == 0.0
     assert simulate(trxs, ReplicaConfig(8, durable=False), one_core).apply_us == 8 * 120
 
 
@@ -302,3 +320,17 @@ def test_coordinator_wakes_up_after_the_dependency_it_slept_on_is_met():
     free = _trx(4)
     assert simulate(free, ReplicaConfig(4, durable=False), cost).apply_us == 100
     assert simulate(free, ReplicaConfig(1, durable=False), cost).apply_us == 4 * 100
+
+
+def test_a_cost_model_written_before_multi_worker_us_keeps_its_factor_alone():
+    """A model file that names ``multi_worker_cpu`` but not ``multi_worker_us`` was written when the
+    factor held the whole multi-worker cost: loading it must not add the built-in per-transaction
+    cost on top (the same replica would be charged twice). A model that names neither keeps both
+    defaults; one that names both keeps both."""
+    old = CostModel.from_dict({"multi_worker_cpu": 1.19, "trx_us": 50.0})
+    assert old.multi_worker_cpu == 1.19 and old.multi_worker_us == 0.0 and old.worker_add_us(4) == 0.0
+    plain = CostModel.from_dict({"trx_us": 50.0})
+    assert plain.multi_worker_us == CostModel().multi_worker_us > 0
+    both = CostModel.from_dict({"multi_worker_cpu": 1.1, "multi_worker_us": 12.5})
+    assert (both.multi_worker_cpu, both.multi_worker_us) == (1.1, 12.5)
+    assert CostModel.from_dict(json.loads(CostModel().to_json())) == CostModel()

@@ -37,7 +37,7 @@ def _input(rng: random.Random, n: int, span: int = 30) -> SimInput:
 
 def _stream(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, cuts, cap: int, window_us: int = 0,
             threshold_us: float = 1e6):
-    s = _native.StreamSim(cfg, cost, 1.0, 0.0, cap, threshold_us, window_us, 0)
+    s = _native.StreamSim(cfg, cost, 1.0, 0.0, 0.0, cap, threshold_us, window_us, 0)
     held = []
     lo = 0
     for hi in list(cuts) + [len(inp)]:
@@ -174,12 +174,12 @@ def test_stream_scales_work_and_adds_the_durable_bytes_as_simulate_does(durable)
     from lagadvisor.sim.engine import simulate
 
     inp = _input(random.Random(3), 1500)
-    cost = CostModel(multi_worker_cpu=1.3, durable_byte_us=0.031, concurrency_cpu=0.02, cores=4)
+    cost = CostModel(multi_worker_cpu=1.3, multi_worker_us=27.5, durable_byte_us=0.031, concurrency_cpu=0.02, cores=4)
     cfg = ReplicaConfig(6, True, durable)
     whole = simulate(inp, cfg, cost)
-    f, b = cost.worker_cpu(cfg.workers), cost.work_byte_us(durable)
-    assert b == (0.031 if durable else 0.0)
-    s = _native.StreamSim(cfg, replace(cost, commit_us=cost.commit_us * f), f, b, 10**9, 1e6, 0, 0)
+    f, b, m = cost.worker_cpu(cfg.workers), cost.work_byte_us(durable), cost.worker_add_us(cfg.workers)
+    assert b == (0.031 if durable else 0.0) and m == 27.5
+    s = _native.StreamSim(cfg, replace(cost, commit_us=cost.commit_us * f), f, b, m, 10**9, 1e6, 0, 0)
     for lo in range(0, len(inp), 400):
         sl = slice(lo, lo + 400)
         s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
@@ -188,3 +188,4 @@ def test_stream_scales_work_and_adds_the_durable_bytes_as_simulate_does(durable)
     assert apply_us == whole.apply_us and exact[0] == whole.commit_us.tobytes()
     if durable:
         assert apply_us > simulate(inp, cfg, replace(cost, durable_byte_us=0.0)).apply_us
+    assert apply_us > simulate(inp, cfg, replace(cost, multi_worker_us=0.0)).apply_us

@@ -441,7 +441,8 @@ def _scaled(base: CostModel, cpu: float, commit: float, fsync: float) -> CostMod
     return replace(base, trx_us=base.trx_us * cpu, insert_us=base.insert_us * cpu, update_us=base.update_us * cpu,
                    delete_us=base.delete_us * cpu, byte_us=base.byte_us * cpu, scan_row_us=base.scan_row_us * cpu,
                    durable_byte_us=base.durable_byte_us * cpu, dispatch_us=base.dispatch_us * cpu,
-                   dispatch_byte_us=base.dispatch_byte_us * cpu, commit_us=base.commit_us * cpu * commit,
+                   dispatch_byte_us=base.dispatch_byte_us * cpu, multi_worker_us=base.multi_worker_us * cpu,
+                   commit_us=base.commit_us * cpu * commit,
                    redo_flush_us=base.redo_flush_us * fsync, flush_us=base.flush_us * fsync,
                    fsync_byte_us=base.fsync_byte_us * fsync)
 
@@ -614,7 +615,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     else:
         scale = fit.intercept / fixed if fixed else 1.0
         model = replace(model, dispatch_us=model.dispatch_us * scale, dispatch_byte_us=model.dispatch_byte_us * scale,
-                        trx_us=model.trx_us * scale,
+                        trx_us=model.trx_us * scale, multi_worker_us=model.multi_worker_us * scale,
                         commit_us=model.commit_us * scale, insert_us=fit.insert_us, update_us=fit.update_us,
                         delete_us=fit.delete_us, byte_us=fit.byte_us)
         if durable:

@@ -159,43 +159,45 @@ def simulate(trxs: SimInput | Sequence[SimTrx], cfg: ReplicaConfig, cost: CostMo
 def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel,
                           scaled: "ScaledWork | None" = None) -> tuple[SimInput, CostModel]:
     """With more than one worker, consecutive transactions run on different threads (and cores)
-    than the one that ran their predecessor, with colder caches: the workers' CPU per transaction
-    (apply and commit) is ``cost.multi_worker_cpu`` times what one worker needs. Measured from
-    the replica threads' CPU time (/proc) at 1 and k workers; see bench/replica_catchup.py. On one
-    core there is one cache: no factor (:meth:`CostModel.worker_cpu`). A durable replica's workers
-    also pay ``durable_byte_us`` per byte (:meth:`CostModel.work_byte_us`), added before the
-    factor: ``(work + b * nbytes) * f`` (sim.rs ``feed`` does the same for ``StreamSim``)."""
+    than the one that ran their predecessor, with colder caches: each transaction's worker CPU
+    gains ``cost.multi_worker_us`` (:meth:`CostModel.worker_add_us`), and the workers' CPU (apply
+    and commit) is ``cost.multi_worker_cpu`` times what one worker needs (1 in the built-in model:
+    the lab's fit put the cost per transaction, not in proportion to the work). On one core there
+    is one cache: neither (:meth:`CostModel.worker_cpu`). A durable replica's workers also pay
+    ``durable_byte_us`` per byte (:meth:`CostModel.work_byte_us`), added before the factor:
+    ``(work + b * nbytes) * f + m`` (sim.rs ``feed`` does the same for ``StreamSim``)."""
     f = cost.worker_cpu(cfg.workers)
     b = cost.work_byte_us(cfg.durable)
-    if f == 1.0 and b == 0.0:
+    m = cost.worker_add_us(cfg.workers)
+    if f == 1.0 and b == 0.0 and m == 0.0:
         return inp, cost
-    work = (scaled or ScaledWork())(inp.work_us, f, inp.nbytes, b)
+    work = (scaled or ScaledWork())(inp.work_us, f, inp.nbytes, b, m)
     return (SimInput(inp.arrival_us, work, inp.nbytes, inp.need, inp.need_kind),
             replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost)
 
 
 class ScaledWork:
-    """``work`` times ``f``, remembered for the last few arrays: state of one run (a sweep or
-    an advice report simulates the same input at many worker counts), owned by its caller and
-    locked, as the caller may simulate from several threads."""
+    """``work`` times ``f`` (plus ``m``), remembered for the last few arrays: state of one run (a
+    sweep or an advice report simulates the same input at many worker counts), owned by its caller
+    and locked, as the caller may simulate from several threads."""
 
     def __init__(self, keep: int = 4) -> None:
         self._keep = keep
-        self._seen: list[tuple[object, float, array]] = []
+        self._seen: list[tuple[object, float, float, float, array]] = []
         self._lock = threading.Lock()
 
-    def __call__(self, work, f: float, nbytes=None, b: float = 0.0) -> array:
-        """``(work + b * nbytes) * f`` (sim.rs ``feed``: the same operations)."""
+    def __call__(self, work, f: float, nbytes=None, b: float = 0.0, m: float = 0.0) -> array:
+        """``(work + b * nbytes) * f + m`` (sim.rs ``feed``: the same operations)."""
         with self._lock:
-            for w, g, bb, out in self._seen:
-                if w is work and g == f and bb == b:
+            for w, g, bb, mm, out in self._seen:
+                if w is work and g == f and bb == b and mm == m:
                     return out
         if b != 0.0:
-            out = array("d", [(w + b * nb) * f for w, nb in zip(work, nbytes)])
+            out = array("d", [(w + b * nb) * f + m for w, nb in zip(work, nbytes)])
         else:
-            out = array("d", [w * f for w in work])
+            out = array("d", [w * f + m for w in work])
         with self._lock:
-            self._seen.insert(0, (work, f, b, out))
+            self._seen.insert(0, (work, f, b, m, out))
             del self._seen[self._keep:]
         return out
 

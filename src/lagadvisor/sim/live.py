@@ -23,9 +23,9 @@ The sample: over a window the user chooses, with whatever worker count the repli
 The per-transaction worker times are regressed on rows by kind (:func:`calibrate.fit_samples`,
 stalls found by their residual; a window of one transaction shape scales the base model's
 costs instead, :func:`calibrate.fit_scaled`); a worker's time with N >= 2 workers holds the
-multi-worker CPU factor (the model applies ``multi_worker_cpu`` itself), so it is taken out of
-the per-row costs. Relaxed, the intercept is the worker's fixed cost plus the commit, and the
-rest is ``commit_us``. A worker's time can also hold waits for other transactions (its turn to
+multi-worker CPU factor and cost per transaction (the model applies ``multi_worker_cpu`` and
+``multi_worker_us`` itself), so they are taken out of the per-row costs and the intercept.
+Relaxed, the intercept is the worker's fixed cost plus the commit, and the rest is ``commit_us``. A worker's time can also hold waits for other transactions (its turn to
 commit; durable, other groups' fsyncs on the one device), so the fit is taken from the
 transactions the replica applied alone when the window has at least 200 of them
 (:func:`alone_gtids`, from the replica's binlog: nothing in flight when one arrived, nothing
@@ -517,15 +517,17 @@ def _fit(picked: _Picked, model: CostModel) -> _Fitted:
 
 
 def _commit_us(sample: LiveSample, picked: _Picked, fitted: _Fitted, io: _MeanFsyncs,
-               model: CostModel) -> tuple[float, float, int]:
-    """The model's ``commit_us``, and the busy commit gaps (:func:`busy_gaps`): (us, mean gap, gaps)."""
+               model: CostModel, add: float = 0.0) -> tuple[float, float, int]:
+    """The model's ``commit_us``, and the busy commit gaps (:func:`busy_gaps`): (us, mean gap, gaps).
+    ``add``: what the model adds to each transaction's worker CPU at this worker count
+    (:meth:`CostModel.worker_add_us`), which the intercept holds and the model adds back."""
     fit = fitted.fit
     # A worker's own time per transaction holds its apply and its commit, not the coordinator's
     # read, which overlaps the apply (sim/engine.py; issue 33).
     if picked.from_alone:
-        commit = fit.intercept - model.trx_us
+        commit = fit.intercept - model.trx_us - add
     else:
-        commit = max(0.0, fit.intercept - io.per_trx) - model.trx_us
+        commit = max(0.0, fit.intercept - io.per_trx) - model.trx_us - add
     busy_us, busy_n = busy_gaps([c[:2] for c in sample.commits])
     if sample.server["durable"] and busy_n >= 50 and not picked.from_alone:
         # A durable worker's time holds its waits in the group commit (behind other groups'
@@ -581,10 +583,11 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
     own = _own_of(sample)
     workers = max(1, int(server["workers"]))
     cpu = replace(model, cores=cores or model.cores).worker_cpu(workers)
+    add = replace(model, cores=cores or model.cores).worker_add_us(workers)
     io = _mean_fsyncs(sample)
     picked = _pick(sample, own, io)
     fitted = _fit(picked, model)
-    commit, busy_us, busy_n = _commit_us(sample, picked, fitted, io, model)
+    commit, busy_us, busy_n = _commit_us(sample, picked, fitted, io, model, add)
     grouped = _group_fsyncs_of(picked, own, io)
     fit = fitted.fit
     # a kind never applied keeps base's cost (scaled: every kind was scaled with the rest)
@@ -606,7 +609,7 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
         "optional_missing": _optional_missing(server),
         "window_seconds": sample.window_s, "workers": workers, "durable": server["durable"],
         "transactions_in_binlog": len(sample.shapes), "transactions_timed": len(own.timed),
-        "samples": len(picked.samples), **_fit_evidence(fitted, cpu, io),
+        "samples": len(picked.samples), **_fit_evidence(fitted, cpu, io), "multi_worker_us_taken_out": add,
         "fsync_waits_timed": _fsync_evidence(sample, own, picked, io, grouped),
         "commit_stage": _commit_stage_evidence(server, picked.beyond),
         "fsync_overlap": _overlap_evidence(server, waited, concurrent),
