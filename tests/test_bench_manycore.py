@@ -204,3 +204,34 @@ def test_timeline_joins_waits_to_their_transactions_and_measures_the_handoff():
 def test_timeline_of_a_run_without_backlog_transactions_is_empty():
     assert timeline.build({1: timeline.WORKER}, [(1, "AUTOMATIC", 0, 5)], []) == {"transactions": 0}
     assert timeline.latencies({"transactions": 0}) == {"transactions": 0}
+
+
+def test_switches_compares_chain_transactions_on_the_same_and_on_another_worker():
+    """timeline.switches: only a transaction that started after its predecessor ended counts (a
+    chain); its own time is start to end less its commit-order wait; the difference is of the
+    medians."""
+    # gno: 1 on worker 0 (0-100 us, no predecessor); 2 on worker 0 after it (own 100); 3 on worker 1
+    # after 2 (own 200 - 50 waited = 150); 4 on worker 2 overlapping 3 (not a chain); 5 on worker 2
+    # after 4 (own 120, same worker); 6 after a gap in the GTIDs (gno 8: no predecessor, not counted)
+    tl = {"transactions": 6, "gno": [1, 2, 3, 4, 5, 8], "worker": [0, 0, 1, 2, 2, 1],
+          "start": [0, 100_000, 250_000, 300_000, 600_000, 900_000],
+          "end": [100_000, 200_000, 450_000, 500_000, 720_000, 950_000],
+          "wait_start": [-1, -1, 400_000, -1, -1, -1], "wait_end": [-1, -1, 450_000, -1, -1, -1],
+          "workers_seen": 3, "coordinator_waits": []}
+    sw = timeline.switches(tl)
+    assert sw["chain"] == 3
+    assert sw["same_worker"]["n"] == 2 and sw["same_worker"]["median_us"] == 110.0
+    assert sw["other_worker"]["n"] == 1 and sw["other_worker"]["median_us"] == 150.0
+    assert sw["extra_us"] == 40.0
+    assert timeline.latencies(tl)["switches"] == sw
+    one = timeline.switches({**tl, "worker": [0] * 6})
+    assert one["other_worker"]["n"] == 0 and one["extra_us"] is None
+
+
+def test_compare_prints_the_switch_table_from_the_committed_timelines():
+    compare = _load("compare")
+    lines = compare.worker_switches(ROOT / "bench" / "manycore_16core_run2.json")
+    assert lines[0].startswith("| run | chain transactions") and len(lines) == 2 + 18
+    hot = next(line for line in lines if line.startswith("| hot-relaxed-w16 |"))
+    assert hot.split("|")[2].strip() == "2290"
+    assert compare.worker_switches(ROOT / "bench" / "manycore_16core.json") == []  # no timelines kept

@@ -16,6 +16,7 @@ Usage: PYTHONPATH=src python3 bench/manycore/compare.py LAB.json [--cores 16] [-
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -29,6 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 from lab import Backlog  # noqa: E402  (the lab's relay logs: the same files and cut)
 from replica_catchup import lagadvisor  # noqa: E402  (runs `python -m lagadvisor ...`, returns stdout)
+from timeline import switches  # noqa: E402  (the timelines' cost of changing worker)
 
 DATA = ROOT / "bench" / "data" / "manycore"
 
@@ -176,9 +178,6 @@ def wakeups(lab: dict) -> list[str]:
     if not runs:
         return []
 
-    def cell(q: dict) -> str:
-        return f"{q['median_us']:.1f} ({q['p25_us']:.0f}-{q['p75_us']:.0f}), {q['n']}" if q.get("n") else "-"
-
     lines = ["| workload | replica | workers | hand-off us (quartiles), pairs | coordinator wake-up us, waits "
              "| its wait's end to the next worker start us | wake-up to worker start us |", "|---|---|---|---|---|---|---|"]
     hand, wake = [], []
@@ -186,8 +185,8 @@ def wakeups(lab: dict) -> list[str]:
         t = r["timeline"]
         both = (t["coordinator_wakeup"].get("median_us", 0) + t["dispatch_to_worker_start"].get("median_us", 0)
                 if t["coordinator_wakeup"].get("n") and t["dispatch_to_worker_start"].get("n") else None)
-        lines.append(f"| {r['workload']} | {r['config']} | {r['workers']} | {cell(t['handoff'])} "
-                     f"| {cell(t['coordinator_wakeup'])} | {cell(t['dispatch_to_worker_start'])} "
+        lines.append(f"| {r['workload']} | {r['config']} | {r['workers']} | {_quartile_cell(t['handoff'])} "
+                     f"| {_quartile_cell(t['coordinator_wakeup'])} | {_quartile_cell(t['dispatch_to_worker_start'])} "
                      f"| {'-' if both is None else f'{both:.1f}'} |")
         if t["handoff"].get("n", 0) >= 10:
             hand.append(t["handoff"]["median_us"])
@@ -197,6 +196,29 @@ def wakeups(lab: dict) -> list[str]:
         lines.append(f"| median of the runs' medians | | | {median(hand):.1f} ({len(hand)} runs with 10+ pairs) | | "
                      f"| {median(wake):.1f} ({len(wake)} runs with 100+ waits) |")
     return lines
+
+
+def worker_switches(lab_path: Path) -> list[str]:
+    """The chains' cost of changing worker (timeline.py ``switches``) as a Markdown table, from the
+    lab's full timelines (``<lab>_timelines.json.gz`` beside it, when there is one)."""
+    path = lab_path.with_name(lab_path.stem + "_timelines.json.gz")
+    if not path.is_file():
+        return []
+    runs = json.loads(gzip.decompress(path.read_bytes()))["runs"]
+    lines = ["| run | chain transactions | on another worker | own time, same worker us (quartiles) "
+             "| own time, another worker us (quartiles) | difference of the medians us |", "|---|---|---|---|---|---|"]
+    for name, tl in runs.items():
+        sw = switches(tl) if tl.get("transactions") else {"chain": 0}
+        if not sw["chain"]:
+            continue
+        extra = "-" if sw["extra_us"] is None else f"{sw['extra_us']:+.1f}"
+        lines.append(f"| {name} | {sw['chain']} | {sw['other_worker']['n'] / sw['chain']:.0%} "
+                     f"| {_quartile_cell(sw['same_worker'])} | {_quartile_cell(sw['other_worker'])} | {extra} |")
+    return lines
+
+
+def _quartile_cell(q: dict) -> str:
+    return f"{q['median_us']:.1f} ({q['p25_us']:.0f}-{q['p75_us']:.0f}), {q['n']}" if q.get("n") else "-"
 
 
 def open_lab(path: Path) -> tuple[dict, int, Path]:
@@ -254,6 +276,11 @@ def main() -> int:
     table = wakeups(lab)
     if table:
         print("\nWake-ups (instrumented round's per-transaction timelines, bench/manycore/timeline.py):\n")
+        print("\n".join(table))
+    table = worker_switches(args.lab)
+    if table:
+        print("\nChanging worker in a chain (the timelines' transactions that started after their predecessor "
+              "ended; own time: start to end less the commit-order wait):\n")
         print("\n".join(table))
     if args.out:
         args.out.write_text(json.dumps({"cores": cores, "cost_model": args.cost_model, "startup_s": startup,

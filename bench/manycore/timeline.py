@@ -88,6 +88,26 @@ def _quartiles(xs: list[float]) -> dict:
             "mean_us": round(statistics.fmean(xs), 1)}
 
 
+def switches(tl: dict) -> dict:
+    """What a transaction costs when it runs on another worker than its predecessor (the cost
+    model's ``multi_worker_us``): of the transactions that started after their predecessor (the
+    previous GTID) ended, a chain, those on the same worker and those on another, each with its own
+    time (start to end less its commit-order wait) in quartiles; ``extra_us`` is the difference of
+    the medians. Only a chain compares like with like: a transaction that overlapped its
+    predecessor ran beside it, with the contention that brings."""
+    gno, wk, s, e, ws, we = (tl[k] for k in ("gno", "worker", "start", "end", "wait_start", "wait_end"))
+    same: list[float] = []
+    other: list[float] = []
+    for k in range(1, len(gno)):
+        if gno[k] != gno[k - 1] + 1 or s[k] < e[k - 1]:
+            continue
+        own = ((e[k] - s[k]) - ((we[k] - ws[k]) if ws[k] >= 0 else 0)) / 1000
+        (same if wk[k] == wk[k - 1] else other).append(own)
+    a, b = _quartiles(same), _quartiles(other)
+    return {"chain": len(same) + len(other), "same_worker": a, "other_worker": b,
+            "extra_us": round(b["median_us"] - a["median_us"], 1) if a["n"] and b["n"] else None}
+
+
 def latencies(tl: dict) -> dict:
     """The wake-up latencies of one timeline (microseconds; see the module docstring)."""
     if not tl.get("transactions"):
@@ -109,5 +129,5 @@ def latencies(tl: dict) -> dict:
     return {"transactions": tl["transactions"], "workers_seen": tl["workers_seen"],
             "commit_order_waits": waited, "coordinator_waits": len(tl["coordinator_waits"]),
             "handoff": _quartiles(handoff), "coordinator_wakeup": _quartiles(wake),
-            "dispatch_to_worker_start": _quartiles(dispatch),
+            "dispatch_to_worker_start": _quartiles(dispatch), "switches": switches(tl),
             "trx_duration": _quartiles([(b - a) / 1000 for a, b in zip(tl["start"], tl["end"])])}
