@@ -25,8 +25,9 @@ stalls found by their residual; a window of one transaction shape scales the bas
 costs instead, :func:`calibrate.fit_scaled`); a worker's time with N >= 2 workers holds the
 multi-worker CPU factor and cost per transaction (the model applies ``multi_worker_cpu`` and
 ``multi_worker_us`` itself), so they are taken out of the per-row costs and the intercept.
-Relaxed, the intercept is the worker's fixed cost plus the commit, and the rest is ``commit_us``. A worker's time can also hold waits for other transactions (its turn to
-commit; durable, other groups' fsyncs on the one device), so the fit is taken from the
+Relaxed, the intercept is the worker's fixed cost plus the commit, and the rest is
+``commit_us``. A worker's time can also hold waits for other transactions (its turn to commit;
+durable, other groups' fsyncs on the one device), so the fit is taken from the
 transactions the replica applied alone when the window has at least 200 of them
 (:func:`alone_gtids`, from the replica's binlog: nothing in flight when one arrived, nothing
 arriving before it committed), durable less their own two fsyncs: with the optional
@@ -582,8 +583,8 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
     server = sample.server
     own = _own_of(sample)
     workers = max(1, int(server["workers"]))
-    cpu = replace(model, cores=cores or model.cores).worker_cpu(workers)
-    add = replace(model, cores=cores or model.cores).worker_add_us(workers)
+    on_cores = replace(model, cores=cores or model.cores)
+    cpu, add = on_cores.worker_cpu(workers), on_cores.worker_add_us(workers)
     io = _mean_fsyncs(sample)
     picked = _pick(sample, own, io)
     fitted = _fit(picked, model)

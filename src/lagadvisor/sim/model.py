@@ -67,8 +67,8 @@ class CostModel:
     # x25.5/21.6, the 2-core regression's ratio), the serial commit_us, the contention and
     # multi_worker_us, the multi-worker cost per transaction (loss 0.0340; 0.0393 with the
     # multi-worker cost as a CPU factor, 1.19, instead: with both free the factor came to 1.02,
-    # so it is held at 1; the timelines put the term at 10-78 us, one-row dependent transactions'
-    # own time at 4-32 workers less one worker's time per transaction). The
+    # so it is held at 1; the timelines: a chain's transaction on another worker than its
+    # predecessor's took 41-106 us longer than one on the same worker, timeline.py switches). The
     # durable costs are the first run's (fit.py --free redo_flush_us,flush_us,durable_byte_us,
     # fsync_byte_us on bench/manycore_16core.json): one worker's durable time less its relaxed
     # time grows with the transactions' bytes (215 us a transaction at 0.7 kB, 308 at 1.8 kB, 468
@@ -137,16 +137,22 @@ class CostModel:
         (every thread on the one core's caches: measured on a 9.7 replica pinned to one core,
         4 and 8 workers were no slower than 1). What grows with the threads that run at once is
         the engine's (:meth:`contention`)."""
-        return self.multi_worker_cpu if workers >= 2 and self.cores >= 2 else 1.0
+        return self.multi_worker_cpu if self._changes_cores(workers) else 1.0
 
     def worker_add_us(self, workers: int) -> float:
         """Worker CPU added to every transaction with ``workers`` workers: ``multi_worker_us``
         with two or more workers on two or more cores, else 0 (as :meth:`worker_cpu`). A fixed
         cost per transaction, not a factor: the many-core lab's fit put it at 39 us and the
         factor at 1.02 (loss 0.0340 against 0.0393 with the factor alone), as the per-transaction
-        timelines show for dependent one-row transactions (their own time 10-78 us longer at 4-32
-        workers than one worker's per transaction) while large ones lose little (issue 33)."""
-        return self.multi_worker_us if workers >= 2 and self.cores >= 2 else 0.0
+        timelines show: a chain's transaction on another worker than its predecessor's took
+        41-106 us longer than one on the same worker, whatever its size (bench/manycore/
+        timeline.py ``switches``; issue 33)."""
+        return self.multi_worker_us if self._changes_cores(workers) else 0.0
+
+    def _changes_cores(self, workers: int) -> bool:
+        """Consecutive transactions run on other threads and cores: two or more workers on two or
+        more cores (what both multi-worker costs apply to)."""
+        return workers >= 2 and self.cores >= 2
 
     def contention(self, running: int) -> float:
         """How much slower each CPU job runs while ``running`` jobs (workers applying, the
