@@ -42,7 +42,7 @@ def test_simulate_says_the_default_model_is_not_calibrated():
 def test_simulate_prints_each_time_with_the_band(calibrated):
     text = _run("simulate", "--workers", "1,4", "--cost-model", calibrated, FILE)
     assert re.search(r"apply s\s.*\n.*\+-12%", text) or "+-12%" in text
-    assert "cost model: calibrated; absolute times +-12.0%" in text
+    assert "cost model: calibrated, where it was measured is not recorded; absolute times +-12.0%" in text
     doc = json.loads(_run("simulate", "--workers", "1,4", "--format", "json", "--cost-model", calibrated, FILE))
     assert "calibrated" in doc["cost_model_origin"]
     for r in doc["results"]:
@@ -74,3 +74,17 @@ def test_a_band_out_of_range_is_refused(tmp_path):
         CostModel.from_dict({"error_band": -0.1})
     assert CostModel().time_band(10.0) is None
     assert CostModel(error_band=0.1).time_band(10.0) == pytest.approx((9.0, 11.0))
+
+
+def test_the_reports_say_where_a_model_file_was_measured(tmp_path):
+    """A model file's ``measured_on`` reaches simulate's note, its JSON and advise's assumptions, as
+    text (brackets in it are not rich markup)."""
+    path = tmp_path / "cost.json"
+    where = "a MySQL 9.7.4 replica's own binlog (binlog.[7]): [bold]x[/bold]; 32 cores"
+    path.write_text(json.dumps({"commit_us": 90.0, "error_band": 0.1, "measured_on": where}))
+    text = " ".join(_run("simulate", "--workers", "1,4", "--cost-model", str(path), FILE).split())
+    assert f"cost model: calibrated, measured on {where};" in text
+    doc = json.loads(_run("simulate", "--workers", "1,4", "--format", "json", "--cost-model", str(path), FILE))
+    assert doc["cost_model"]["measured_on"] == where and where in doc["cost_model_origin"]
+    text = " ".join(_run("advise", "--cost-model", str(path), FILE).split())
+    assert f"measured on {where}" in text

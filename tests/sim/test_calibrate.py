@@ -14,7 +14,7 @@ from dataclasses import replace
 from lagadvisor.sim.calibrate import (_scaled, fit_any, fixed_of, fit_samples, fit_scaled, fit_workers, held_out_band, lagging_pieces,
                                       redo_share_of)
 from lagadvisor.sim.live import alone_gtids, busy_gaps, fsync_overlap, fsync_waits, last_commits, own_times
-from lagadvisor.sim.model import CostModel
+from lagadvisor.sim.model import MEASURED_ON_MAX, CostModel
 
 
 def _gaps(seed: int, intercept: float, ins: float, upd: float, dele: float, n: int = 3000,
@@ -326,6 +326,12 @@ def test_combined_calibrations_take_each_cost_s_median_and_their_spread_as_the_b
     assert durable.model.error_band > 0.05
     with pytest.raises(ConfigError, match="two or more"):
         combine_models([base])
+    # the pooled model names its members' machines, each once
+    where = combine_models([replace(base, measured_on="a"), replace(base, measured_on="b"),
+                            replace(base, measured_on="a"), replace(base, measured_on="")]).model.measured_on
+    assert where == "pooled from 4 calibrations: a | b | not recorded"
+    long = combine_models([replace(base, measured_on=str(i) * 900) for i in range(4)]).model.measured_on
+    assert len(long) == MEASURED_ON_MAX and long.endswith("...")
 
 
 @settings(max_examples=30, deadline=None)
@@ -384,6 +390,14 @@ def test_fit_live_takes_a_sample_not_a_connection():
     assert e["commit_us_from"] == "worker-time intercept" and e["optional_missing"] == []
     with pytest.raises(ConfigError, match="only 40 replicated transactions timed in the 30 s window"):
         fit_live(_live_sample(40), base=base)
+    # the model says where it was measured: the server's version and host when the watch read them
+    assert m.measured_on == ("a replica (server version unknown), watched live: 400 of its applied transactions "
+                             "in 30 s, 1 worker, relaxed; 8 cores")
+    named = _live_sample(400)
+    named.server.update(version="9.7.4", hostname="replica-3")
+    assert fit_live(named, base=base, cores=8).model.measured_on == (
+        "a MySQL 9.7.4 replica on replica-3, watched live: 400 of its applied transactions in 30 s, 1 worker, "
+        "relaxed; 8 cores")
 
 
 def test_handoffs_are_the_wake_up_gaps_of_consecutive_commit_order_waiters():

@@ -123,6 +123,11 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         kept, total = (int(x.replace(",", "")) for x in
                        r.stderr.split("fitted live on ")[1].split(" applied")[0].split(" of "))
         assert 50 <= kept <= total <= sent, r.stderr
+        # the model file says where it was measured: the server's version and host, as a live watch
+        version = rep.sql("SELECT @@version").strip()
+        host = rep.sql("SELECT @@hostname").strip()
+        assert model["measured_on"].startswith(f"a MySQL {version} replica on {host}, watched live: {kept:,} of its "
+                                               "applied transactions in 4 s, 2 workers, relaxed; 2 cores"), model
         # per-row costs of a small InnoDB row on this kind of machine: tens of microseconds
         for key in ("insert_us", "update_us"):
             assert 1.0 < model[key] < 1_000.0, (key, model)
@@ -205,6 +210,7 @@ def test_calibrate_combine_pools_cost_models(tmp_path):
     pooled = json.loads((tmp_path / "pooled.json").read_text())
     assert pooled["commit_us"] == 230.0 and pooled["error_band"] > 0.02
     assert r.stderr.startswith("lagadvisor: pooled 3 calibrations") and "error band of absolute times" in r.stderr
+    assert pooled["measured_on"] == "pooled from 3 calibrations: not recorded"   # files written by hand
     r = run("--combine", files[0])
     assert (r.returncode, r.stderr) == (2, "lagadvisor: error: --combine pools two or more cost models "
                                            "(calibrations of one replica)\n")

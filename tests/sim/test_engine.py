@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 import subprocess
 import sys
@@ -334,3 +335,27 @@ def test_a_cost_model_written_before_multi_worker_us_keeps_its_factor_alone():
     both = CostModel.from_dict({"multi_worker_cpu": 1.1, "multi_worker_us": 12.5})
     assert (both.multi_worker_cpu, both.multi_worker_us) == (1.1, 12.5)
     assert CostModel.from_dict(json.loads(CostModel().to_json())) == CostModel()
+
+
+def test_a_model_file_says_which_machine_its_numbers_came_from():
+    """``measured_on`` (issue 33: "the model file says which machine its numbers came from"): the
+    built-in's names the lab machine and reads back; a file without it is "not recorded", not the
+    built-in's machine; it is one line of text of bounded length, checked like the numbers."""
+    from lagadvisor.errors import ConfigError
+    from lagadvisor.sim.model import MACHINE, MEASURED_ON_MAX
+
+    built_in = CostModel()
+    assert built_in.measured_on == MACHINE and "16 cores" in MACHINE and "MySQL 9.7.4" in MACHINE
+    assert json.loads(built_in.to_json())["measured_on"] == MACHINE
+    assert CostModel.from_dict({"commit_us": 10.0}).measured_on == ""
+    assert "where it was measured is not recorded" in CostModel.from_dict({"commit_us": 10.0}).origin()
+    mine = CostModel.from_dict({"commit_us": 10.0, "measured_on": "a MySQL 8.0.36 replica on db7; 32 cores"})
+    assert mine.origin() == "given with --cost-model; measured on a MySQL 8.0.36 replica on db7; 32 cores"
+    # only the costs decide whether a file is the built-in model
+    assert CostModel.from_dict({"cores": 32}).origin().startswith("built-in default with cores set to 32")
+    for bad, why in ((5, "expected a string, got the number 5"), (None, "expected a string, got null"),
+                     ("a\nb", "holds a control character"), ("x\x1b[2J", "holds a control character"),
+                     ("x" * (MEASURED_ON_MAX + 1), f"longer than {MEASURED_ON_MAX} characters")):
+        with pytest.raises(ConfigError, match=f"^m.json: measured_on: {re.escape(why)}$"):
+            CostModel.from_dict({"measured_on": bad}, "m.json")
+    assert CostModel.from_dict({"measured_on": "x" * MEASURED_ON_MAX}).measured_on == "x" * MEASURED_ON_MAX

@@ -77,7 +77,7 @@ def calibrate(
                          on_transaction=bar.on_transaction, on_progress=bar.on_progress, workers=workers)
     except LagAdvisorError as err:
         raise fail(err) from None
-    _emit(result.model, output)
+    _emit(_cores_noted(result.model, cores), output)
     if cores is None:
         _assumed_cores(workers)
     if result.evidence is not None:
@@ -139,6 +139,16 @@ def _assumed_cores(workers: int) -> None:
     warn(f"the replica's CPU cores were not given (--cores): assumed {n}, this machine's{why}")
 
 
+def _cores_noted(model, cores: int | None):
+    """The model with its ``measured_on`` saying the cores were assumed when --cores was not given
+    (the file outlives this run's warning)."""
+    if cores is not None:
+        return model
+    from dataclasses import replace
+
+    return replace(model, measured_on=f"{model.measured_on} (assumed: the calibrating machine's, --cores not given)")
+
+
 def _emit(model, output: str | None) -> None:
     """The fitted model as JSON: to ``-o``, else stdout."""
     text = model.to_json()
@@ -194,7 +204,7 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
                                     f"{s['workers']} workers)"))
     except LagAdvisorError as err:
         raise fail(err) from None
-    _emit(result.model, output)
+    _emit(_cores_noted(result.model, cores), output)
     e = result.evidence
     err_console.print(
         f"lagadvisor: fitted live on {e['samples_kept']:,} of {e['samples']:,} applied transactions "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from rich.markup import escape
+
 from .. import __version__
 from ..advise import Advice
 from ..analysis.results import WRITESET_POLICIES
@@ -226,8 +228,8 @@ def render_summary(advice: Advice, console) -> None:
                         f" (the worst of {ww['windows']} windows of {ww['window_seconds']:g} s)")
     for line in doc["confirmed"]:
         tab.add_row("checked", f"{line} (no change needed)")
-    for i, line in enumerate(doc["assumptions"]):
-        tab.add_row("assumed" if i == 0 else "", line)
+    for i, line in enumerate(doc["assumptions"]):   # they hold the model file's measured_on: not markup
+        tab.add_row("assumed" if i == 0 else "", escape(line))
     console.print(tab)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..kinds import Applier
 from ..sim.model import CSA_MODEL
@@ -45,11 +46,12 @@ def render_simulate(rows, console: Console, *, transactions: int, durable: bool,
                       "the exact value; maximum and time above the threshold exact)")
     if applier is Applier.CSA:
         console.print(f"applier: {CSA_MODEL}")
+    # the model file's measured_on is the user's text: printed, not read as markup
     if cost.error_band > 0:
-        console.print(f"cost model: calibrated; absolute times +-{cost.error_band:.1%} (its held-out checks; "
-                      "speedups are ratios and carry less of it)")
+        console.print(escape(f"cost model: calibrated, {cost.measured()}; absolute times +-{cost.error_band:.1%} "
+                             "(its held-out checks; speedups are ratios and carry less of it)"))
     else:
-        console.print(f"cost model: {cost.origin()}: absolute times are indicative, speedups hold better")
+        console.print(escape(f"cost model: {cost.origin()}: absolute times are indicative, speedups hold better"))
 
 
 def graph_doc(s, policy: str, top: int) -> dict:

@@ -88,10 +88,11 @@ def check_setup(conn) -> dict:
             raise SetupError("missing grant: REPLICATION SLAVE (to stream the replica's own binlog): GRANT "
                              "REPLICATION SLAVE ON *.* TO <user>")
         settings = dict(zip(("log_bin", "log_replica_updates", "sync_binlog", "flush_log", "workers",
-                             "preserve", "binlog_format"),
+                             "preserve", "binlog_format", "version", "hostname"),
                             _rows(cur, "SELECT @@log_bin, @@log_replica_updates, @@sync_binlog, "
                                        "@@innodb_flush_log_at_trx_commit, @@replica_parallel_workers, "
-                                       "@@replica_preserve_commit_order, @@binlog_format")[0]))
+                                       "@@replica_preserve_commit_order, @@binlog_format, @@version, "
+                                       "@@hostname")[0]))
         if not settings["log_bin"] or not settings["log_replica_updates"]:
             raise SetupError("the replica does not write what it applies to its binlog: start it with log_bin and "
                              "log_replica_updates=ON (read-only variables: a restart)")

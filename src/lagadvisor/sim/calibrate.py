@@ -12,6 +12,7 @@ fsync time into the redo fsync (flush stage) and the binlog fsync (sync stage).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, fields, replace
 from statistics import median, median_high
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..binlog import FileSummary
 from ..errors import ConfigError
 from ..kinds import CommitOrderInput, Policy
-from .model import CostModel
+from .model import MEASURED_ON_MAX, CostModel
 
 if TYPE_CHECKING:
     from ..native.results import NativeRecords
@@ -596,6 +597,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
             raise ConfigError(f"{paths[0]}: not a replica's binlog (no replicated transaction): calibrate from the "
                               "binlog of a replica (log_replica_updates=ON) that applied a backlog")
         fitted, ev = fit_workers(gaps.pieces.take(), workers, durable=durable, base=model, min_lag_us=min_lag_us)
+        fitted = replace(fitted, measured_on=measured_on(summaries, paths, ev["transactions"], workers, durable,
+                                                         fitted.cores))
         return Calibration(fitted, ev["transactions"], 1.0 - ev["piece_error_rms"] ** 2, 0.0, 1.0,
                            tuple(w for s in summaries for w in s.warnings), ev)
     fit, scaled = fit_gaps(paths, min_lag_us, serial_byte_us=0.0, summaries=summaries,
@@ -624,8 +627,25 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     model = replace(model, error_band=round(fit.band, 4))
     if cores:
         model = replace(model, cores=cores)
+    model = replace(model, measured_on=measured_on(summaries, paths, fit.samples, 1, durable, model.cores))
     return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor,
                        tuple(w for s in summaries for w in s.warnings) + tuple(notes))
+
+
+def replica_of(versions: list[str]) -> str:
+    """"a MySQL 9.7.4 replica" from FORMAT_DESCRIPTION_EVENTs' or @@version's ``server_version``:
+    MySQL's carries no product name ("9.7.4"), MariaDB's does ("10.11.6-MariaDB-log")."""
+    named = [v if "mariadb" in v.lower() else f"MySQL {v}" for v in sorted(set(versions)) if v]
+    return f"a {' / '.join(named)} replica" if named else "a replica (server version unknown)"
+
+
+def measured_on(summaries: list[FileSummary], paths: list[str], transactions: int, workers: int, durable: bool,
+                cores: int) -> str:
+    """The calibrated model's ``measured_on``: the replica (its server version, from the files'
+    FORMAT_DESCRIPTION_EVENTs), the binlog files, what was fitted and the cores it was fitted on."""
+    names = os.path.basename(paths[0]) + (f" to {os.path.basename(paths[-1])}" if len(paths) > 1 else "")
+    return (f"{replica_of([s.server_version for s in summaries])}'s own binlog ({names}): {transactions:,} commits behind the source, "
+            f"{workers} worker{'s' if workers != 1 else ''}, {'durable' if durable else 'relaxed'}; {cores} cores")
 
 
 @dataclass(frozen=True, slots=True)
@@ -656,7 +676,7 @@ def combine_models(models: list[CostModel]) -> Combined:
         raise ConfigError("--combine pools two or more cost models (calibrations of one replica)")
     values = {}
     for f in fields(CostModel):
-        if f.name != "error_band":
+        if f.name not in ("error_band", "measured_on"):
             vs = [getattr(m, f.name) for m in models]
             values[f.name] = median_high(vs) if f.type in (int, "int") else median(vs)   # cores, fsync_devices stay whole
     pooled = replace(CostModel(), **values)
@@ -666,7 +686,11 @@ def combine_models(models: list[CostModel]) -> Combined:
     spread = max(abs(u - unit) / unit for u in units)
     own = median_high(m.error_band for m in models)
     band = round(max(spread, own), 4)
-    return Combined(replace(pooled, error_band=band), {
+    seen = list(dict.fromkeys(m.measured_on or "not recorded" for m in models))
+    where = f"pooled from {len(models)} calibrations: " + " | ".join(seen)
+    if len(where) > MEASURED_ON_MAX:
+        where = where[:MEASURED_ON_MAX - 3] + "..."
+    return Combined(replace(pooled, error_band=band, measured_on=where), {
         "members": len(models), "unit_transaction_us": [round(u, 1) for u in units],
         "pooled_unit_transaction_us": round(unit, 1), "fsyncs_in_spread": fsyncs,
         "spread": round(spread, 4), "median_member_band": own, "error_band": band})

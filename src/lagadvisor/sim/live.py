@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 from statistics import median
 
 from ..errors import ConfigError
-from .calibrate import fit_any, fit_scaled, held_out_band
+from .calibrate import fit_any, fit_scaled, held_out_band, replica_of
 from .model import CostModel
 
 #: Fsyncs started while one of the other file was running, needed to tell.
@@ -606,6 +606,11 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
     waited, concurrent = fsync_overlap(list(sample.fsyncs.values())) if sample.fsyncs else (None, 0)
     if waited is not None:
         model = replace(model, fsync_devices=1 if waited >= 0.5 else 2)
+    host = server.get("hostname") or ""
+    model = replace(model, measured_on=(
+        f"{replica_of([server.get('version') or ''])}{' on ' + host if host else ''}, watched live: "
+        f"{fit.samples:,} of its applied transactions in {sample.window_s:g} s, {workers} "
+        f"worker{'s' if workers != 1 else ''}, {'durable' if server['durable'] else 'relaxed'}; {model.cores} cores"))
     evidence = {
         "optional_missing": _optional_missing(server),
         "window_seconds": sample.window_s, "workers": workers, "durable": server["durable"],

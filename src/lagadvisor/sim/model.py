@@ -124,6 +124,10 @@ class CostModel:
     error_band: float = 0.0        # not a cost: the relative half-width of an absolute time predicted
                                    # with this model, from its calibration's held-out checks
                                    # (sim.calibrate.held_out_band); 0 = not calibrated (built-in or by hand)
+    measured_on: str = MACHINE     # not a cost: the machine and replica its numbers were measured on
+                                   # (calibrate writes the replica's: server version, its binlog or
+                                   # host, workers, durability, cores); "" = not recorded (a file
+                                   # written by hand or before the field)
 
     def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int, scan_rows: int = 0) -> float:
         """Worker CPU before the commit (``scan_rows``: rows of tables without an index scanned
@@ -182,16 +186,21 @@ class CostModel:
         """Where this model comes from, in words, for the reports (issue 15: say when the times
         rest on the built-in default, and give a calibrated model's error band)."""
         default = CostModel()
-        if self == default:
+        costs = replace(self, measured_on=default.measured_on)
+        if costs == default:
             return (f"built-in default (measured on a {default.cores}-core MySQL 9.7 replica; not calibrated to "
                     "yours: `lagadvisor calibrate`)")
-        if replace(self, cores=default.cores) == default:
+        if replace(costs, cores=default.cores) == default:
             return (f"built-in default with cores set to {self.cores} (measured on {default.cores} cores; not "
                     "calibrated to your replica)")
         if self.error_band > 0:
             return (f"given with --cost-model, calibrated: absolute times +-{self.error_band:.1%} "
-                    "(its calibration's held-out checks)")
-        return "given with --cost-model"
+                    f"(its calibration's held-out checks); {self.measured()}")
+        return f"given with --cost-model; {self.measured()}"
+
+    def measured(self) -> str:
+        """``measured on ...`` from :attr:`measured_on`, or that the file does not say."""
+        return f"measured on {self.measured_on}" if self.measured_on else "where it was measured is not recorded"
 
     def time_band(self, seconds: float) -> tuple[float, float] | None:
         """An absolute time's error band under this model, or None when it is not calibrated."""
@@ -229,17 +238,21 @@ class CostModel:
     @classmethod
     def from_dict(cls, data: object, where: str = "cost model") -> "CostModel":
         """Validate a cost model's keys and values against :data:`COST_MODEL_SCHEMA`: numbers only
-        (no booleans, strings or null), finite, in range; unset keys keep their defaults, except
-        ``multi_worker_us``, 0 in a model that names ``multi_worker_cpu`` without it (one written
-        before the term, whose factor held the whole multi-worker cost)."""
+        (no booleans, strings or null), finite, in range, but ``measured_on``, one line of text;
+        unset keys keep their defaults, except ``multi_worker_us``, 0 in a model that names
+        ``multi_worker_cpu`` without it (one written before the term, whose factor held the whole
+        multi-worker cost), and ``measured_on``, "" (not recorded: the numbers' machine is not the
+        built-in's)."""
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: a cost model is a JSON object of numbers, got {_json_kind(data)}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(f"{where}: unknown cost model key {unknown[0]!r}; known: {', '.join(sorted(known))}")
-        values = {}
+        values: dict = {"measured_on": _measured_on(data.get("measured_on", ""), where)}
         for key in sorted(data):
+            if key == "measured_on":
+                continue
             v = data[key]
             kind, lo, hi, unit = COST_MODEL_SCHEMA[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -258,6 +271,22 @@ class CostModel:
             # written before multi_worker_us: its factor held the whole multi-worker cost
             values["multi_worker_us"] = 0.0
         return replace(cls(), **values)
+
+
+#: The longest ``measured_on`` a model file may hold (a pooled model names its members').
+MEASURED_ON_MAX = 2000
+
+
+def _measured_on(v: object, where: str) -> str:
+    """A model file's ``measured_on``: text of one line, at most :data:`MEASURED_ON_MAX` characters
+    (it is printed in every report that uses the model)."""
+    if not isinstance(v, str):
+        raise ConfigError(f"{where}: measured_on: expected a string, got {_json_kind(v)}")
+    if len(v) > MEASURED_ON_MAX:
+        raise ConfigError(f"{where}: measured_on: longer than {MEASURED_ON_MAX} characters")
+    if any(not c.isprintable() for c in v):
+        raise ConfigError(f"{where}: measured_on: holds a control character")
+    return v
 
 
 def _refuse_constant(name: str):
