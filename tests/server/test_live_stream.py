@@ -162,6 +162,29 @@ def test_advise_reads_current_settings_from_the_server(server):
     assert any("read from 127.0.0.1" in a for a in doc["summary"]["assumptions"])
 
 
+
+def test_advise_reads_the_replica_s_cores_from_its_defaults(server):
+    """Issue 33: without --cores, a MySQL 8.4+ server whose innodb_read_io_threads is its compiled
+    default (half the logical processors it counts, at least 4) shows its cores; --cores wins."""
+    v = int(server.sql("SELECT @@innodb_read_io_threads").strip())
+    assert server.sql("SELECT VARIABLE_SOURCE FROM performance_schema.variables_info "
+                      "WHERE VARIABLE_NAME = 'innodb_read_io_threads'").strip() == "COMPILED"
+    expected, span = ((9, "at most 9") if v == 4 else (128, "128 or more") if v == 64 else (2 * v, f"{2 * v} or {2 * v + 1}"))
+    assert expected >= os.cpu_count() or v == 64   # what the server counts: this machine's processors
+    r = _cli(server, "advise", "--from", "binlog.000002", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["cost_model"]["cores"] == expected
+    assert doc["summary"]["assumptions"][0] == (
+        f"replica: {expected} cores, read from the server: innodb_read_io_threads={v} at its compiled default (half "
+        f"the logical processors MySQL counts, at least 4): {span}, {expected} assumed (a container's CPU limit is "
+        "not in it; --cores to give them)")
+    r = _cli(server, "advise", "--from", "binlog.000002", "--format", "json", "--cores", "6")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["cost_model"]["cores"] == 6 and doc["summary"]["assumptions"][0] == "replica: 6 cores (--cores)"
+
+
 def test_password_from_an_option_file(server, tmp_path):
     cnf = tmp_path / "client.cnf"
     cnf.write_text(f"[client]\nuser={USER}\npassword={PASSWORD}\n")

@@ -161,9 +161,17 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
                 "WHERE NAME IN ('events_waits_current', 'events_waits_history_long'); "
                 "UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' "
                 "WHERE NAME='stage/sql/Waiting for dependent transaction to commit'")
-        r, _sent = _watched(src, rep, 50_000, "--window", "4", "--cores", "2")
+        # no --cores: a 9.x replica at its compiled innodb_read_io_threads shows them (server.cores)
+        r, _sent = _watched(src, rep, 50_000, "--window", "4")
         assert r.returncode == 0, r.stderr
         assert "(2 workers, durable;" in r.stderr, r.stderr
+        v = int(rep.sql("SELECT @@innodb_read_io_threads").strip())
+        cores = 9 if v == 4 else 128 if v == 64 else 2 * v
+        read = f"read from the server: innodb_read_io_threads={v} at its compiled default"
+        assert f"lagadvisor: note: the replica's cores: {cores}, {read}" in r.stderr, r.stderr
+        assert "were not given" not in r.stderr, r.stderr
+        durable = json.loads(r.stdout)
+        assert durable["cores"] == cores and f"; {cores} cores ({read}" in durable["measured_on"], durable
         found = re.search(r"binlog fsyncs ([\d,]+) mean .*own binlog and redo fsyncs read for ([\d,]+) of "
                           r"([\d,]+) transactions", r.stderr)
         assert found, r.stderr

@@ -45,8 +45,14 @@ def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = Non
     ``jobs``: simulations run at once (the same advice); ``target_version``: review the upgrade
     to it; ``current_version``: the source's version instead of the binlog's (or --host's);
     ``given``: replica settings given by name (advise --replica-setting), over the server's;
-    ``cores_given``: whether --cores named the replica's cores (the assumptions say so)."""
-    ctx = gather(list(paths), options, cost or CostModel(), settings, on_transaction, on_progress)
+    ``cores_given``: whether --cores named the replica's cores (the assumptions say so); when it
+    did not, the cores ``settings`` show (a server of 8.4+ at its compiled defaults,
+    ``server.cores``) replace the model's."""
+    cost = cost or CostModel()
+    exposed = settings.cores() if settings is not None and cores_given is False else None
+    if exposed is not None:
+        cost = replace(cost, cores=exposed.cores)
+    ctx = gather(list(paths), options, cost, settings, on_transaction, on_progress)
     if given:
         from .context import baseline_from
 
@@ -54,7 +60,8 @@ def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = Non
     version, version_from = ((ctx.version, ctx.version_from) if current_version is None
                              else (current_version, "--current-version"))
     ctx = replace(ctx, window_s=window_s, jobs=jobs, target_version=target_version, version=version,
-                  version_from=version_from, cores_given=cores_given)
+                  version_from=version_from, cores_given=cores_given,
+                  cores_read=exposed.sentence() if exposed is not None else "")
     return advise_context(ctx)
 
 

@@ -75,6 +75,7 @@ class Context:
     version_from: str = "binlog"    # where ``version`` was read: binlog, --host or --current-version
     jobs: int = 1                   # simulations run at once (advise --jobs)
     cores_given: bool | None = None  # advise --cores given (True) or not (False); None: not said (fleet)
+    cores_read: str = ""            # not given: how the server's settings showed them (server.cores), or ""
     ws_log: LogStore | None = None  # the main pass's writeset log (native): what-ifs replay it
     # the what-if facts computed elsewhere (``fleet``: per-file passes on the cluster), cached here
     what_ifs: Callable[[WhatIf, int | None], list[TrxFacts]] | None = field(default=None, repr=False)

@@ -89,13 +89,17 @@ def cost_model_origin(cost: CostModel) -> str:
 
 def cores_assumption(ctx) -> str:
     """The replica's cores and where they came from: the knee and the bottleneck depend on them,
-    and MySQL does not report its host's cores over SQL, so an assumed count says so (issue 33)."""
+    and MySQL does not report its host's cores over SQL (8.4+ at its compiled defaults bounds them:
+    server.cores), so an assumed count says so (issue 33)."""
     n = ctx.cost.cores
     if ctx.cores_given:
         return f"replica: {n} cores (--cores)"
+    if ctx.cores_read:
+        return f"replica: {n} cores, {ctx.cores_read}"
     if ctx.cores_given is False:
-        return (f"replica: {n} cores, assumed: the cost model's (MySQL does not report its host's cores; "
-                "give the replica's with --cores)")
+        why = ("its settings do not show them: MySQL before 8.4, or innodb_read_io_threads not at its default"
+               if ctx.settings is not None else "MySQL does not report its host's cores; --host on 8.4+ may show them")
+        return f"replica: {n} cores, assumed: the cost model's ({why}; give the replica's with --cores)"
     return f"replica: {n} cores (the cost model's; --cores to change)"
 
 

@@ -139,14 +139,16 @@ def _assumed_cores(workers: int) -> None:
     warn(f"the replica's CPU cores were not given (--cores): assumed {n}, this machine's{why}")
 
 
-def _cores_noted(model, cores: int | None):
-    """The model with its ``measured_on`` saying the cores were assumed when --cores was not given
-    (the file outlives this run's warning)."""
+def _cores_noted(model, cores: int | None, read: str | None = None):
+    """The model with its ``measured_on`` saying where the cores came from when --cores was not
+    given: ``read`` from the server's settings (calibrate --host), else assumed (the file
+    outlives this run's stderr)."""
     if cores is not None:
         return model
     from dataclasses import replace
 
-    return replace(model, measured_on=f"{model.measured_on} (assumed: the calibrating machine's, --cores not given)")
+    how = f"({read})" if read else "(assumed: the calibrating machine's, --cores not given)"
+    return replace(model, measured_on=f"{model.measured_on} {how}")
 
 
 def _emit(model, output: str | None) -> None:
@@ -199,13 +201,14 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
     try:
         output_path(output, [])
         result = calibrate_live(pymysql_settings_of(server), window, base=CostModel.from_file(base) if base else None,
-                                cores=cores or os.cpu_count() or 1, on_start=lambda s: err_console.print(
+                                cores=cores, on_start=lambda s: err_console.print(
                                     f"lagadvisor: watching the replica for {window:g} s (read-only; "
                                     f"{s['workers']} workers)"))
     except LagAdvisorError as err:
         raise fail(err) from None
-    _emit(_cores_noted(result.model, cores), output)
     e = result.evidence
+    read = e["cores"]["from"] if e["cores"]["from"].startswith("read from") else None
+    _emit(_cores_noted(result.model, cores, read), output)
     err_console.print(
         f"lagadvisor: fitted live on {e['samples_kept']:,} of {e['samples']:,} applied transactions "
         f"({e['workers']} workers, {'durable' if e['durable'] else 'relaxed'}; "
@@ -221,5 +224,7 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
     for missing in e["optional_missing"]:
         err_console.print(f"lagadvisor: note: not read: {missing}", soft_wrap=True)
     _latencies_note(result.model, e)
-    if cores is None:
+    if read is not None:
+        err_console.print(f"lagadvisor: note: the replica's cores: {result.model.cores}, {read}", soft_wrap=True)
+    elif cores is None:
         _assumed_cores(0)

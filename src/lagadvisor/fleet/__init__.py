@@ -66,13 +66,15 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
             settings = replace(settings, variables={**settings.variables, **variables},
                                notes=settings.notes + ("replica settings from the fleet file",))
     cost = CostModel.from_file(entry.cost_model) if entry.cost_model else CostModel()
-    if entry.cores:
-        cost = replace(cost, cores=entry.cores)
+    exposed = settings.cores() if settings is not None and not entry.cores else None
+    if entry.cores or exposed is not None:
+        cost = replace(cost, cores=entry.cores or exposed.cores)
     if entry.commit_order not in tuple(CommitOrderInput):
         raise ConfigError(f"commit_order must be auto, recorded, serial or flush-groups, not {entry.commit_order}")
     opts = ClockOptions(history_size=entry.history_size, commit_order=entry.commit_order, catalog=catalog)
     target = parse_version(entry.target_version) if entry.target_version else None
-    return ServerJob(entry.name, files, opts, cost, settings, run_id, target, cores_given=bool(entry.cores))
+    return ServerJob(entry.name, files, opts, cost, settings, run_id, target, cores_given=bool(entry.cores),
+                     cores_read=exposed.sentence() if exposed is not None else "")
 
 
 def fleet(entries: list[ServerEntry], client) -> FleetRun:

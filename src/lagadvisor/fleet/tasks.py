@@ -64,6 +64,7 @@ class ServerJob:
     run_id: str                     # names the workers' folder for remote copies
     target_version: tuple[int, int, int] | None = None  # advise --target-version (the fleet file's target_version)
     cores_given: bool = False       # the entry named the replica's cores (advise --cores)
+    cores_read: str = ""            # not named: how the server's settings showed them (server.cores)
 
 
 @dataclass(frozen=True)
@@ -390,7 +391,8 @@ def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> 
     # (for local files the two are the same).
     what_ifs, waited = _what_ifs_per_file(job, v, catalogs)
     ctx = replace(context_of(locals_, analysis, graph, facts, job.cost, job.settings, job.options),
-                  target_version=job.target_version, what_ifs=what_ifs, cores_given=job.cores_given)
+                  target_version=job.target_version, what_ifs=what_ifs, cores_given=job.cores_given,
+                  cores_read=job.cores_read)
     advice = advise_context(ctx)
     # the same context (its caches shared) naming the files as given
     advice = replace(advice, context=replace(ctx, paths=list(job.files)))

@@ -8,11 +8,12 @@ schema file and the binlog's DDL.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import SchemaError
 from ..schema.model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
 from .connection import ServerOptions, as_text as _text, connect
+from .cores import ExposedCores, exposed_cores
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 
@@ -134,7 +135,7 @@ SETTINGS = (
     "replica_parallel_type", "slave_parallel_type", "replica_preserve_commit_order",
     "slave_preserve_commit_order", "replica_pending_jobs_size_max", "slave_pending_jobs_size_max",
     "relay_log_recovery", "log_replica_updates", "log_slave_updates", "sql_generate_invisible_primary_key",
-    "slave_parallel_mode", "slave_parallel_threads",
+    "slave_parallel_mode", "slave_parallel_threads", "innodb_read_io_threads",
 )
 # Old name -> the name the advisor uses.
 _ALIASES = {"slave_parallel_workers": "replica_parallel_workers", "slave_parallel_type": "replica_parallel_type",
@@ -158,6 +159,9 @@ class ServerSettings:
     #: DESIRED_DELAY, ...; on 26.7+ also APPLIER_VERSION, APPLIER_WORKER_COUNT); None: not read
     #: (not a replica, or no access to performance_schema).
     channel: dict | None = None
+    #: performance_schema.variables_info's VARIABLE_SOURCE of the variables it was read for
+    #: (:data:`SOURCED`; COMPILED: the default), by name; empty where the table is not (MariaDB).
+    sources: dict = field(default_factory=dict)
 
     def get(self, name: str) -> str | None:
         v = self.variables.get(name)
@@ -170,6 +174,12 @@ class ServerSettings:
     @property
     def mariadb(self) -> bool:
         return "mariadb" in (self.version + " " + (self.get("version_comment") or "")).lower()
+
+    def cores(self) -> ExposedCores | None:
+        """The logical processors the server's defaults show (:mod:`.cores`), or None."""
+        if self.mariadb:
+            return None
+        return exposed_cores(self.version, self.get("innodb_read_io_threads"), self.sources.get("innodb_read_io_threads"))
 
 
 def load_settings(conn, host: str) -> ServerSettings:
@@ -198,10 +208,28 @@ def load_settings(conn, host: str) -> ServerSettings:
                     break
                 continue
         channel = _channel(cur, notes)
+        sources = _sources(cur)
         cur.close()
     except mysql.connector.Error as err:
         raise SchemaError(f"cannot read server variables: {err}") from err
-    return ServerSettings(host, variables, replica, tuple(notes), channel)
+    return ServerSettings(host, variables, replica, tuple(notes), channel, sources)
+
+
+#: Variables whose VARIABLE_SOURCE is read: whether they are at their compiled default.
+SOURCED = ("innodb_read_io_threads",)
+
+
+def _sources(cur) -> dict:
+    """performance_schema.variables_info's VARIABLE_SOURCE for :data:`SOURCED` (readable without
+    privileges on MySQL 8.0+); {} where the table is not (MariaDB, 5.7)."""
+    import mysql.connector
+
+    try:
+        cur.execute("SELECT VARIABLE_NAME, VARIABLE_SOURCE FROM performance_schema.variables_info WHERE "
+                    "VARIABLE_NAME IN (" + ",".join(["%s"] * len(SOURCED)) + ")", SOURCED)
+        return {_text(n).lower(): _text(v) for n, v in cur.fetchall()}
+    except mysql.connector.Error:
+        return {}
 
 
 #: The replica's channel settings the Change Stream Applier's prerequisites name (MySQL 26.7
