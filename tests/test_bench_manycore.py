@@ -235,3 +235,36 @@ def test_compare_prints_the_switch_table_from_the_committed_timelines():
     hot = next(line for line in lines if line.startswith("| hot-relaxed-w16 |"))
     assert hot.split("|")[2].strip() == "2290"
     assert compare.worker_switches(ROOT / "bench" / "manycore_16core.json") == []  # no timelines kept
+
+
+def test_pool_takes_every_run_s_rounds_and_the_mean_prediction():
+    """pool.py: one median over all the runs' round speedups per cell (each round already relative
+    to its own one-worker run), against the runs' mean predicted speedup; one-worker rows and cells
+    a run did not measure are left out."""
+    pool = _load("pool")
+
+    def row(w, rounds, predicted, wl="u", cfg="relaxed"):
+        return {"workload": wl, "config": cfg, "workers": w, "round_speedups": rounds, "predicted_speedup": predicted,
+                "measured_speedup": sorted(rounds)[len(rounds) // 2] if rounds else None, "speedup_error": 0.0}
+
+    one = [row(1, [1.0, 1.0, 1.0], 1.0), row(4, [3.0, 3.2, 3.4], 3.3), row(8, [5.0, 5.0, 5.0], 5.0)]
+    two = [row(1, [1.0, 1.0, 1.0], 1.0), row(4, [2.0, 2.2, 2.4], 3.1)]
+    (got,) = pool.pool([one, two])
+    assert (got["workers"], got["rounds"], got["round_range"]) == (4, 6, [2.0, 3.4])
+    assert got["measured_speedup"] == 2.7 and got["predicted_speedup"] == 3.2
+    assert got["speedup_error"] == round(3.2 / 2.7 - 1, 4)
+    assert pool.verdicts([got]) == {("u", "relaxed"): False}
+    assert pool.verdicts([{**got, "speedup_error": 0.15}]) == {("u", "relaxed"): True}
+
+
+def test_the_committed_pooled_view_is_the_committed_runs_pooled():
+    """bench/manycore_16core_pooled.json is pool.py of the two committed compare.py outputs (the
+    README's pooled row): reproducible from what is committed."""
+    import json
+
+    pool = _load("pool")
+    runs = [json.loads((ROOT / "bench" / f"manycore_16core{s}_compare.json").read_text())["rows"]
+            for s in ("", "_run2")]
+    rows = pool.pool(runs)
+    committed = json.loads((ROOT / "bench" / "manycore_16core_pooled.json").read_text())
+    assert rows == committed["rows"] and len(rows) == 50 and all(r["rounds"] == 6 for r in rows)

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Several lab runs' speedups pooled: the rounds of every run, one median per workload, durability
+and worker count, against the model's predicted speedups (each run's compare.py rows).
+
+One device run has three rounds per cell, and two runs on two loans of the same VM type agreed
+within 15% on 30 of 50 multi-worker speedups (docs/accuracy.md, "The second device run"): a
+single run's median carries that loan's noise. Pooling the runs' rounds estimates the VM type's
+speedup instead; each round's speedup is already relative to its own one-worker run, so rounds
+of runs that applied a slightly different share of a backlog pool as ratios. The prediction is
+the mean of the runs' predicted speedups (their shares differ: 48% and 52% of a backlog gave
+predictions within 1.5% of each other). The built-in model was fitted on these runs' medians:
+this is an in-sample view, not a held-out check (that is the 2-core check-back).
+
+Usage: python3 bench/manycore/pool.py COMPARE1.json COMPARE2.json [...] [--out pooled.json]
+(compare.py --out writes each COMPARE.json; the committed ones are bench/manycore_16core_compare.json
+and bench/manycore_16core_run2_compare.json.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from statistics import median
+
+LIMIT = 0.15
+
+
+def pool(runs: list[list[dict]]) -> list[dict]:
+    """One row per (workload, replica, workers) that every run measured with two or more workers:
+    the median of all the runs' round speedups, the runs' mean predicted speedup, the error, and
+    each run's own median and error (compare.py's)."""
+    keyed = [{(r["workload"], r["config"], r["workers"]): r for r in rows} for rows in runs]
+    rows = []
+    for key in keyed[0]:
+        if key[2] < 2 or any(key not in k for k in keyed):
+            continue
+        these = [k[key] for k in keyed]
+        if any(r["predicted_speedup"] is None or not r["round_speedups"] for r in these):
+            continue
+        rounds = sorted(s for r in these for s in r["round_speedups"])
+        measured = median(rounds)
+        predicted = sum(r["predicted_speedup"] for r in these) / len(these)
+        rows.append({"workload": key[0], "config": key[1], "workers": key[2], "rounds": len(rounds),
+                     "measured_speedup": round(measured, 3), "round_range": [rounds[0], rounds[-1]],
+                     "predicted_speedup": round(predicted, 3), "speedup_error": round(predicted / measured - 1, 4),
+                     "runs": [{"measured_speedup": r["measured_speedup"], "speedup_error": r["speedup_error"]}
+                              for r in these]})
+    return rows
+
+
+def verdicts(rows: list[dict]) -> dict[tuple[str, str], bool]:
+    """Per workload and durability: every multi-worker speedup within :data:`LIMIT`."""
+    out: dict[tuple[str, str], bool] = {}
+    for r in rows:
+        key = (r["workload"], r["config"])
+        out[key] = out.get(key, True) and abs(r["speedup_error"]) <= LIMIT
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("compare", type=Path, nargs="+", help="compare.py --out JSON of each run (two or more)")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    if len(args.compare) < 2:
+        ap.error("pool two or more runs' compare.py JSON")
+    docs = [json.loads(p.read_text()) for p in args.compare]
+    if len({(d["cores"], d["cost_model"]) for d in docs}) > 1:
+        raise SystemExit("the runs were compared with other --cores or --cost-model: compare them alike first")
+    rows = pool([d["rows"] for d in docs])
+    names = ", ".join(p.name for p in args.compare)
+    print(f"pooled: {names}; simulate --cores {docs[0]['cores']}, "
+          f"{docs[0]['cost_model'] or 'the built-in model'} (fitted on these runs: in-sample)\n")
+    print("| workload | replica | workers | rounds | measured speedup, pooled (range) | predicted | error "
+          "| each run's median: error |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        each = "; ".join(f"{x['measured_speedup']:.2f}x: {x['speedup_error']:+.1%}" for x in r["runs"])
+        print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['rounds']} | {r['measured_speedup']:.2f}x "
+              f"({r['round_range'][0]:.2f}-{r['round_range'][1]:.2f}) | {r['predicted_speedup']:.2f}x "
+              f"| {r['speedup_error']:+.1%} | {each} |")
+    within = sum(abs(r["speedup_error"]) <= LIMIT for r in rows)
+    print(f"\npooled speedups within {LIMIT:.0%}: {within} of {len(rows)}; each run's own: " + ", ".join(
+        f"{sum(abs(r['runs'][i]['speedup_error']) <= LIMIT for r in rows)}" for i in range(len(docs))))
+    by = verdicts(rows)
+    for wl in dict.fromkeys(k[0] for k in by):
+        print(f"  {wl}: every multi-worker speedup within {LIMIT:.0%}: "
+              + ", ".join(f"{cfg} {'yes' if ok else 'no'}" for (w, cfg), ok in by.items() if w == wl))
+    shapes = [wl for wl in dict.fromkeys(k[0] for k in by) if all(ok for (w, _), ok in by.items() if w == wl)]
+    print(f"  shapes with every speedup within {LIMIT:.0%}, relaxed and durable: {len(shapes)} ({', '.join(shapes)})")
+    if args.out:
+        args.out.write_text(json.dumps({"runs": [str(p) for p in args.compare], "cores": docs[0]["cores"],
+                                        "cost_model": docs[0]["cost_model"], "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
