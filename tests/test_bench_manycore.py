@@ -268,3 +268,18 @@ def test_the_committed_pooled_view_is_the_committed_runs_pooled():
     rows = pool.pool(runs)
     committed = json.loads((ROOT / "bench" / "manycore_16core_pooled.json").read_text())
     assert rows == committed["rows"] and len(rows) == 50 and all(r["rounds"] == 6 for r in rows)
+
+
+def test_compare_checks_the_cores_the_replica_s_defaults_show_against_the_machine():
+    """lab.py records innodb_read_io_threads and its source; compare.py says whether the rule
+    advise --host uses without --cores (server/cores.py) held on the lab machine."""
+    compare = _load("compare")
+    lab16 = {"machine": {"cores": 16}, "mysqld": {"version": "9.7.4-2", "innodb_read_io_threads": "8",
+                                                  "innodb_read_io_threads_source": "COMPILED"}}
+    assert compare.cores_shown(lab16) == ("the replica's defaults show 16-17 cores (16 assumed by advise --host): "
+                                          "the machine has 16, within them")
+    two = {"machine": {"cores": 2}, "mysqld": {"version": "9.7.4-2", "innodb_read_io_threads": "4",
+                                               "innodb_read_io_threads_source": "COMPILED"}}
+    assert compare.cores_shown(two).endswith("1-9 cores (9 assumed by advise --host): the machine has 2, within them")
+    assert "OUTSIDE" in compare.cores_shown({**lab16, "machine": {"cores": 64}})
+    assert compare.cores_shown({"machine": {"cores": 16}, "mysqld": {"version": "9.7.4-2"}}) == ""

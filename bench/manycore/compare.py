@@ -221,6 +221,27 @@ def _quartile_cell(q: dict) -> str:
     return f"{q['median_us']:.1f} ({q['p25_us']:.0f}-{q['p75_us']:.0f}), {q['n']}" if q.get("n") else "-"
 
 
+def cores_shown(lab: dict) -> str:
+    """What the replica's defaults showed of the machine's cores (lab.py records them; lagadvisor's
+    server/cores.py reads them for advise --host without --cores) against its real count, or ""
+    for a lab JSON from before."""
+    m = lab.get("mysqld", {})
+    if "innodb_read_io_threads" not in m:
+        return ""
+    sys.path.insert(0, str(ROOT / "src"))
+    from lagadvisor.server.cores import exposed_cores
+
+    e = exposed_cores(m["version"], m["innodb_read_io_threads"], m.get("innodb_read_io_threads_source"))
+    real = lab["machine"]["cores"]
+    if e is None:
+        return (f"the replica's defaults show no core count (innodb_read_io_threads={m['innodb_read_io_threads']}, "
+                f"{m.get('innodb_read_io_threads_source')}); the machine has {real}")
+    held = e.low <= real and (e.high is None or real <= e.high)
+    return (f"the replica's defaults show {e.low}{'' if e.high == e.low else f'-{e.high}' if e.high else '+'} cores "
+            f"({e.cores} assumed by advise --host): the machine has {real}, "
+            f"{'within' if held else 'OUTSIDE'} them")
+
+
 def open_lab(path: Path) -> tuple[dict, int, Path]:
     """The lab JSON, its machine's cores and the backlogs (the scripts that compare with it run
     ``python -m lagadvisor`` from this checkout's src/)."""
@@ -250,6 +271,9 @@ def main() -> int:
           f"{' --cost-model ' + args.cost_model if args.cost_model else ' (built-in model)'}; every measured "
           f"time less the replica's start, {startup * 1e3:.1f} ms (the median of {len(kept)} kept runs: their time "
           "less their own binlog's first-to-last commit span)\n")
+    shown = cores_shown(lab)
+    if shown:
+        print(shown + "\n")
     print("| workload | replica | workers | trx | measured s | predicted s | time error "
           "| measured speedup (rounds) | predicted speedup | speedup error |")
     print("|---|---|---|---|---|---|---|---|---|---|")

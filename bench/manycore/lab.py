@@ -703,9 +703,22 @@ class Lab:
             self.server.options.append("--innodb-use-native-aio=OFF")
             self.result["timings"]["initialize_s"] = round(self.server.initialize(), 2)
             self.result["timings"]["start_s"] = round(self.server.start(), 2)
-        self.result["mysqld"] = {"version": self.server.value("SELECT VERSION()"), "options": self.server.options}
+        self.result["mysqld"] = {"version": self.server.value("SELECT VERSION()"), "options": self.server.options,
+                                 **self.cores_shown()}
         log(f"replica up: mysqld {self.result['mysqld']['version']} ({self.result['timings']})")
         self.write()
+
+    def cores_shown(self) -> dict:
+        """What the server's defaults show of the machine's cores (lagadvisor's server/cores.py reads
+        them when --cores is not given): innodb_read_io_threads and whether it is the compiled
+        default, to check the rule against the machine's own count."""
+        try:
+            return {"innodb_read_io_threads": self.server.value("SELECT @@innodb_read_io_threads"),
+                    "innodb_read_io_threads_source": self.server.value(
+                        "SELECT VARIABLE_SOURCE FROM performance_schema.variables_info "
+                        "WHERE VARIABLE_NAME = 'innodb_read_io_threads'")}
+        except LabError as err:
+            return {"innodb_read_io_threads_error": str(err)[:200]}
 
     def restart_instrumented(self) -> None:
         """Restart with every stage and wait instrument on (once, before the instrumented runs)."""
