@@ -96,8 +96,10 @@ def catch_up(n: int = N, sample: str = "3s", watch: str = "1s", check_privileges
         assert errs[0]["made_at"] == first["at"]
         measured = errs[0]["actual_seconds"]
         cur = next(o for o in first["options"] if o["current"])
+        read_io_threads = int(rep.sql("SELECT @@innodb_read_io_threads").strip())
         return {"eta_s": cur["eta_seconds"], "measured_s": measured, "error": cur["eta_seconds"] / measured - 1,
-                "from_start_s": final["at"] - started, "estimates": ests, "watch_errors": errs}
+                "from_start_s": final["at"] - started, "estimates": ests, "watch_errors": errs,
+                "read_io_threads": read_io_threads}
 
 
 def test_eta_against_the_real_catch_up():
@@ -117,3 +119,12 @@ def test_eta_against_the_real_catch_up():
     first = out["estimates"][0]
     assert any(o["workers"] > 2 and o["eta_seconds"] for o in first["options"])
     assert any(not o["durable"] for o in first["options"])
+    # the replica's cores, read from its compiled innodb_read_io_threads (no --cores), said once
+    v = out["read_io_threads"]
+    cores = 9 if v == 4 else 128 if v == 64 else 2 * v
+    said = [n for e in out["estimates"] for n in e["notes"] if n.startswith("replica cores: ")]
+    assert said == [f"replica cores: {cores}, read from the server: innodb_read_io_threads={v} at its compiled "
+                    f"default (half the logical processors MySQL counts, at least 4): "
+                    f"{'at most 9' if v == 4 else f'{2 * v} or {2 * v + 1}'}, {cores} assumed (a container's CPU "
+                    "limit is not in it; --cores to give them)"], said
+    assert said[0] in first["notes"]

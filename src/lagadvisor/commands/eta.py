@@ -10,17 +10,24 @@ import typer
 
 from ..errors import ConfigError, LagAdvisorError
 from .common import fail, server_options
-from .options import CostModelOpt, OutputFormat, ServerArgs, format_option, grouped
+from .options import CoresOpt, CostModelOpt, OutputFormat, ServerArgs, format_option, grouped
 
 EtaFormatOpt = format_option("text or json (one line each estimate).")
 
 
-def _emitter(output_format: OutputFormat):
+def _emitter(output_format: OutputFormat, first_notes: tuple[str, ...] = ()):
     """How each estimate is printed: one JSON line, or the text block with the earlier
-    predictions' errors."""
+    predictions' errors; ``first_notes`` join the first estimate's notes (said once)."""
+    from dataclasses import replace as dc_replace
+
     from ..sim import eta as E
 
+    pending = list(first_notes)
+
     def emit(e, earlier):
+        if pending:
+            e = dc_replace(e, notes=[*e.notes, *pending])
+            pending.clear()
         if output_format == OutputFormat.json:
             print(json.dumps({**e.to_json(), "earlier_predictions": earlier}, sort_keys=True), flush=True)
             return
@@ -36,6 +43,20 @@ def _emitter(output_format: OutputFormat):
         print(flush=True)
 
     return emit
+
+
+def _with_cores(cost, cores: int | None, shown):
+    """The cost model on the replica's cores: --cores, else what its defaults show
+    (server.cores), else the model's; and the note that says which (the alternatives' worker
+    counts depend on them)."""
+    from dataclasses import replace as dc_replace
+
+    if cores is not None:
+        return dc_replace(cost, cores=cores), f"replica cores: {cores} (--cores)"
+    if shown is not None:
+        return dc_replace(cost, cores=shown.cores), f"replica cores: {shown.cores}, {shown.sentence()}"
+    return cost, (f"replica cores: {cost.cores}, assumed: the cost model's (this server's settings do not show "
+                  "them; give the replica's with --cores)")
 
 
 @grouped(host="The lagging replica: its backlog (performance_schema.replication_connection_status), "
@@ -61,6 +82,7 @@ def eta(
                                                           "the backlog by this much (0: not), so that they do not "
                                                           "slow the applier on the replica's host.")] = 10,
     cost_model: CostModelOpt = None,
+    cores: CoresOpt = None,
     output_format: EtaFormatOpt = OutputFormat.text,
     server: ServerArgs,
 ) -> None:
@@ -82,6 +104,7 @@ def eta(
         cost = CostModel.from_file(cost_model) if cost_model else CostModel()
         conn = S.open_replica(srv)
         cfg = S.replica_config(conn)
+        cost, cores_note = _with_cores(cost, cores, S.replica_cores(conn) if cores is None else None)
         first = S.snapshot(conn)
         start, local = (0, 0), False
         if source:
@@ -90,7 +113,8 @@ def eta(
         else:
             files = S.relay_files(conn) if first.unapplied else []
             start, local = S.relay_start(conn, files), True
-        last, _ = S.run(conn, files, cfg, cost, sample_s=sample_s, watch_s=watch_s, emit=_emitter(output_format),
+        last, _ = S.run(conn, files, cfg, cost, sample_s=sample_s, watch_s=watch_s,
+                        emit=_emitter(output_format, (cores_note,)),
                         start=start, local=local, nice=nice)
     except LagAdvisorError as err:
         raise fail(err) from None

@@ -19,6 +19,7 @@ from ..sim.eta import (Estimate, Prediction, Snapshot, caught_up, cpu_seconds, e
                        read_backlog)
 from ..sim.model import CostModel, ReplicaConfig
 from .connection import ServerOptions, as_text as _s, connect, pymysql_settings
+from .cores import exposed_cores
 from .stream import list_files
 
 
@@ -70,6 +71,22 @@ def replica_config(conn) -> ReplicaConfig:
     return ReplicaConfig(int(v.get("replica_parallel_workers", 4) or 0),
                          str(v.get("replica_preserve_commit_order", "ON")).upper() in ("ON", "1"),
                          v.get("sync_binlog") == "1" and v.get("innodb_flush_log_at_trx_commit") == "1")
+
+
+def replica_cores(conn):
+    """The logical processors the replica's defaults show (:mod:`.cores`), or None."""
+    import mysql.connector
+
+    cur = conn.cursor()
+    try:
+        (version, threads), = _q(cur, "SELECT @@version, @@innodb_read_io_threads")
+        rows = _q(cur, "SELECT VARIABLE_SOURCE FROM performance_schema.variables_info "
+                       "WHERE VARIABLE_NAME = 'innodb_read_io_threads'")
+    except mysql.connector.Error:   # a server without them (MariaDB): nothing shown
+        return None
+    finally:
+        cur.close()
+    return exposed_cores(_s(version), _s(threads), _s(rows[0][0]) if rows else None)
 
 
 #: performance_schema thread states of the applier, summarized (sql/rpl_replica.cc, rpl_rli_pdb.cc stages).
