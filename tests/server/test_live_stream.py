@@ -196,3 +196,21 @@ def test_password_from_an_option_file(server, tmp_path):
     assert r.returncode == 0, r.stderr
     disk = list(read_transactions(str(server.host_datadir / "binlog.000003")))
     assert json.loads(r.stdout)["total"]["transactions"] == len(disk) > 300
+
+
+def test_a_fleet_entry_with_a_host_reads_its_cores_too(server, monkeypatch):
+    """fleet builds each server's job as advise --host does: without the entry's cores, the ones
+    its defaults show; with them, those (fleet.build_job)."""
+    from lagadvisor.fleet import build_job
+    from lagadvisor.fleet.spec import ServerEntry
+
+    monkeypatch.setenv("LAGADVISOR_PASSWORD", PASSWORD)
+    monkeypatch.delenv("MYSQL_PWD", raising=False)
+    v = int(server.sql("SELECT @@innodb_read_io_threads").strip())
+    expected = 9 if v == 4 else 128 if v == 64 else 2 * v
+    binlogs = str(FIXTURES / "sysbench_oltp_write_only")
+    job = build_job(ServerEntry("r1", binlogs, host="127.0.0.1", port=server.port, user=USER), "run")
+    assert job.cost.cores == expected and not job.cores_given
+    assert job.cores_read.startswith(f"read from the server: innodb_read_io_threads={v} at its compiled default")
+    given = build_job(ServerEntry("r1", binlogs, cores=6, host="127.0.0.1", port=server.port, user=USER), "run")
+    assert given.cost.cores == 6 and given.cores_given and given.cores_read == ""
