@@ -30,6 +30,9 @@ def test_what_is_assumed_within_the_bounds():
     assert "16 or 17, 16 assumed" in exposed_cores("8.4.0", "8", "COMPILED").sentence()
     assert "at most 9, 9 assumed" in exposed_cores("8.4.0", "4", "COMPILED").sentence()
     assert "128 or more, 128 assumed" in exposed_cores("26.7.0", "64", "COMPILED").sentence()
+    # which server was read: advise --host may name the source
+    assert exposed_cores("9.7.4", "8", "COMPILED").sentence().startswith("read from the replica: innodb_read_io_threads=8")
+    assert exposed_cores("9.7.4", "8", "COMPILED").sentence("db1:3306").startswith("read from db1:3306: ")
 
 
 @pytest.mark.parametrize("version, value, source", [

@@ -176,7 +176,7 @@ def test_advise_reads_the_replica_s_cores_from_its_defaults(server):
     doc = json.loads(r.stdout)
     assert doc["cost_model"]["cores"] == expected
     assert doc["summary"]["assumptions"][0] == (
-        f"replica: {expected} cores, read from the server: innodb_read_io_threads={v} at its compiled default (half "
+        f"replica: {expected} cores, read from 127.0.0.1:{server.port}: innodb_read_io_threads={v} at its compiled default (half "
         f"the logical processors MySQL counts, at least 4): {span}, {expected} assumed (a container's CPU limit is "
         "not in it; --cores to give them)")
     r = _cli(server, "advise", "--from", "binlog.000002", "--format", "json", "--cores", "6")
@@ -211,6 +211,6 @@ def test_a_fleet_entry_with_a_host_reads_its_cores_too(server, monkeypatch):
     binlogs = str(FIXTURES / "sysbench_oltp_write_only")
     job = build_job(ServerEntry("r1", binlogs, host="127.0.0.1", port=server.port, user=USER), "run")
     assert job.cost.cores == expected and not job.cores_given
-    assert job.cores_read.startswith(f"read from the server: innodb_read_io_threads={v} at its compiled default")
+    assert job.cores_read.startswith(f"read from 127.0.0.1:{server.port}: innodb_read_io_threads={v} at its compiled default")
     given = build_job(ServerEntry("r1", binlogs, cores=6, host="127.0.0.1", port=server.port, user=USER), "run")
     assert given.cost.cores == 6 and given.cores_given and given.cores_read == ""

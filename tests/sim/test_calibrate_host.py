@@ -167,7 +167,7 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
         assert "(2 workers, durable;" in r.stderr, r.stderr
         v = int(rep.sql("SELECT @@innodb_read_io_threads").strip())
         cores = 9 if v == 4 else 128 if v == 64 else 2 * v
-        read = f"read from the server: innodb_read_io_threads={v} at its compiled default"
+        read = f"read from the replica: innodb_read_io_threads={v} at its compiled default"
         assert f"lagadvisor: note: the replica's cores: {cores}, {read}" in r.stderr, r.stderr
         assert "were not given" not in r.stderr, r.stderr
         durable = json.loads(r.stdout)

@@ -123,7 +123,7 @@ def test_eta_against_the_real_catch_up():
     v = out["read_io_threads"]
     cores = 9 if v == 4 else 128 if v == 64 else 2 * v
     said = [n for e in out["estimates"] for n in e["notes"] if n.startswith("replica cores: ")]
-    assert said == [f"replica cores: {cores}, read from the server: innodb_read_io_threads={v} at its compiled "
+    assert said == [f"replica cores: {cores}, read from the replica: innodb_read_io_threads={v} at its compiled "
                     f"default (half the logical processors MySQL counts, at least 4): "
                     f"{'at most 9' if v == 4 else f'{2 * v} or {2 * v + 1}'}, {cores} assumed (a container's CPU "
                     "limit is not in it; --cores to give them)"], said

@@ -61,7 +61,7 @@ def advise(paths: list[str], options: ClockOptions, cost: CostModel | None = Non
                              else (current_version, "--current-version"))
     ctx = replace(ctx, window_s=window_s, jobs=jobs, target_version=target_version, version=version,
                   version_from=version_from, cores_given=cores_given,
-                  cores_read=exposed.sentence() if exposed is not None else "")
+                  cores_read=exposed.sentence(settings.host) if exposed is not None else "")
     return advise_context(ctx)
 
 

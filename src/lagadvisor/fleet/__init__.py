@@ -74,7 +74,7 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
     opts = ClockOptions(history_size=entry.history_size, commit_order=entry.commit_order, catalog=catalog)
     target = parse_version(entry.target_version) if entry.target_version else None
     return ServerJob(entry.name, files, opts, cost, settings, run_id, target, cores_given=bool(entry.cores),
-                     cores_read=exposed.sentence() if exposed is not None else "")
+                     cores_read=exposed.sentence(settings.host) if exposed is not None else "")
 
 
 def fleet(entries: list[ServerEntry], client) -> FleetRun:

@@ -34,8 +34,9 @@ class ExposedCores:
     high: int | None
     cores: int
 
-    def sentence(self) -> str:
-        """Where the count comes from, for the assumptions line."""
+    def sentence(self, where: str = "the replica") -> str:
+        """Where the count comes from, for the assumptions line (``where``: the server read, as
+        ``advise --host`` may name the source)."""
         how = (f"innodb_read_io_threads={self.read_io_threads} at its compiled default (half the logical "
                f"processors MySQL counts, at least {MINIMUM})")
         if self.high is None:
@@ -44,7 +45,7 @@ class ExposedCores:
             span = f"at most {self.high}"
         else:
             span = f"{self.low} or {self.high}"
-        return (f"read from the server: {how}: {span}, {self.cores} assumed (a container's CPU limit is not in "
+        return (f"read from {where}: {how}: {span}, {self.cores} assumed (a container's CPU limit is not in "
                 "it; --cores to give them)")
 
 
