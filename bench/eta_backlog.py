@@ -196,7 +196,9 @@ def _replica(doc: dict) -> str:
     words = "4 workers, " + ("durable" if durable else "relaxed")
     if delay:
         words += f", {int(delay.group(1)) / 1000:g} ms commit delay"
-    return words + (", eta --source" if doc.get("variant") == "source" else "")
+    cmd = doc.get("command") or []
+    cores = f", eta --cores {cmd[cmd.index('--cores') + 1]}" if "--cores" in cmd[:-1] else ""
+    return words + (", eta --source" if doc.get("variant") == "source" else "") + cores
 
 
 def docs_table() -> str:

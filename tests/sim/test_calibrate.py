@@ -457,3 +457,21 @@ def test_fit_live_keeps_the_base_latencies_when_the_window_shows_too_few_and_say
     got = fit_live(dc_replace(sample, coordinator_waits=waits), base=base)
     assert got.model.wakeup_us == 50.0 and got.model.handoff_us == base.handoff_us
     assert got.evidence["wakeups"]["wakeup_us"]["samples"] == MIN_WAKEUPS
+
+
+def test_measured_on_is_always_a_line_the_model_file_reads_back():
+    """sim.calibrate.measured_on: a binlog name with a newline or an escape (a file name may hold
+    them) still writes a model file that reads back (CostModel.from_dict refuses control
+    characters)."""
+    import json
+
+    from lagadvisor.binlog import FileSummary
+    from lagadvisor.sim.calibrate import measured_on
+
+    where = measured_on([FileSummary("x", server_version="9.7.4")], ["/d/bin\nlog.\x1b[2J000001"], 1200, 4, True, 16)
+    assert where == "bin?log.?[2J000001, the binlog of a MySQL 9.7.4 replica: 1,200 commits behind the source, " \
+                    "4 workers, durable; 16 cores"
+    model = replace(CostModel(), measured_on=where)
+    assert CostModel.from_dict(json.loads(model.to_json())) == model
+    assert measured_on([FileSummary("x")], ["a", "b"], 5, 1, False, 2).startswith(
+        "a to b, the binlog of a replica (server version unknown): 5 commits")

@@ -125,8 +125,8 @@ def test_one_shape_catch_up_scales_the_base_model(tmp_path):
         # the model file says where it was measured: the replica's server (its binlog's
         # FORMAT_DESCRIPTION_EVENT), its files, what was fitted, and whether the cores were given
         where = fitted["measured_on"]
-        assert re.match(rf"a MySQL 9\.\d+\.\d+\S* replica's own binlog \({re.escape(os.path.basename(replica_files[0]))}"
-                        rf"( to \S+)?\): [\d,]+ commits behind the source, 1 worker, relaxed; ", where), where
+        assert re.match(rf"{re.escape(os.path.basename(replica_files[0]))}( to \S+)?, the binlog of a MySQL "
+                        rf"9\.\d+\.\d+\S* replica: [\d,]+ commits behind the source, 1 worker, relaxed; ", where), where
         assert ", 1 worker, relaxed; " in where and where.endswith(
             f"; {os.cpu_count()} cores (assumed: the calibrating machine's, --cores not given)"), where
         assert json.loads((tmp_path / "c2.json").read_text())["measured_on"].endswith(", 1 worker, relaxed; 2 cores")
@@ -156,7 +156,7 @@ def test_calibrated_from_a_four_worker_catch_up(tmp_path):
                           *replica_files)
         fitted = json.loads(model.read_text())
         assert "through the simulation of 4 workers" in cal.stderr, cal.stderr
-        assert re.search(r"\): [\d,]+ commits behind the source, 4 workers, relaxed; 2 cores$", fitted["measured_on"])
+        assert re.search(r"replica: [\d,]+ commits behind the source, 4 workers, relaxed; 2 cores$", fitted["measured_on"])
         # what neither fit sees is said: the base model's wake-up latencies, kept
         assert "note: the wake-up latencies are the base model's, not fitted" in cal.stderr, cal.stderr
         assert 0.0 < fitted["error_band"] < 1.0, fitted

@@ -147,8 +147,10 @@ def _cores_noted(model, cores: int | None, read: str | None = None):
         return model
     from dataclasses import replace
 
+    from ..sim.model import one_line
+
     how = f"({read})" if read else "(assumed: the calibrating machine's, --cores not given)"
-    return replace(model, measured_on=f"{model.measured_on} {how}")
+    return replace(model, measured_on=one_line(f"{model.measured_on} {how}"))
 
 
 def _emit(model, output: str | None) -> None:

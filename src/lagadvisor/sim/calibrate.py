@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..binlog import FileSummary
 from ..errors import ConfigError
 from ..kinds import CommitOrderInput, Policy
-from .model import MEASURED_ON_MAX, CostModel
+from .model import CostModel, one_line
 
 if TYPE_CHECKING:
     from ..native.results import NativeRecords
@@ -644,8 +644,9 @@ def measured_on(summaries: list[FileSummary], paths: list[str], transactions: in
     """The calibrated model's ``measured_on``: the replica (its server version, from the files'
     FORMAT_DESCRIPTION_EVENTs), the binlog files, what was fitted and the cores it was fitted on."""
     names = os.path.basename(paths[0]) + (f" to {os.path.basename(paths[-1])}" if len(paths) > 1 else "")
-    return (f"{replica_of([s.server_version for s in summaries])}'s own binlog ({names}): {transactions:,} commits behind the source, "
-            f"{workers} worker{'s' if workers != 1 else ''}, {'durable' if durable else 'relaxed'}; {cores} cores")
+    return one_line(f"{names}, the binlog of {replica_of([s.server_version for s in summaries])}: {transactions:,} "
+                    f"commits behind the source, {workers} worker{'s' if workers != 1 else ''}, "
+                    f"{'durable' if durable else 'relaxed'}; {cores} cores")
 
 
 @dataclass(frozen=True, slots=True)
@@ -687,9 +688,7 @@ def combine_models(models: list[CostModel]) -> Combined:
     own = median_high(m.error_band for m in models)
     band = round(max(spread, own), 4)
     seen = list(dict.fromkeys(m.measured_on or "not recorded" for m in models))
-    where = f"pooled from {len(models)} calibrations: " + " | ".join(seen)
-    if len(where) > MEASURED_ON_MAX:
-        where = where[:MEASURED_ON_MAX - 3] + "..."
+    where = one_line(f"pooled from {len(models)} calibrations: " + " | ".join(seen))
     return Combined(replace(pooled, error_band=band, measured_on=where), {
         "members": len(models), "unit_transaction_us": [round(u, 1) for u in units],
         "pooled_unit_transaction_us": round(unit, 1), "fsyncs_in_spread": fsyncs,

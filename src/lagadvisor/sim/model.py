@@ -277,6 +277,13 @@ class CostModel:
 MEASURED_ON_MAX = 2000
 
 
+def one_line(text: str) -> str:
+    """``text`` as a ``measured_on`` a model file can hold and read back: control characters (a
+    file name may have them) as "?", cut to :data:`MEASURED_ON_MAX` characters."""
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return text if len(text) <= MEASURED_ON_MAX else text[:MEASURED_ON_MAX - 3] + "..."
+
+
 def _measured_on(v: object, where: str) -> str:
     """A model file's ``measured_on``: text of one line, at most :data:`MEASURED_ON_MAX` characters
     (it is printed in every report that uses the model)."""
