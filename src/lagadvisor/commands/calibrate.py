@@ -209,7 +209,7 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
     except LagAdvisorError as err:
         raise fail(err) from None
     e = result.evidence
-    read = e["cores"]["from"] if e["cores"]["from"].startswith("read from") else None
+    read = e["cores"]["how"] if e["cores"]["from"] == "server" else None
     _emit(_cores_noted(result.model, cores, read), output)
     err_console.print(
         f"lagadvisor: fitted live on {e['samples_kept']:,} of {e['samples']:,} applied transactions "

@@ -22,7 +22,7 @@ from ..binlog import FileSummary
 from ..errors import ConfigError
 from ..sim.live import COMMIT_STAGE, DEPENDENCY_STAGE, FsyncTotals, LiveCalibration, LiveSample, fit_live
 from ..sim.model import CostModel
-from .cores import exposed_cores
+from .cores import shown_by
 from .stream import list_files
 
 WORKER_THREAD = "thread/sql/replica_worker"
@@ -90,12 +90,11 @@ def check_setup(conn) -> dict:
             raise SetupError("missing grant: REPLICATION SLAVE (to stream the replica's own binlog): GRANT "
                              "REPLICATION SLAVE ON *.* TO <user>")
         settings = dict(zip(("log_bin", "log_replica_updates", "sync_binlog", "flush_log", "workers",
-                             "preserve", "binlog_format", "version", "hostname", "read_io_threads"),
+                             "preserve", "binlog_format", "version", "hostname"),
                             _rows(cur, "SELECT @@log_bin, @@log_replica_updates, @@sync_binlog, "
                                        "@@innodb_flush_log_at_trx_commit, @@replica_parallel_workers, "
                                        "@@replica_preserve_commit_order, @@binlog_format, @@version, "
-                                       "@@hostname, @@innodb_read_io_threads")[0]))
-        settings["read_io_threads_source"] = _source(cur, "innodb_read_io_threads")
+                                       "@@hostname")[0]))
         if not settings["log_bin"] or not settings["log_replica_updates"]:
             raise SetupError("the replica does not write what it applies to its binlog: start it with log_bin and "
                              "log_replica_updates=ON (read-only variables: a restart)")
@@ -128,19 +127,6 @@ def check_setup(conn) -> dict:
             raise SetupError("the replica's applier is not running (START REPLICA SQL_THREAD): nothing to measure")
     settings["durable"] = int(settings["sync_binlog"]) == 1 and int(settings["flush_log"]) == 1
     return settings
-
-
-def _source(cur, name: str) -> str | None:
-    """performance_schema.variables_info's VARIABLE_SOURCE of ``name`` (COMPILED: its default), or
-    None where it cannot be read."""
-    import pymysql
-
-    try:
-        row = _rows(cur, "SELECT VARIABLE_SOURCE FROM performance_schema.variables_info WHERE VARIABLE_NAME = %s",
-                    (name,))
-    except pymysql.err.MySQLError:
-        return None
-    return str(row[0][0]) if row else None
 
 
 def _file_io(cur) -> dict:
@@ -232,7 +218,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     connection settings, :func:`server.connection.pymysql_settings`). Reads only; see the module
     docstring for what it needs, sim/live.py for what it reads. ``cores``: the replica's; None: the
     ones its settings show (:mod:`.cores`), else this machine's; the evidence's ``cores`` says
-    which. ``on_start(server settings)`` once the setup is checked, ``on_tick(elapsed_s,
+    which (``from``: --cores, server or assumed; ``how``: the server's sentence). ``on_start(server settings)`` once the setup is checked, ``on_tick(elapsed_s,
     transactions)`` after each poll."""
     import pymysql
 
@@ -242,17 +228,17 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         raise ConfigError(f"cannot connect to the replica: {err.args[-1] if err.args else err}") from None
     try:
         watch = _watch(conn, window_s, poll_s, sleep, clock, on_start, on_tick)
+        with conn.cursor() as cur:
+            shown = shown_by(cur, pymysql.err.MySQLError) if cores is None else None
     except pymysql.err.MySQLError as err:
         raise ConfigError(f"reading the replica failed: {err.args[-1] if err.args else err}") from None
     finally:
         conn.close()
-    server = watch.server
-    exposed = exposed_cores(str(server.get("version") or ""), str(server.get("read_io_threads")),
-                            server.get("read_io_threads_source"))
-    chosen = cores or (exposed.cores if exposed is not None else None) or os.cpu_count() or 1
+    chosen = cores or (shown.cores if shown is not None else None) or os.cpu_count() or 1
     result = fit_live(_sample(settings, watch, window_s), base=base, cores=chosen)
-    result.evidence["cores"] = {"cores": chosen, "from": "--cores" if cores else (
-        exposed.sentence() if exposed is not None else "assumed: the calibrating machine's")}
+    result.evidence["cores"] = {"cores": chosen,
+                                "from": "--cores" if cores else "server" if shown is not None else "assumed",
+                                "how": shown.sentence() if shown is not None else None}
     return result
 
 

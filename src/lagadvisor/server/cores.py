@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..binlog.framing import version_tuple
+from .connection import as_text
 
 #: The first release whose innodb_read_io_threads default follows the processors.
 SINCE = (8, 4, 0)
@@ -68,3 +69,27 @@ def exposed_cores(version: str, read_io_threads: str | None, source: str | None)
     if v == MAXIMUM:
         return ExposedCores(v, 2 * MAXIMUM, None, 2 * MAXIMUM)
     return ExposedCores(v, 2 * v, 2 * v + 1, 2 * v)
+
+
+def variable_sources(cur, names: tuple[str, ...], error: type[Exception]) -> dict[str, str]:
+    """performance_schema.variables_info's VARIABLE_SOURCE of ``names`` (COMPILED: the default),
+    by lowercase name, over either driver's cursor (``error``: its error class); {} where the
+    table is not (MariaDB, 5.7)."""
+    try:
+        cur.execute("SELECT VARIABLE_NAME, VARIABLE_SOURCE FROM performance_schema.variables_info WHERE "
+                    "VARIABLE_NAME IN (" + ",".join(["%s"] * len(names)) + ")", names)
+        return {as_text(n).lower(): as_text(v) for n, v in cur.fetchall()}
+    except error:
+        return {}
+
+
+def shown_by(cur, error: type[Exception]) -> ExposedCores | None:
+    """:func:`exposed_cores` of the server behind ``cur`` (either driver; ``error``: its error
+    class): its version, innodb_read_io_threads and that variable's source."""
+    try:
+        cur.execute("SELECT @@version, @@innodb_read_io_threads")
+        (version, threads), = cur.fetchall()
+    except error:   # a server without the variable: nothing shown
+        return None
+    source = variable_sources(cur, ("innodb_read_io_threads",), error).get("innodb_read_io_threads")
+    return exposed_cores(as_text(version), as_text(threads), source)

@@ -19,7 +19,7 @@ from ..sim.eta import (Estimate, Prediction, Snapshot, caught_up, cpu_seconds, e
                        read_backlog)
 from ..sim.model import CostModel, ReplicaConfig
 from .connection import ServerOptions, as_text as _s, connect, pymysql_settings
-from .cores import exposed_cores
+from .cores import shown_by
 from .stream import list_files
 
 
@@ -79,14 +79,9 @@ def replica_cores(conn):
 
     cur = conn.cursor()
     try:
-        (version, threads), = _q(cur, "SELECT @@version, @@innodb_read_io_threads")
-        rows = _q(cur, "SELECT VARIABLE_SOURCE FROM performance_schema.variables_info "
-                       "WHERE VARIABLE_NAME = 'innodb_read_io_threads'")
-    except mysql.connector.Error:   # a server without them (MariaDB): nothing shown
-        return None
+        return shown_by(cur, mysql.connector.Error)
     finally:
         cur.close()
-    return exposed_cores(_s(version), _s(threads), _s(rows[0][0]) if rows else None)
 
 
 #: performance_schema thread states of the applier, summarized (sql/rpl_replica.cc, rpl_rli_pdb.cc stages).

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..errors import SchemaError
 from ..schema.model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
 from .connection import ServerOptions, as_text as _text, connect
-from .cores import ExposedCores, exposed_cores
+from .cores import ExposedCores, exposed_cores, variable_sources
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 
@@ -208,28 +208,16 @@ def load_settings(conn, host: str) -> ServerSettings:
                     break
                 continue
         channel = _channel(cur, notes)
-        sources = _sources(cur)
+        sources = variable_sources(cur, SOURCED, mysql.connector.Error)
         cur.close()
     except mysql.connector.Error as err:
         raise SchemaError(f"cannot read server variables: {err}") from err
     return ServerSettings(host, variables, replica, tuple(notes), channel, sources)
 
 
-#: Variables whose VARIABLE_SOURCE is read: whether they are at their compiled default.
+#: Variables whose VARIABLE_SOURCE is read (readable without privileges on MySQL 8.0+):
+#: whether they are at their compiled default.
 SOURCED = ("innodb_read_io_threads",)
-
-
-def _sources(cur) -> dict:
-    """performance_schema.variables_info's VARIABLE_SOURCE for :data:`SOURCED` (readable without
-    privileges on MySQL 8.0+); {} where the table is not (MariaDB, 5.7)."""
-    import mysql.connector
-
-    try:
-        cur.execute("SELECT VARIABLE_NAME, VARIABLE_SOURCE FROM performance_schema.variables_info WHERE "
-                    "VARIABLE_NAME IN (" + ",".join(["%s"] * len(SOURCED)) + ")", SOURCED)
-        return {_text(n).lower(): _text(v) for n, v in cur.fetchall()}
-    except mysql.connector.Error:
-        return {}
 
 
 #: The replica's channel settings the Change Stream Applier's prerequisites name (MySQL 26.7
