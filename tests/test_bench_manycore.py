@@ -283,3 +283,39 @@ def test_compare_checks_the_cores_the_replica_s_defaults_show_against_the_machin
     assert compare.cores_shown(two).endswith("1-9 cores (9 assumed by advise --host): the machine has 2, within them")
     assert "OUTSIDE" in compare.cores_shown({**lab16, "machine": {"cores": 64}})
     assert compare.cores_shown({"machine": {"cores": 16}, "mysqld": {"version": "9.7.4-2"}}) == ""
+
+
+def test_crossfit_scores_a_held_out_run_as_the_must_show_does():
+    """crossfit.py: multi-worker speedups within 15%, the shapes with all of them within 15% in
+    both durabilities, times within 15%, and the mean absolute log error."""
+    crossfit = _load("crossfit")
+
+    def row(wl, cfg, w, sp, t=0.0):
+        return {"workload": wl, "config": cfg, "workers": w, "speedup_error": sp, "time_error": t}
+
+    rows = [row("a", "relaxed", 1, 0.0, 0.2), row("a", "relaxed", 4, 0.1), row("a", "durable", 4, -0.15),
+            row("b", "relaxed", 4, 0.16), row("b", "durable", 4, 0.0, -0.3)]
+    got = crossfit.score(rows)
+    assert (got["speedups_within"], got["speedups"], got["times_within"], got["times"]) == (3, 4, 3, 5)
+    assert got["shapes_within"] == ["a"]
+    import math
+    assert got["speedup_log_error"] == round((math.log(1.1) + abs(math.log(0.85)) + math.log(1.16)) / 4, 4)
+
+
+def test_calibrate_check_band_coverage_of_the_committed_calibrations():
+    """sim/model.py's EXTRAPOLATION_BAND cites these counts: each lab calibration's held-out band
+    at 16 workers, and that band and 0.15 in quadrature at the other worker counts, against the
+    committed calibrate_check.py outputs of both device runs (models written before
+    calibrated_workers: the check calibrates at 16)."""
+    import json
+
+    check = _load("calibrate_check")
+    got = []
+    for s in ("", "_run2"):
+        d = json.loads((ROOT / "bench" / f"manycore_16core{s}_calibrate.json").read_text())
+        models = {k: {**m, "calibrated_workers": 16} for k, m in d["models"].items()}
+        got.append(check.band_coverage(d["rows"], models))
+    assert got == [["the model's band held the measured time 8 of 10 times at the calibrated worker count",
+                    "the model's band held the measured time 37 of 50 times at the others"],
+                   ["the model's band held the measured time 6 of 10 times at the calibrated worker count",
+                    "the model's band held the measured time 39 of 50 times at the others"]]

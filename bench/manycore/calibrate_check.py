@@ -41,6 +41,21 @@ def fit(binlogs: Path, name: str, cfg: str, cores: int, tmp: Path) -> tuple[Path
     return model, json.loads(model.read_text())
 
 
+def band_coverage(rows: list[dict], models: dict) -> list[str]:
+    """How often the error band each model file gives (``CostModel.band_at``: its held-out band at
+    the calibrated worker count, wider elsewhere) held the measured time, at the calibrated
+    worker count and at the others."""
+    from lagadvisor.sim.model import CostModel
+
+    held: dict[bool, list[bool]] = {True: [], False: []}
+    for r in rows:
+        model = CostModel.from_dict(models[r["calibrated_on"].rsplit("-w", 1)[0]])
+        own = r["workers"] == (model.calibrated_workers or 16)
+        held[own].append(abs(r["time_error"]) <= model.band_at(r["workers"]))
+    return [f"the model's band held the measured time {sum(v)} of {len(v)} times {where}"
+            for where, v in (("at the calibrated worker count", held[True]), ("at the others", held[False])) if v]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("lab", type=Path)
@@ -76,6 +91,8 @@ def main() -> int:
               f"| {r['time_error']:+.1%} |")
     within = sum(abs(r["time_error"]) <= 0.15 for r in rows)
     print(f"\n{within} of {len(rows)} times within 15% (measured: less the replica's start, {startup * 1e3:.1f} ms)")
+    for line in band_coverage(rows, models):
+        print(line)
     for k, why in skipped.items():
         print(f"not calibrated: {k}: {why}")
     if args.out:

@@ -332,6 +332,9 @@ def test_combined_calibrations_take_each_cost_s_median_and_their_spread_as_the_b
     assert where == "pooled from 4 calibrations: a | b | not recorded"
     long = combine_models([replace(base, measured_on=str(i) * 900) for i in range(4)]).model.measured_on
     assert len(long) == MEASURED_ON_MAX and long.endswith("...")
+    # the worker count its band was checked at: the members' when they agree, else not recorded
+    assert combine_models([replace(base, calibrated_workers=8)] * 3).model.calibrated_workers == 8
+    assert combine_models([replace(base, calibrated_workers=w) for w in (8, 8, 16)]).model.calibrated_workers == 0
 
 
 @settings(max_examples=30, deadline=None)
@@ -393,6 +396,7 @@ def test_fit_live_takes_a_sample_not_a_connection():
     # the model says where it was measured: the server's version and host when the watch read them
     assert m.measured_on == ("a replica (server version unknown), watched live: 400 of its applied transactions "
                              "in 30 s, 1 worker, relaxed; 8 cores")
+    assert m.calibrated_workers == 1
     named = _live_sample(400)
     named.server.update(version="9.7.4", hostname="replica-3")
     assert fit_live(named, base=base, cores=8).model.measured_on == (

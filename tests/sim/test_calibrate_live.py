@@ -130,6 +130,7 @@ def test_one_shape_catch_up_scales_the_base_model(tmp_path):
         assert ", 1 worker, relaxed; " in where and where.endswith(
             f"; {os.cpu_count()} cores (assumed: the calibrating machine's, --cores not given)"), where
         assert json.loads((tmp_path / "c2.json").read_text())["measured_on"].endswith(", 1 worker, relaxed; 2 cores")
+        assert fitted["calibrated_workers"] == 1
         from lagadvisor.sim.model import CostModel
 
         default = CostModel()
@@ -157,6 +158,7 @@ def test_calibrated_from_a_four_worker_catch_up(tmp_path):
         fitted = json.loads(model.read_text())
         assert "through the simulation of 4 workers" in cal.stderr, cal.stderr
         assert re.search(r"replica: [\d,]+ commits behind the source, 4 workers, relaxed; 2 cores$", fitted["measured_on"])
+        assert fitted["calibrated_workers"] == 4   # where its error band was checked
         # what neither fit sees is said: the base model's wake-up latencies, kept
         assert "note: the wake-up latencies are the base model's, not fitted" in cal.stderr, cal.stderr
         assert 0.0 < fitted["error_band"] < 1.0, fitted
@@ -164,5 +166,7 @@ def test_calibrated_from_a_four_worker_catch_up(tmp_path):
                                      "4", "--format", "json", "--cost-model", str(model), *source_files).stdout)
         row = sim["results"][-1]
         assert row["workers"] == 4 and row["apply_seconds_band"] is not None
+        lo, hi = row["apply_seconds_band"]
+        assert hi / row["apply_seconds"] - 1 == pytest.approx(fitted["error_band"], abs=1e-5)   # its own band at 4
         assert row["apply_seconds"] == pytest.approx(measured_s, rel=0.25), (row, measured_s, fitted, cal.stderr)
         print(f"4-worker catch-up {measured_s:.3f} s, predicted {row['apply_seconds']:.3f} s; {cal.stderr.strip()}")

@@ -185,10 +185,10 @@ def summary(advice: Advice) -> dict:
 
     out.update(
         current={"config": plan.current.describe(), "catch_up_seconds": round(plan.current_seconds, 6),
-                 "catch_up_seconds_band": cost.time_band_json(plan.current_seconds),
+                 "catch_up_seconds_band": cost.time_band_json(plan.current_seconds, plan.current.workers),
                  "lag_p99_seconds": round(plan.current_lag_p99, 6)},
         recommended={"config": plan.recommended.describe(), "catch_up_seconds": round(plan.recommended_seconds, 6),
-                     "catch_up_seconds_band": cost.time_band_json(plan.recommended_seconds),
+                     "catch_up_seconds_band": cost.time_band_json(plan.recommended_seconds, plan.recommended.workers),
                      "lag_p99_seconds": round(plan.recommended_lag_p99, 6),
                      "changes": [f"{s.setting}: {s.before} -> {s.after}" for s in plan.kept()]},
         gain=round(plan.gain, 4),

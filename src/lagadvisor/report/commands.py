@@ -16,7 +16,7 @@ def simulate_doc(rows, *, transactions: int, catch_up: bool, durable: bool, mode
                  written_by: str, applier: Applier = Applier.MTA) -> dict:
     """``simulate --format json``; ``applier`` and ``applier_model`` only for the CSA (absent: the
     MTA, so the MTA's documents stay as they were)."""
-    results = [{**r.as_json(), "apply_seconds_band": cost.time_band_json(r.apply_seconds)} for r in rows]
+    results = [{**r.as_json(), "apply_seconds_band": cost.time_band_json(r.apply_seconds, r.workers)} for r in rows]
     doc = {"transactions": transactions, "catch_up": catch_up, "durable": durable, "mode": mode,
            "cost_model": json.loads(cost.to_json()), "cost_model_origin": cost.origin(),
            "window_seconds": window_s if not catch_up else 0, "written_by": written_by, "results": results}
@@ -36,7 +36,7 @@ def render_simulate(rows, console: Console, *, transactions: int, durable: bool,
                                        f"{'durable' if durable else 'relaxed'}, preserve_commit_order="
                                        f"{preserve_commit_order}, {cores} cores"
                                        + ("; catch-up" if catch_up else "; arrivals at source commit times"),
-                                 band=cost.error_band))
+                                 bands=sorted({cost.band_at(r.workers) for r in rows})))
     wt = window_table(rows)
     if wt is not None:
         console.print(wt)
@@ -48,8 +48,8 @@ def render_simulate(rows, console: Console, *, transactions: int, durable: bool,
         console.print(f"applier: {CSA_MODEL}")
     # the model file's measured_on is the user's text: printed, not read as markup
     if cost.error_band > 0:
-        console.print(escape(f"cost model: calibrated, {cost.measured()}; absolute times +-{cost.error_band:.1%} "
-                             "(its held-out checks; speedups are ratios and carry less of it)"))
+        console.print(escape(f"cost model: calibrated, {cost.measured()}; {cost.band_words()}; "
+                             "speedups are ratios and carry less of it"))
     else:
         console.print(escape(f"cost model: {cost.origin()}: absolute times are indicative, speedups hold better"))
 

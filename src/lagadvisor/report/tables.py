@@ -60,12 +60,16 @@ def policy_caption(names) -> str | None:
     return "; ".join(f"{POLICY_SHORT[n]} = {n}" for n in sorted(set(names)) if n in POLICY_SHORT) or None
 
 
-def simulate_table(rows, title: str, band: float = 0.0) -> Table:
-    """``simulate``'s result: one row per policy and worker count (``band``: a calibrated cost
-    model's relative error band of the apply times, shown in their column's head)."""
+def simulate_table(rows, title: str, bands: list[float] | None = None) -> Table:
+    """``simulate``'s result: one row per policy and worker count (``bands``: a calibrated cost
+    model's relative error bands of the apply times at the rows' worker counts, the narrowest and
+    the widest shown in their column's head)."""
     tab = compact_table(title, policy_caption(r.policy for r in rows))
     label_column(tab, "policy", (policy_label(r.policy, True) for r in rows))
-    apply_head = f"apply s\n+-{band:.0%}" if band > 0 else "apply\ns"
+    bands = [b for b in bands or () if b > 0]
+    lo, hi = (f"{min(bands) * 100:.0f}", f"{max(bands) * 100:.0f}") if bands else ("", "")
+    span = f"{hi}%" if lo == hi else f"{lo}-{hi}%"
+    apply_head = f"apply s\n+-{span}" if bands else "apply\ns"
     for header in ("workers", apply_head, "speedup", "lag p99\ns", "lag max\ns", "util.", "dep.\nwait s"):
         number_column(tab, header)
     for r in rows:

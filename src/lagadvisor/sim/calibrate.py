@@ -597,8 +597,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
             raise ConfigError(f"{paths[0]}: not a replica's binlog (no replicated transaction): calibrate from the "
                               "binlog of a replica (log_replica_updates=ON) that applied a backlog")
         fitted, ev = fit_workers(gaps.pieces.take(), workers, durable=durable, base=model, min_lag_us=min_lag_us)
-        fitted = replace(fitted, measured_on=measured_on(summaries, paths, ev["transactions"], workers, durable,
-                                                         fitted.cores))
+        fitted = replace(fitted, calibrated_workers=workers,
+                         measured_on=measured_on(summaries, paths, ev["transactions"], workers, durable, fitted.cores))
         return Calibration(fitted, ev["transactions"], 1.0 - ev["piece_error_rms"] ** 2, 0.0, 1.0,
                            tuple(w for s in summaries for w in s.warnings), ev)
     fit, scaled = fit_gaps(paths, min_lag_us, serial_byte_us=0.0, summaries=summaries,
@@ -627,7 +627,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     model = replace(model, error_band=round(fit.band, 4))
     if cores:
         model = replace(model, cores=cores)
-    model = replace(model, measured_on=measured_on(summaries, paths, fit.samples, 1, durable, model.cores))
+    model = replace(model, calibrated_workers=1,
+                    measured_on=measured_on(summaries, paths, fit.samples, 1, durable, model.cores))
     return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor,
                        tuple(w for s in summaries for w in s.warnings) + tuple(notes))
 
@@ -677,7 +678,7 @@ def combine_models(models: list[CostModel]) -> Combined:
         raise ConfigError("--combine pools two or more cost models (calibrations of one replica)")
     values = {}
     for f in fields(CostModel):
-        if f.name not in ("error_band", "measured_on"):
+        if f.name not in ("error_band", "measured_on", "calibrated_workers"):
             vs = [getattr(m, f.name) for m in models]
             values[f.name] = median_high(vs) if f.type in (int, "int") else median(vs)   # cores, fsync_devices stay whole
     pooled = replace(CostModel(), **values)
@@ -689,7 +690,9 @@ def combine_models(models: list[CostModel]) -> Combined:
     band = round(max(spread, own), 4)
     seen = list(dict.fromkeys(m.measured_on or "not recorded" for m in models))
     where = one_line(f"pooled from {len(models)} calibrations: " + " | ".join(seen))
-    return Combined(replace(pooled, error_band=band, measured_on=where), {
+    workers = {m.calibrated_workers for m in models}
+    return Combined(replace(pooled, error_band=band, measured_on=where,
+                            calibrated_workers=workers.pop() if len(workers) == 1 else 0), {
         "members": len(models), "unit_transaction_us": [round(u, 1) for u in units],
         "pooled_unit_transaction_us": round(unit, 1), "fsyncs_in_spread": fsyncs,
         "spread": round(spread, 4), "median_member_band": own, "error_band": band})

@@ -607,7 +607,7 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
     if waited is not None:
         model = replace(model, fsync_devices=1 if waited >= 0.5 else 2)
     host = server.get("hostname") or ""
-    model = replace(model, measured_on=one_line(
+    model = replace(model, calibrated_workers=workers, measured_on=one_line(
         f"{replica_of([server.get('version') or ''])}{' on ' + host if host else ''}, watched live: "
         f"{fit.samples:,} of its applied transactions in {sample.window_s:g} s, {workers} "
         f"worker{'s' if workers != 1 else ''}, {'durable' if server['durable'] else 'relaxed'}; {model.cores} cores"))
