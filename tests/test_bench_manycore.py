@@ -319,3 +319,17 @@ def test_calibrate_check_band_coverage_of_the_committed_calibrations():
                     "the model's band held the measured time 37 of 50 times at the others"],
                    ["the model's band held the measured time 6 of 10 times at the calibrated worker count",
                     "the model's band held the measured time 39 of 50 times at the others"]]
+
+
+def test_host_cpu_reads_the_machine_s_cpu_seconds_by_kind_with_steal():
+    """lab.py records /proc/stat's cpu line around every catch-up: how busy the machine was and
+    what the hypervisor gave other guests (steal), which the replica's counters do not show."""
+    import os
+
+    hz = os.sysconf("SC_CLK_TCK")
+    text = "cpu  100 0 50 1000 5 0 2 30 0 0\ncpu0 50 0 25 500 2 0 1 15 0 0\nintr 1\n"
+    got = lab.host_cpu(text)
+    assert got == {"user": 100 / hz, "nice": 0.0, "system": 50 / hz, "idle": 1000 / hz, "iowait": 5 / hz,
+                   "irq": 0.0, "softirq": 2 / hz, "steal": 30 / hz}
+    assert lab.host_cpu("intr 1\n") == {}
+    assert set(lab.host_cpu()) <= set(lab.PROC_STAT_FIELDS)   # this machine's, read for real

@@ -384,6 +384,28 @@ def settle(server: Mysqld, limit_s: float) -> dict:
     return {"dirty_pages": int(dirty), "history_len": int(hist), "seconds": round(time.monotonic() - t0, 3)}
 
 
+#: /proc/stat's aggregate cpu line, in its order (proc(5)); guest time is counted in user already
+PROC_STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def host_cpu(text: str | None = None) -> dict[str, float]:
+    """The machine's CPU seconds by kind, summed over its processors (``/proc/stat``'s ``cpu``
+    line, or *text*): a catch-up's delta says how busy the whole machine was and how much time the
+    hypervisor gave to other guests (``steal``): what makes one round of a loaned VM slower than
+    the next, which the replica's own counters do not show. {} where there is no /proc/stat."""
+    if text is None:
+        try:
+            text = Path("/proc/stat").read_text()
+        except OSError:
+            return {}
+    hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "cpu":
+            return {k: int(v) / hz for k, v in zip(PROC_STAT_FIELDS, parts[1:])}
+    return {}
+
+
 def counters(server: Mysqld) -> dict[str, int]:
     """Cumulative counters a catch-up moves (one client call): status, applier retries, and the
     fsyncs (non-read/write file operations) of the redo log and the binlog: a durable run's
@@ -747,13 +769,16 @@ class Lab:
                      "TRUNCATE TABLE performance_schema.events_transactions_history_long")
         c0, cpu0 = counters(s), thread_cpu(s.proc.pid)
         prepare_s = time.monotonic() - t0
+        host0 = host_cpu()
         seconds, wall = timed_apply(s, backlog.target(fraction), max(5.0, self.remaining()))
+        host1 = host_cpu()
         cpu1, c1 = thread_cpu(s.proc.pid), counters(s)
         rec = {**asdict(spec), "transactions": n, "fraction": round(fraction, 4), "seconds": round(seconds, 4),
                "wall_s": round(wall, 4), "prepare_s": round(prepare_s, 3), "reset": steps, "settle": settled,
                "cpu_s": {k: round(v - cpu0.get(k, 0.0), 3) for k, v in sorted(cpu1.items())
                          if v - cpu0.get(k, 0.0) > 0.005},
-               "counters": {k: v - c0.get(k, 0) for k, v in sorted(c1.items())}}
+               "counters": {k: v - c0.get(k, 0) for k, v in sorted(c1.items())},
+               "host_cpu_s": {k: round(v - host0.get(k, 0.0), 3) for k, v in host1.items()}}
         if spec.instrumented:
             rec["performance_schema"] = instrument_summary(s)
             try:
