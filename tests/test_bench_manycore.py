@@ -333,3 +333,22 @@ def test_host_cpu_reads_the_machine_s_cpu_seconds_by_kind_with_steal():
                    "irq": 0.0, "softirq": 2 / hz, "steal": 30 / hz}
     assert lab.host_cpu("intr 1\n") == {}
     assert set(lab.host_cpu()) <= set(lab.PROC_STAT_FIELDS)   # this machine's, read for real
+
+
+def test_crossfit_reference_is_the_other_runs_measured_medians():
+    """crossfit.py's ceiling: each left-out run's speedups against the median of the other runs'
+    rounds; on the two committed runs, 26 and 30 of 50 (docs/accuracy.md)."""
+    import json
+
+    crossfit = _load("crossfit")
+
+    def row(w, rounds, measured):
+        return {"workload": "u", "config": "relaxed", "workers": w, "round_speedups": rounds,
+                "measured_speedup": measured}
+
+    a = {"rows": [row(1, [1.0], 1.0), row(4, [3.0, 3.1, 3.2], 3.1), row(8, [5.0], 5.0)]}
+    b = {"rows": [row(1, [1.0], 1.0), row(4, [2.0, 2.5, 2.6], 2.5), row(8, [5.5], 5.5)]}
+    assert crossfit.measured_reference([a, b]) == [1, 1]   # 4 workers: 2.5 vs 3.1 misses, 8: 5.5 vs 5.0 holds
+    runs = [{"rows": json.loads((ROOT / "bench" / f"manycore_16core{s}_compare.json").read_text())["rows"]}
+            for s in ("", "_run2")]
+    assert crossfit.measured_reference(runs) == [30, 26]

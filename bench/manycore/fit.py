@@ -23,7 +23,8 @@ fsync_byte_us=0.0026 --set durable_byte_us=0.0086``; refitting them moved the 2-
 Prints the fitted model as JSON and the table of errors.
 
 Usage: PYTHONPATH=src python3 bench/manycore/fit.py LAB.json [LAB2.json ...] [--iterations 3000]
-                     [--speedup-weight 1] [--free a,b,...] [--set cost=value ...] [--out fitted.json]
+                     [--speedup-weight 1] [--free a,b,...] [--set cost=value ...] [--start cost=value ...]
+                     [--out fitted.json]
 """
 
 from __future__ import annotations
@@ -143,6 +144,9 @@ def main() -> int:
     ap.add_argument("--startup-s", type=float, default=None, help="as compare.py's (default: measured)")
     ap.add_argument("--set", action="append", default=[], metavar="COST=VALUE",
                     help="hold a cost at a measured value (e.g. handoff_us=19.3 from the lab's timelines)")
+    ap.add_argument("--start", action="append", default=[], metavar="COST=VALUE",
+                    help="start the search for a free cost here instead of at the built-in model's "
+                         "(crossfit.py: a start that no lab run has seen)")
     args = ap.parse_args()
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     labs = []
@@ -160,6 +164,13 @@ def main() -> int:
             raise SystemExit(f"--set: not a cost: {k}")
         held[k] = float(v)
     base = replace(CostModel(), **held)
+    start = {}
+    for item in args.start:
+        k, _, v = item.partition("=")
+        if k not in FREE or k in held:
+            raise SystemExit(f"--start: not a free cost: {k}")
+        start[k] = float(v)
+    base = replace(base, **start)
     free = tuple(k for k in args.free.split(",") if k and k not in held)
     unknown = [k for k in free if not hasattr(base, k) or k in FIXED]
     if unknown:
