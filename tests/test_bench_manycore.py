@@ -305,16 +305,15 @@ def test_crossfit_scores_a_held_out_run_as_the_must_show_does():
 def test_calibrate_check_band_coverage_of_the_committed_calibrations():
     """sim/model.py's EXTRAPOLATION_BAND cites these counts: each lab calibration's held-out band
     at 16 workers, and that band and 0.15 in quadrature at the other worker counts, against the
-    committed calibrate_check.py outputs of both device runs (models written before
-    calibrated_workers: the check calibrates at 16)."""
+    committed calibrate_check.py outputs of both device runs (every model calibrated at 16)."""
     import json
 
     check = _load("calibrate_check")
     got = []
     for s in ("", "_run2"):
         d = json.loads((ROOT / "bench" / f"manycore_16core{s}_calibrate.json").read_text())
-        models = {k: {**m, "calibrated_workers": 16} for k, m in d["models"].items()}
-        got.append(check.band_coverage(d["rows"], models))
+        assert {m["calibrated_workers"] for m in d["models"].values()} == {16}
+        got.append(check.band_coverage(d["rows"], d["models"]))
     assert got == [["the model's band held the measured time 8 of 10 times at the calibrated worker count",
                     "the model's band held the measured time 37 of 50 times at the others"],
                    ["the model's band held the measured time 6 of 10 times at the calibrated worker count",
