@@ -351,3 +351,17 @@ def test_crossfit_reference_is_the_other_runs_measured_medians():
     runs = [{"rows": json.loads((ROOT / "bench" / f"manycore_16core{s}_compare.json").read_text())["rows"]}
             for s in ("", "_run2")]
     assert crossfit.measured_reference(runs) == [30, 26]
+
+
+def test_crossfit_by_workload_keeps_the_run_s_name_and_only_the_named_workloads(tmp_path):
+    """crossfit.py --by workload: the fit's and the comparison's copies of a lab run hold only
+    their workloads, under the run's own file name (compare.py finds its kept binlogs by it)."""
+    import json
+
+    crossfit = _load("crossfit")
+    lab_file = tmp_path / "manycore_16core.json"
+    lab_file.write_text(json.dumps({"summary": {"a": {}, "b": {}, "c": {}}, "runs": [1, 2]}))
+    out = crossfit.with_workloads(lab_file, {"a", "c"}, tmp_path / "without-b")
+    assert out.name == lab_file.name and out.parent.name == "without-b"
+    data = json.loads(out.read_text())
+    assert list(data["summary"]) == ["a", "c"] and data["runs"] == [1, 2]

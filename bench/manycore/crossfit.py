@@ -66,6 +66,39 @@ def fold(held_out: Path, train: list[Path], fit_args: list[str], iterations: int
             "model": json.loads(model.read_text()), "rows": rows}
 
 
+def with_workloads(lab: Path, keep: set[str], folder: Path) -> Path:
+    """A copy of *lab* whose summary holds only the workloads in *keep* (what fit.py fits and
+    compare.py compares), under the same file name in *folder* (so compare.py's ``kept_dir``
+    finds the run's kept binlogs, and its start, by the name)."""
+    data = json.loads(lab.read_text())
+    data["summary"] = {wl: v for wl, v in data["summary"].items() if wl in keep}
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / lab.name
+    out.write_text(json.dumps(data))
+    return out
+
+
+def workload_fold(workload: str, labs: list[Path], fit_args: list[str], iterations: int, tmp: Path) -> dict:
+    """Fit on every run's other workloads, compare every run's *workload*: a shape the fit never saw."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+    every = set(json.loads(labs[0].read_text())["summary"])
+    train = [with_workloads(lab, every - {workload}, tmp / f"without-{workload}") for lab in labs]
+    test = [with_workloads(lab, {workload}, tmp / f"only-{workload}") for lab in labs]
+    held = {a.removeprefix("--set=").split("=", 1)[0] for a in fit_args
+            if "=" in a and (a.startswith("--set=") or not a.startswith("--"))}
+    start = [f"--start={k}={v}" for k, v in NEUTRAL.items() if k not in held]
+    model = tmp / f"model-without-{workload}.json"
+    subprocess.run([sys.executable, str(HERE / "fit.py"), *map(str, train), "--iterations", str(iterations),
+                    *fit_args, *start, "--out", str(model)], check=True, env=env, stdout=subprocess.DEVNULL)
+    rows = []
+    for lab in test:
+        out = tmp / f"compare-{workload}-{lab.stem}.json"
+        subprocess.run([sys.executable, str(HERE / "compare.py"), str(lab), "--cost-model", str(model),
+                        "--out", str(out)], check=True, env=env, stdout=subprocess.DEVNULL)
+        rows.append({"run": lab.name, **score(json.loads(out.read_text())["rows"])})
+    return {"held_out": workload, "runs": rows, "model": json.loads(model.read_text())}
+
+
 def measured_reference(folds: list[dict]) -> list[int]:
     """The ceiling the machine sets: for each run left out, how many of its multi-worker speedups
     the other runs' measurements predict within 15% (the median of all their rounds' speedups
@@ -94,7 +127,11 @@ def main() -> int:
     ap.add_argument("--fit-arg", action="append", default=[], help="passed to fit.py (repeat; --fit-arg=--set ...)")
     ap.add_argument("--iterations", type=int, default=3000)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--by", choices=("run", "workload"), default="run",
+                    help="leave out one lab run at a time (default), or one workload of every run")
     args = ap.parse_args()
+    if args.by == "workload":
+        return by_workload(args)
     if len(args.labs) < 2:
         raise SystemExit("crossfit.py: two or more lab runs (one is left out at a time)")
     with tempfile.TemporaryDirectory(prefix="crossfit-") as t, ThreadPoolExecutor(os.cpu_count() or 2) as pool:
@@ -113,6 +150,26 @@ def main() -> int:
     if args.out:
         args.out.write_text(json.dumps({"name": args.name, "fit_args": args.fit_arg, "neutral_start": NEUTRAL,
                                         "iterations": args.iterations, "folds": folds}, indent=1) + "\n")
+    return 0
+
+
+def by_workload(args) -> int:
+    """``--by workload``: each workload left out of the fit in turn, and checked on every run."""
+    workloads = list(json.loads(args.labs[0].read_text())["summary"])
+    with tempfile.TemporaryDirectory(prefix="crossfit-") as t, ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        futures = [pool.submit(workload_fold, wl, args.labs, args.fit_arg, args.iterations, Path(t)) for wl in workloads]
+        folds = [f.result() for f in futures]
+    print(f"{args.name}, each workload left out of the fit: fit.py {' '.join(args.fit_arg)}")
+    for f in folds:
+        print(f"  {f['held_out']}: " + "; ".join(
+            f"{r['run']} speedups {r['speedups_within']}/{r['speedups']} within 15%"
+            f"{' (all)' if r['shapes_within'] else ''}, times {r['times_within']}/{r['times']}" for r in f["runs"]))
+    total = sum(r["speedups_within"] for f in folds for r in f["runs"]), sum(r["speedups"] for f in folds for r in f["runs"])
+    print(f"  all: speedups {total[0]}/{total[1]}")
+    if args.out:
+        args.out.write_text(json.dumps({"name": args.name, "by": "workload", "fit_args": args.fit_arg,
+                                        "neutral_start": NEUTRAL, "iterations": args.iterations, "folds": folds},
+                                       indent=1) + "\n")
     return 0
 
 
