@@ -49,21 +49,34 @@ def score(rows: list[dict]) -> dict:
             "speedup_log_error": round(sum(abs(math.log1p(r["speedup_error"])) for r in multi) / len(multi), 4)}
 
 
-def fold(held_out: Path, train: list[Path], fit_args: list[str], iterations: int, tmp: Path) -> dict:
-    """Fit on *train*, compare on *held_out*."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+
+
+def fit_model(train: list[Path], fit_args: list[str], iterations: int, model: Path) -> dict:
+    """fit.py on *train* with *fit_args*, every free cost's search started at ``NEUTRAL``."""
     held = {a.removeprefix("--set=").split("=", 1)[0] for a in fit_args
             if "=" in a and (a.startswith("--set=") or not a.startswith("--"))}
     start = [f"--start={k}={v}" for k, v in NEUTRAL.items() if k not in held]
-    model = tmp / f"model-without-{held_out.stem}.json"
     subprocess.run([sys.executable, str(HERE / "fit.py"), *map(str, train), "--iterations", str(iterations),
-                    *fit_args, *start, "--out", str(model)], check=True, env=env, stdout=subprocess.DEVNULL)
-    out = tmp / f"compare-{held_out.stem}.json"
-    subprocess.run([sys.executable, str(HERE / "compare.py"), str(held_out), "--cost-model", str(model),
-                    "--out", str(out)], check=True, env=env, stdout=subprocess.DEVNULL)
-    rows = json.loads(out.read_text())["rows"]
-    return {"held_out": held_out.name, "fitted_on": [p.name for p in train], **score(rows),
-            "model": json.loads(model.read_text()), "rows": rows}
+                    *fit_args, *start, "--out", str(model)], check=True, env=_env(), stdout=subprocess.DEVNULL)
+    return json.loads(model.read_text())
+
+
+def compare_rows(lab: Path, model: Path, out: Path) -> list[dict]:
+    """compare.py's rows for *lab* under the cost model *model*."""
+    subprocess.run([sys.executable, str(HERE / "compare.py"), str(lab), "--cost-model", str(model),
+                    "--out", str(out)], check=True, env=_env(), stdout=subprocess.DEVNULL)
+    return json.loads(out.read_text())["rows"]
+
+
+def fold(held_out: Path, train: list[Path], fit_args: list[str], iterations: int, tmp: Path) -> dict:
+    """Fit on *train*, compare on *held_out*."""
+    model = tmp / f"model-without-{held_out.stem}.json"
+    fitted = fit_model(train, fit_args, iterations, model)
+    rows = compare_rows(held_out, model, tmp / f"compare-{held_out.stem}.json")
+    return {"held_out": held_out.name, "fitted_on": [p.name for p in train], **score(rows), "model": fitted,
+            "rows": rows}
 
 
 def with_workloads(lab: Path, keep: set[str], folder: Path) -> Path:
@@ -80,23 +93,14 @@ def with_workloads(lab: Path, keep: set[str], folder: Path) -> Path:
 
 def workload_fold(workload: str, labs: list[Path], fit_args: list[str], iterations: int, tmp: Path) -> dict:
     """Fit on every run's other workloads, compare every run's *workload*: a shape the fit never saw."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
     every = set(json.loads(labs[0].read_text())["summary"])
     train = [with_workloads(lab, every - {workload}, tmp / f"without-{workload}") for lab in labs]
     test = [with_workloads(lab, {workload}, tmp / f"only-{workload}") for lab in labs]
-    held = {a.removeprefix("--set=").split("=", 1)[0] for a in fit_args
-            if "=" in a and (a.startswith("--set=") or not a.startswith("--"))}
-    start = [f"--start={k}={v}" for k, v in NEUTRAL.items() if k not in held]
     model = tmp / f"model-without-{workload}.json"
-    subprocess.run([sys.executable, str(HERE / "fit.py"), *map(str, train), "--iterations", str(iterations),
-                    *fit_args, *start, "--out", str(model)], check=True, env=env, stdout=subprocess.DEVNULL)
-    rows = []
-    for lab in test:
-        out = tmp / f"compare-{workload}-{lab.stem}.json"
-        subprocess.run([sys.executable, str(HERE / "compare.py"), str(lab), "--cost-model", str(model),
-                        "--out", str(out)], check=True, env=env, stdout=subprocess.DEVNULL)
-        rows.append({"run": lab.name, **score(json.loads(out.read_text())["rows"])})
-    return {"held_out": workload, "runs": rows, "model": json.loads(model.read_text())}
+    fitted = fit_model(train, fit_args, iterations, model)
+    rows = [{"run": lab.name, **score(compare_rows(lab, model, tmp / f"compare-{workload}-{lab.stem}.json"))}
+            for lab in test]
+    return {"held_out": workload, "runs": rows, "model": fitted}
 
 
 def measured_reference(folds: list[dict]) -> list[int]:
