@@ -365,3 +365,18 @@ def test_crossfit_by_workload_keeps_the_run_s_name_and_only_the_named_workloads(
     assert out.name == lab_file.name and out.parent.name == "without-b"
     data = json.loads(out.read_text())
     assert list(data["summary"]) == ["a", "c"] and data["runs"] == [1, 2]
+
+
+def test_compare_says_how_much_the_hypervisor_stole_and_from_which_runs():
+    """compare.py over lab.py's host_cpu_s: steal as a share of the machine's CPU seconds, for the
+    runs 10%+ slower than their cell's median and for the rest; nothing for a lab from before."""
+    compare = _load("compare")
+
+    def run(seconds, steal, busy=1.0):
+        return {"phase": "relaxed", "workload": "u", "config": "relaxed", "workers": 4, "seconds": seconds,
+                "host_cpu_s": {"user": busy, "steal": steal}}
+
+    lab = {"runs": [run(1.0, 0.0), run(1.0, 0.0), run(1.5, 1.0), {"phase": "probe", "seconds": 9.0}]}
+    assert compare.host_steal(lab) == ("host: steal 1.00 s over the 3 timed catch-ups (25.0% of the machine's CPU "
+                                       "seconds); the 1 runs 10%+ slower than their cell's median: 50.0%, the rest: 0.0%")
+    assert compare.host_steal({"runs": [{"phase": "relaxed", "seconds": 1.0}]}) == ""

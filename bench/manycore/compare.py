@@ -242,6 +242,30 @@ def cores_shown(lab: dict) -> str:
             f"{'within' if held else 'OUTSIDE'} them")
 
 
+def host_steal(lab: dict) -> str:
+    """What the hypervisor took from the lab machine while it timed the catch-ups (lab.py's
+    ``host_cpu_s``, /proc/stat): steal over all the machine's CPU seconds, and whether the runs that
+    were slow for their cell (10% or more over its median) had more of it than the rest; "" for a
+    lab JSON from before."""
+    runs = [r for r in lab.get("runs", []) if r.get("phase") in ("relaxed", "durable") and r.get("host_cpu_s")]
+    if not runs:
+        return ""
+    cells: dict[tuple, list[float]] = {}
+    for r in runs:
+        cells.setdefault((r["workload"], r["config"], r["workers"]), []).append(r["seconds"])
+    median = {k: sorted(v)[len(v) // 2] for k, v in cells.items()}
+
+    def share(group: list[dict]) -> str:
+        total = sum(sum(r["host_cpu_s"].values()) for r in group)
+        return f"{sum(r['host_cpu_s'].get('steal', 0.0) for r in group) / total:.1%}" if total > 0 else "-"
+
+    slow = [r for r in runs if r["seconds"] >= 1.1 * median[(r["workload"], r["config"], r["workers"])]]
+    rest = [r for r in runs if r not in slow]
+    steal = sum(r["host_cpu_s"].get("steal", 0.0) for r in runs)
+    return (f"host: steal {steal:.2f} s over the {len(runs)} timed catch-ups ({share(runs)} of the machine's CPU "
+            f"seconds); the {len(slow)} runs 10%+ slower than their cell's median: {share(slow)}, the rest: {share(rest)}")
+
+
 def open_lab(path: Path) -> tuple[dict, int, Path]:
     """The lab JSON, its machine's cores and the backlogs (the scripts that compare with it run
     ``python -m lagadvisor`` from this checkout's src/)."""
@@ -271,9 +295,9 @@ def main() -> int:
           f"{' --cost-model ' + args.cost_model if args.cost_model else ' (built-in model)'}; every measured "
           f"time less the replica's start, {startup * 1e3:.1f} ms (the median of {len(kept)} kept runs: their time "
           "less their own binlog's first-to-last commit span)\n")
-    shown = cores_shown(lab)
-    if shown:
-        print(shown + "\n")
+    for line in (cores_shown(lab), host_steal(lab)):
+        if line:
+            print(line + "\n")
     print("| workload | replica | workers | trx | measured s | predicted s | time error "
           "| measured speedup (rounds) | predicted speedup | speedup error |")
     print("|---|---|---|---|---|---|---|---|---|---|")
