@@ -50,7 +50,7 @@ def band_coverage(rows: list[dict], models: dict) -> list[str]:
     held: dict[bool, list[bool]] = {True: [], False: []}
     for r in rows:
         model = CostModel.from_dict(models[r["calibrated_on"].rsplit("-w", 1)[0]])
-        own = r["workers"] == (model.calibrated_workers or 16)
+        own = r["workers"] == model.calibrated_workers
         held[own].append(abs(r["time_error"]) <= model.band_at(r["workers"]))
     return [f"the model's band held the measured time {sum(v)} of {len(v)} times {where}"
             for where, v in (("at the calibrated worker count", held[True]), ("at the others", held[False])) if v]

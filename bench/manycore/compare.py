@@ -259,8 +259,9 @@ def host_steal(lab: dict) -> str:
         total = sum(sum(r["host_cpu_s"].values()) for r in group)
         return f"{sum(r['host_cpu_s'].get('steal', 0.0) for r in group) / total:.1%}" if total > 0 else "-"
 
-    slow = [r for r in runs if r["seconds"] >= 1.1 * median[(r["workload"], r["config"], r["workers"])]]
-    rest = [r for r in runs if r not in slow]
+    slow, rest = [], []
+    for r in runs:
+        (slow if r["seconds"] >= 1.1 * median[(r["workload"], r["config"], r["workers"])] else rest).append(r)
     steal = sum(r["host_cpu_s"].get("steal", 0.0) for r in runs)
     return (f"host: steal {steal:.2f} s over the {len(runs)} timed catch-ups ({share(runs)} of the machine's CPU "
             f"seconds); the {len(slow)} runs 10%+ slower than their cell's median: {share(slow)}, the rest: {share(rest)}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..kinds import Policy, ReplicaMode
-from ..sim.model import CostModel
+from ..sim.model import CostModel, workers_text
 from . import Advice
 from .plan import Config
 
@@ -136,7 +136,7 @@ def assumptions(advice: Advice) -> list[str]:
     if len(ctx.facts) > exact_lags():
         out.append(f"lag percentiles streamed over {len(ctx.facts):,} transactions: each within {SKETCH_ALPHA:.1%} "
                    "of the exact value (the maximum is exact)")
-    out.append(f"baseline: the clock the source recorded, at {w} worker{'s' if w != 1 else ''}; every time is a "
+    out.append(f"baseline: the clock the source recorded, at {workers_text(w)}; every time is a "
                "catch-up time (a stopped replica applying the whole input)")
     return out
 

@@ -51,7 +51,7 @@ def calibrate(
     """Fit the apply cost model (per transaction, per row by kind, per byte, flush) from a
     replica's commit timestamps; use it with `simulate --cost-model`."""
     from ..sim.calibrate import calibrate as fit
-    from ..sim.model import CostModel
+    from ..sim.model import CostModel, workers_text
 
     try:
         srv = server_options(server)
@@ -86,10 +86,9 @@ def calibrate(
             f"lagadvisor: fitted through the simulation of {e['workers']} workers on {e['pieces']} pieces of the "
             f"catch-up ({e['transactions']:,} transactions applied behind the source): CPU x{e['cpu_scale']:.3f} "
             f"of the base model, commit {e['commit_us']:,.1f} us, fsync x{e['fsync_scale']:.3f}; piece time error "
-            f"rms {e['piece_error_rms']:.1%}; error band of absolute times +-{e['error_band']:.1%} at {e['workers']} "
-            f"workers (held-out checks: every other piece {e['held_out']['interleaved']:+.1%}, second half "
-            f"{e['held_out']['time_split']:+.1%}), +-{result.model.band_elsewhere():.1%} at other worker counts",
-            soft_wrap=True)
+            f"rms {e['piece_error_rms']:.1%}; error band of absolute times +-{e['error_band']:.1%} at "
+            f"{workers_text(e['workers'])} (held-out checks: every other piece {e['held_out']['interleaved']:+.1%}, "
+            f"second half {e['held_out']['time_split']:+.1%}){_elsewhere(result.model)}", soft_wrap=True)
         _latencies_note(result.model)
         for w in result.warnings:
             warn(w)
@@ -97,8 +96,8 @@ def calibrate(
     err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
                       f"R^2 {result.r2:.3f}; stalls left out of the fit, their time spread over the costs: "
                       f"x{result.stall_factor:.2f}); error band of absolute times +-{result.model.error_band:.1%} "
-                      f"at 1 worker (held-out checks, in the model as error_band), "
-                      f"+-{result.model.band_elsewhere():.1%} at other worker counts", soft_wrap=True)
+                      f"at 1 worker (held-out checks, in the model as error_band){_elsewhere(result.model)}",
+                      soft_wrap=True)
     for w in result.warnings:
         warn(w)
 
@@ -155,6 +154,11 @@ def _cores_noted(model, cores: int | None, read: str | None = None):
     return replace(model, measured_on=one_line(f"{model.measured_on} {how}"))
 
 
+def _elsewhere(model) -> str:
+    """The calibrated band away from the worker count it was checked at (``band_elsewhere``)."""
+    return f", +-{model.band_elsewhere():.1%} at other worker counts"
+
+
 def _emit(model, output: str | None) -> None:
     """The fitted model as JSON: to ``-o``, else stdout."""
     text = model.to_json()
@@ -167,7 +171,7 @@ def _emit(model, output: str | None) -> None:
 def _combine(files: list[str], output: str | None) -> None:
     """calibrate --combine: several calibrations' models pooled (sim.calibrate.combine_models)."""
     from ..sim.calibrate import combine_models
-    from ..sim.model import CostModel
+    from ..sim.model import CostModel, workers_text
 
     try:
         output_path(output, files)
@@ -181,9 +185,8 @@ def _combine(files: list[str], output: str | None) -> None:
         f"update and delete costs {', '.join(f'{u:,.0f}' for u in e['unit_transaction_us'])} us in them, "
         f"{e['pooled_unit_transaction_us']:,.0f} us pooled: spread +-{e['spread']:.1%}, the windows' own median "
         f"band +-{e['median_member_band']:.1%}; error band of absolute times +-{e['error_band']:.1%}"
-        + (f" at {result.model.calibrated_workers} worker{'s' if result.model.calibrated_workers != 1 else ''}"
-           if result.model.calibrated_workers else "")
-        + f", +-{result.model.band_elsewhere():.1%} at other worker counts", soft_wrap=True)
+        + (f" at {workers_text(result.model.calibrated_workers)}" if result.model.calibrated_workers else "")
+        + _elsewhere(result.model), soft_wrap=True)
 
 
 def _own_fsyncs(e: dict) -> str:
@@ -202,7 +205,7 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
     """calibrate --host: the fit from a running replica (server.calibrate samples it, sim.live fits
     the sample), the model on stdout or -o, the evidence on stderr."""
     from ..server.calibrate import calibrate_live
-    from ..sim.model import CostModel
+    from ..sim.model import CostModel, workers_text
 
     try:
         output_path(output, [])
@@ -224,8 +227,8 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
         f"coordinator and the commit order taken out, R^2 {e['r2']:.3f}, stalls x{e['stall_factor']:.2f}; redo fsyncs "
         f"{e['redo_fsyncs']:,} mean {e['redo_fsync_mean_us']:,.0f} us, binlog fsyncs {e['binlog_fsyncs']:,} mean "
         f"{e['binlog_fsync_mean_us']:,.0f} us; lag median {(e['lag_median_us'] or 0) / 1e3:,.1f} ms; commit from "
-        f"{e['commit_us_from']}; error band of absolute times +-{e['error_band']:.1%} at {e['workers']} "
-        f"worker{'s' if e['workers'] != 1 else ''}, +-{result.model.band_elsewhere():.1%} at other worker counts"
+        f"{e['commit_us_from']}; error band of absolute times +-{e['error_band']:.1%} at "
+        f"{workers_text(e['workers'])}{_elsewhere(result.model)}"
         f"{'; redo and binlog fsyncs ' + e['fsync_overlap'] if e['durable'] else ''}{_own_fsyncs(e)})",
         soft_wrap=True)
     for missing in e["optional_missing"]:

@@ -66,10 +66,9 @@ def simulate_table(rows, title: str, bands: list[float] | None = None) -> Table:
     the widest shown in their column's head)."""
     tab = compact_table(title, policy_caption(r.policy for r in rows))
     label_column(tab, "policy", (policy_label(r.policy, True) for r in rows))
-    bands = [b for b in bands or () if b > 0]
-    lo, hi = (f"{min(bands) * 100:.0f}", f"{max(bands) * 100:.0f}") if bands else ("", "")
-    span = f"{hi}%" if lo == hi else f"{lo}-{hi}%"
-    apply_head = f"apply s\n+-{span}" if bands else "apply\ns"
+    pct = sorted({round(b * 100) for b in bands or () if b > 0})
+    apply_head = ("apply\ns" if not pct else f"apply s\n+-{pct[0]}%" if len(pct) == 1
+                  else f"apply s\n+-{pct[0]}-{pct[-1]}%")
     for header in ("workers", apply_head, "speedup", "lag p99\ns", "lag max\ns", "util.", "dep.\nwait s"):
         number_column(tab, header)
     for r in rows:

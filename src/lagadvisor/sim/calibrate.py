@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..binlog import FileSummary
 from ..errors import ConfigError
 from ..kinds import CommitOrderInput, Policy
-from .model import CostModel, one_line
+from .model import CostModel, one_line, workers_text
 
 if TYPE_CHECKING:
     from ..native.results import NativeRecords
@@ -646,7 +646,7 @@ def measured_on(summaries: list[FileSummary], paths: list[str], transactions: in
     FORMAT_DESCRIPTION_EVENTs), the binlog files, what was fitted and the cores it was fitted on."""
     names = os.path.basename(paths[0]) + (f" to {os.path.basename(paths[-1])}" if len(paths) > 1 else "")
     return one_line(f"{names}, the binlog of {replica_of([s.server_version for s in summaries])}: {transactions:,} "
-                    f"commits behind the source, {workers} worker{'s' if workers != 1 else ''}, "
+                    f"commits behind the source, {workers_text(workers)}, "
                     f"{'durable' if durable else 'relaxed'}; {cores} cores")
 
 

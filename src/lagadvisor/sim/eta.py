@@ -21,7 +21,7 @@ from ..errors import ConfigError
 from ..kinds import Policy
 from .build import scheduler_input
 from .engine import simulate
-from .model import CostModel, ReplicaConfig
+from .model import CostModel, ReplicaConfig, workers_text
 
 # -- GTID sets ---------------------------------------------------------------------------------
 
@@ -146,7 +146,7 @@ class Option:
 
     def describe(self) -> str:
         c = self.config
-        return (f"{c.workers} worker{'s' if c.workers != 1 else ''}, {'durable' if c.durable else 'relaxed'}, "
+        return (f"{workers_text(c.workers)}, {'durable' if c.durable else 'relaxed'}, "
                 f"preserve_commit_order={'ON' if c.preserve_commit_order else 'OFF'}")
 
 

@@ -52,7 +52,7 @@ from statistics import median
 
 from ..errors import ConfigError
 from .calibrate import fit_any, fit_scaled, held_out_band, replica_of
-from .model import CostModel, one_line
+from .model import CostModel, one_line, workers_text
 
 #: Fsyncs started while one of the other file was running, needed to tell.
 MIN_CONCURRENT_FSYNCS = 20
@@ -609,8 +609,8 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
     host = server.get("hostname") or ""
     model = replace(model, calibrated_workers=workers, measured_on=one_line(
         f"{replica_of([server.get('version') or ''])}{' on ' + host if host else ''}, watched live: "
-        f"{fit.samples:,} of its applied transactions in {sample.window_s:g} s, {workers} "
-        f"worker{'s' if workers != 1 else ''}, {'durable' if server['durable'] else 'relaxed'}; {model.cores} cores"))
+        f"{fit.samples:,} of its applied transactions in {sample.window_s:g} s, {workers_text(workers)}, "
+        f"{'durable' if server['durable'] else 'relaxed'}; {model.cores} cores"))
     evidence = {
         "optional_missing": _optional_missing(server),
         "window_seconds": sample.window_s, "workers": workers, "durable": server["durable"],

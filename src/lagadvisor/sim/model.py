@@ -223,9 +223,8 @@ class CostModel:
         the others."""
         other = self.band_elsewhere()
         if self.calibrated_workers:
-            w = self.calibrated_workers
-            return (f"absolute times +-{self.error_band:.1%} at {w} worker{'s' if w != 1 else ''}, where it was "
-                    f"calibrated (its held-out checks), +-{other:.1%} at other worker counts")
+            return (f"absolute times +-{self.error_band:.1%} at {workers_text(self.calibrated_workers)}, where it "
+                    f"was calibrated (its held-out checks), +-{other:.1%} at other worker counts")
         return (f"absolute times +-{other:.1%} (its held-out checks, +-{self.error_band:.1%}, at a worker count "
                 "the model file does not record, widened for the others)")
 
@@ -314,6 +313,11 @@ EXTRAPOLATION_BAND = 0.15
 
 #: The longest ``measured_on`` a model file may hold (a pooled model names its members').
 MEASURED_ON_MAX = 2000
+
+
+def workers_text(n: int) -> str:
+    """``n`` workers in words: "1 worker", "4 workers"."""
+    return f"{n} worker{'s' if n != 1 else ''}"
 
 
 def one_line(text: str) -> str:
