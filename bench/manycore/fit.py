@@ -68,27 +68,32 @@ def load(lab: dict, backlogs: Path) -> dict:
     return out
 
 
-def rows(lab: dict, facts: dict, model, startup: float = 0.0) -> list[dict]:
+def rows(lab: dict, facts: dict, model, startup: float = 0.0, configs: tuple[str, ...] = ("relaxed", "durable")) -> list[dict]:
     from lagadvisor.kinds import Policy
     from lagadvisor.sim.build import logical_clock
     from lagadvisor.sim.engine import ScaledWork, simulate
     from lagadvisor.sim.model import ReplicaConfig
 
-    from compare import round_speedups
+    from compare import measured_groups, round_speedups
 
     rounds = round_speedups(lab, startup)
+    groups = measured_groups(lab)
     out = []
     for wl, cfgs in lab["summary"].items():
         for cfg, per_w in cfgs.items():
+            if cfg not in configs:
+                continue
             inp = logical_clock(facts[wl][cfg], Policy.RECORDED, model, catch_up=True)
             scaled = ScaledWork()
-            pred = {int(w): simulate(inp, ReplicaConfig(int(w), True, cfg == "durable"), model, scaled=scaled).apply_us / 1e6
-                    for w in per_w}
+            res = {int(w): simulate(inp, ReplicaConfig(int(w), True, cfg == "durable"), model, scaled=scaled)
+                   for w in per_w}
+            pred = {w: r.apply_us / 1e6 for w, r in res.items()}
             for w, m in per_w.items():
                 got = sorted(rounds[(wl, cfg, int(w))])
                 out.append({"workload": wl, "config": cfg, "workers": int(w), "measured_s": m["median_s"] - startup,
                             "predicted_s": pred[int(w)], "measured_speedup": got[len(got) // 2],
-                            "predicted_speedup": pred[1] / pred[int(w)]})
+                            "predicted_speedup": pred[1] / pred[int(w)],
+                            "measured_groups": groups.get((wl, cfg, int(w))), "predicted_groups": res[int(w)].flushes})
     return out
 
 
@@ -138,6 +143,10 @@ def main() -> int:
     ap.add_argument("lab", type=Path, nargs="+", help="one or more lab JSONs (their rows pooled)")
     ap.add_argument("--iterations", type=int, default=3000)
     ap.add_argument("--speedup-weight", type=float, default=1.0)
+    ap.add_argument("--groups-weight", type=float, default=0.0,
+                    help="G: add G * mean(log(simulated / measured commit groups)^2) over the durable "
+                         "multi-worker rows (compare.measured_groups: the binlog fsyncs)")
+    ap.add_argument("--configs", default="relaxed,durable", help="the rows fitted (e.g. durable)")
     ap.add_argument("--backlogs", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--free", default=",".join(FREE), help="the costs to fit (default: all of FREE)")
@@ -176,15 +185,22 @@ def main() -> int:
     if unknown:
         raise SystemExit(f"--free: not a fitted cost: {', '.join(unknown)}")
 
+    configs = tuple(c for c in args.configs.split(",") if c)
+
     def pooled(model) -> list[dict]:
-        return [r for lab, facts, startup in labs for r in rows(lab, facts, model, startup)]
+        return [r for lab, facts, startup in labs for r in rows(lab, facts, model, startup, configs)]
 
     def loss(x) -> float:
         rs = pooled(model_of(x, base, cores, free))
         multi = [r for r in rs if r["workers"] > 1]
-        return (sum(math.log(r["predicted_s"] / r["measured_s"]) ** 2 for r in rs) / len(rs)
-                + args.speedup_weight * sum(math.log(r["predicted_speedup"] / r["measured_speedup"]) ** 2
-                                            for r in multi) / len(multi))
+        grouped = [r for r in multi if r["measured_groups"] and r["predicted_groups"]]
+        value = (sum(math.log(r["predicted_s"] / r["measured_s"]) ** 2 for r in rs) / len(rs)
+                 + args.speedup_weight * sum(math.log(r["predicted_speedup"] / r["measured_speedup"]) ** 2
+                                             for r in multi) / len(multi))
+        if args.groups_weight and grouped:
+            value += args.groups_weight * sum(math.log(r["predicted_groups"] / r["measured_groups"]) ** 2
+                                              for r in grouped) / len(grouped)
+        return value
 
     x, value = nelder_mead(loss, [math.log(max(getattr(base, k), 1e-4)) for k in free], args.iterations)
     model = model_of(x, base, cores, free)
@@ -193,7 +209,8 @@ def main() -> int:
     for r in pooled(model):
         print(f"{r['workload']:8} {r['config']:8} {r['workers']:3}  {r['measured_s']:.3f} s -> {r['predicted_s']:.3f} s "
               f"({r['predicted_s'] / r['measured_s'] - 1:+.1%}); speedup {r['measured_speedup']:.2f}x -> "
-              f"{r['predicted_speedup']:.2f}x ({r['predicted_speedup'] / r['measured_speedup'] - 1:+.1%})")
+              f"{r['predicted_speedup']:.2f}x ({r['predicted_speedup'] / r['measured_speedup'] - 1:+.1%})"
+              + (f"; groups {r['measured_groups']} -> {r['predicted_groups']}" if r["measured_groups"] else ""))
     if args.out:
         args.out.write_text(model.to_json() + "\n")
     return 0

@@ -8,12 +8,13 @@ single run's median carries that loan's noise. Pooling the runs' rounds estimate
 speedup instead; each round's speedup is already relative to its own one-worker run, so rounds
 of runs that applied a slightly different share of a backlog pool as ratios. The prediction is
 the mean of the runs' predicted speedups (their shares differ: 48% and 52% of a backlog gave
-predictions within 1.5% of each other). The built-in model was fitted on these runs' medians:
-this is an in-sample view, not a held-out check (that is the 2-core check-back).
+predictions within 1.5% of each other). The built-in model was fitted on the first two runs'
+medians: a pool with them is partly in-sample; the third and fourth runs (2026-11-27, one loan)
+came after the fit and are held out (compare.py on each alone).
 
 Usage: python3 bench/manycore/pool.py COMPARE1.json COMPARE2.json [...] [--out pooled.json]
 (compare.py --out writes each COMPARE.json; the committed ones are bench/manycore_16core_compare.json
-and bench/manycore_16core_run2_compare.json.)
+and bench/manycore_16core_run{2,3,4}_compare.json.)
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def main() -> int:
     rows = pool([d["rows"] for d in docs])
     names = ", ".join(p.name for p in args.compare)
     print(f"pooled: {names}; simulate --cores {docs[0]['cores']}, "
-          f"{docs[0]['cost_model'] or 'the built-in model'} (fitted on these runs: in-sample)\n")
+          f"{docs[0]['cost_model'] or 'the built-in model'} (fitted on the runs of 2026-11-26, manycore_16core.json and _run2: those are in-sample)\n")
     print("| workload | replica | workers | rounds | measured speedup, pooled (range) | predicted | error "
           "| each run's median: error |")
     print("|---|---|---|---|---|---|---|---|")
