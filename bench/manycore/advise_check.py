@@ -58,6 +58,17 @@ def instrumented_bottleneck(run: dict) -> tuple[str, dict]:
     return name, {k: round(v, 3) for k, v in shares.items()}
 
 
+def advised_workers(doc: dict) -> int:
+    """The worker count advise recommends: its replica_parallel_workers finding's, or, where the
+    replica's own count is already the knee, the count it confirmed ("replica_parallel_workers = N"
+    under summary.confirmed, no finding)."""
+    for f in doc["findings"]:
+        if f["id"] == "replica_parallel_workers":
+            return int(f["suggested"])
+    prefix = "replica_parallel_workers = "
+    return next(int(c[len(prefix):]) for c in doc["summary"]["confirmed"] if c.startswith(prefix))
+
+
 def advise(folder: Path, n: int, config: str, cores: int) -> dict:
     args = ["advise", "--cores", str(cores), "--format", "json", "--no-progress",
             "--replica-setting", "replica_parallel_workers=16", "--replica-setting", "replica_preserve_commit_order=ON"]
@@ -84,7 +95,7 @@ def main() -> int:
     for wl, cfgs in lab["summary"].items():
         for cfg, per_w in cfgs.items():
             doc = advise(backlogs / wl, counts[(wl, cfg)], cfg, cores)
-            knee = next(int(f["suggested"]) for f in doc["findings"] if f["id"] == "replica_parallel_workers")
+            knee = advised_workers(doc)
             want = measured_knee(rounds, wl, cfg)
             shown, shares = instrumented_bottleneck(instrumented[(wl, cfg)]) if (wl, cfg) in instrumented else (None, {})
             named = doc["summary"]["bottleneck"]["name"]

@@ -18,8 +18,9 @@ start is the current built-in model. ``--free`` fits only the costs it names and
 at the built-in model's; ``--set cost=value`` holds a cost at a measured value; several lab JSONs
 pool their rows (each less its own start). The current defaults (sim/model.py): both device runs,
 the wake-up latencies held at the timelines' (``--set handoff_us=19.2 --set wakeup_us=67.6``) and
-the durable costs at the first run's (``--set redo_flush_us=90.6 --set flush_us=153.5 --set
-fsync_byte_us=0.0026 --set durable_byte_us=0.0086``; refitting them moved the 2-core check-back).
+the durable costs and commit_us then refit with the commit groups in the loss (``--free
+commit_us,redo_flush_us,flush_us,fsync_byte_us,durable_byte_us --groups-weight 1``, the others
+held at the values that fit gave). ``--set`` also overrides a ``FIXED`` term (e.g. fsync_devices=2).
 Prints the fitted model as JSON and the table of errors.
 
 Usage: PYTHONPATH=src python3 bench/manycore/fit.py LAB.json [LAB2.json ...] [--iterations 3000]
@@ -171,8 +172,9 @@ def main() -> int:
         k, _, v = item.partition("=")
         if not hasattr(CostModel(), k):
             raise SystemExit(f"--set: not a cost: {k}")
-        held[k] = float(v)
+        held[k] = int(v) if k == "fsync_devices" else float(v)
     base = replace(CostModel(), **held)
+    FIXED.update({k: v for k, v in held.items() if k in FIXED})  # --set overrides a measured term too
     start = {}
     for item in args.start:
         k, _, v = item.partition("=")

@@ -24,11 +24,11 @@ use pyo3::types::PyBytes;
 const PREFIX: u8 = 0;
 const SPECIFIC: u8 = 1;
 
-// Event kinds (engine.py): DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF,
+// Event kinds (engine.py): DISPATCH_DONE, APPLY_DONE, COMMIT_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF,
 // REDO_DONE, FSYNC_CPU.
 const DISPATCH_DONE: u8 = 0;
 const APPLY_DONE: u8 = 1;
-const FLUSH_DONE: u8 = 2;
+const COMMIT_DONE: u8 = 2;
 const WAKE: u8 = 3;
 const SYNC_DONE: u8 = 4;
 const CPU_DONE: u8 = 5;
@@ -244,7 +244,12 @@ struct Sim {
     arena_done: u64,
     flush_start: u64,
     sync_busy: bool,
-    sync_queue: VecDeque<(u64, u64)>,
+    /// engine.py ``sync_queue``: the flush groups waiting for the sync stage, merged (groups move
+    /// through the stages in order, so the merge is one range of the arena; empty: lo == hi).
+    sync_queue: (u64, u64),
+    commit_busy: bool,
+    /// engine.py ``commit_queue``: the sync groups waiting for the commit stage, merged.
+    commit_queue: (u64, u64),
     busy_us: f64,
     dependency_wait_us: f64,
     worker_wait_us: f64,
@@ -309,7 +314,9 @@ impl Sim {
             arena_done: 0,
             flush_start: 0,
             sync_busy: false,
-            sync_queue: VecDeque::new(),
+            sync_queue: (0, 0),
+            commit_busy: false,
+            commit_queue: (0, 0),
             busy_us: 0.0,
             dependency_wait_us: 0.0,
             worker_wait_us: 0.0,
@@ -564,21 +571,58 @@ impl Sim {
         let (lo, hi) = (self.flush_start, end);
         self.flush_start = hi;
         if self.redo_us > 0.0 {
-            // The leader waits for the group's redo fsync (no CPU), then writes and commits.
+            // The leader waits for the group's redo fsync (no CPU).
             self.fsync(now, REDO_DONE, lo, hi);
         } else {
-            self.run_cpu(self.cost.commit_us * (hi - lo) as f64, FLUSH_DONE, -1, lo, hi);
+            self.flush_done(now, lo, hi);
         }
     }
 
+    /// A merge of the group `lo..hi` into a stage's queue (engine.py `queue.extend(group)`).
+    fn merged(queue: (u64, u64), lo: u64, hi: u64) -> (u64, u64) {
+        if queue.0 == queue.1 { (lo, hi) } else { (queue.0, hi) }
+    }
+
+    /// engine.py `flush_done`.
+    fn flush_done(&mut self, now: f64, lo: u64, hi: u64) {
+        self.flush_busy = false;
+        self.sync_queue = Self::merged(self.sync_queue, lo, hi);
+        self.start_sync(now);
+        self.start_flush(now);
+    }
+
     fn start_sync(&mut self, now: f64) {
-        if self.sync_busy {
+        let (lo, hi) = self.sync_queue;
+        if self.sync_busy || lo == hi {
             return;
         }
-        if let Some((lo, hi)) = self.sync_queue.pop_front() {
-            self.sync_busy = true;
+        self.sync_busy = true;
+        self.sync_queue = (hi, hi);
+        if self.sync_us > 0.0 || self.fsync_byte > 0.0 {
             self.fsync(now, SYNC_DONE, lo, hi);
+        } else {
+            self.sync_done(now, lo, hi);
         }
+    }
+
+    /// engine.py `sync_done`.
+    fn sync_done(&mut self, now: f64, lo: u64, hi: u64) {
+        self.sync_busy = false;
+        self.flushes += 1;
+        self.commit_queue = Self::merged(self.commit_queue, lo, hi);
+        self.start_sync(now);
+        self.start_commit();
+    }
+
+    /// engine.py `start_commit`: the commit stage's leader commits every queued member (CPU).
+    fn start_commit(&mut self) {
+        let (lo, hi) = self.commit_queue;
+        if self.commit_busy || lo == hi {
+            return;
+        }
+        self.commit_busy = true;
+        self.commit_queue = (hi, hi);
+        self.run_cpu(self.cost.commit_us * (hi - lo) as f64, COMMIT_DONE, -1, lo, hi);
     }
 
     /// engine.py `fsync_us`: the fsync's time for the group `lo..hi` of the arena: per fsync,
@@ -716,25 +760,21 @@ impl Sim {
             }
             REDO_DONE => {
                 self.fsync_done(now, ev.kind, ev.lo, ev.hi);
-                let members = (ev.hi - ev.lo) as f64;
-                self.run_cpu(self.cost.commit_us * members, FLUSH_DONE, -1, ev.lo, ev.hi);
-            }
-            FLUSH_DONE => {
-                self.flush_busy = false;
-                self.sync_queue.push_back((ev.lo, ev.hi));
-                self.start_sync(now);
-                self.start_flush(now);
+                self.flush_done(now, ev.lo, ev.hi);
             }
             SYNC_DONE => {
                 self.fsync_done(now, ev.kind, ev.lo, ev.hi);
-                self.flushes += 1;
+                self.sync_done(now, ev.lo, ev.hi);
+            }
+            COMMIT_DONE => {
+                // the commit stage: its InnoDB commits are done
+                self.commit_busy = false;
                 for k in ev.lo..ev.hi {
                     let j = self.arena[(k - self.arena_base) as usize] as usize;
                     self.commit(j, now);
                 }
                 self.arena_done = ev.hi;
-                self.sync_busy = false;
-                self.start_sync(now);
+                self.start_commit();
             }
             _ => {}
         }

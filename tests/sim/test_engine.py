@@ -124,46 +124,49 @@ def test_multi_worker_us_adds_to_each_transaction_from_two_workers_on_two_cores(
 
 def test_redo_fsync_is_in_the_flush_stage_and_shared_by_its_group():
     # Durable, 64 cores, no dispatch cost: apply 100, then the flush stage (redo fsync 50 for
-    # the group, then 20 of CPU per member), then the sync stage (binlog fsync 30 per group).
+    # the group), the sync stage (binlog fsync 30 per group) and the commit stage (20 of CPU per
+    # member), each a serial stage of its own (binlog.cc ordered_commit's three locks).
     cost = _cost(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
                      redo_flush_us=50.0, flush_us=30.0, cores=64, fsync_devices=2)
     one = simulate(_trx(2), ReplicaConfig(1, durable=True), cost)
     assert list(one.commit_us) == [200.0, 400.0]
     assert simulate(_trx(2), ReplicaConfig(0, durable=True), cost).apply_us == 400.0
     # Two workers: T1 finishes applying while T0's group is in its redo fsync, so it forms the
-    # next group and waits for the flush stage (150 + 20); its redo fsync overlaps T0's binlog
-    # fsync (separate devices): 170 + 50 + 20 + 30.
+    # next group; its redo fsync (150-200) overlaps T0's binlog fsync (150-180, separate devices)
+    # and T0's commit (180-200); then its binlog fsync 200-230 and its commit 230-250.
     two = simulate(_trx(2), ReplicaConfig(2, durable=True), cost)
-    assert list(two.commit_us) == [200.0, 270.0] and two.flushes == 2
-    # Four workers: T1-T3 share one group and so one redo fsync and one binlog fsync.
+    assert list(two.commit_us) == [200.0, 250.0] and two.flushes == 2
+    # Four workers: T1-T3 share one group and so one redo fsync and one binlog fsync (150-230),
+    # then the commit stage commits the three (230-290).
     four = simulate(_trx(4), ReplicaConfig(4, durable=True), cost)
-    assert list(four.commit_us) == [200.0, 310.0, 310.0, 310.0] and four.flushes == 2
+    assert list(four.commit_us) == [200.0, 290.0, 290.0, 290.0] and four.flushes == 2
     # Relaxed: no fsync at all.
     assert simulate(_trx(2), ReplicaConfig(1, durable=False), cost).apply_us == 240.0
 
 
 def test_each_fsync_also_takes_its_groups_bytes():
     # As above, with fsync_byte_us = 1 and 10 bytes a transaction: each fsync takes 1 us more per
-    # byte of its group. One worker: apply 100, redo 50 + 10, CPU 20, binlog 30 + 10.
+    # byte of its group. One worker: apply 100, redo 50 + 10, binlog 30 + 10, commit CPU 20.
     cost = _cost(commit_us=20.0, redo_flush_us=50.0, flush_us=30.0, fsync_byte_us=1.0, cores=64, fsync_devices=2)
     assert list(simulate(_trx(2), ReplicaConfig(1, durable=True), cost).commit_us) == [220.0, 440.0]
     assert simulate(_trx(2), ReplicaConfig(0, durable=True), cost).apply_us == 440.0
-    # Four workers: T1-T3 form one group of 30 bytes: redo 180-260, CPU 260-320, binlog 320-380.
+    # Four workers: T1-T3 form one group of 30 bytes: redo 160-240, binlog 240-300, CPU 300-360.
     four = simulate(_trx(4), ReplicaConfig(4, durable=True), cost)
-    assert list(four.commit_us) == [220.0, 380.0, 380.0, 380.0] and four.flushes == 2
+    assert list(four.commit_us) == [220.0, 360.0, 360.0, 360.0] and four.flushes == 2
     # Relaxed: no fsync, no byte cost.
     assert simulate(_trx(2), ReplicaConfig(1, durable=False), cost).apply_us == 240.0
 
 
 def test_fsyncs_on_one_device_take_turns():
     # As above, but the redo log and the binlog share a device: T1's group redo fsync waits for
-    # T0's binlog fsync (170-200), so it runs 200-250, then 20 of CPU and its binlog fsync.
+    # T0's binlog fsync (150-180), so it runs 180-230, then its binlog fsync 230-260 and its
+    # commit 260-280 (T0's commit, 180-200, needs no device).
     cost = _cost(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=20.0,
                      redo_flush_us=50.0, flush_us=30.0, cores=64, fsync_devices=1)
     assert list(simulate(_trx(2), ReplicaConfig(1, durable=True), cost).commit_us) == [200.0, 400.0]
-    assert list(simulate(_trx(2), ReplicaConfig(2, durable=True), cost).commit_us) == [200.0, 300.0]
+    assert list(simulate(_trx(2), ReplicaConfig(2, durable=True), cost).commit_us) == [200.0, 280.0]
     four = simulate(_trx(4), ReplicaConfig(4, durable=True), cost)
-    assert list(four.commit_us) == [200.0, 340.0, 340.0, 340.0] and four.flushes == 2
+    assert list(four.commit_us) == [200.0, 320.0, 320.0, 320.0] and four.flushes == 2
 
 
 def test_fsync_cpu_takes_a_share_of_the_cores_while_an_fsync_runs():
@@ -359,3 +362,17 @@ def test_a_model_file_says_which_machine_its_numbers_came_from():
         with pytest.raises(ConfigError, match=f"^m.json: measured_on: {re.escape(why)}$"):
             CostModel.from_dict({"measured_on": bad}, "m.json")
     assert CostModel.from_dict({"measured_on": "x" * MEASURED_ON_MAX}).measured_on == "x" * MEASURED_ON_MAX
+
+
+def test_groups_merge_where_a_later_stage_is_slower():
+    # binlog.cc change_stage: a flush group that finds the sync stage busy queues there, and the
+    # sync stage's next leader takes everything queued (fetch_queue_for): one binlog fsync for
+    # several flush groups. Redo fsync 10, binlog fsync 100, no commit CPU; transactions finish
+    # applying 20 apart (one worker each, staggered work): T0's binlog fsync runs 110-210 while
+    # T1-T4 pass the flush stage one by one (each its own redo fsync) and wait; 210-310 syncs
+    # the four at once, then T5-T9 the same way.
+    cost = _cost(trx_us=0, insert_us=0, update_us=0, delete_us=0, dispatch_us=0, commit_us=0.0,
+                 redo_flush_us=10.0, flush_us=100.0, cores=64, fsync_devices=2)
+    trxs = [SimTrx(0.0, 100.0 + 20.0 * i, 10, -1, PREFIX) for i in range(10)]
+    res = simulate(trxs, ReplicaConfig(10, durable=True), cost)
+    assert list(res.commit_us) == [210.0] + [310.0] * 4 + [410.0] * 5 and res.flushes == 3

@@ -143,10 +143,12 @@ class Context:
         the stages overlap), for a simulation ``res`` at ``workers`` workers: the commit stage, the
         workers' CPU spread over the cores they can use, and the coordinator's reads (summed once,
         cached). The commit stage is the binlog group commit's pipeline (sim/engine.py) over the
-        simulated groups: the flush stage (each group's redo fsync, ``commit_us`` per member) and the
-        sync stage (each group's binlog fsync) run at once on two fsync devices, so the longer of the
-        two; on one device the fsyncs take turns and the whole cycle is serial. Each fsync also
-        writes its group's bytes (``fsync_byte_us``)."""
+        simulated groups: the flush stage (each group's redo fsync), the sync stage (each group's
+        binlog fsync) and the commit stage (``commit_us`` per member) run at once, so the longest
+        of the three; on one fsync device the two fsyncs take turns, so they add up. Each fsync
+        also writes its group's bytes (``fsync_byte_us``). The redo fsyncs are counted at the
+        binlog fsyncs' number (``res.flushes``; a flush group can be smaller, merged at the sync
+        stage), a lower bound."""
         cost = self.cost
         if "coordinator" not in self._trx_cache:  # one pass over the sizes, none kept
             coordinator, total = 0.0, 0
@@ -161,7 +163,7 @@ class Context:
             per_byte = cost.fsync_byte_us * self._trx_cache["bytes"]
             redo = res.flushes * cost.redo_flush_us + per_byte
             binlog = res.flushes * cost.flush_us + per_byte
-            stage = commit_cpu + redo + binlog if cost.fsync_devices == 1 else max(commit_cpu + redo, binlog)
+            stage = max(commit_cpu, redo + binlog) if cost.fsync_devices == 1 else max(commit_cpu, redo, binlog)
         return {"commit and fsync": stage / 1e6,
                 "worker CPU": (self.work_us_total() * cost.worker_cpu(workers)
                                + len(self.facts) * cost.worker_add_us(workers))

@@ -11,13 +11,18 @@ assigned at the transaction's first event and applies the events as the coordina
 them (``dispatch_us`` + ``dispatch_byte_us`` per byte), so the read and the apply run at once
 and the apply ends no earlier than the read. Workers hold their transaction until it commits; with ``replica_preserve_commit_order``
 a transaction enters the commit pipeline only after its predecessor did. The pipeline is the
-replica's binlog group commit (MYSQL_BIN_LOG::ordered_commit): a serial flush stage, where the
-group's leader first waits for the InnoDB redo fsync of the whole group (``redo_flush_us`` per
-group when durable: ``ha_flush_logs(true)`` in process_flush_stage_queue) and then writes every
-member's binlog cache and commits it (CPU, ``commit_us`` per member), then a serial sync stage
-(the binlog fsync, ``flush_us`` per group when durable). Transactions arriving while the flush
-stage is busy form the next group; the two stages pipeline, so the binlog fsync of one group
-overlaps the next group's flush stage but the redo fsync does not. CPU is shared by processor sharing
+replica's binlog group commit (MYSQL_BIN_LOG::ordered_commit), three serial stages that pipeline,
+each under its own lock: the flush stage (LOCK_log), where the group's leader waits for the InnoDB
+redo fsync of the whole group (``redo_flush_us`` per group when durable: ``ha_flush_logs(true)``
+in process_flush_stage_queue) and writes the members' binlog caches; the sync stage (LOCK_sync:
+the binlog fsync, ``flush_us`` per group when durable); the commit stage (LOCK_commit,
+binlog_order_commits: the leader commits every member in InnoDB in order, CPU, ``commit_us`` per
+member, and the members are committed when it ends). Transactions arriving while the flush stage
+is busy form the next group; a leader entering a busy stage queues there (change_stage), and the
+stage's next leader takes everything queued (fetch_queue_for), so groups merge at the sync and
+commit stages when those are the slower ones: the binlog fsyncs (``SimResult.flushes``) are the
+sync stage's groups. The redo fsync of one group overlaps the binlog fsync of the one before and
+the InnoDB commits of the one before that. CPU is shared by processor sharing
 (the Linux scheduler's fair share): every runnable thread — workers applying, the coordinator
 dispatching, the flush leader — progresses at ``min(1, cores / runnable)``, divided by the
 contention of that many threads running at once (``CostModel.contention``: InnoDB's shared
@@ -128,7 +133,7 @@ class SimResult:
     busy_us: float = 0.0                 # worker time holding a transaction
     dependency_wait_us: float = 0.0      # coordinator time blocked on the clock or commit order
     worker_wait_us: float = 0.0          # coordinator time blocked on no free worker
-    flushes: int = 0
+    flushes: int = 0                     # the sync stage's groups: the binlog fsyncs when durable
 
     @property
     def utilisation(self) -> float:
@@ -284,7 +289,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         counter += 1
         heapq.heappush(ps_heap, (vnow + work, counter, kind, i, data))
 
-    DISPATCH_DONE, APPLY_DONE, FLUSH_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF, REDO_DONE, FSYNC_CPU = range(9)
+    DISPATCH_DONE, APPLY_DONE, COMMIT_DONE, WAKE, SYNC_DONE, CPU_DONE, HANDOFF, REDO_DONE, FSYNC_CPU = range(9)
     sync_us = cost.flush_us if cfg.durable else 0.0
     redo_us = cost.redo_flush_us if cfg.durable else 0.0
     fsync_byte = cost.fsync_byte_us if cfg.durable else 0.0
@@ -319,7 +324,9 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     flush_busy = False
     flush_queue: list[int] = []
     sync_busy = False
-    sync_queue: deque[list[int]] = deque()
+    sync_queue: list[int] = []     # the flush groups waiting for the sync stage, merged
+    commit_busy = False
+    commit_queue: list[int] = []   # the sync groups waiting for the commit stage, merged
     # One fsync at a time when the redo log and the binlog share a device (one filesystem
     # journal, one device cache flush): a group's redo fsync waits for the previous group's
     # binlog fsync and the other way round. fsync_devices = 2: they overlap.
@@ -403,14 +410,44 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         if redo_us > 0:
             fsync(now, REDO_DONE, group)  # the leader waits for the redo fsync (no CPU)
         else:
-            run_cpu(now, cost.commit_us * len(group), FLUSH_DONE, -1, group)
+            flush_done(now, group)
+
+    def flush_done(now: float, group: list[int]) -> None:
+        """The flush stage's group moves on to the sync stage (queued there: merged with what
+        waits) and the flush stage takes the next group."""
+        nonlocal flush_busy
+        flush_busy = False
+        sync_queue.extend(group)
+        start_sync(now)
+        start_flush(now)
 
     def start_sync(now: float) -> None:
-        nonlocal sync_busy
+        nonlocal sync_busy, sync_queue
         if sync_busy or not sync_queue:
             return
         sync_busy = True
-        fsync(now, SYNC_DONE, sync_queue.popleft())
+        group, sync_queue = sync_queue, []
+        if sync_us > 0 or fsync_byte > 0:
+            fsync(now, SYNC_DONE, group)
+        else:
+            sync_done(now, group)
+
+    def sync_done(now: float, group: list[int]) -> None:
+        nonlocal sync_busy
+        sync_busy = False
+        res.flushes += 1
+        commit_queue.extend(group)
+        start_sync(now)
+        start_commit(now)
+
+    def start_commit(now: float) -> None:
+        """The commit stage's leader commits every queued member in InnoDB, in order (CPU)."""
+        nonlocal commit_busy, commit_queue
+        if commit_busy or not commit_queue:
+            return
+        commit_busy = True
+        group, commit_queue = commit_queue, []
+        run_cpu(now, cost.commit_us * len(group), COMMIT_DONE, -1, group)
 
     def fsync_us(kind: int, group: list[int]) -> float:
         """The fsync's time: per fsync, plus ``fsync_byte_us`` per byte of its group's
@@ -487,7 +524,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
                 return
 
     def handle(kind: int, i: int, data, now: float) -> None:
-        nonlocal coord_busy, pending, coord_next, flush_busy, sync_busy, free_workers
+        nonlocal coord_busy, pending, coord_next, commit_busy, free_workers
         if kind == DISPATCH_DONE:
             coord_busy = False
             coord_next = i + 1
@@ -512,19 +549,15 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             push(now + (1.0 - cost.fsync_cpu) * fsync_us(i, data), i, -1, data)
         elif kind == REDO_DONE:
             fsync_done(now, kind, data)
-            run_cpu(now, cost.commit_us * len(data), FLUSH_DONE, -1, data)
-        elif kind == FLUSH_DONE:
-            flush_busy = False
-            sync_queue.append(data)
-            start_sync(now)
-            start_flush(now)
+            flush_done(now, data)
         elif kind == SYNC_DONE:
             fsync_done(now, kind, data)
-            res.flushes += 1
+            sync_done(now, data)
+        elif kind == COMMIT_DONE:  # the commit stage: its InnoDB commits are done
+            commit_busy = False
             for j in data:
                 commit(j, now)
-            sync_busy = False
-            start_sync(now)
+            start_commit(now)
 
     try_coordinator(0.0)
     reschedule(0.0)
