@@ -98,11 +98,11 @@ def rows(lab: dict, facts: dict, model, startup: float = 0.0, configs: tuple[str
     return out
 
 
-def model_of(x: list[float], base, cores: int, free: tuple[str, ...] = FREE):
+def model_of(x: list[float], base, cores: int, free: tuple[str, ...] = FREE, fixed: dict = FIXED):
     v = {k: math.exp(a) for k, a in zip(free, x)}
     if "insert_us" in v:
         v["delete_us"] = v["insert_us"] * DELETE_PER_INSERT
-    return replace(base, cores=cores, **FIXED, **v)
+    return replace(base, cores=cores, **fixed, **v)
 
 
 def nelder_mead(f, x0: list[float], iterations: int, step: float = 0.3) -> tuple[list[float], float]:
@@ -174,7 +174,7 @@ def main() -> int:
             raise SystemExit(f"--set: not a cost: {k}")
         held[k] = int(v) if k == "fsync_devices" else float(v)
     base = replace(CostModel(), **held)
-    FIXED.update({k: v for k, v in held.items() if k in FIXED})  # --set overrides a measured term too
+    fixed = {k: held.get(k, v) for k, v in FIXED.items()}  # --set overrides a measured term too
     start = {}
     for item in args.start:
         k, _, v = item.partition("=")
@@ -193,7 +193,7 @@ def main() -> int:
         return [r for lab, facts, startup in labs for r in rows(lab, facts, model, startup, configs)]
 
     def loss(x) -> float:
-        rs = pooled(model_of(x, base, cores, free))
+        rs = pooled(model_of(x, base, cores, free, fixed))
         multi = [r for r in rs if r["workers"] > 1]
         grouped = [r for r in multi if r["measured_groups"] and r["predicted_groups"]]
         value = (sum(math.log(r["predicted_s"] / r["measured_s"]) ** 2 for r in rs) / len(rs)
@@ -205,7 +205,7 @@ def main() -> int:
         return value
 
     x, value = nelder_mead(loss, [math.log(max(getattr(base, k), 1e-4)) for k in free], args.iterations)
-    model = model_of(x, base, cores, free)
+    model = model_of(x, base, cores, free, fixed)
     print(model.to_json())
     print(f"\nloss {value:.5f}")
     for r in pooled(model):

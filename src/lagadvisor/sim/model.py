@@ -73,18 +73,19 @@ class CostModel:
     # durable costs and commit_us were then fitted again on both runs for the three-stage group
     # commit (2026-11-27: fit.py bench/manycore_16core.json bench/manycore_16core_run2.json --free
     # commit_us,redo_flush_us,flush_us,fsync_byte_us,durable_byte_us --groups-weight 1, the rest
-    # held; loss 0.0411 with the groups' term): the measured commit
-    # groups (binlog fsyncs) are in the loss beside the times and speedups, so the fsyncs' cost
-    # sits in groups of the size the server formed (the two-stage engine before had them 1.7-2.2x
-    # too big at 16-32 workers on the uniform backlog). One worker's durable time less its relaxed
-    # time grows with the transactions' bytes (215 us a transaction at 0.7 kB, 308 at 1.8 kB, 468
-    # at 3.9 kB over the five backlogs): the fsyncs' 0.0061 us a byte each and the workers'
-    # durable_byte_us; the redo fsync 76.9 us and the binlog's 155.7 (the file instruments: 69-145
-    # and 93-195 us per fsync). Held out: the third and fourth runs (2026-11-27, a later loan) and
-    # the 2-core check-back, docs/accuracy.md. Every measured time is taken less its run's replica
-    # start (30.7 and 32.1 ms: START REPLICA SQL_THREAD to the first commit, from the kept runs'
-    # own binlogs), which the simulation does not model and a real backlog does not notice. scan_row_us is bench/keyless_apply.py's (2 cores: the lab has
-    # no table without an index). Checked back on 2 cores: docs/accuracy.md.
+    # held; loss 0.0411 with the groups' term): the measured commit groups (binlog fsyncs) are in
+    # the loss beside the times and speedups, so the fsyncs' cost sits in groups of the size the
+    # server formed (the two-stage engine before had them 1.7-2.2x too big at 16-32 workers on the
+    # uniform backlog). One worker's durable time less its relaxed time grows with the
+    # transactions' bytes (215 us a transaction at 0.7 kB, 308 at 1.8 kB, 468 at 3.9 kB over the
+    # five backlogs): the fsyncs' 0.0061 us a byte each and the workers' durable_byte_us; the redo
+    # fsync 76.9 us and the binlog's 155.7 (the file instruments: 69-145 and 93-195 us per fsync).
+    # Held out: the third and fourth runs (2026-11-27, a later loan) and the 2-core check-back,
+    # docs/accuracy.md. Every measured time is taken less its run's replica start (30.7 and 32.1
+    # ms: START REPLICA SQL_THREAD to the first commit, from the kept runs' own binlogs), which
+    # the simulation does not model and a real backlog does not notice.
+    # scan_row_us is bench/keyless_apply.py's (2 cores: the lab has no table without an index).
+    # Checked back on 2 cores: docs/accuracy.md.
     trx_us: float = 26.4           # worker, per transaction (parallel)
     insert_us: float = 43.1        # worker, per row written
     update_us: float = 17.5        # worker, per row updated
