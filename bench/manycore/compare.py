@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 from lab import Backlog  # noqa: E402  (the lab's relay logs: the same files and cut)
 from replica_catchup import lagadvisor  # noqa: E402  (runs `python -m lagadvisor ...`, returns stdout)
-from timeline import switches  # noqa: E402  (the timelines' cost of changing worker)
+from timeline import stalls, switches  # noqa: E402  (the timelines' pauses and cost of changing worker)
 
 DATA = ROOT / "bench" / "data" / "manycore"
 
@@ -254,6 +254,23 @@ def worker_switches(lab_path: Path) -> list[str]:
     return lines
 
 
+def applier_stalls(lab_path: Path) -> list[str]:
+    """The timelines' stalls (timeline.py ``stalls``: more than 1 ms without a commit while two or
+    more transactions were stuck in their own work) as a Markdown table, one row per run."""
+    path = lab_path.with_name(lab_path.stem + "_timelines.json.gz")
+    if not path.is_file():
+        return []
+    runs = json.loads(gzip.decompress(path.read_bytes()))["runs"]
+    lines = ["| run | stalls | stalled ms | longest ms | share of the catch-up | transactions stuck (median) |",
+             "|---|---|---|---|---|---|"]
+    for name, tl in runs.items():
+        if tl.get("transactions"):
+            st = stalls(tl)
+            lines.append(f"| {name} | {st['count']} | {st['total_us'] / 1000:.1f} | {st['max_us'] / 1000:.1f} "
+                         f"| {st['share']:.1%} | {st['in_flight']:g} |")
+    return lines
+
+
 def _quartile_cell(q: dict) -> str:
     return f"{q['median_us']:.1f} ({q['p25_us']:.0f}-{q['p75_us']:.0f}), {q['n']}" if q.get("n") else "-"
 
@@ -371,6 +388,12 @@ def main() -> int:
     if table:
         print("\nChanging worker in a chain (the timelines' transactions that started after their predecessor "
               "ended; own time: start to end less the commit-order wait):\n")
+        print("\n".join(table))
+    table = applier_stalls(args.lab)
+    if table:
+        print("\nStalls (the timelines' gaps of over 1 ms without a commit, two or more transactions stuck in "
+              "their own work, none waiting for commit order; on mixed they include its 1,000-2,000-row "
+              "transactions, which the model simulates; on the other backlogs the model has no such pause):\n")
         print("\n".join(table))
     if args.out:
         args.out.write_text(json.dumps({"cores": cores, "cost_model": args.cost_model, "startup_s": startup,

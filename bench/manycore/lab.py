@@ -35,7 +35,7 @@ the first round's 16-worker catch-ups are kept (gzip, in ``$OUT/replica_binlogs_
 
 ``--quick`` (this 2-core machine): workers 1/2/4, a tenth of each backlog, the same code path.
 
-Usage: python3 bench/manycore/lab.py [--quick] [--budget 450] [--out DIR] [--rounds 3]
+Usage: python3 bench/manycore/lab.py [--quick] [--budget 450] [--out DIR] [--rounds 5] [--no-instrumented]
 """
 
 from __future__ import annotations
@@ -579,11 +579,13 @@ class RunSpec:
         return self.phase == "instrumented"
 
 
-def build_plan(workloads: list[str], workers: list[int], rounds: int) -> list[RunSpec]:
+def build_plan(workloads: list[str], workers: list[int], rounds: int,
+               instrumented: bool = True) -> list[RunSpec]:
     """Every run, most important first: the probes, the relaxed rounds, the durable rounds
-    (each round every workload at every worker count, alternately up and down), then the
-    instrumented round (16 workers for every workload, then 8 and 32 for the first, then 4
-    and 32 for ``hot``: its hand-offs and wake-ups, bench/manycore/timeline.py)."""
+    (each round every workload at every worker count, alternately up and down), then, unless
+    *instrumented* is false, the instrumented round (16 workers for every workload, then 8, 32, 4
+    and 1 for the first, then 4 and 32 for ``hot``: its hand-offs and wake-ups, bench/manycore/
+    timeline.py)."""
     wmax = max(workers)
     keep_w = 16 if 16 in workers else wmax
     plan = [RunSpec("probe", 0, wl, cfg, w) for wl in workloads for cfg in CONFIGS for w in (1, wmax)]
@@ -591,8 +593,12 @@ def build_plan(workloads: list[str], workers: list[int], rounds: int) -> list[Ru
         for r in range(1, rounds + 1):
             order = workers if r % 2 else list(reversed(workers))
             plan += [RunSpec(cfg, r, wl, cfg, w, keep=(r == 1 and w == keep_w)) for wl in workloads for w in order]
-    inst = [w for w in (16, 8, 32) if w in workers] or [wmax]
+    if not instrumented:
+        return plan
+    inst = [w for w in (16, 8, 32, 4, 1) if w in workers] or [wmax]
     plan += [RunSpec("instrumented", 1, wl, cfg, inst[0]) for cfg in CONFIGS for wl in workloads]
+    # the first workload over the worker counts: at 4 its workers are the bound (the model's
+    # largest miss on uniform), at 1 its stalls (timeline.stalls) have nothing parallel beside them
     plan += [RunSpec("instrumented", 1, workloads[0], cfg, w) for w in inst[1:] for cfg in CONFIGS]
     # the conflict-heavy shape's hand-offs and wake-ups at fewer and at more workers
     plan += [RunSpec("instrumented", 1, "hot", cfg, w) for w in (4, 32) if "hot" in workloads[1:]
@@ -890,7 +896,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="this 2-core machine: workers 1/2/4, a tenth of each backlog")
     ap.add_argument("--budget", type=float, default=450.0, help="wall seconds for everything (default 450)")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="interleaved rounds of every cell (default 5: a catch-up's time varies 10-13%% from "
+                         "its cell's median whatever its length, so rounds, not longer catch-ups, narrow a median)")
+    ap.add_argument("--no-instrumented", dest="instrumented", action="store_false",
+                    help="leave out the instrumented round (a second call on a warm machine: its budget goes to rounds)")
     ap.add_argument("--workers", default=None, help="comma-separated (default 1,2,4,8,16,32; quick 1,2,4)")
     ap.add_argument("--workloads", default="uniform,hot,mixed,nopk,fk")
     ap.add_argument("--kit", type=Path, default=DATA / "mysql-kit.tar.xz")
@@ -898,7 +908,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=None, help="default $OUT, else a new temporary folder")
     ap.add_argument("--workdir", type=Path, default=DATA / "run", help="unpacked kit and the datadir (local disk)")
     ap.add_argument("--buffer-pool", default=None, help="innodb_buffer_pool_size (default 2G; quick 512M)")
-    ap.add_argument("--settle", type=float, default=0.5, help="at most this long waiting for flush and purge")
+    ap.add_argument("--settle", type=float, default=0.1,
+                    help="at most this long waiting for flush and purge (default 0.1: at 0.5 the wait ran out in 88%% "
+                         "of the four 16-core runs' 720 timed catch-ups, took 27%% of a run, and what it left, dirty "
+                         "pages and purge history, did not correlate with the catch-up's time, |r| <= 0.09)")
     ap.add_argument("--probe-fraction", type=float, default=None, help="backlog share of a probe (0.1; quick 0.04)")
     ap.add_argument("--max-fraction", type=float, default=None, help="largest backlog share (1; quick 0.1)")
     ap.add_argument("--min-fraction", type=float, default=None,
@@ -930,7 +943,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"machine: {lab.result['machine']}; results in {out / JSON_NAME}")
     try:
         lab.setup()
-        lab.execute(build_plan(args.workloads, args.workers, args.rounds))
+        lab.execute(build_plan(args.workloads, args.workers, args.rounds, args.instrumented))
     finally:
         lab.result["error_log_tail"] = _tail(lab.server.error_log, 15)
         lab.server.stop()

@@ -108,6 +108,31 @@ def switches(tl: dict) -> dict:
             "extra_us": round(b["median_us"] - a["median_us"], 1) if a["n"] and b["n"] else None}
 
 
+def stalls(tl: dict, min_gap_us: float = 1000.0) -> dict:
+    """Where the whole applier stood still: gaps of more than *min_gap_us* between consecutive
+    commits during which two or more transactions were in flight and none of them was waiting
+    for commit order (each stuck in its own apply or commit at once, not one long transaction
+    that the others wait behind; with one worker, its one transaction). ``count``, ``total_us``, ``max_us``, their ``share`` of the
+    catch-up (first start to last commit) and ``in_flight`` (median transactions stuck per
+    stall). The cost model has no such pause: what it costs a catch-up is beside its error."""
+    start, end, ws, we = tl["start"], tl["end"], tl["wait_start"], tl["wait_end"]
+    ends = sorted(end)
+    span = (ends[-1] - min(start)) / 1000 if ends else 0.0
+    least = min(2, tl.get("workers_seen", 2))
+    found: list[tuple[float, int]] = []
+    for a, z in zip(ends, ends[1:]):
+        if (z - a) / 1000 <= min_gap_us:
+            continue
+        stuck = sum(1 for k in range(len(start)) if start[k] <= a and end[k] >= z
+                    and not (0 <= ws[k] <= a and we[k] >= z))
+        if stuck >= least:
+            found.append(((z - a) / 1000, stuck))
+    total = sum(g for g, _ in found)
+    return {"count": len(found), "total_us": round(total, 1), "max_us": round(max((g for g, _ in found), default=0.0), 1),
+            "share": round(total / span, 4) if span > 0 else 0.0,
+            "in_flight": statistics.median(k for _, k in found) if found else 0}
+
+
 def latencies(tl: dict) -> dict:
     """The wake-up latencies of one timeline (microseconds; see the module docstring)."""
     if not tl.get("transactions"):
@@ -129,5 +154,5 @@ def latencies(tl: dict) -> dict:
     return {"transactions": tl["transactions"], "workers_seen": tl["workers_seen"],
             "commit_order_waits": waited, "coordinator_waits": len(tl["coordinator_waits"]),
             "handoff": _quartiles(handoff), "coordinator_wakeup": _quartiles(wake),
-            "dispatch_to_worker_start": _quartiles(dispatch), "switches": switches(tl),
+            "dispatch_to_worker_start": _quartiles(dispatch), "switches": switches(tl), "stalls": stalls(tl),
             "trx_duration": _quartiles([(b - a) / 1000 for a, b in zip(tl["start"], tl["end"])])}

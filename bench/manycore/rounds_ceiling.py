@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""What an exact cost model would score against a lab run, given the rounds' noise alone.
+
+Every timed catch-up of the lab JSONs gives one deviation: the log of its time over its cell's
+median (workload x durability x workers), scaled by sqrt(3/2) (a deviation from the median of
+three is smaller than one from the truth). Then, many times over, a run of ``rounds`` rounds is
+drawn: each cell's time is the median of ``rounds`` draws of exp(deviation) around a true time of
+1, so each multi-worker speedup is measured as the one-worker median over its own, against a
+predicted 1. Counted as the must-show counts (predicted / measured - 1 within 15%): the mean
+number of 50 speedups within (5 shapes x 2 durabilities x 5 worker counts), how often one shape
+has all ten within, and how often three or more of five shapes do. ``--vs-run``: the same
+measured against another drawn run instead of the truth (what two runs' medians can agree on).
+
+Seeded (deterministic); stdlib only.
+
+Usage: python3 bench/manycore/rounds_ceiling.py bench/manycore_16core*.json [--rounds 3,5,8] [--draws 4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import sys
+from math import comb
+from pathlib import Path
+
+TOLERANCE = 0.15
+WORKERS = 6          # 1/2/4/8/16/32: five multi-worker speedups per shape and durability
+SHAPES = 5
+
+
+def deviations(paths: list[Path]) -> list[float]:
+    """Each timed catch-up's log time over its cell's median, scaled to a deviation from the truth."""
+    out: list[float] = []
+    for path in paths:
+        cells: dict[tuple, list[float]] = {}
+        for r in json.loads(path.read_text())["runs"]:
+            if r.get("phase") in ("relaxed", "durable") and r.get("seconds"):
+                cells.setdefault((r["workload"], r["config"], r["workers"]), []).append(r["seconds"])
+        for times in cells.values():
+            if len(times) >= 2:
+                mid = statistics.median(times)
+                out += [math.log(t / mid) * math.sqrt(1.5) for t in times]
+    return out
+
+
+def _speedups(rng: random.Random, devs: list[float], rounds: int) -> list[float]:
+    meds = [statistics.median(math.exp(rng.choice(devs)) for _ in range(rounds)) for _ in range(WORKERS)]
+    return [meds[0] / m for m in meds[1:]]
+
+
+def ceiling(devs: list[float], rounds: int, draws: int, seed: int = 33, vs_run: bool = False) -> dict:
+    """Mean speedups within 15% of 50, P(one shape's ten within), P(three or more of five)."""
+    rng = random.Random(seed)
+    within = shape_ok = 0
+    for _ in range(draws):
+        ok = 0
+        for _config in range(2):
+            got = _speedups(rng, devs, rounds)
+            ref = _speedups(rng, devs, rounds) if vs_run else [1.0] * len(got)
+            ok += sum(1 for g, p in zip(got, ref) if abs(p / g - 1) <= TOLERANCE)
+        within += ok
+        shape_ok += ok == 2 * (WORKERS - 1)
+    p = shape_ok / draws
+    return {"rounds": rounds, "within_of_50": round(within / draws * SHAPES, 1), "shape_all_within": round(p, 2),
+            "three_of_five_shapes": round(sum(comb(SHAPES, k) * p ** k * (1 - p) ** (SHAPES - k)
+                                              for k in range(3, SHAPES + 1)), 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("labs", nargs="+", type=Path)
+    ap.add_argument("--rounds", default="3,5,8")
+    ap.add_argument("--draws", type=int, default=4000)
+    ap.add_argument("--vs-run", action="store_true")
+    args = ap.parse_args(argv)
+    devs = deviations(args.labs)
+    if not devs:
+        print("rounds_ceiling: no cell with two or more timed rounds in these files", file=sys.stderr)
+        return 2
+    sd = math.sqrt(statistics.fmean(d * d for d in devs))
+    print(f"{len(devs)} catch-ups; a catch-up's deviation from the truth {sd:.3f} (RMS of the log)\n")
+    print("| rounds per cell | speedups within 15%, of 50 | one shape's ten all within | three or more of five shapes |")
+    print("|---|---|---|---|")
+    for rounds in (int(x) for x in args.rounds.split(",")):
+        c = ceiling(devs, rounds, args.draws, vs_run=args.vs_run)
+        print(f"| {rounds} | {c['within_of_50']} | {c['shape_all_within']:.0%} | {c['three_of_five_shapes']:.0%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
