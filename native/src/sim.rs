@@ -190,6 +190,9 @@ struct Sim {
     /// engine.py ``spread_across_workers``: worker CPU per transaction added after the scale
     /// (``CostModel.worker_add_us``: ``multi_worker_us`` with two or more workers on two or more cores).
     work_add: f64,
+    /// engine.py ``ScaledWork``'s ``spread``: each transaction's worker CPU times the factor its
+    /// global index's `spread_slot` names (``CostModel.spread_factors``; empty: none).
+    spread: Vec<f64>,
     sync_us: f64,
     redo_us: f64,
     /// engine.py ``fsync_byte``: device time per byte of the group's transactions, added to each
@@ -263,13 +266,15 @@ struct Sim {
 }
 
 impl Sim {
-    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64, sink: Sink) -> Self {
+    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64, spread: Vec<f64>,
+           sink: Sink) -> Self {
         Sim {
             cfg,
             cost,
             work_scale,
             work_byte,
             work_add,
+            spread,
             sync_us: if cfg.durable { cost.flush_us } else { 0.0 },
             redo_us: if cfg.durable { cost.redo_flush_us } else { 0.0 },
             fsync_byte: if cfg.durable { cost.fsync_byte_us } else { 0.0 },
@@ -353,12 +358,18 @@ impl Sim {
         }
         self.arrival.extend_from_slice(x.arrival_us);
         let (f, b, m) = (self.work_scale, self.work_byte, self.work_add);
+        let from = self.work.len();
         if b != 0.0 {
             self.work.extend(x.work_us.iter().zip(x.nbytes.iter()).map(|(w, &nb)| (w + b * nb as f64) * f + m));
         } else if f == 1.0 && m == 0.0 {
             self.work.extend_from_slice(x.work_us);
         } else {
             self.work.extend(x.work_us.iter().map(|w| w * f + m));
+        }
+        if !self.spread.is_empty() {
+            for (k, w) in self.work[from..].iter_mut().enumerate() {
+                *w *= self.spread[spread_slot((self.n + k) as u64)];
+            }
         }
         self.nbytes.extend_from_slice(x.nbytes);
         self.need.extend_from_slice(x.need);
@@ -875,9 +886,18 @@ impl Sim {
     }
 }
 
-/// engine.py `simulate` over a whole input.
+/// engine.py `spread_slot`: the top six bits of SplitMix64 of the transaction's global index,
+/// which of the 64 apply factors it takes.
+fn spread_slot(i: u64) -> usize {
+    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 58) as usize
+}
+
+/// engine.py `simulate` over a whole input (its work already scaled and spread by the caller).
 pub fn simulate(x: &Input, cfg: Config, cost: Costs) -> Result<Output, String> {
-    let mut s = Sim::new(cfg, cost, 1.0, 0.0, 0.0, Sink::Full(Vec::new()));
+    let mut s = Sim::new(cfg, cost, 1.0, 0.0, 0.0, Vec::new(), Sink::Full(Vec::new()));
     s.feed(x, true)?;
     let apply_us = s.apply_us();
     let commit_us = match std::mem::replace(&mut s.sink, Sink::Full(Vec::new())) {
@@ -1094,7 +1114,7 @@ impl LagAcc {
     }
 }
 
-/// `StreamSim(cfg, cost, work_scale, work_byte, work_add, cap, threshold_us, window_us, origin_us)`: one simulation
+/// `StreamSim(cfg, cost, work_scale, work_byte, work_add, cap, threshold_us, window_us, origin_us, spread=[])`: one simulation
 /// fed in chunks (`feed`), with its lag statistics gathered as it commits (`finish`). `cfg` and
 /// `cost` are read by attribute (`ReplicaConfig`, `CostModel`: `Config`, `Costs`).
 #[pyclass(module = "lagadvisor._native")]
@@ -1105,11 +1125,16 @@ pub struct StreamSim {
 #[pymethods]
 impl StreamSim {
     #[new]
+    #[pyo3(signature = (cfg, cost, work_scale, work_byte, work_add, cap, threshold_us, window_us, origin_us,
+                        spread = Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64, cap: usize, threshold_us: f64,
-           window_us: i64, origin_us: i64) -> Self {
+           window_us: i64, origin_us: i64, spread: Vec<f64>) -> PyResult<Self> {
+        if !spread.is_empty() && spread.len() != 64 {
+            return Err(PyValueError::new_err(format!("StreamSim: spread has {} factors, not 64", spread.len())));
+        }
         let acc = LagAcc::new(cap, threshold_us, window_us, origin_us);
-        StreamSim { sim: Sim::new(cfg, cost, work_scale, work_byte, work_add, Sink::Acc(Box::new(acc))) }
+        Ok(StreamSim { sim: Sim::new(cfg, cost, work_scale, work_byte, work_add, spread, Sink::Acc(Box::new(acc))) })
     }
 
     /// The next chunk's columns (bytes of array 'd', 'd', 'q', 'q', 'b'; `need` in global

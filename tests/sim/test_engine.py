@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import replace
 import subprocess
@@ -20,7 +21,7 @@ from lagadvisor.sim.model import CostModel, ReplicaConfig
 NEUTRAL = dict(trx_us=0.0, insert_us=0.0, update_us=0.0, delete_us=0.0, byte_us=0.0, dispatch_us=0.0,
                dispatch_byte_us=0.0, commit_us=0.0, flush_us=0.0, redo_flush_us=0.0, handoff_us=0.0,
                multi_worker_cpu=1.0, multi_worker_us=0.0, concurrency_cpu=0.0, oversubscribed_cpu=0.0, wakeup_us=0.0,
-               durable_byte_us=0.0, fsync_byte_us=0.0, cores=2, fsync_devices=1, fsync_cpu=0.44)
+               durable_byte_us=0.0, fsync_byte_us=0.0, cores=2, fsync_devices=1, fsync_cpu=0.44, apply_spread=0.0)
 
 
 def _cost(**kw) -> CostModel:
@@ -52,6 +53,50 @@ def test_independent_transactions_scale_with_workers_until_cores():
     # 2 workers and the coordinator on 2 cores: alone on a core in 1 of 3 placements, it holds
     # 1/3 of a core while the two workers run (5/6 of a core each), until the last transaction.
     assert relaxed(2, cores=2) == pytest.approx(31 * 120 + 100)
+
+
+def test_apply_spread_factors_have_mean_one_and_the_sigma_asked():
+    """CostModel.spread_factors: 64 lognormal factors at the middle quantiles, mean exactly 1;
+    their 10th-90th percentile width is the sigma's (2 * 1.2816 sigma); none for a spread of 0."""
+    from lagadvisor.sim.model import SPREAD_SLOTS
+
+    t = CostModel(apply_spread=0.3).spread_factors()
+    assert len(t) == SPREAD_SLOTS and list(t) == sorted(t)
+    assert math.fsum(t) / SPREAD_SLOTS == pytest.approx(1.0, abs=1e-12)
+    assert math.log(t[57] / t[6]) / (2 * 1.2816) == pytest.approx(0.3, rel=0.03)
+    assert CostModel(apply_spread=0.0).spread_factors() == ()
+
+
+def test_spread_slots_draw_every_factor_evenly_whatever_the_order():
+    """engine.spread_slot: the top six bits of SplitMix64 of the index (sim.rs draws the same:
+    tests/sim/test_stream.py feeds it in chunks); over 6,400 transactions every slot 100 +- 40
+    times, and neighbours do not follow each other (a chain's links draw independently)."""
+    from collections import Counter
+
+    from lagadvisor.sim.engine import spread_slot, spread_slots
+
+    slots = spread_slots(6400)
+    assert slots == bytes(spread_slot(i) for i in range(6400))
+    counts = Counter(slots)
+    assert len(counts) == 64 and 60 <= min(counts.values()) and max(counts.values()) <= 140
+    assert sum(slots[i] == slots[i + 1] for i in range(6399)) < 6400 * 3 / 64
+
+
+def test_apply_spread_slows_worker_bound_commit_order_but_not_one_worker():
+    """Transactions of one cost on enough cores, commit order preserved and a serial commit
+    stage: with every transaction exactly its mean, 4 workers pipeline perfectly; with a spread,
+    a worker waits for the slower transactions before it (the lab's uniform backlog at 4
+    workers, docs/accuracy.md). One worker only adds the factors up: the same total within the
+    64 slots' sampling."""
+    trxs = _trx(2000, work=200.0)
+    def run(w: int, spread: float) -> float:
+        cost = _cost(commit_us=40.0, handoff_us=10.0, cores=16, apply_spread=spread)
+        return simulate(trxs, ReplicaConfig(w, durable=False), cost).apply_us
+
+    assert run(1, 0.3) == pytest.approx(run(1, 0.0), rel=0.02)
+    assert run(4, 0.3) > 1.05 * run(4, 0.0)
+    # each worker holds its transaction through the commit stage: (200 + 40) / 4 a transaction
+    assert run(4, 0.0) == pytest.approx(2000 * 240 / 4, rel=0.01)
 
 
 def test_serial_chain_gets_no_speedup():
@@ -338,6 +383,23 @@ def test_a_cost_model_written_before_multi_worker_us_keeps_its_factor_alone():
     both = CostModel.from_dict({"multi_worker_cpu": 1.1, "multi_worker_us": 12.5})
     assert (both.multi_worker_cpu, both.multi_worker_us) == (1.1, 12.5)
     assert CostModel.from_dict(json.loads(CostModel().to_json())) == CostModel()
+
+
+def test_a_cost_model_file_without_apply_spread_keeps_its_costs_unspread():
+    """A whole model file (every cost calibrate writes) without ``apply_spread`` was fitted before
+    the term: it loads with 0, not the built-in's; a file naming a few costs by hand keeps the
+    built-in's; named, it is read and range-checked; a written model reads back equal."""
+    from lagadvisor.errors import ConfigError
+    from lagadvisor.sim.model import WRITTEN_MODEL_KEYS
+
+    assert CostModel().apply_spread == 0.2
+    old = {k: v for k, v in json.loads(CostModel().to_json()).items() if k != "apply_spread"}
+    assert WRITTEN_MODEL_KEYS <= set(old) and CostModel.from_dict(old).apply_spread == 0.0
+    assert CostModel.from_dict({"trx_us": 50.0}).apply_spread == 0.2
+    assert CostModel.from_dict({"apply_spread": 0.35}).spread_factors() == CostModel(apply_spread=0.35).spread_factors()
+    with pytest.raises(ConfigError, match="apply_spread: 2.5 is outside 0..2"):
+        CostModel.from_dict({"apply_spread": 2.5})
+    assert CostModel.from_dict(json.loads(CostModel(apply_spread=0.1).to_json())).apply_spread == 0.1
 
 
 def test_a_model_file_says_which_machine_its_numbers_came_from():

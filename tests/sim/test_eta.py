@@ -63,8 +63,9 @@ def _snap(at, executed_to, received_to):
 
 
 def test_estimate_from_the_applier_progress():
-    """Serial identical transactions: 10 applied in the 1 s window -> 80 left take 8 s; with 30
-    trx/s arriving (faster than 10/s) it never catches up; with none, the band is the ratio's."""
+    """Serial identical transactions (no apply spread: each costs exactly its mean): 10 applied
+    in the 1 s window -> 80 left take 8 s; with 30 trx/s arriving (faster than 10/s) it never
+    catches up; with none, the band is the ratio's."""
     from lagadvisor.sim.build import TrxFacts
     from lagadvisor.sim.eta import estimate
     from lagadvisor.sim.model import CostModel, ReplicaConfig
@@ -73,11 +74,11 @@ def test_estimate_from_the_applier_progress():
     gtids = [f"{U}:{i + 1}" for i in range(100)]
     cfg = ReplicaConfig(1, True, False)
     quiet = estimate([_snap(0.0, 0, 100), _snap(1.0, 10, 100), _snap(1.5, 15, 100), _snap(2.0, 20, 100)],
-                     facts, gtids, cfg, CostModel())
+                     facts, gtids, cfg, CostModel(apply_spread=0.0))
     assert quiet.left == 80 and quiet.applied_in_sample == 10 and quiet.arrival_rate == 0
     assert quiet.current.eta_s == pytest.approx(8.0, rel=0.02)
     busy = estimate([_snap(0.0, 0, 100), _snap(1.0, 10, 100), _snap(2.0, 20, 130)], facts, gtids, cfg,
-                    CostModel())
+                    CostModel(apply_spread=0.0))
     assert busy.arrival_rate == pytest.approx(30.0)
     assert busy.current.eta_s is None
 

@@ -167,8 +167,9 @@ def test_chart_points_are_the_sorted_pairs_every_200th(seed):
 @needs_native
 @pytest.mark.parametrize("durable", [True, False])
 def test_stream_scales_work_and_adds_the_durable_bytes_as_simulate_does(durable):
-    """``StreamSim``'s ``work_scale`` and ``work_byte`` (sim.rs ``feed``) give the floats of
-    ``simulate``, which spreads them in Python (``engine.spread_across_workers``)."""
+    """``StreamSim``'s ``work_scale``, ``work_byte`` and apply ``spread`` (sim.rs ``feed``, by
+    each transaction's global index across the chunks) give the floats of ``simulate``, which
+    spreads them in Python (``engine.spread_across_workers``)."""
     from dataclasses import replace
 
     from lagadvisor.sim.engine import simulate
@@ -179,7 +180,9 @@ def test_stream_scales_work_and_adds_the_durable_bytes_as_simulate_does(durable)
     whole = simulate(inp, cfg, cost)
     f, b, m = cost.worker_cpu(cfg.workers), cost.work_byte_us(durable), cost.worker_add_us(cfg.workers)
     assert b == (0.031 if durable else 0.0) and m == 27.5
-    s = _native.StreamSim(cfg, replace(cost, commit_us=cost.commit_us * f), f, b, m, 10**9, 1e6, 0, 0)
+    assert len(cost.spread_factors()) == 64
+    s = _native.StreamSim(cfg, replace(cost, commit_us=cost.commit_us * f), f, b, m, 10**9, 1e6, 0, 0,
+                          list(cost.spread_factors()))
     for lo in range(0, len(inp), 400):
         sl = slice(lo, lo + 400)
         s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
@@ -189,3 +192,6 @@ def test_stream_scales_work_and_adds_the_durable_bytes_as_simulate_does(durable)
     if durable:
         assert apply_us > simulate(inp, cfg, replace(cost, durable_byte_us=0.0)).apply_us
     assert apply_us > simulate(inp, cfg, replace(cost, multi_worker_us=0.0)).apply_us
+    assert apply_us != simulate(inp, cfg, replace(cost, apply_spread=0.0)).apply_us
+    with pytest.raises(ValueError, match="not 64"):
+        _native.StreamSim(cfg, cost, f, b, m, 10**9, 1e6, 0, 0, [1.0, 1.0])

@@ -36,7 +36,9 @@ replica pinned to one core, 4 and 8 workers caught up faster than 1). When durab
 first ``fsync_cpu`` of its time in CPU by the thread that waits for it (the kernel's part and
 InnoDB's redo-flush wait loop, log0write.cc ``log_wait_for_flush``; bench/fsync_cpu.py), shared
 like any other CPU, then the device's rest: on a busy core fsyncs take longer. Events are ordered by
-``(time, sequence)`` so results are the same bytes for the same input.
+``(time, sequence)`` so results are the same bytes for the same input. Each transaction's worker CPU
+is first multiplied by its factor of the cost model's ``apply_spread`` (:func:`spread_across_workers`):
+fixed per transaction by its index, so still the same bytes.
 
 The Change Stream Applier (``ReplicaConfig.applier = Applier.CSA``; MySQL 26.7+, ``CHANGE
 REPLICATION SOURCE TO APPLIER_VERSION=2``) is modelled from its documented semantics only, since
@@ -70,6 +72,7 @@ function, longer than 100 lines, on purpose: split, the two would no longer read
 
 from __future__ import annotations
 
+import functools
 import heapq
 import threading
 from array import array
@@ -170,13 +173,18 @@ def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel,
     the lab's fit put the cost per transaction, not in proportion to the work). On one core there
     is one cache: neither (:meth:`CostModel.worker_cpu`). A durable replica's workers also pay
     ``durable_byte_us`` per byte (:meth:`CostModel.work_byte_us`), added before the factor:
-    ``(work + b * nbytes) * f + m`` (sim.rs ``feed`` does the same for ``StreamSim``)."""
+    ``(work + b * nbytes) * f + m`` (sim.rs ``feed`` does the same for ``StreamSim``). Then, at
+    any worker count, each transaction's worker CPU is times its factor of the cost model's
+    ``apply_spread`` (:meth:`CostModel.spread_factors`, by :func:`spread_slot` of its index):
+    transactions of the same statements do not take the same time, and with commit order
+    preserved the slower ones hold the rest back."""
     f = cost.worker_cpu(cfg.workers)
     b = cost.work_byte_us(cfg.durable)
     m = cost.worker_add_us(cfg.workers)
-    if f == 1.0 and b == 0.0 and m == 0.0:
+    t = cost.spread_factors()
+    if f == 1.0 and b == 0.0 and m == 0.0 and not t:
         return inp, cost
-    work = (scaled or ScaledWork())(inp.work_us, f, inp.nbytes, b, m)
+    work = (scaled or ScaledWork())(inp.work_us, f, inp.nbytes, b, m, t)
     return (SimInput(inp.arrival_us, work, inp.nbytes, inp.need, inp.need_kind),
             replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost)
 
@@ -188,23 +196,47 @@ class ScaledWork:
 
     def __init__(self, keep: int = 4) -> None:
         self._keep = keep
-        self._seen: list[tuple[object, float, float, float, array]] = []
+        self._seen: list[tuple[object, float, float, float, tuple[float, ...], array]] = []
         self._lock = threading.Lock()
 
-    def __call__(self, work, f: float, nbytes=None, b: float = 0.0, m: float = 0.0) -> array:
-        """``(work + b * nbytes) * f + m`` (sim.rs ``feed``: the same operations)."""
+    def __call__(self, work, f: float, nbytes=None, b: float = 0.0, m: float = 0.0,
+                 spread: tuple[float, ...] = ()) -> array:
+        """``(work + b * nbytes) * f + m``, times ``spread[spread_slot(i)]`` for transaction ``i``
+        when a spread is given (sim.rs ``feed``: the same operations)."""
         with self._lock:
-            for w, g, bb, mm, out in self._seen:
-                if w is work and g == f and bb == b and mm == m:
+            for w, g, bb, mm, tt, out in self._seen:
+                if w is work and g == f and bb == b and mm == m and tt == spread:
                     return out
         if b != 0.0:
             out = array("d", [(w + b * nb) * f + m for w, nb in zip(work, nbytes)])
         else:
             out = array("d", [w * f + m for w in work])
+        if spread:
+            out = array("d", [w * spread[k] for w, k in zip(out, spread_slots(len(out)))])
         with self._lock:
-            self._seen.insert(0, (work, f, b, m, out))
+            self._seen.insert(0, (work, f, b, m, spread, out))
             del self._seen[self._keep:]
         return out
+
+
+_MASK64 = (1 << 64) - 1
+
+
+@functools.lru_cache(maxsize=4)
+def spread_slots(n: int) -> bytes:
+    """:func:`spread_slot` of ``0..n-1`` (computed once per length: a sweep simulates the same
+    input at many worker counts)."""
+    return bytes(spread_slot(i) for i in range(n))
+
+
+def spread_slot(i: int) -> int:
+    """Which of the ``SPREAD_SLOTS`` apply factors transaction ``i`` (its index in the input)
+    takes: the top six bits of SplitMix64 of ``i`` (sim.rs ``spread_slot``, the same bits), so
+    neighbours, and a chain's links, draw independently of their place."""
+    z = (i + 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return (z ^ (z >> 31)) >> 58
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,12 @@ relaxed replica's speedup.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import stat
+import statistics
 from dataclasses import asdict, dataclass, fields, replace
 
 from ..errors import ConfigError
@@ -84,6 +86,9 @@ class CostModel:
     # docs/accuracy.md. Every measured time is taken less its run's replica start (30.7 and 32.1
     # ms: START REPLICA SQL_THREAD to the first commit, from the kept runs' own binlogs), which
     # the simulation does not model and a real backlog does not notice.
+    # apply_spread (2026-11-27) is measured, not fitted: the timelines' per-transaction apply times of
+    # the uniform backlog (timeline.py), whose transactions are all the same statements; added after
+    # the fits above and not refitted with it (docs/accuracy.md "The spread of one transaction").
     # scan_row_us is bench/keyless_apply.py's (2 cores: the lab has no table without an index).
     # Checked back on 2 cores: docs/accuracy.md.
     trx_us: float = 26.4           # worker, per transaction (parallel)
@@ -107,6 +112,19 @@ class CostModel:
     scan_row_us: float = 0.259    # worker, per table row scanned to find the rows of an UPDATE/DELETE
                                    # event on a table without any index (bench/keyless_apply.py:
                                    # MySQL 9.7.4, tables of 2k-40k rows, R^2 0.9999)
+    apply_spread: float = 0.2      # how much one transaction's apply CPU varies from the model's
+                                   # (cache misses, page splits, the threads beside it): the sigma of
+                                   # a lognormal factor of mean 1, fixed per transaction
+                                   # (:meth:`spread_factors`). Measured, not fitted: the uniform
+                                   # backlog's transactions are all the same statements, and the
+                                   # interquartile range of their apply times (start to the
+                                   # commit-order wait, bench/manycore/timeline.py) gives 0.17-0.28
+                                   # over the three runs' timelines at 8-32 workers, median 0.2.
+                                   # With commit order preserved a worker waits for the slowest of
+                                   # the transactions before it: worker-bound catch-ups lose to it
+                                   # (the lab's uniform backlog at 4 workers: 2.45-2.96x, 3.24x
+                                   # without it, 2.95x with it); 0 = every transaction exactly
+                                   # its mean
     multi_worker_cpu: float = 1.0   # worker CPU factor with >= 2 workers on >= 2 cores (worker_cpu):
                                    # fitted at 1.02 beside multi_worker_us, so held at 1
     multi_worker_us: float = 39.3  # worker CPU per transaction added with >= 2 workers on >= 2 cores
@@ -142,6 +160,13 @@ class CostModel:
         to find the changed rows, ``TrxFacts.scan_rows``)."""
         return (self.trx_us + self.insert_us * inserts + self.update_us * updates
                 + self.delete_us * deletes + self.byte_us * nbytes + self.scan_row_us * scan_rows)
+
+    def spread_factors(self) -> tuple[float, ...]:
+        """The apply CPU factors of :attr:`apply_spread` (:data:`SPREAD_SLOTS` of them, mean 1):
+        a lognormal's values at the slots' middle quantiles, taken by each transaction by its
+        index's hash (sim.engine ``spread_slot``). () when the spread is 0. Computed here once
+        for both engines, which only multiply by them (sim.rs takes them as given)."""
+        return _spread_factors(self.apply_spread)
 
     def worker_cpu(self, workers: int) -> float:
         """The workers' CPU factor with ``workers`` workers: ``multi_worker_cpu`` when consecutive
@@ -274,8 +299,11 @@ class CostModel:
         (no booleans, strings or null), finite, in range, but ``measured_on``, one line of text;
         unset keys keep their defaults, except ``multi_worker_us``, 0 in a model that names
         ``multi_worker_cpu`` without it (one written before the term, whose factor held the whole
-        multi-worker cost), and ``measured_on``, "" (not recorded: the numbers' machine is not the
-        built-in's)."""
+        multi-worker cost), ``apply_spread``, 0 in a whole model written without it (one that
+        names every term of :data:`WRITTEN_MODEL_KEYS`, as ``calibrate`` writes them, but not the
+        spread: written before the term, its costs fitted without one; a file naming a few costs
+        by hand keeps the built-in's), and ``measured_on``, "" (not recorded: the numbers'
+        machine is not the built-in's)."""
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: a cost model is a JSON object of numbers, got {_json_kind(data)}")
         known = {f.name for f in fields(cls)}
@@ -300,6 +328,8 @@ class CostModel:
         if values.get("fsync_devices", 1) not in (1, 2):
             raise ConfigError(f"{where}: fsync_devices: 1 (redo log and binlog on one device) or 2, "
                               f"got {values['fsync_devices']}")
+        if "apply_spread" not in values and WRITTEN_MODEL_KEYS <= set(values):
+            values["apply_spread"] = 0.0
         if "multi_worker_cpu" in values and "multi_worker_us" not in values:
             # written before multi_worker_us: its factor held the whole multi-worker cost
             values["multi_worker_us"] = 0.0
@@ -315,8 +345,31 @@ class CostModel:
 #: median error there was 11-14%, with no trend in the distance from 16 workers;
 #: bench/manycore_16core_calibrate.json, bench/manycore_16core_run2_calibrate.json, issue 33).
 #: With the three-stage group commit (2026-11-27), 38 and 43 of 50, and on the two later runs
-#: it was not chosen on, 37 of 50 and 25 of 40 (bench/manycore_16core_run{3,4}_calibrate.json).
+#: it was not chosen on, 37 of 50 and 25 of 40 (bench/manycore_16core_run{3,4}_calibrate.json);
+#: with the apply spread, 39, 42, 38 of 50 and 24 of 40.
 EXTRAPOLATION_BAND = 0.15
+
+#: The cost terms every model file lagadvisor has written names (``calibrate`` writes every
+#: field): a file with all of them but no ``apply_spread`` was written before that term.
+WRITTEN_MODEL_KEYS = frozenset({"trx_us", "insert_us", "update_us", "delete_us", "dispatch_us", "commit_us",
+                                "flush_us"})
+
+#: How many apply CPU factors a spread has (``CostModel.spread_factors``): a transaction takes
+#: the one its index's hash names, so the factors repeat in no order a schedule could follow.
+SPREAD_SLOTS = 64
+
+
+@functools.lru_cache(maxsize=16)
+def _spread_factors(sigma: float) -> tuple[float, ...]:
+    """``exp(sigma * z - sigma^2 / 2)`` at the standard normal's quantiles (k + 1/2) / SPREAD_SLOTS,
+    divided by their mean (exactly 1 on average over the slots)."""
+    if sigma <= 0:
+        return ()
+    dist = statistics.NormalDist()
+    raw = [math.exp(sigma * dist.inv_cdf((k + 0.5) / SPREAD_SLOTS) - sigma * sigma / 2) for k in range(SPREAD_SLOTS)]
+    mean = math.fsum(raw) / SPREAD_SLOTS
+    return tuple(x / mean for x in raw)
+
 
 #: The longest ``measured_on`` a model file may hold (a pooled model names its members').
 MEASURED_ON_MAX = 2000
@@ -378,6 +431,7 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "handoff_us": (float, 0, 1e6, "microseconds"),
     "wakeup_us": (float, 0, 1e6, "microseconds"),
     "scan_row_us": (float, 0, 1e3, "microseconds per row scanned"),
+    "apply_spread": (float, 0, 2, "(a lognormal sigma)"),
     "multi_worker_cpu": (float, 0.1, 100, "(a CPU factor)"),
     "multi_worker_us": (float, 0, 1e6, "microseconds"),
     "concurrency_cpu": (float, 0, 1, "(a slowdown per thread running at once)"),

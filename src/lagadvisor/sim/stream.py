@@ -100,7 +100,7 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
     scost = replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost
     sim = native.StreamSim(cfg, scost, f, cost.work_byte_us(cfg.durable), cost.worker_add_us(cfg.workers),
                            exact_lags(), threshold_s * 1e6,
-                           int(window_s * 1_000_000), origin_us)
+                           int(window_s * 1_000_000), origin_us, list(cost.spread_factors()))
     chunks = chunks_of(facts) if cfg.mode == ReplicaMode.LOGICAL_CLOCK else None
     if chunks is None:  # a reference read, or a mode whose input needs the whole run at once
         inp = scheduler_input(cfg.mode, facts, clock, cost, cfg.workers, catch_up=catch_up)
