@@ -895,9 +895,11 @@ fn spread_slot(i: u64) -> usize {
     ((z ^ (z >> 31)) >> 58) as usize
 }
 
-/// engine.py `simulate` over a whole input (its work already scaled and spread by the caller).
-pub fn simulate(x: &Input, cfg: Config, cost: Costs) -> Result<Output, String> {
-    let mut s = Sim::new(cfg, cost, 1.0, 0.0, 0.0, Vec::new(), Sink::Full(Vec::new()));
+/// engine.py `simulate` over a whole input, its work scaled and spread as `feed` does
+/// (`work_scale` 1, `work_byte` 0, `work_add` 0 and no `spread`: the work as given).
+pub fn simulate(x: &Input, cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64,
+                spread: Vec<f64>) -> Result<Output, String> {
+    let mut s = Sim::new(cfg, cost, work_scale, work_byte, work_add, spread, Sink::Full(Vec::new()));
     s.feed(x, true)?;
     let apply_us = s.apply_us();
     let commit_us = match std::mem::replace(&mut s.sink, Sink::Full(Vec::new())) {
@@ -1294,6 +1296,11 @@ struct RunArgs<'py> {
     need_kind: Bound<'py, PyBytes>,
     cfg: Config,
     cost: Costs,
+    /// engine.py ``SimArgs``: ``spread_across_workers`` done here (`Sim::feed`), 1/0/0/[] none.
+    work_scale: f64,
+    work_byte: f64,
+    work_add: f64,
+    spread: Vec<f64>,
 }
 
 /// `sim_run(run)` (a `RunArgs`): returns `(apply_us, busy_us, dependency_wait_us,
@@ -1315,9 +1322,13 @@ fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, 
     if arrival.iter().chain(work.iter()).any(|v| v.is_nan()) {
         return Err(PyValueError::new_err("sim_run: NaN arrival or work"));
     }
+    if !run.spread.is_empty() && run.spread.len() != 64 {
+        return Err(PyValueError::new_err(format!("sim_run: spread has {} factors, not 64", run.spread.len())));
+    }
     let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind };
     let (cfg, cost) = (run.cfg, run.cost);
-    let out = py.allow_threads(|| simulate(&input, cfg, cost)).map_err(PyRuntimeError::new_err)?;
+    let (f, b, m, spread) = (run.work_scale, run.work_byte, run.work_add, run.spread);
+    let out = py.allow_threads(|| simulate(&input, cfg, cost, f, b, m, spread)).map_err(PyRuntimeError::new_err)?;
     let commit = PyBytes::new_bound(py, &f64_bytes(&out.commit_us));
     Ok((out.apply_us, out.busy_us, out.dependency_wait_us, out.worker_wait_us, out.flushes, commit))
 }

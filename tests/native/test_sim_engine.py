@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from conftest import FIXTURES, fixture_dirs, fixture_facts
@@ -141,6 +142,30 @@ def test_long_timelines_match():
     for w in (0, 1, 2, 8):
         for durable in (True, False):
             both(inp, ReplicaConfig(w, True, durable), CostModel(), ("long", w, durable))
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_native_scales_and_spreads_the_work_as_python_does(durable):
+    """engine.simulate hands the unscaled work to sim.rs with the workers' CPU factor, the
+    durable bytes, the per-transaction cost and the apply spread's factors (SimArgs), which
+    scales it as StreamSim's feed does; the reference scales it in Python
+    (spread_across_workers): the same floats."""
+    from lagadvisor.sim.engine import simulate, spread_across_workers
+
+    import random
+
+    rng = random.Random(33)
+    inp = random_input([(rng.uniform(0, 1e6), rng.uniform(10, 900), rng.randrange(200, 9000), rng.randrange(0, 12),
+                         rng.choice((PREFIX, SPECIFIC, ENTERED))) for _ in range(900)], sort_arrivals=True)
+    cost = CostModel(multi_worker_cpu=1.3, multi_worker_us=27.5, durable_byte_us=0.031, apply_spread=0.35, cores=4)
+    for workers in (1, 6):
+        cfg = ReplicaConfig(workers, True, durable)
+        scaled, scost = spread_across_workers(inp, cfg, cost)
+        assert_same(simulate_python(scaled, cfg, scost), simulate(inp, cfg, cost), f"{workers} workers")
+    assert simulate(inp, cfg, cost).apply_us != simulate(inp, cfg, CostModel(**{
+        **{f: getattr(cost, f) for f in cost.__slots__}, "apply_spread": 0.0})).apply_us
+    with pytest.raises(ValueError, match="not 64"):
+        _native.sim_run(replace(SimArgs.of(inp, cfg, cost, True), spread=(1.0,)))
 
 
 def test_native_rejects_bad_input():

@@ -66,13 +66,13 @@ order, same float operations in the same order) and :func:`simulate` uses it whe
 extension is built; a change here must be made there too (tests/native/test_sim_engine.py compares
 the two exactly). Input is :class:`SimInput`, columns of typed arrays, so a million
 transactions cross into Rust as five buffers, with the settings and costs as one
-:class:`SimArgs`. :func:`simulate_python` mirrors sim.rs's ``Sim`` line by line and stays one
+:class:`SimArgs` (and, from :func:`simulate`, the work unscaled: sim.rs does
+:func:`spread_across_workers` itself, as for ``StreamSim``). :func:`simulate_python` mirrors sim.rs's ``Sim`` line by line and stays one
 function, longer than 100 lines, on purpose: split, the two would no longer read side by side.
 """
 
 from __future__ import annotations
 
-import functools
 import heapq
 import threading
 from array import array
@@ -158,9 +158,9 @@ def simulate(trxs: SimInput | Sequence[SimTrx], cfg: ReplicaConfig, cost: CostMo
     reference. Both give the same result, to the bit (tests/native/test_sim_engine.py). A caller
     that simulates the same input at many worker counts passes its own ``scaled`` (per run)."""
     inp = trxs if isinstance(trxs, SimInput) else SimInput.of(trxs)
-    inp, cost = spread_across_workers(inp, cfg, cost, scaled)
     if NATIVE is not None:
-        return simulate_native(inp, cfg, cost)
+        return simulate_native(inp, cfg, cost, spread=True)
+    inp, cost = spread_across_workers(inp, cfg, cost, scaled)
     return simulate_python(inp, cfg, cost)
 
 
@@ -207,12 +207,16 @@ class ScaledWork:
             for w, g, bb, mm, tt, out in self._seen:
                 if w is work and g == f and bb == b and mm == m and tt == spread:
                     return out
-        if b != 0.0:
+        if spread:
+            slots = spread_slots(len(work))
+            if b != 0.0:
+                out = array("d", [((w + b * nb) * f + m) * spread[k] for w, nb, k in zip(work, nbytes, slots)])
+            else:
+                out = array("d", [(w * f + m) * spread[k] for w, k in zip(work, slots)])
+        elif b != 0.0:
             out = array("d", [(w + b * nb) * f + m for w, nb in zip(work, nbytes)])
         else:
             out = array("d", [w * f + m for w in work])
-        if spread:
-            out = array("d", [w * spread[k] for w, k in zip(out, spread_slots(len(out)))])
         with self._lock:
             self._seen.insert(0, (work, f, b, m, spread, out))
             del self._seen[self._keep:]
@@ -222,11 +226,19 @@ class ScaledWork:
 _MASK64 = (1 << 64) - 1
 
 
-@functools.lru_cache(maxsize=4)
+_slots = b""
+_slots_lock = threading.Lock()
+
+
 def spread_slots(n: int) -> bytes:
-    """:func:`spread_slot` of ``0..n-1`` (computed once per length: a sweep simulates the same
-    input at many worker counts)."""
-    return bytes(spread_slot(i) for i in range(n))
+    """:func:`spread_slot` of ``0..n-1``: a prefix of one table that grows to the longest input
+    seen (a sweep, or calibrate's thousands of runs over its pieces, asks for the same again)."""
+    global _slots
+    if len(_slots) < n:
+        with _slots_lock:
+            if len(_slots) < n:
+                _slots = _slots + bytes(spread_slot(i) for i in range(len(_slots), n))
+    return _slots[:n]
 
 
 def spread_slot(i: int) -> int:
@@ -252,19 +264,32 @@ class SimArgs:
     need_kind: bytes
     cfg: ReplicaConfig
     cost: CostModel
+    # spread_across_workers done by sim.rs (``feed``, as for StreamSim): the workers' CPU factor,
+    # per byte and per transaction, and the apply spread's 64 factors (() none)
+    work_scale: float = 1.0
+    work_byte: float = 0.0
+    work_add: float = 0.0
+    spread: tuple[float, ...] = ()
 
     @classmethod
-    def of(cls, inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> "SimArgs":
-        return cls(inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
-                   inp.need_kind.tobytes(), cfg, cost)
+    def of(cls, inp: SimInput, cfg: ReplicaConfig, cost: CostModel, spread: bool = False) -> "SimArgs":
+        cols = (inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
+                inp.need_kind.tobytes(), cfg)
+        if not spread:
+            return cls(*cols, cost)
+        f = cost.worker_cpu(cfg.workers)
+        return cls(*cols, replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost, f,
+                   cost.work_byte_us(cfg.durable), cost.worker_add_us(cfg.workers), cost.spread_factors())
 
 
-def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimResult:
-    """The native engine (native/src/sim.rs); raises ImportError if it is not built."""
+def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, *, spread: bool = False) -> SimResult:
+    """The native engine (native/src/sim.rs); raises ImportError if it is not built. With
+    *spread*, it does :func:`spread_across_workers` itself (the same operations, without a pass
+    over the input in Python); else it takes the work as given."""
     native = NATIVE
     if native is None:
         native = require()  # ImportError if not built: asked for explicitly
-    apply_us, busy, dep_wait, worker_wait, flushes, commit = native.sim_run(SimArgs.of(inp, cfg, cost))
+    apply_us, busy, dep_wait, worker_wait, flushes, commit = native.sim_run(SimArgs.of(inp, cfg, cost, spread))
     commit_us = array("d")
     commit_us.frombytes(commit)
     return SimResult(max(0, cfg.workers), apply_us, commit_us, inp.arrival_us, busy_us=busy,
