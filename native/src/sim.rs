@@ -886,6 +886,14 @@ impl Sim {
     }
 }
 
+/// The apply spread's factors as sim.rs takes them: none, or one per `spread_slot` value (64).
+fn check_spread(spread: &[f64], what: &str) -> PyResult<()> {
+    if spread.is_empty() || spread.len() == 64 {
+        return Ok(());
+    }
+    Err(PyValueError::new_err(format!("{what}: spread has {} factors, not 64", spread.len())))
+}
+
 /// engine.py `spread_slot`: the top six bits of SplitMix64 of the transaction's global index,
 /// which of the 64 apply factors it takes.
 fn spread_slot(i: u64) -> usize {
@@ -1132,9 +1140,7 @@ impl StreamSim {
     #[allow(clippy::too_many_arguments)]
     fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64, cap: usize, threshold_us: f64,
            window_us: i64, origin_us: i64, spread: Vec<f64>) -> PyResult<Self> {
-        if !spread.is_empty() && spread.len() != 64 {
-            return Err(PyValueError::new_err(format!("StreamSim: spread has {} factors, not 64", spread.len())));
-        }
+        check_spread(&spread, "StreamSim")?;
         let acc = LagAcc::new(cap, threshold_us, window_us, origin_us);
         Ok(StreamSim { sim: Sim::new(cfg, cost, work_scale, work_byte, work_add, spread, Sink::Acc(Box::new(acc))) })
     }
@@ -1322,9 +1328,7 @@ fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, 
     if arrival.iter().chain(work.iter()).any(|v| v.is_nan()) {
         return Err(PyValueError::new_err("sim_run: NaN arrival or work"));
     }
-    if !run.spread.is_empty() && run.spread.len() != 64 {
-        return Err(PyValueError::new_err(format!("sim_run: spread has {} factors, not 64", run.spread.len())));
-    }
+    check_spread(&run.spread, "sim_run")?;
     let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind };
     let (cfg, cost) = (run.cfg, run.cost);
     let (f, b, m, spread) = (run.work_scale, run.work_byte, run.work_add, run.spread);

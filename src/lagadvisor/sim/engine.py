@@ -275,11 +275,16 @@ class SimArgs:
     def of(cls, inp: SimInput, cfg: ReplicaConfig, cost: CostModel, spread: bool = False) -> "SimArgs":
         cols = (inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
                 inp.need_kind.tobytes(), cfg)
-        if not spread:
-            return cls(*cols, cost)
-        f = cost.worker_cpu(cfg.workers)
-        return cls(*cols, replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost, f,
-                   cost.work_byte_us(cfg.durable), cost.worker_add_us(cfg.workers), cost.spread_factors())
+        return cls(*cols, *native_work_args(cfg, cost)) if spread else cls(*cols, cost)
+
+
+def native_work_args(cfg: ReplicaConfig, cost: CostModel) -> tuple[CostModel, float, float, float, tuple[float, ...]]:
+    """What sim.rs takes to do :func:`spread_across_workers` itself (``sim_run``'s ``SimArgs`` and
+    ``StreamSim``): the cost model with the commit stage's CPU scaled, the workers' CPU factor,
+    the durable CPU per byte, the per-transaction cost and the apply spread's factors."""
+    f = cost.worker_cpu(cfg.workers)
+    return (replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost, f, cost.work_byte_us(cfg.durable),
+            cost.worker_add_us(cfg.workers), cost.spread_factors())
 
 
 def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, *, spread: bool = False) -> SimResult:

@@ -123,7 +123,7 @@ class CostModel:
                                    # With commit order preserved a worker waits for the slowest of
                                    # the transactions before it: worker-bound catch-ups lose to it
                                    # (the lab's uniform backlog at 4 workers: 2.45-2.96x, 3.24x
-                                   # without it, 2.95x with it); 0 = every transaction exactly
+                                   # without it, 2.85x with it); 0 = every transaction exactly
                                    # its mean
     multi_worker_cpu: float = 1.0   # worker CPU factor with >= 2 workers on >= 2 cores (worker_cpu):
                                    # fitted at 1.02 beside multi_worker_us, so held at 1

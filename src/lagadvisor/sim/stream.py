@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import os
 from array import array
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..kinds import Applier, ReplicaMode
 from . import engine
@@ -96,11 +96,9 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
     native = engine.NATIVE
     if native is None or not hasattr(native, "StreamSim"):
         return _reference(facts, clock, cfg, cost, catch_up, threshold_s, window_s, origin_us, chart)
-    f = cost.worker_cpu(cfg.workers)
-    scost = replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost
-    sim = native.StreamSim(cfg, scost, f, cost.work_byte_us(cfg.durable), cost.worker_add_us(cfg.workers),
-                           exact_lags(), threshold_s * 1e6,
-                           int(window_s * 1_000_000), origin_us, list(cost.spread_factors()))
+    scost, f, b, m, spread = engine.native_work_args(cfg, cost)
+    sim = native.StreamSim(cfg, scost, f, b, m, exact_lags(), threshold_s * 1e6, int(window_s * 1_000_000), origin_us,
+                           list(spread))
     chunks = chunks_of(facts) if cfg.mode == ReplicaMode.LOGICAL_CLOCK else None
     if chunks is None:  # a reference read, or a mode whose input needs the whole run at once
         inp = scheduler_input(cfg.mode, facts, clock, cost, cfg.workers, catch_up=catch_up)
