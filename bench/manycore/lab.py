@@ -30,8 +30,10 @@ also keeps each run's per-transaction timeline (``$OUT/timelines.json.gz``: the 
 hand-offs and the coordinator's wake-ups, bench/manycore/timeline.py).  A run
 that would overrun the budget is skipped (and listed).  The JSON (``$OUT/manycore.json``) is
 rewritten after every run, so a timeout still returns what was measured; the replica binlogs of
-the first round's 16-worker catch-ups are kept (gzip, in ``$OUT/replica_binlogs_N.tar``) for
-``lagadvisor calibrate``.
+every round's 16-worker catch-ups are kept (gzip, in ``$OUT/replica_binlogs_N.tar``, the first
+round's first) for ``lagadvisor calibrate``: bench/manycore/calibrate_check.py fits on each, since
+one catch-up's time strays from its cell's median by the machine's own 12-16% (rounds_ceiling.py
+``--calibrate``).
 
 ``--quick`` (this 2-core machine): workers 1/2/4, a tenth of each backlog, the same code path.
 
@@ -45,6 +47,7 @@ import gzip
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import socket
@@ -465,6 +468,18 @@ def timed_apply(server: Mysqld, target: str, timeout_s: float) -> tuple[float, f
     return float(lines[2]) - float(lines[0]), wall
 
 
+def kept_tag(workload: str, config: str, workers: int, round_: int) -> str:
+    """A kept catch-up's file name stem: ``WL-CFG-wN`` for the first round (the name every
+    committed run used), ``WL-CFG-wN-rR`` for round R."""
+    return f"{workload}-{config}-w{workers}" + ("" if round_ == 1 else f"-r{round_}")
+
+
+def pack_order(name: str) -> tuple:
+    """The order kept binlogs go into the tars (what does not fit is not sent): the first round's
+    before the others, then relaxed before durable, then by name."""
+    return (re.search(r"-w\d+-r\d+\.", name) is not None, "-relaxed-" not in name, name)
+
+
 def keep_binlog(server: Mysqld, before: set[str], dest: Path, tag: str) -> list[str]:
     """gzip the binlog files the catch-up wrote (not in *before*) to ``dest/TAG.binlog.N.gz``."""
     server.client("FLUSH BINARY LOGS")
@@ -592,7 +607,7 @@ def build_plan(workloads: list[str], workers: list[int], rounds: int,
     for cfg in CONFIGS:
         for r in range(1, rounds + 1):
             order = workers if r % 2 else list(reversed(workers))
-            plan += [RunSpec(cfg, r, wl, cfg, w, keep=(r == 1 and w == keep_w)) for wl in workloads for w in order]
+            plan += [RunSpec(cfg, r, wl, cfg, w, keep=(w == keep_w)) for wl in workloads for w in order]
     if not instrumented:
         return plan
     inst = [w for w in (16, 8, 32, 4, 1) if w in workers] or [wmax]
@@ -797,9 +812,10 @@ class Lab:
                 rec["timeline"] = {"error": str(err)[-500:]}
         s.client("STOP REPLICA SQL_THREAD")
         if spec.keep:
-            tag = f"{spec.workload}-{spec.config}-w{spec.workers}"
+            tag = kept_tag(spec.workload, spec.config, spec.workers, spec.round)
             rec["kept_binlogs"] = keep_binlog(s, before, self.keep_dir, tag)
-            rec["binlog_tars"] = self.pack_binlogs()
+            if spec.round == 1:   # at once (a run killed later still returns them); the rest at the end
+                rec["binlog_tars"] = self.pack_binlogs()
         rec["total_s"] = round(time.monotonic() - t0, 3)
         self.est.learn(spec, n, seconds, rec["total_s"])
         return rec
@@ -813,12 +829,12 @@ class Lab:
 
     def pack_binlogs(self) -> list[str]:
         """The kept replica binlogs as tars of at most 15 MiB each in $OUT (the device returns
-        at most 8 files of 16 MiB), relaxed ones first; what fits in no tar is listed in the
+        at most 8 files of 16 MiB), in :func:`pack_order` (the first round's, relaxed first); what fits in no tar is listed in the
         JSON (``binlogs_not_sent``), not sent."""
         tars: list[list[Path]] = [[]]
         sizes = [0]
         not_sent = []
-        for f in sorted(self.keep_dir.iterdir(), key=lambda p: ("-relaxed-" not in p.name, p.name)):
+        for f in sorted(self.keep_dir.iterdir(), key=lambda p: pack_order(p.name)):
             size = f.stat().st_size + 1024
             if size > TAR_LIMIT:
                 not_sent.append(f.name)
@@ -949,6 +965,8 @@ def main(argv: list[str] | None = None) -> int:
         lab.server.stop()
         lab.server.kill()
         shutil.rmtree(lab.server.sock_dir, ignore_errors=True)
+        if lab.keep_dir.is_dir() and any(lab.keep_dir.iterdir()):
+            lab.result["binlog_tars"] = lab.pack_binlogs()   # every round's kept binlogs, the first round's first
         lab.write()
         if not args.keep_workdir:
             shutil.rmtree(args.workdir, ignore_errors=True)

@@ -12,7 +12,11 @@ predictions within 1.5% of each other). The built-in model was fitted on the fir
 medians: a pool with them is partly in-sample; the third and fourth runs (2026-11-27, one loan)
 came after the fit and are held out (compare.py on each alone).
 
-Usage: python3 bench/manycore/pool.py COMPARE1.json COMPARE2.json [...] [--out pooled.json]
+``--against-others``: each run's own medians predicted by the other runs instead of the model (the
+median of all their rounds, and each other run's median alone): what the real replica, measured
+on other loans, scores by the must-show's count; the model's count beside it.
+
+Usage: python3 bench/manycore/pool.py COMPARE1.json COMPARE2.json [...] [--out pooled.json] [--against-others]
 (compare.py --out writes each COMPARE.json; the committed ones are bench/manycore_16core_compare.json
 and bench/manycore_16core_run{2,3,4}_compare.json.)
 """
@@ -51,6 +55,36 @@ def pool(runs: list[list[dict]]) -> list[dict]:
     return rows
 
 
+def error(predicted: float, row: dict) -> float:
+    """A prediction's error against a compare.py row's measured median, as compare.py counts it."""
+    return predicted / row["measured_speedup"] - 1
+
+
+def against_others(runs: list[list[dict]]) -> list[dict]:
+    """For each run, its multi-worker medians predicted three ways: the model (its compare.py rows),
+    the median of every other run's rounds pooled, and each other run's own median: how many of
+    its speedups fall within :data:`LIMIT` of each, and the shapes with every speedup within."""
+    keyed = [{(r["workload"], r["config"], r["workers"]): r for r in rows
+              if r["workers"] >= 2 and r["predicted_speedup"] is not None and r["round_speedups"]} for rows in runs]
+    out = []
+    for i, own in enumerate(keyed):
+        others = [k for j, k in enumerate(keyed) if j != i]
+        cells = [key for key in own if all(key in k for k in others)]
+
+        def score(predict) -> dict:
+            ok = {key: abs(predict(key)) <= LIMIT for key in cells}
+            shapes = [wl for wl in dict.fromkeys(key[0] for key in cells)
+                      if all(v for key, v in ok.items() if key[0] == wl)]
+            return {"within": sum(ok.values()), "shapes": shapes}
+
+        out.append({"run": i, "cells": len(cells),
+                    "model": score(lambda key: own[key]["speedup_error"]),   # compare.py's own error
+                    "others_pooled": score(lambda key: error(median(s for k in others for s in k[key]["round_speedups"]),
+                                                             own[key])),
+                    "each_other": [score(lambda key, k=k: error(k[key]["measured_speedup"], own[key])) for k in others]})
+    return out
+
+
 def verdicts(rows: list[dict]) -> dict[tuple[str, str], bool]:
     """Per workload and durability: every multi-worker speedup within :data:`LIMIT`."""
     out: dict[tuple[str, str], bool] = {}
@@ -64,12 +98,25 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("compare", type=Path, nargs="+", help="compare.py --out JSON of each run (two or more)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--against-others", action="store_true",
+                    help="each run predicted by the other runs' medians, beside the model")
     args = ap.parse_args()
     if len(args.compare) < 2:
         ap.error("pool two or more runs' compare.py JSON")
     docs = [json.loads(p.read_text()) for p in args.compare]
     if len({(d["cores"], d["cost_model"]) for d in docs}) > 1:
         raise SystemExit("the runs were compared with other --cores or --cost-model: compare them alike first")
+    if args.against_others:
+        print(f"each run's multi-worker speedups within {LIMIT:.0%} of: the model; the other runs' rounds pooled; "
+              "each other run's median (shapes: every speedup within, relaxed and durable)\n")
+        print("| run | cells | the model | the other runs pooled | each other run alone |")
+        print("|---|---|---|---|---|")
+        for r in against_others([d["rows"] for d in docs]):
+            def cell(sc):
+                return f"{sc['within']} ({', '.join(sc['shapes']) or 'no shape'})"
+            print(f"| {args.compare[r['run']].name} | {r['cells']} | {cell(r['model'])} | {cell(r['others_pooled'])} "
+                  f"| {'; '.join(cell(x) for x in r['each_other'])} |")
+        return 0
     rows = pool([d["rows"] for d in docs])
     names = ", ".join(p.name for p in args.compare)
     print(f"pooled: {names}; simulate --cores {docs[0]['cores']}, "

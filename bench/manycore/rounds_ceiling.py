@@ -10,6 +10,11 @@ predicted 1. Counted as the must-show counts (predicted / measured - 1 within 15
 number of 50 speedups within (5 shapes x 2 durabilities x 5 worker counts), how often one shape
 has all ten within, and how often three or more of five shapes do. ``--vs-run``: the same
 measured against another drawn run instead of the truth (what two runs' medians can agree on).
+``--calibrate``: the calibrate must-show instead (absolute times within 15% at all six worker
+counts, 10 cells x 6 = 60, after ``calibrate`` on one 16-worker catch-up): an exact calibration
+reproduces its one catch-up, so it predicts every worker count at the truth times that catch-up's
+own deviation (the machine as fast as it was then), against each count's median of ``rounds``
+draws; ``--calibrate-on K``: the calibration's catch-up is the median of K (one per round).
 
 Seeded (deterministic); stdlib only.
 
@@ -70,12 +75,33 @@ def ceiling(devs: list[float], rounds: int, draws: int, seed: int = 33, vs_run: 
                                               for k in range(3, SHAPES + 1)), 2)}
 
 
+def calibrate_ceiling(devs: list[float], rounds: int, draws: int, seed: int = 33, calibrate_on: int = 1) -> dict:
+    """Mean times within 15% of 60 after an exact calibration on one catch-up (or on the median of
+    ``calibrate_on``), how often one cell has all six worker counts within, and all ten cells."""
+    rng = random.Random(seed)
+    within = cell_ok = all_ok = 0
+    for _ in range(draws):
+        cells = 0
+        for _cell in range(2 * SHAPES):
+            own = statistics.median(math.exp(rng.choice(devs)) for _ in range(calibrate_on))
+            meds = [statistics.median(math.exp(rng.choice(devs)) for _ in range(rounds)) for _ in range(WORKERS)]
+            ok = sum(1 for m in meds if abs(own / m - 1) <= TOLERANCE)
+            within += ok
+            cells += ok == WORKERS
+        cell_ok += cells
+        all_ok += cells == 2 * SHAPES
+    return {"rounds": rounds, "calibrate_on": calibrate_on, "within_of_60": round(within / draws, 1),
+            "cell_all_within": round(cell_ok / draws / (2 * SHAPES), 2), "all_cells": round(all_ok / draws, 2)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("labs", nargs="+", type=Path)
     ap.add_argument("--rounds", default="3,5,8")
     ap.add_argument("--draws", type=int, default=4000)
     ap.add_argument("--vs-run", action="store_true")
+    ap.add_argument("--calibrate", action="store_true", help="the calibrate must-show's ceiling instead")
+    ap.add_argument("--calibrate-on", type=int, default=1, help="with --calibrate: catch-ups the calibration sees")
     args = ap.parse_args(argv)
     devs = deviations(args.labs)
     if not devs:
@@ -83,6 +109,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     sd = math.sqrt(statistics.fmean(d * d for d in devs))
     print(f"{len(devs)} catch-ups; a catch-up's deviation from the truth {sd:.3f} (RMS of the log)\n")
+    if args.calibrate:
+        print(f"| rounds per cell | times within 15% after calibrating on {args.calibrate_on} catch-up(s), of 60 "
+              "| one cell's six all within | all ten cells |")
+        print("|---|---|---|---|")
+        for rounds in (int(x) for x in args.rounds.split(",")):
+            c = calibrate_ceiling(devs, rounds, args.draws, calibrate_on=args.calibrate_on)
+            print(f"| {rounds} | {c['within_of_60']} | {c['cell_all_within']:.0%} | {c['all_cells']:.0%} |")
+        return 0
     print("| rounds per cell | speedups within 15%, of 50 | one shape's ten all within | three or more of five shapes |")
     print("|---|---|---|---|")
     for rounds in (int(x) for x in args.rounds.split(",")):
