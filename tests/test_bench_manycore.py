@@ -128,6 +128,9 @@ def test_kept_binlogs_of_later_rounds_pack_after_the_first_round_s(tmp_path, mon
     is a later round's."""
     assert lab.kept_tag("u", "relaxed", 16, 1) == "u-relaxed-w16"
     assert lab.kept_tag("u", "durable", 16, 3) == "u-durable-w16-r3"
+    assert lab.parse_kept_tag("u-durable-w16-r3") == ("u", "durable", 16, 3)
+    assert lab.parse_kept_tag("u-relaxed-w16") == ("u", "relaxed", 16, 1)
+    assert lab.parse_kept_tag("manycore") is None
     monkeypatch.setattr(lab, "TAR_LIMIT", 8000)   # three of the four files (1,500 bytes + 1 KiB each)
     args = lab.parse_args(["--quick", "--max-tars", "1"])
     out, work = tmp_path / "out", tmp_path / "work"

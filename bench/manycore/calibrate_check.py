@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import re
 import shutil
 import sys
 import tempfile
@@ -36,9 +35,8 @@ from statistics import median
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
-import compare as compare_module  # noqa: E402
 from compare import compare, kept_dir, open_lab, startup_of  # noqa: E402
-from lab import kept_tag  # noqa: E402
+from lab import kept_tag, parse_kept_tag  # noqa: E402
 from replica_catchup import lagadvisor  # noqa: E402
 
 LIMIT = 0.15
@@ -65,7 +63,13 @@ def kept_rounds(binlogs: Path, wl: str, cfg: str, workers: int = CAL_WORKERS,
 def model_key(calibrated_on: str) -> str:
     """The models' key of a calibration: ``WL-CFG`` for the first round's (``WL-CFG-w16``, the
     committed runs' one calibration each), ``WL-CFG-rR`` for round R's."""
-    return re.sub(r"-w\d+", "", calibrated_on)
+    wl, cfg, _, rnd = parse_kept_tag(calibrated_on)
+    return f"{wl}-{cfg}" + ("" if rnd == 1 else f"-r{rnd}")
+
+
+def first_round(calibrated_on: str) -> bool:
+    """The calibration is the first round's (the one every committed run has)."""
+    return parse_kept_tag(calibrated_on)[3] == 1
 
 
 def fit(src: Path, tag: str, cfg: str, cores: int, tmp: Path, workers: int = CAL_WORKERS) -> tuple[Path, dict]:
@@ -82,10 +86,10 @@ def fit(src: Path, tag: str, cfg: str, cores: int, tmp: Path, workers: int = CAL
 def own_deviation(lab: dict, calibrated_on: str, startup: float) -> float | None:
     """The calibration's own catch-up (the lab run of its tag's round at 16 workers) over its
     cell's median, each less the replica's start: how fast the machine ran while it was timed."""
-    m = re.fullmatch(r"(.+)-(relaxed|durable)-w(\d+)(?:-r(\d+))?", calibrated_on)
-    if not m:
+    tag = parse_kept_tag(calibrated_on)
+    if tag is None:
         return None
-    wl, cfg, w, r = m.group(1), m.group(2), int(m.group(3)), int(m.group(4) or 1)
+    wl, cfg, w, r = tag
     times = {x["round"]: x["seconds"] for x in lab["runs"] if x.get("phase") == cfg and x.get("workload") == wl
              and x.get("workers") == w and "seconds" in x}
     if r not in times or len(times) < 2:
@@ -101,7 +105,7 @@ def summary(lab: dict, rows: list[dict], startup: float) -> list[str]:
     by: dict[str, list[dict]] = {}
     for r in rows:
         by.setdefault(r["calibrated_on"], []).append(r)
-    first = {k: v for k, v in by.items() if not re.search(r"-r\d+$", k)}
+    first = {k: v for k, v in by.items() if first_round(k)}
     lines = []
     for name, group in (("the first round's calibrations", first), ("every calibration", by)):
         if not group or (name == "every calibration" and len(by) == len(first)):
@@ -145,7 +149,6 @@ def main() -> int:
     ap.add_argument("--report", type=Path, default=None, help="a --out file of this lab: its summary, no fitting")
     ap.add_argument("--regenerated", action="store_true", help="as compare.py's: backlogs gen_backlogs.py wrote again")
     args = ap.parse_args()
-    compare_module.REGENERATED_OK = args.regenerated
     if args.report:
         lab = json.loads(args.lab.read_text())
         done = json.loads(args.report.read_text())
@@ -164,6 +167,7 @@ def main() -> int:
             for cfg in cfgs:
                 if only and f"{wl}-{cfg}" not in only:
                     continue
+                sub = {**lab, "summary": {wl: {cfg: cfgs[cfg]}}}
                 for rnd, src in kept_rounds(binlogs, wl, cfg, cal_w):
                     tag = kept_tag(wl, cfg, cal_w, rnd)
                     try:
@@ -172,14 +176,14 @@ def main() -> int:
                         skipped[model_key(tag)] = str(err).strip().splitlines()[-1]
                         continue
                     models[model_key(tag)] = model
-                    sub = {**lab, "summary": {wl: {cfg: cfgs[cfg]}}}
-                    rows += [dict(r, calibrated_on=tag) for r in compare(sub, backlogs, cores, str(path), startup)]
+                    rows += [dict(r, calibrated_on=tag)
+                             for r in compare(sub, backlogs, cores, str(path), startup, args.regenerated)]
     print(f"calibrate --workers {cal_w} --cores {cores} on each {cal_w}-worker catch-up's replica binlog; then "
           "simulate --catch-up --cost-model at every worker count (the first round's calibrations)\n")
     print("| workload | replica | workers | measured s | predicted s | time error |")
     print("|---|---|---|---|---|---|")
     for r in rows:
-        if not re.search(r"-r\d+$", r["calibrated_on"]):
+        if first_round(r["calibrated_on"]):
             print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['measured_s']:.3f} | "
                   f"{r['predicted_s']:.3f} | {r['time_error']:+.1%} |")
     print(f"\nmeasured: less the replica's start, {startup * 1e3:.1f} ms")

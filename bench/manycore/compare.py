@@ -132,31 +132,28 @@ def measured_groups(lab: dict) -> dict[tuple[str, str, int], int]:
     return {k: sorted(v)[len(v) // 2] for k, v in per.items()}
 
 
-#: Accept a backlog that gen_backlogs.py wrote again (same seed, count and description: the same
-#: statements under a new source uuid) in place of the one a lab run applied (``--regenerated``:
-#: bench/data/ is never committed, so a new checkout regenerates it; the committed runs' compare
-#: outputs were reproduced to the digit so, docs/accuracy.md).
-REGENERATED_OK = False
-
-
-def check_backlog(wl: str, ran: dict, folder: Path) -> None:
+def check_backlog(wl: str, ran: dict, folder: Path, regenerated: bool = False) -> None:
     """Stop unless *folder* holds the backlog the lab ran (its source uuid), or, with
-    :data:`REGENERATED_OK`, gen_backlogs.py's same workload again (seed, transactions, description)."""
+    *regenerated* (``--regenerated``), gen_backlogs.py's same workload again: the same seed,
+    transactions and description, so the same statements under a new source uuid (bench/data/ is
+    never committed, so a new checkout generates it again; the committed runs' compare outputs
+    came back identical so, docs/accuracy.md)."""
     manifest = json.loads((folder / "manifest.json").read_text())
     uuid = ran["target"].split(":")[0]
     if uuid == manifest["source_uuid"]:
         return
     same = all(ran.get(k) == manifest.get(k) for k in ("seed", "transactions", "description"))
-    if REGENERATED_OK and same:
+    if regenerated and same:
         print(f"{wl}: {folder} was generated again (source {manifest['source_uuid']}; the lab ran {uuid}): "
               "the same seed, transactions and description", file=sys.stderr)
         return
     raise SystemExit(f"{wl}: the lab ran the backlog of source {uuid}, {folder} is of {manifest['source_uuid']}"
                      + ("" if same else " and another seed, count or description")
-                     + ("; --regenerated accepts gen_backlogs.py's same workload" if same and not REGENERATED_OK else ""))
+                     + ("; --regenerated accepts gen_backlogs.py's same workload" if same and not regenerated else ""))
 
 
-def compare(lab: dict, backlogs: Path, cores: int, cost: str | None, startup: float = 0.0) -> list[dict]:
+def compare(lab: dict, backlogs: Path, cores: int, cost: str | None, startup: float = 0.0,
+            regenerated: bool = False) -> list[dict]:
     """One row per workload, durability and worker count measured by the lab: its median time
     less ``startup`` (what the simulation does not model: the replica's start), the median of
     the rounds' speedups so corrected, and for a durable replica its commit groups, measured
@@ -167,7 +164,7 @@ def compare(lab: dict, backlogs: Path, cores: int, cost: str | None, startup: fl
     groups = measured_groups(lab)
     rows = []
     for wl, cfgs in lab["summary"].items():
-        check_backlog(wl, lab["backlogs"][wl], backlogs / wl)
+        check_backlog(wl, lab["backlogs"][wl], backlogs / wl, regenerated)
         for cfg, per_w in cfgs.items():
             workers = sorted(int(w) for w in per_w)
             n = counts[(wl, cfg)]
@@ -363,13 +360,11 @@ def main() -> int:
     ap.add_argument("--regenerated", action="store_true",
                     help="accept backlogs gen_backlogs.py wrote again (same seed, count, description; new uuid)")
     args = ap.parse_args()
-    global REGENERATED_OK
-    REGENERATED_OK = args.regenerated
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     lab = json.loads(args.lab.read_text())
     cores = args.cores or lab["machine"]["cores"]
     startup, kept = startup_of(lab, args.startup_s, kept_dir(args.lab))
-    rows = compare(lab, backlog_dir(args.backlogs), cores, args.cost_model, startup)
+    rows = compare(lab, backlog_dir(args.backlogs), cores, args.cost_model, startup, args.regenerated)
     m = lab["machine"]
     print(f"lab: {m['cores']} cores, {m['cpu_model']}, kernel {m['kernel']}; simulate --cores {cores}"
           f"{' --cost-model ' + args.cost_model if args.cost_model else ' (built-in model)'}; every measured "

@@ -474,10 +474,17 @@ def kept_tag(workload: str, config: str, workers: int, round_: int) -> str:
     return f"{workload}-{config}-w{workers}" + ("" if round_ == 1 else f"-r{round_}")
 
 
+def parse_kept_tag(tag: str) -> tuple[str, str, int, int] | None:
+    """:func:`kept_tag`'s inverse: (workload, config, workers, round), or None for another name."""
+    m = re.fullmatch(r"(.+)-(relaxed|durable)-w(\d+)(?:-r(\d+))?", tag)
+    return (m.group(1), m.group(2), int(m.group(3)), int(m.group(4) or 1)) if m else None
+
+
 def pack_order(name: str) -> tuple:
-    """The order kept binlogs go into the tars (what does not fit is not sent): the first round's
-    before the others, then relaxed before durable, then by name."""
-    return (re.search(r"-w\d+-r\d+\.", name) is not None, "-relaxed-" not in name, name)
+    """The order kept binlogs (``TAG.binlog.N.gz``) go into the tars (what does not fit is not
+    sent): the first round's before the others, then relaxed before durable, then by name."""
+    tag = parse_kept_tag(name.split(".binlog.", 1)[0])
+    return (tag is not None and tag[3] != 1, "-relaxed-" not in name, name)
 
 
 def keep_binlog(server: Mysqld, before: set[str], dest: Path, tag: str) -> list[str]:
