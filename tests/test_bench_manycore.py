@@ -422,6 +422,45 @@ def test_calibrate_check_summary_of_the_committed_calibrations():
     assert check.kept_workers({"args": {"workers": [1, 2, 4]}}) == 4
 
 
+def test_calibrate_check_combined_calibrations_of_run_5():
+    """calibrate_check.py --combine: each cell's calibrations of every kept round pooled with
+    calibrate --combine and checked at every worker count; run 5 kept five rounds of the seven
+    cells whose binlogs came back whole (docs/accuracy.md, "The fifth and sixth device runs")."""
+    import json
+
+    check = _load("calibrate_check")
+    d = json.loads((ROOT / "bench" / "manycore_16core_run5_calibrate.json").read_text())
+    assert sorted(d["combined_models"]) == ["fk-durable", "fk-relaxed", "hot-durable", "hot-relaxed",
+                                            "mixed-relaxed", "nopk-relaxed", "uniform-relaxed"]
+    assert all(m["measured_on"].startswith("pooled from 5 calibrations") for m in d["combined_models"].values())
+    assert check.combined_summary(d["combined_rows"]) == [
+        "calibrate --combine of each cell's 5 calibrations: 34 of 42 times within 15%; cells with all 6 worker "
+        "counts within: 3 of 7 (fk-durable, hot-relaxed, mixed-relaxed)"]
+    row = {"workload": "u", "config": "relaxed", "members": 3}
+    rows = [dict(row, workers=1, time_error=0.1), dict(row, workers=2, time_error=-0.2),
+            dict(row, workload="h", workers=1, time_error=0.0), dict(row, workload="h", workers=2, time_error=0.15)]
+    assert check.combined_summary(rows) == ["calibrate --combine of each cell's 3 calibrations: 3 of 4 times within "
+                                            "15%; cells with all 2 worker counts within: 1 of 2 (h-relaxed)"]
+    assert check.combined_summary([]) == []
+
+
+def test_the_six_runs_pooled_view_is_the_committed_runs_pooled():
+    """bench/manycore_16core_pooled_six.json is pool.py of the six committed compare.py outputs."""
+    import json
+
+    pool = _load("pool")
+    runs = [json.loads((ROOT / "bench" / f"manycore_16core{s}_compare.json").read_text())["rows"]
+            for s in ("", "_run2", "_run3", "_run4", "_run5", "_run6")]
+    rows = pool.pool(runs)
+    committed = json.loads((ROOT / "bench" / "manycore_16core_pooled_six.json").read_text())
+    assert rows == committed["rows"] and len(rows) == 50
+    assert sum(abs(r["speedup_error"]) <= 0.15 for r in rows) == 47
+    assert pool.verdicts(rows) == {("fk", "durable"): True, ("fk", "relaxed"): False, ("hot", "durable"): True,
+                                   ("hot", "relaxed"): True, ("mixed", "durable"): True, ("mixed", "relaxed"): True,
+                                   ("nopk", "durable"): True, ("nopk", "relaxed"): False,
+                                   ("uniform", "durable"): False, ("uniform", "relaxed"): True}
+
+
 def test_pool_against_others_scores_each_run_by_the_other_runs():
     """pool.py --against-others: each committed run's speedups predicted by the model (its own
     compare.py count) and by the other runs' rounds pooled; no other run alone puts one shape's

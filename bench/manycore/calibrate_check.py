@@ -18,8 +18,15 @@ calibrated on it carries that to every worker count: ``rounds_ceiling.py --calib
 an exact model would score). ``--out`` writes the rows and the fitted models as JSON;
 ``--report CAL.json`` prints the summary of such a file again (with its LAB.json) without fitting.
 
+``--combine``: also each cell's calibrations of every kept round pooled into one model with
+``calibrate --combine`` (each cost the median of the rounds'), checked at every worker count the
+same way: what a user gets by calibrating on several catch-ups (lag episodes) of one replica
+instead of one, whose own deviation from its cell's median one calibration carries to every count.
+``--models-from CAL.json`` takes the per-round models of an earlier ``--out`` instead of fitting.
+
 Usage: PYTHONPATH=src python3 bench/manycore/calibrate_check.py LAB.json [--only uniform-relaxed,...]
                                                                       [--out rows.json] [--report rows.json]
+                                                                      [--combine] [--models-from rows.json]
 """
 
 from __future__ import annotations
@@ -126,6 +133,33 @@ def summary(lab: dict, rows: list[dict], startup: float) -> list[str]:
     return lines
 
 
+def combine(models: list[dict], tag: str, tmp: Path) -> tuple[Path, dict]:
+    """``calibrate --combine`` of one cell's per-round models: the pooled model file and its JSON."""
+    paths = []
+    for i, m in enumerate(models):
+        path = tmp / f"{tag}-member{i + 1}.json"
+        path.write_text(json.dumps(m))
+        paths.append(str(path))
+    out = tmp / f"{tag}-combined.json"
+    lagadvisor("calibrate", "--combine", *paths, "-o", str(out))
+    return out, json.loads(out.read_text())
+
+
+def combined_summary(rows: list[dict]) -> list[str]:
+    """The pooled calibrations' times within 15% and the cells with all six worker counts within."""
+    if not rows:
+        return []
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        by.setdefault(f"{r['workload']}-{r['config']}", []).append(r)
+    whole = [k for k, v in by.items() if all(abs(r["time_error"]) <= LIMIT for r in v)]
+    members = sorted({r["members"] for r in rows})
+    return [f"calibrate --combine of each cell's {'/'.join(map(str, members))} calibrations: "
+            f"{sum(abs(r['time_error']) <= LIMIT for r in rows)} of {len(rows)} times within {LIMIT:.0%}; cells with "
+            f"all {len(next(iter(by.values())))} worker counts within: {len(whole)} of {len(by)}"
+            + (f" ({', '.join(whole)})" if whole else "")]
+
+
 def band_coverage(rows: list[dict], models: dict) -> list[str]:
     """How often the error band each model file gives (``CostModel.band_at``: its held-out band at
     the calibrated worker count, wider elsewhere) held the measured time, at the calibrated
@@ -148,16 +182,22 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--report", type=Path, default=None, help="a --out file of this lab: its summary, no fitting")
     ap.add_argument("--regenerated", action="store_true", help="as compare.py's: backlogs gen_backlogs.py wrote again")
+    ap.add_argument("--combine", action="store_true",
+                    help="also each cell's calibrations pooled with calibrate --combine, checked the same way")
+    ap.add_argument("--models-from", type=Path, default=None,
+                    help="an earlier --out of this lab: its per-round models instead of fitting again")
     args = ap.parse_args()
     if args.report:
         lab = json.loads(args.lab.read_text())
         done = json.loads(args.report.read_text())
-        for line in summary(lab, done["rows"], done["startup_s"]) + band_coverage(done["rows"], done["models"]):
+        for line in (summary(lab, done["rows"], done["startup_s"]) + band_coverage(done["rows"], done["models"])
+                     + combined_summary(done.get("combined_rows", []))):
             print(line)
         return 0
     lab, cores, backlogs = open_lab(args.lab)
     only = set(args.only.split(",")) if args.only else None
-    rows, models, skipped = [], {}, {}
+    rows, models, skipped, combined_rows, combined_models = [], {}, {}, [], {}
+    earlier = json.loads(args.models_from.read_text()) if args.models_from else None
     binlogs = kept_dir(args.lab)
     startup, _ = startup_of(lab, None, binlogs)
     cal_w = kept_workers(lab)
@@ -168,16 +208,32 @@ def main() -> int:
                 if only and f"{wl}-{cfg}" not in only:
                     continue
                 sub = {**lab, "summary": {wl: {cfg: cfgs[cfg]}}}
+                cell = []
                 for rnd, src in kept_rounds(binlogs, wl, cfg, cal_w):
                     tag = kept_tag(wl, cfg, cal_w, rnd)
-                    try:
-                        path, model = fit(src, tag, cfg, cores, tmp, cal_w)
-                    except RuntimeError as err:   # calibrate refused (too short a lag episode...): say so
-                        skipped[model_key(tag)] = str(err).strip().splitlines()[-1]
-                        continue
+                    if earlier is not None:
+                        if model_key(tag) not in earlier["models"]:
+                            continue
+                        model = earlier["models"][model_key(tag)]
+                        path = tmp / f"{tag}.json"
+                        path.write_text(json.dumps(model))
+                    else:
+                        try:
+                            path, model = fit(src, tag, cfg, cores, tmp, cal_w)
+                        except RuntimeError as err:   # calibrate refused (too short a lag episode...): say so
+                            skipped[model_key(tag)] = str(err).strip().splitlines()[-1]
+                            continue
                     models[model_key(tag)] = model
+                    cell.append(model)
                     rows += [dict(r, calibrated_on=tag)
                              for r in compare(sub, backlogs, cores, str(path), startup, args.regenerated)]
+                if args.combine and len(cell) >= 2:
+                    path, model = combine(cell, f"{wl}-{cfg}", tmp)
+                    combined_models[f"{wl}-{cfg}"] = model
+                    combined_rows += [dict(r, members=len(cell))
+                                      for r in compare(sub, backlogs, cores, str(path), startup, args.regenerated)]
+        if earlier is not None:
+            skipped = dict(earlier.get("skipped", {}))
     print(f"calibrate --workers {cal_w} --cores {cores} on each {cal_w}-worker catch-up's replica binlog; then "
           "simulate --catch-up --cost-model at every worker count (the first round's calibrations)\n")
     print("| workload | replica | workers | measured s | predicted s | time error |")
@@ -187,13 +243,15 @@ def main() -> int:
             print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['measured_s']:.3f} | "
                   f"{r['predicted_s']:.3f} | {r['time_error']:+.1%} |")
     print(f"\nmeasured: less the replica's start, {startup * 1e3:.1f} ms")
-    for line in summary(lab, rows, startup) + band_coverage(rows, models):
+    for line in summary(lab, rows, startup) + band_coverage(rows, models) + combined_summary(combined_rows):
         print(line)
     for k, why in skipped.items():
         print(f"not calibrated: {k}: {why}")
     if args.out:
-        args.out.write_text(json.dumps({"cores": cores, "startup_s": startup, "models": models, "skipped": skipped,
-                                        "rows": rows}, indent=1) + "\n")
+        doc = {"cores": cores, "startup_s": startup, "models": models, "skipped": skipped, "rows": rows}
+        if args.combine:
+            doc.update(combined_models=combined_models, combined_rows=combined_rows)
+        args.out.write_text(json.dumps(doc, indent=1) + "\n")
     return 0
 
 
