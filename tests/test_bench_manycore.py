@@ -573,6 +573,12 @@ def test_advise_check_reads_the_advised_count_from_a_finding_or_a_confirmation()
                                            "replica_parallel_workers = 16"]}}
     assert check.advised_workers(found) == 8
     assert check.advised_workers(confirmed) == 16
+    # a durable replica: where the plan also relaxes durability, the count for keeping it durable
+    planned = {"findings": [{"id": "replica_parallel_workers", "suggested": "1", "alternative": {
+        "suggested": "2", "condition": "if you keep durable settings"}}], "summary": {"confirmed": []}}
+    assert check.advised_workers(planned, "durable") == 2
+    assert check.advised_workers(planned, "relaxed") == 1
+    assert check.advised_workers(found, "durable") == 8
 
 
 def test_rounds_ceiling_scores_an_exact_model_against_the_rounds_noise():

@@ -6,7 +6,8 @@ backlog's share the lab applied, with the lab replica's settings given by ``--re
 (16 workers, commit order preserved, relaxed 2/0 or durable 1/1), and compares:
 
 * the worker count advise picks (its ``replica_parallel_workers`` finding: the knee of the
-  simulated curve, the fewest workers reaching 90% of the best speedup) with the measured knee
+  simulated curve, the fewest workers reaching 90% of the best speedup; for a durable replica the
+  count "if you keep durable settings" where the plan also relaxes durability) with the measured knee
   (the same rule on compare.py's measured speedups over 1-32 workers): within one step of
   1/2/4/8/16/32?
 * the bottleneck advise names at 16 workers with what the instrumented round shows at 16
@@ -15,7 +16,7 @@ backlog's share the lab applied, with the lab replica's settings given by ``--re
   worker = the workers' limit, ``commit and fsync`` when their commit stage (group commit, commit
   order, fsyncs) took more of their time than applying, else ``worker CPU``).
 
-Usage: PYTHONPATH=src python3 bench/manycore/advise_check.py LAB.json [--out rows.json]
+Usage: PYTHONPATH=src python3 bench/manycore/advise_check.py LAB.json [--out rows.json] [--startup-s S]
 """
 
 from __future__ import annotations
@@ -58,12 +59,18 @@ def instrumented_bottleneck(run: dict) -> tuple[str, dict]:
     return name, {k: round(v, 3) for k, v in shares.items()}
 
 
-def advised_workers(doc: dict) -> int:
-    """The worker count advise recommends: its replica_parallel_workers finding's, or, where the
-    replica's own count is already the knee, the count it confirmed ("replica_parallel_workers = N"
-    under summary.confirmed, no finding)."""
+def advised_workers(doc: dict, config: str = "relaxed") -> int:
+    """The worker count advise recommends for the lab's replica as it ran: its
+    replica_parallel_workers finding's, or, where the replica's own count is already the knee, the
+    count it confirmed ("replica_parallel_workers = N" under summary.confirmed, no finding). A
+    durable replica is measured durable, so where advise's plan also relaxes durability (and sets
+    the workers for a relaxed replica), the count is the finding's alternative "if you keep durable
+    settings" (the knee of the durable curve)."""
     for f in doc["findings"]:
         if f["id"] == "replica_parallel_workers":
+            alt = f.get("alternative") or {}
+            if config == "durable" and "keep durable settings" in (alt.get("condition") or ""):
+                return int(alt["suggested"])
             return int(f["suggested"])
     prefix = "replica_parallel_workers = "
     return next(int(c[len(prefix):]) for c in doc["summary"]["confirmed"] if c.startswith(prefix))
@@ -84,9 +91,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("lab", type=Path)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--startup-s", type=float, default=None,
+                    help="as compare.py's (a run whose kept binlogs are not here: its compare output's startup_s)")
     args = ap.parse_args()
     lab, cores, backlogs = open_lab(args.lab)
-    rounds = round_speedups(lab, startup_of(lab, None, kept_dir(args.lab))[0])
+    rounds = round_speedups(lab, startup_of(lab, args.startup_s, kept_dir(args.lab))[0])
     counts = {(r["workload"], r["config"]): r["transactions"] for r in lab["runs"]
               if r.get("phase") in ("relaxed", "durable") and "seconds" in r}
     instrumented = {(r["workload"], r["config"]): r for r in lab["runs"]
@@ -95,7 +104,7 @@ def main() -> int:
     for wl, cfgs in lab["summary"].items():
         for cfg, per_w in cfgs.items():
             doc = advise(backlogs / wl, counts[(wl, cfg)], cfg, cores)
-            knee = advised_workers(doc)
+            knee = advised_workers(doc, cfg)
             want = measured_knee(rounds, wl, cfg)
             shown, shares = instrumented_bottleneck(instrumented[(wl, cfg)]) if (wl, cfg) in instrumented else (None, {})
             named = doc["summary"]["bottleneck"]["name"]
