@@ -461,6 +461,16 @@ def test_the_six_runs_pooled_view_is_the_committed_runs_pooled():
                                    ("uniform", "durable"): False, ("uniform", "relaxed"): True}
 
 
+def test_stall_probe_reports_the_longest_commit_gaps():
+    """stall_probe.py: the longest gaps between consecutive commits, in ms, with the transaction
+    that ended each (the commit times sorted first, as a replica's binlog may interleave them)."""
+    probe = _load("stall_probe")
+    commits = [0, 1_000, 2_000, 102_500, 103_000, 110_000]
+    assert probe.longest_gaps(commits) == [(100.5, 3), (7.0, 5), (1.0, 2)]
+    assert probe.longest_gaps(list(reversed(commits)), top=1) == [(100.5, 3)]
+    assert probe.longest_gaps([5]) == []
+
+
 def test_pool_against_others_scores_each_run_by_the_other_runs():
     """pool.py --against-others: each committed run's speedups predicted by the model (its own
     compare.py count) and by the other runs' rounds pooled; no other run alone puts one shape's
