@@ -403,7 +403,7 @@ def test_calibrate_check_summary_of_the_committed_calibrations():
     assert check.model_key("uniform-relaxed-w16-r3") == "uniform-relaxed-r3"
     got = []
     for s in ("", "_run3"):
-        lab_json = json.loads((ROOT / "bench" / f"manycore_16core{s}.json").read_text())
+        lab_json = lab.read_json(ROOT / "bench" / f"manycore_16core{s}.json")
         d = json.loads((ROOT / "bench" / f"manycore_16core{s}_calibrate.json").read_text())
         got.append(check.summary(lab_json, d["rows"], d["startup_s"]))
     assert got[0][0].startswith("the first round's calibrations: 47 of 60 times within 15%; calibrations with "
@@ -459,6 +459,28 @@ def test_the_six_runs_pooled_view_is_the_committed_runs_pooled():
                                    ("hot", "relaxed"): True, ("mixed", "durable"): True, ("mixed", "relaxed"): True,
                                    ("nopk", "durable"): True, ("nopk", "relaxed"): False,
                                    ("uniform", "durable"): False, ("uniform", "relaxed"): True}
+
+
+def test_lab_json_is_read_plain_or_gzipped(tmp_path):
+    """The committed lab runs are stored as .json.gz (the tree that travels to the device must stay
+    under 64 MiB): lab.read_json reads NAME.json, or NAME.json.gz beside it, or a .gz path; their
+    kept binlogs and timelines are named after the same stem either way."""
+    import gzip
+    import json
+
+    plain = tmp_path / "manycore_x.json"
+    plain.write_text(json.dumps({"a": 1}))
+    assert lab.read_json(plain) == {"a": 1}
+    packed = tmp_path / "manycore_y.json.gz"
+    packed.write_bytes(gzip.compress(json.dumps({"b": 2}).encode()))
+    assert lab.read_json(tmp_path / "manycore_y.json") == {"b": 2} == lab.read_json(packed)
+    with pytest.raises(FileNotFoundError):
+        lab.read_json(tmp_path / "manycore_z.json")
+    assert lab.lab_stem(packed) == lab.lab_stem(tmp_path / "manycore_y.json") == "manycore_y"
+    # every committed run is there, compressed, under the name the docs give
+    for s in ("", "_run2", "_run3", "_run4", "_run5", "_run6"):
+        assert not (ROOT / "bench" / f"manycore_16core{s}.json").exists()
+        assert lab.read_json(ROOT / "bench" / f"manycore_16core{s}.json")["machine"]["cores"] == 16
 
 
 def test_stall_probe_reports_the_longest_commit_gaps():

@@ -43,7 +43,7 @@ from statistics import median
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 from compare import compare, kept_dir, open_lab, startup_of  # noqa: E402
-from lab import kept_tag, parse_kept_tag  # noqa: E402
+from lab import kept_tag, parse_kept_tag, read_json  # noqa: E402
 from replica_catchup import lagadvisor  # noqa: E402
 
 LIMIT = 0.15
@@ -188,7 +188,7 @@ def main() -> int:
                     help="an earlier --out of this lab: its per-round models instead of fitting again")
     args = ap.parse_args()
     if args.report:
-        lab = json.loads(args.lab.read_text())
+        lab = read_json(args.lab)
         done = json.loads(args.report.read_text())
         for line in (summary(lab, done["rows"], done["startup_s"]) + band_coverage(done["rows"], done["models"])
                      + combined_summary(done.get("combined_rows", []))):

@@ -28,7 +28,7 @@ from statistics import median
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
-from lab import Backlog, kept_tag  # noqa: E402  (the lab's relay logs: the same files and cut; kept names)
+from lab import Backlog, kept_tag, lab_stem, read_json  # noqa: E402  (the lab's relay logs: the same files and cut; kept names)
 from replica_catchup import lagadvisor  # noqa: E402  (runs `python -m lagadvisor ...`, returns stdout)
 from timeline import stalls, switches  # noqa: E402  (the timelines' pauses and cost of changing worker)
 
@@ -67,8 +67,8 @@ def kept_dir(lab_path: Path) -> Path:
     """Where a lab run's kept replica binlogs are unpacked: ``bench/data/manycore/kept/STEM``
     for ``STEM.json`` (``tar -C`` that folder ``-xf replica_binlogs_N.tar``); the first device
     run's (bench/manycore_16core.json) were unpacked into ``bench/data/manycore/device1``."""
-    own = DATA / "kept" / lab_path.stem
-    return DATA / "device1" if not own.is_dir() and lab_path.stem == "manycore_16core" else own
+    own = DATA / "kept" / lab_stem(lab_path)
+    return DATA / "device1" if not own.is_dir() and lab_stem(lab_path) == "manycore_16core" else own
 
 
 def startups(lab: dict, folder: Path) -> list[dict]:
@@ -256,7 +256,7 @@ def wakeups(lab: dict) -> list[str]:
 def worker_switches(lab_path: Path) -> list[str]:
     """The chains' cost of changing worker (timeline.py ``switches``) as a Markdown table, from the
     lab's full timelines (``<lab>_timelines.json.gz`` beside it, when there is one)."""
-    path = lab_path.with_name(lab_path.stem + "_timelines.json.gz")
+    path = lab_path.with_name(lab_stem(lab_path) + "_timelines.json.gz")
     if not path.is_file():
         return []
     runs = json.loads(gzip.decompress(path.read_bytes()))["runs"]
@@ -275,7 +275,7 @@ def worker_switches(lab_path: Path) -> list[str]:
 def applier_stalls(lab_path: Path) -> list[str]:
     """The timelines' stalls (timeline.py ``stalls``: more than 1 ms without a commit while two or
     more transactions were stuck in their own work) as a Markdown table, one row per run."""
-    path = lab_path.with_name(lab_path.stem + "_timelines.json.gz")
+    path = lab_path.with_name(lab_stem(lab_path) + "_timelines.json.gz")
     if not path.is_file():
         return []
     runs = json.loads(gzip.decompress(path.read_bytes()))["runs"]
@@ -343,7 +343,7 @@ def open_lab(path: Path) -> tuple[dict, int, Path]:
     """The lab JSON, its machine's cores and the backlogs (the scripts that compare with it run
     ``python -m lagadvisor`` from this checkout's src/)."""
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
-    lab = json.loads(path.read_text())
+    lab = read_json(path)
     return lab, lab["machine"]["cores"], backlog_dir(None)
 
 
@@ -361,7 +361,7 @@ def main() -> int:
                     help="accept backlogs gen_backlogs.py wrote again (same seed, count, description; new uuid)")
     args = ap.parse_args()
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
-    lab = json.loads(args.lab.read_text())
+    lab = read_json(args.lab)
     cores = args.cores or lab["machine"]["cores"]
     startup, kept = startup_of(lab, args.startup_s, kept_dir(args.lab))
     rows = compare(lab, backlog_dir(args.backlogs), cores, args.cost_model, startup, args.regenerated)

@@ -29,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from lab import lab_stem, read_json  # noqa: E402  (stdlib)
 
 #: Where every fold's search starts (microseconds; the two contention terms per thread): round
 #: values of the order of the 2-core model's, the same for every fold, so that no fold starts
@@ -83,17 +85,17 @@ def with_workloads(lab: Path, keep: set[str], folder: Path) -> Path:
     """A copy of *lab* whose summary holds only the workloads in *keep* (what fit.py fits and
     compare.py compares), under the same file name in *folder* (so compare.py's ``kept_dir``
     finds the run's kept binlogs, and its start, by the name)."""
-    data = json.loads(lab.read_text())
+    data = read_json(lab)
     data["summary"] = {wl: v for wl, v in data["summary"].items() if wl in keep}
     folder.mkdir(parents=True, exist_ok=True)
-    out = folder / lab.name
+    out = folder / f"{lab_stem(lab)}.json"
     out.write_text(json.dumps(data))
     return out
 
 
 def workload_fold(workload: str, labs: list[Path], fit_args: list[str], iterations: int, tmp: Path) -> dict:
     """Fit on every run's other workloads, compare every run's *workload*: a shape the fit never saw."""
-    every = set(json.loads(labs[0].read_text())["summary"])
+    every = set(read_json(labs[0])["summary"])
     train = [with_workloads(lab, every - {workload}, tmp / f"without-{workload}") for lab in labs]
     test = [with_workloads(lab, {workload}, tmp / f"only-{workload}") for lab in labs]
     model = tmp / f"model-without-{workload}.json"
@@ -159,7 +161,7 @@ def main() -> int:
 
 def by_workload(args) -> int:
     """``--by workload``: each workload left out of the fit in turn, and checked on every run."""
-    workloads = list(json.loads(args.labs[0].read_text())["summary"])
+    workloads = list(read_json(args.labs[0])["summary"])
     with tempfile.TemporaryDirectory(prefix="crossfit-") as t, ThreadPoolExecutor(os.cpu_count() or 2) as pool:
         futures = [pool.submit(workload_fold, wl, args.labs, args.fit_arg, args.iterations, Path(t)) for wl in workloads]
         folds = [f.result() for f in futures]

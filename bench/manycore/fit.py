@@ -138,6 +138,7 @@ def nelder_mead(f, x0: list[float], iterations: int, step: float = 0.3) -> tuple
 
 def main() -> int:
     from compare import backlog_dir, kept_dir, startup_of
+    from lab import read_json
     from lagadvisor.sim.model import CostModel
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -161,7 +162,7 @@ def main() -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     labs = []
     for path in args.lab:
-        lab = json.loads(path.read_text())
+        lab = read_json(path)
         startup, _ = startup_of(lab, args.startup_s, kept_dir(path))
         labs.append((lab, load(lab, backlog_dir(args.backlogs)), startup))
     cores = labs[0][0]["machine"]["cores"]

@@ -280,6 +280,25 @@ class Mysqld:
 # --------------------------------------------------------------------------- backlogs and catch-ups
 
 
+def read_json(path: Path) -> dict:
+    """A lab run's JSON: *path*, or *path*.gz beside it when *path* is not there (the committed
+    runs are stored gzipped: the tree that travels to the device, the carried kit included, must
+    stay under 64 MiB), or a ``.gz`` path itself."""
+    path = Path(path)
+    if path.suffix != ".gz" and not path.exists() and path.with_name(path.name + ".gz").exists():
+        path = path.with_name(path.name + ".gz")
+    return json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
+
+
+def lab_stem(path: Path) -> str:
+    """A lab JSON's name without ``.json`` or ``.json.gz``: what its kept binlogs' folder and its
+    timelines file are named after."""
+    name = Path(path).name
+    for suffix in (".gz", ".json"):
+        name = name.removesuffix(suffix)
+    return name
+
+
 def gtid_offsets(path: Path) -> list[int]:
     """Byte offsets of the GTID events (one per transaction) of a binlog file, in order."""
     data = path.read_bytes()

@@ -32,6 +32,9 @@ import sys
 from math import comb
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lab import read_json  # noqa: E402  (stdlib: a committed run may be stored gzipped)
+
 TOLERANCE = 0.15
 WORKERS = 6          # 1/2/4/8/16/32: five multi-worker speedups per shape and durability
 SHAPES = 5
@@ -42,7 +45,7 @@ def deviations(paths: list[Path]) -> list[float]:
     out: list[float] = []
     for path in paths:
         cells: dict[tuple, list[float]] = {}
-        for r in json.loads(path.read_text())["runs"]:
+        for r in read_json(path)["runs"]:
             if r.get("phase") in ("relaxed", "durable") and r.get("seconds"):
                 cells.setdefault((r["workload"], r["config"], r["workers"]), []).append(r["seconds"])
         for times in cells.values():
