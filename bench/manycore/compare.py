@@ -71,6 +71,12 @@ def kept_dir(lab_path: Path) -> Path:
     return DATA / "device1" if not own.is_dir() and lab_stem(lab_path) == "manycore_16core" else own
 
 
+def commit_times(binlog: Path) -> list[int]:
+    """The ``immediate_commit_timestamp`` (us) of every transaction in a replica binlog (plain or
+    gzipped), read with ``lagadvisor export``."""
+    return [json.loads(line)["immediate_commit_ts_us"] for line in lagadvisor("export", str(binlog)).splitlines()]
+
+
 def startups(lab: dict, folder: Path) -> list[dict]:
     """What the lab's timed catch-ups hold besides applying: the replica's start (``START REPLICA
     SQL_THREAD`` to its first commit: threads, relay log). For each kept run (its replica binlog
@@ -82,7 +88,7 @@ def startups(lab: dict, folder: Path) -> list[dict]:
         path = folder / f"{kept_tag(r.get('workload'), r.get('config'), r.get('workers'), r.get('round', 1))}.binlog.000002.gz"
         if not r.get("keep") or not path.exists():
             continue
-        ts = [json.loads(line)["immediate_commit_ts_us"] for line in lagadvisor("export", str(path)).splitlines()]
+        ts = commit_times(path)
         if len(ts) != r["transactions"]:
             raise SystemExit(f"{path}: {len(ts)} transactions, but the lab's run applied {r['transactions']}: "
                              "the binlogs of another lab run?")

@@ -52,17 +52,9 @@ def longest_gaps(commit_us: list[int], top: int = 3) -> list[tuple[float, int]]:
     return [(round(g / 1e3, 1), k) for g, k in gaps]
 
 
-def commit_times(binlog: Path) -> list[int]:
-    """The immediate commit timestamps (us) of the replicated transactions in a replica's binlog."""
-    from lagadvisor.sim.calibrate import read_gaps
-
-    gaps = read_gaps([str(binlog)], 0, keep_applied=True)
-    pieces = gaps.pieces.done + ([gaps.pieces.cur] if gaps.pieces.cur else [])
-    return [a[4] for p in pieces for a in p]
-
-
 def main() -> int:
     import lab
+    from compare import commit_times
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=100)
