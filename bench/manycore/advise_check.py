@@ -93,9 +93,10 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--startup-s", type=float, default=None,
                     help="as compare.py's (a run whose kept binlogs are not here: its compare output's startup_s)")
+    ap.add_argument("--constant-start", action="store_true", help="as compare.py's")
     args = ap.parse_args()
     lab, cores, backlogs = open_lab(args.lab)
-    rounds = round_speedups(lab, startup_of(lab, args.startup_s, kept_dir(args.lab))[0])
+    rounds = round_speedups(lab, startup_of(lab, args.startup_s, kept_dir(args.lab), args.constant_start)[0])
     counts = {(r["workload"], r["config"]): r["transactions"] for r in lab["runs"]
               if r.get("phase") in ("relaxed", "durable") and "seconds" in r}
     instrumented = {(r["workload"], r["config"]): r for r in lab["runs"]

@@ -22,7 +22,8 @@ an exact model would score). ``--out`` writes the rows and the fitted models as 
 ``calibrate --combine`` (each cost the median of the rounds'), checked at every worker count the
 same way: what a user gets by calibrating on several catch-ups (lag episodes) of one replica
 instead of one, whose own deviation from its cell's median one calibration carries to every count.
-``--models-from CAL.json`` takes the per-round models of an earlier ``--out`` instead of fitting.
+``--models-from CAL.json`` takes the per-round models of an earlier ``--out`` instead of fitting
+(with ``--startup-s``, a run whose kept binlogs are not here is checked again).
 
 Usage: PYTHONPATH=src python3 bench/manycore/calibrate_check.py LAB.json [--only uniform-relaxed,...]
                                                                       [--out rows.json] [--report rows.json]
@@ -42,7 +43,7 @@ from statistics import median
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
-from compare import compare, kept_dir, open_lab, startup_of  # noqa: E402
+from compare import Start, applying_s, compare, kept_dir, open_lab, startup_of  # noqa: E402
 from lab import kept_tag, parse_kept_tag, read_json  # noqa: E402
 from replica_catchup import lagadvisor  # noqa: E402
 
@@ -65,6 +66,12 @@ def kept_rounds(binlogs: Path, wl: str, cfg: str, workers: int = CAL_WORKERS,
         if f.exists():
             out.append((r, f))
     return out
+
+
+def models_rounds(earlier: dict, wl: str, cfg: str, workers: int = CAL_WORKERS) -> list[tuple[int, None]]:
+    """The rounds of *wl*/*cfg* an earlier ``--out`` has a model of (``--models-from``: no binlog
+    needed, so a run whose kept binlogs are not here is checked again)."""
+    return [(r, None) for r in range(1, 100) if model_key(kept_tag(wl, cfg, workers, r)) in earlier["models"]]
 
 
 def model_key(calibrated_on: str) -> str:
@@ -90,21 +97,27 @@ def fit(src: Path, tag: str, cfg: str, cores: int, tmp: Path, workers: int = CAL
     return model, json.loads(model.read_text())
 
 
-def own_deviation(lab: dict, calibrated_on: str, startup: float) -> float | None:
+def own_deviation(lab: dict, calibrated_on: str, startup: Start | float) -> float | None:
     """The calibration's own catch-up (the lab run of its tag's round at 16 workers) over its
     cell's median, each less the replica's start: how fast the machine ran while it was timed."""
     tag = parse_kept_tag(calibrated_on)
     if tag is None:
         return None
     wl, cfg, w, r = tag
-    times = {x["round"]: x["seconds"] for x in lab["runs"] if x.get("phase") == cfg and x.get("workload") == wl
-             and x.get("workers") == w and "seconds" in x}
+    times = {x["round"]: applying_s(x, startup) for x in lab["runs"] if x.get("phase") == cfg
+             and x.get("workload") == wl and x.get("workers") == w and "seconds" in x}
     if r not in times or len(times) < 2:
         return None
-    return (times[r] - startup) / (median(times.values()) - startup) - 1
+    return times[r] / median(times.values()) - 1
 
 
-def summary(lab: dict, rows: list[dict], startup: float) -> list[str]:
+def start_of_report(done: dict) -> Start | float:
+    """The start an earlier ``--out`` took off: its :class:`Start`, or (written before it) its one
+    ``startup_s`` at every worker count."""
+    return Start(**done["start"]) if "start" in done else done["startup_s"]
+
+
+def summary(lab: dict, rows: list[dict], startup: Start | float) -> list[str]:
     """What every calibration shows: times within 15%, the cells (one calibration each) with all
     six worker counts within, each calibration's own catch-up against its cell's median, and the
     times within once that deviation is taken out (a diagnostic of the model's shape across worker
@@ -182,6 +195,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--report", type=Path, default=None, help="a --out file of this lab: its summary, no fitting")
     ap.add_argument("--regenerated", action="store_true", help="as compare.py's: backlogs gen_backlogs.py wrote again")
+    ap.add_argument("--constant-start", action="store_true", help="as compare.py's")
+    ap.add_argument("--startup-s", type=float, default=None,
+                    help="as compare.py's (with --models-from, for a run whose kept binlogs are not here)")
     ap.add_argument("--combine", action="store_true",
                     help="also each cell's calibrations pooled with calibrate --combine, checked the same way")
     ap.add_argument("--models-from", type=Path, default=None,
@@ -190,7 +206,7 @@ def main() -> int:
     if args.report:
         lab = read_json(args.lab)
         done = json.loads(args.report.read_text())
-        for line in (summary(lab, done["rows"], done["startup_s"]) + band_coverage(done["rows"], done["models"])
+        for line in (summary(lab, done["rows"], start_of_report(done)) + band_coverage(done["rows"], done["models"])
                      + combined_summary(done.get("combined_rows", []))):
             print(line)
         return 0
@@ -199,7 +215,7 @@ def main() -> int:
     rows, models, skipped, combined_rows, combined_models = [], {}, {}, [], {}
     earlier = json.loads(args.models_from.read_text()) if args.models_from else None
     binlogs = kept_dir(args.lab)
-    startup, _ = startup_of(lab, None, binlogs)
+    startup, _ = startup_of(lab, args.startup_s, binlogs, args.constant_start)
     cal_w = kept_workers(lab)
     with tempfile.TemporaryDirectory(prefix="manycore-cal-") as t:
         tmp = Path(t)
@@ -209,7 +225,8 @@ def main() -> int:
                     continue
                 sub = {**lab, "summary": {wl: {cfg: cfgs[cfg]}}}
                 cell = []
-                for rnd, src in kept_rounds(binlogs, wl, cfg, cal_w):
+                for rnd, src in (kept_rounds(binlogs, wl, cfg, cal_w) if earlier is None
+                                 else models_rounds(earlier, wl, cfg, cal_w)):
                     tag = kept_tag(wl, cfg, cal_w, rnd)
                     if earlier is not None:
                         if model_key(tag) not in earlier["models"]:
@@ -242,13 +259,14 @@ def main() -> int:
         if first_round(r["calibrated_on"]):
             print(f"| {r['workload']} | {r['config']} | {r['workers']} | {r['measured_s']:.3f} | "
                   f"{r['predicted_s']:.3f} | {r['time_error']:+.1%} |")
-    print(f"\nmeasured: less the replica's start, {startup * 1e3:.1f} ms")
+    print(f"\nmeasured: less the replica's start, {startup.ref_s * 1e3:.1f} ms at {startup.ref_workers} workers"
+          + ("" if startup.fixed_share == 1 else f" ({startup.at(1) * 1e3:.1f} at 1, {startup.at(32) * 1e3:.1f} at 32: Start)"))
     for line in summary(lab, rows, startup) + band_coverage(rows, models) + combined_summary(combined_rows):
         print(line)
     for k, why in skipped.items():
         print(f"not calibrated: {k}: {why}")
     if args.out:
-        doc = {"cores": cores, "startup_s": startup, "models": models, "skipped": skipped, "rows": rows}
+        doc = {"cores": cores, "startup_s": startup.ref_s, "start": startup.as_json(), "models": models, "skipped": skipped, "rows": rows}
         if args.combine:
             doc.update(combined_models=combined_models, combined_rows=combined_rows)
         args.out.write_text(json.dumps(doc, indent=1) + "\n")

@@ -22,6 +22,7 @@ import os
 import sys
 import tarfile
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
@@ -79,49 +80,125 @@ def commit_times(binlog: Path) -> list[int]:
 
 def startups(lab: dict, folder: Path) -> list[dict]:
     """What the lab's timed catch-ups hold besides applying: the replica's start (``START REPLICA
-    SQL_THREAD`` to its first commit: threads, relay log). For each kept run (its replica binlog
-    in *folder*, :func:`kept_dir`), its time less the span of its own ``immediate_commit_timestamp``s
-    (first commit to last, read with ``lagadvisor export``). A binlog that does not hold the run's
-    transactions (another run's) is refused."""
+    SQL_THREAD`` to its first commit: threads, relay log). For each run that carries its own
+    first-to-last commit span (``commit_span_s``: lab.py reads it from the catch-up's binlog from
+    the seventh device run on) and each kept run (its replica binlog in *folder*, :func:`kept_dir`),
+    its time less that span (a kept binlog's ``immediate_commit_timestamp``s read with ``lagadvisor
+    export``). A kept binlog that does not hold the run's transactions (another run's) is refused."""
     out = []
     for r in lab["runs"]:
-        path = folder / f"{kept_tag(r.get('workload'), r.get('config'), r.get('workers'), r.get('round', 1))}.binlog.000002.gz"
-        if not r.get("keep") or not path.exists():
-            continue
-        ts = commit_times(path)
-        if len(ts) != r["transactions"]:
-            raise SystemExit(f"{path}: {len(ts)} transactions, but the lab's run applied {r['transactions']}: "
-                             "the binlogs of another lab run?")
-        span = (max(ts) - min(ts)) / 1e6
+        timed = r.get("phase") in ("relaxed", "durable")
+        if timed and "commit_span_s" in r and r.get("commits") == r.get("transactions"):
+            span = r["commit_span_s"]
+        else:
+            path = folder / f"{kept_tag(r.get('workload'), r.get('config'), r.get('workers'), r.get('round', 1))}.binlog.000002.gz"
+            if not r.get("keep") or not path.exists():
+                continue
+            ts = commit_times(path)
+            if len(ts) != r["transactions"]:
+                raise SystemExit(f"{path}: {len(ts)} transactions, but the lab's run applied {r['transactions']}: "
+                                 "the binlogs of another lab run?")
+            span = (max(ts) - min(ts)) / 1e6
         out.append({"workload": r["workload"], "config": r["config"], "workers": r["workers"],
                     "seconds": r["seconds"], "commit_span_s": round(span, 6), "startup_s": round(r["seconds"] - span, 6)})
     return out
 
 
-def startup_of(lab: dict, given: float | None, folder: Path) -> tuple[float, list[dict]]:
-    """The start to take off every measured time: ``given``, else the median of :func:`startups`."""
+#: The commits the coordinator makes at ``START REPLICA SQL_THREAD`` before the first transaction
+#: is applied: 3 + 3 per worker (every worker's ``mysql.slave_worker_info`` row; bench/manycore/
+#: startup_probe.py counts them in performance_schema: 6, 9, 15, 27, 51, 99 at 1-32 workers, and the
+#: device's instrumented rounds 3 per worker more on top of their catch-up's own).
+def start_commits(workers: int) -> int:
+    return 3 + 3 * workers
+
+
+#: What of the replica's start does not grow with the workers (threads, the relay log), as a share
+#: of the start at 16 workers: bench/manycore/startup_probe.py on the 2-core VM, the line of the
+#: start on those commits (bench/manycore_startup_probe_2core.json: 1.71 ms + 0.247 ms a commit,
+#: 11.9% at 16 workers). On the device the start at 16 workers is 25-41 ms (the kept binlogs) and
+#: its instrumented rounds' coordinator commits cost 0.39-0.61 ms each, the same split.
+START_FIXED_SHARE = 0.119
+
+
+@dataclass(frozen=True)
+class Start:
+    """The replica's start (``START REPLICA SQL_THREAD`` to its first commit) at each worker count,
+    from the start measured at ``ref_workers``: ``fixed_share`` of it stays, the rest grows with
+    :func:`start_commits`. ``fixed_share`` 1: the same start at every count (what compare.py took
+    off until the sixth device run, ``--constant-start``)."""
+
+    ref_s: float
+    ref_workers: int = 16
+    fixed_share: float = START_FIXED_SHARE
+
+    def at(self, workers: int) -> float:
+        grow = start_commits(workers) / start_commits(self.ref_workers)
+        return self.ref_s * (self.fixed_share + (1.0 - self.fixed_share) * grow)
+
+    def as_json(self) -> dict:
+        return {"ref_s": self.ref_s, "ref_workers": self.ref_workers, "fixed_share": self.fixed_share}
+
+
+def start_at(startup: Start | float, workers: int) -> float:
+    """The start to take off a catch-up of ``workers`` workers: a :class:`Start`'s, or a number's
+    (the same at every count)."""
+    return startup.at(workers) if isinstance(startup, Start) else float(startup)
+
+
+def startup_of(lab: dict, given: float | None, folder: Path, constant: bool = False) -> tuple[Start, list[dict]]:
+    """The start to take off a measured time that has no commit span of its own (:class:`Start`):
+    ``given`` (at 16 workers), else the median of :func:`startups` at 16 workers (or their middle
+    worker count); with ``constant``, the same at every worker count."""
     runs = startups(lab, folder) if given is None else []
+    share = 1.0 if constant else START_FIXED_SHARE
     if given is not None:
-        return given, runs
+        return Start(given, 16, share), runs
     if not runs:
-        raise SystemExit(f"no kept replica binlog under {folder}: give --startup-s (0 for none)")
-    return sorted(x["startup_s"] for x in runs)[len(runs) // 2], runs
+        raise SystemExit(f"no kept replica binlog under {folder} and no run with its own commit span: give "
+                         "--startup-s (0 for none)")
+    counts = sorted({x["workers"] for x in runs})
+    workers = 16 if 16 in counts else counts[len(counts) // 2]
+    at = sorted(x["startup_s"] for x in runs if x["workers"] == workers)
+    return Start(at[len(at) // 2], workers, share), runs
 
 
-def round_speedups(lab: dict, startup: float = 0.0) -> dict[tuple[str, str, int], list[float]]:
-    """Each round's speedup (its one-worker time over its w-worker time, each less ``startup``), by
-    workload, durability and workers: the median is the measured speedup; the spread, how far the
-    rounds disagree."""
+def applying_s(run: dict, startup: Start | float) -> float:
+    """A timed catch-up's time less the replica's start: its own first-to-last commit span when the
+    lab read it from the catch-up's binlog (``commit_span_s``, lab.py ``commit_span``, over every
+    transaction it applied), else its time less :func:`start_at` its worker count."""
+    if "commit_span_s" in run and run.get("commits") == run.get("transactions"):
+        return run["commit_span_s"]
+    return run["seconds"] - start_at(startup, run["workers"])
+
+
+def applying_times(lab: dict, startup: Start | float) -> dict[tuple[str, str], dict[int, dict[int, float]]]:
+    """The timed catch-ups' :func:`applying_s` by (workload, durability), round and workers."""
     times: dict[tuple[str, str], dict[int, dict[int, float]]] = {}
     for r in lab["runs"]:
         if r.get("phase") in ("relaxed", "durable") and "seconds" in r:
-            times.setdefault((r["workload"], r["config"]), {}).setdefault(r["round"], {})[r["workers"]] = r["seconds"]
+            times.setdefault((r["workload"], r["config"]), {}).setdefault(r["round"], {})[r["workers"]] = \
+                applying_s(r, startup)
+    return times
+
+
+def applying_median(lab: dict, startup: Start | float, workload: str, config: str, workers: int) -> float:
+    """The median over the rounds of one cell's :func:`applying_s` (the upper of two middle ones,
+    as lab.py's ``median_s``)."""
+    got = sorted(per[workers] for per in applying_times(lab, startup).get((workload, config), {}).values()
+                 if workers in per)
+    return got[len(got) // 2]
+
+
+def round_speedups(lab: dict, startup: Start | float = 0.0) -> dict[tuple[str, str, int], list[float]]:
+    """Each round's speedup (its one-worker time over its w-worker time, each less its start:
+    :func:`applying_s`), by workload, durability and workers: the median is the measured speedup;
+    the spread, how far the rounds disagree."""
     out: dict[tuple[str, str, int], list[float]] = {}
-    for (wl, cfg), rounds in times.items():
+    for (wl, cfg), rounds in applying_times(lab, startup).items():
         for per in rounds.values():
             for w, t in per.items():
-                if 1 in per and t > startup:
-                    out.setdefault((wl, cfg, w), []).append(round((per[1] - startup) / (t - startup), 3))
+                if 1 in per and t > 0:
+                    out.setdefault((wl, cfg, w), []).append(round(per[1] / t, 3))
     return out
 
 
@@ -158,10 +235,10 @@ def check_backlog(wl: str, ran: dict, folder: Path, regenerated: bool = False) -
                      + ("; --regenerated accepts gen_backlogs.py's same workload" if same and not regenerated else ""))
 
 
-def compare(lab: dict, backlogs: Path, cores: int, cost: str | None, startup: float = 0.0,
+def compare(lab: dict, backlogs: Path, cores: int, cost: str | None, startup: Start | float = 0.0,
             regenerated: bool = False) -> list[dict]:
     """One row per workload, durability and worker count measured by the lab: its median time
-    less ``startup`` (what the simulation does not model: the replica's start), the median of
+    less its start (:func:`start_at`: what the simulation does not model), the median of
     the rounds' speedups so corrected, and for a durable replica its commit groups, measured
     (:func:`measured_groups`) and simulated."""
     counts = {(r["workload"], r["config"]): r["transactions"] for r in lab["runs"]
@@ -181,7 +258,7 @@ def compare(lab: dict, backlogs: Path, cores: int, cost: str | None, startup: fl
                 ps = one_p / p["apply_seconds"] if one_p and p["apply_seconds"] else None
                 got = sorted(rounds.get((wl, cfg, w), []))
                 ms = got[len(got) // 2] if got else None
-                t = m["median_s"] - startup
+                t = applying_median(lab, startup, wl, cfg, w)
                 rows.append({"workload": wl, "config": cfg, "workers": w, "transactions": n,
                              "measured_s": round(t, 4), "measured_raw_s": m["median_s"],
                              "predicted_s": round(p["apply_seconds"], 4),
@@ -361,21 +438,28 @@ def main() -> int:
     ap.add_argument("--backlogs", type=Path, default=None, help="default bench/data/manycore/backlogs")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--startup-s", type=float, default=None,
-                    help="seconds of each catch-up before its first commit, taken off every measured time "
-                         "(default: the median over the kept runs' own replica binlogs; 0: none)")
+                    help="seconds of a 16-worker catch-up before its first commit; the start taken off each "
+                         "measured time grows from it with the workers (Start) (default: the median over the "
+                         "kept runs' own replica binlogs; 0: none)")
+    ap.add_argument("--constant-start", action="store_true",
+                    help="take the same start off every worker count (as compare.py did until the sixth device run)")
     ap.add_argument("--regenerated", action="store_true",
                     help="accept backlogs gen_backlogs.py wrote again (same seed, count, description; new uuid)")
     args = ap.parse_args()
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     lab = read_json(args.lab)
     cores = args.cores or lab["machine"]["cores"]
-    startup, kept = startup_of(lab, args.startup_s, kept_dir(args.lab))
+    startup, kept = startup_of(lab, args.startup_s, kept_dir(args.lab), args.constant_start)
     rows = compare(lab, backlog_dir(args.backlogs), cores, args.cost_model, startup, args.regenerated)
     m = lab["machine"]
     print(f"lab: {m['cores']} cores, {m['cpu_model']}, kernel {m['kernel']}; simulate --cores {cores}"
           f"{' --cost-model ' + args.cost_model if args.cost_model else ' (built-in model)'}; every measured "
-          f"time less the replica's start, {startup * 1e3:.1f} ms (the median of {len(kept)} kept runs: their time "
-          "less their own binlog's first-to-last commit span)\n")
+          f"time less the replica's start, {startup.ref_s * 1e3:.1f} ms at {startup.ref_workers} workers (the median of "
+          f"the {sum(k['workers'] == startup.ref_workers for k in kept)} runs there whose first-to-last commit span "
+          "is known: their time less it)"
+          + (", the same at every worker count\n" if startup.fixed_share == 1 else
+             f", {startup.at(1) * 1e3:.1f} ms at 1 and {startup.at(32) * 1e3:.1f} ms at 32 (3 coordinator commits a "
+             "worker: Start)\n"))
     for line in (cores_shown(lab), host_steal(lab)):
         if line:
             print(line + "\n")
@@ -422,8 +506,8 @@ def main() -> int:
               "transactions, which the model simulates; on the other backlogs the model has no such pause):\n")
         print("\n".join(table))
     if args.out:
-        args.out.write_text(json.dumps({"cores": cores, "cost_model": args.cost_model, "startup_s": startup,
-                                        "startups": kept, "rows": rows}, indent=1) + "\n")
+        args.out.write_text(json.dumps({"cores": cores, "cost_model": args.cost_model, "startup_s": startup.ref_s,
+                                        "start": startup.as_json(), "startups": kept, "rows": rows}, indent=1) + "\n")
     return 0
 
 

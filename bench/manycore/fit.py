@@ -69,13 +69,13 @@ def load(lab: dict, backlogs: Path) -> dict:
     return out
 
 
-def rows(lab: dict, facts: dict, model, startup: float = 0.0, configs: tuple[str, ...] = ("relaxed", "durable")) -> list[dict]:
+def rows(lab: dict, facts: dict, model, startup=0.0, configs: tuple[str, ...] = ("relaxed", "durable")) -> list[dict]:
     from lagadvisor.kinds import Policy
     from lagadvisor.sim.build import logical_clock
     from lagadvisor.sim.engine import ScaledWork, simulate
     from lagadvisor.sim.model import ReplicaConfig
 
-    from compare import measured_groups, round_speedups
+    from compare import applying_median, measured_groups, round_speedups
 
     rounds = round_speedups(lab, startup)
     groups = measured_groups(lab)
@@ -91,7 +91,7 @@ def rows(lab: dict, facts: dict, model, startup: float = 0.0, configs: tuple[str
             pred = {w: r.apply_us / 1e6 for w, r in res.items()}
             for w, m in per_w.items():
                 got = sorted(rounds[(wl, cfg, int(w))])
-                out.append({"workload": wl, "config": cfg, "workers": int(w), "measured_s": m["median_s"] - startup,
+                out.append({"workload": wl, "config": cfg, "workers": int(w), "measured_s": applying_median(lab, startup, wl, cfg, int(w)),
                             "predicted_s": pred[int(w)], "measured_speedup": got[len(got) // 2],
                             "predicted_speedup": pred[1] / pred[int(w)],
                             "measured_groups": groups.get((wl, cfg, int(w))), "predicted_groups": res[int(w)].flushes})
@@ -153,6 +153,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--free", default=",".join(FREE), help="the costs to fit (default: all of FREE)")
     ap.add_argument("--startup-s", type=float, default=None, help="as compare.py's (default: measured)")
+    ap.add_argument("--constant-start", action="store_true", help="as compare.py's")
     ap.add_argument("--set", action="append", default=[], metavar="COST=VALUE",
                     help="hold a cost at a measured value (e.g. handoff_us=19.3 from the lab's timelines)")
     ap.add_argument("--start", action="append", default=[], metavar="COST=VALUE",
@@ -163,7 +164,7 @@ def main() -> int:
     labs = []
     for path in args.lab:
         lab = read_json(path)
-        startup, _ = startup_of(lab, args.startup_s, kept_dir(path))
+        startup, _ = startup_of(lab, args.startup_s, kept_dir(path), args.constant_start)
         labs.append((lab, load(lab, backlog_dir(args.backlogs)), startup))
     cores = labs[0][0]["machine"]["cores"]
     if any(lab["machine"]["cores"] != cores for lab, _, _ in labs):

@@ -487,6 +487,39 @@ def timed_apply(server: Mysqld, target: str, timeout_s: float) -> tuple[float, f
     return float(lines[2]) - float(lines[0]), wall
 
 
+#: GTID_LOG_EVENT and ANONYMOUS_GTID_LOG_EVENT (libs/mysql/binlog/event/binlog_event.h): their body
+#: is flags (1), the source's uuid (16), gno (8), the logical-clock type (1), last_committed and
+#: sequence_number (8 each), then immediate_commit_timestamp (7 bytes, microseconds; its top bit
+#: says an original_commit_timestamp follows), MySQL 8.0.1 and later (control_events.cpp Gtid_event).
+GTID_EVENT_TYPES = (33, 34)
+GTID_TS_AT = 1 + 16 + 8 + 1 + 8 + 8
+
+
+def commit_span(path: Path) -> tuple[int, int, int] | None:
+    """(first, last immediate_commit_timestamp in microseconds, GTID events) of a binlog file
+    written by this replica, read from its event headers (stdlib: the lab runs on a bare machine;
+    lagadvisor's reader is the reference, tests/test_bench_manycore.py compares the two); None
+    when it holds no such timestamp (before 8.0.1, or no transaction). A tagged GTID's event (type
+    42, 8.4+) is not read: its transaction is not counted (the lab's backlogs have none; compare.py
+    takes a span only when it counts every transaction of the run)."""
+    data = path.read_bytes()
+    if data[:4] != b"\xfebin":
+        raise LabError(f"{path}: not a binlog file")
+    pos, first, last, count = 4, None, None, 0
+    while pos + 19 <= len(data):
+        kind, size = data[pos + 4], struct.unpack_from("<I", data, pos + 9)[0]
+        if size < 19 or pos + size > len(data):
+            break   # the file's tail is still being written: what is complete is read
+        if kind in GTID_EVENT_TYPES and size >= 19 + GTID_TS_AT + 7:
+            raw = int.from_bytes(data[pos + 19 + GTID_TS_AT:pos + 19 + GTID_TS_AT + 7], "little")
+            ts = raw & ((1 << 55) - 1)
+            count += 1
+            first = ts if first is None else first
+            last = ts
+        pos += size
+    return (first, last, count) if count else None
+
+
 def kept_tag(workload: str, config: str, workers: int, round_: int) -> str:
     """A kept catch-up's file name stem: ``WL-CFG-wN`` for the first round (the name every
     committed run used), ``WL-CFG-wN-rR`` for round R."""
@@ -836,6 +869,12 @@ class Lab:
                 self.write_timelines()
             except (LabError, ValueError, KeyError) as err:  # the timing above stands without it
                 rec["timeline"] = {"error": str(err)[-500:]}
+        # the catch-up's own first-to-last commit (its replica binlog, still open): its time less
+        # the replica's start (3 coordinator commits a worker at START REPLICA, compare.py Start)
+        written = [Path(x).name for x in (s.datadir / "binlog.index").read_text().split() if Path(x).name not in before]
+        span = commit_span(s.datadir / written[-1]) if written else None
+        if span is not None:
+            rec["commit_span_s"], rec["commits"] = round((span[1] - span[0]) / 1e6, 6), span[2]
         s.client("STOP REPLICA SQL_THREAD")
         if spec.keep:
             tag = kept_tag(spec.workload, spec.config, spec.workers, spec.round)
