@@ -721,3 +721,23 @@ def test_a_catch_ups_own_commit_span_is_its_applying_time():
     assert compare.applying_s(run, start) == pytest.approx(0.5 - start.at(32))
     assert compare.applying_s({**run, "commit_span_s": 0.4, "commits": 100}, start) == 0.4
     assert compare.applying_s({**run, "commit_span_s": 0.4, "commits": 99}, start) == pytest.approx(0.5 - start.at(32))
+
+
+def test_advise_check_against_the_pooled_knees():
+    """advise_check.py --pooled: each advise output's count against the knee of the runs' pooled
+    speedups (the fewest workers reaching 90% of the best); on the six committed runs every cell's
+    count is within one step (docs/accuracy.md, "The replica's start grows with its workers")."""
+    import json
+
+    check = _load("advise_check")
+    pooled = [{"workload": "u", "config": "relaxed", "workers": w, "measured_speedup": s}
+              for w, s in ((2, 1.8), (4, 3.0), (8, 4.2), (16, 4.5), (32, 4.4))]
+    advised = [[{"workload": "u", "config": "relaxed", "advised_workers": 8}],
+               [{"workload": "u", "config": "relaxed", "advised_workers": 2}]]
+    assert check.pooled_knees(pooled, advised) == [{"workload": "u", "config": "relaxed", "pooled_knee": 8,
+                                                   "advised": [8, 2], "within": 1}]
+    rows = json.loads((ROOT / "bench" / "manycore_16core_pooled_six.json").read_text())["rows"]
+    docs = [json.loads((ROOT / "bench" / f"manycore_16core{s}_advise.json").read_text())["rows"]
+            for s in ("", "_run2", "_run3", "_run4", "_run5", "_run6")]
+    got = check.pooled_knees(rows, docs)
+    assert len(got) == 10 and all(g["within"] == 6 for g in got)

@@ -16,7 +16,12 @@ backlog's share the lab applied, with the lab replica's settings given by ``--re
   worker = the workers' limit, ``commit and fsync`` when their commit stage (group commit, commit
   order, fsyncs) took more of their time than applying, else ``worker CPU``).
 
+``--pooled POOLED.json ADVISE.json ...``: no advise is run; each committed output's advised counts
+against the knee of the runs' pooled speedups (pool.py's medians of every run's rounds), where one
+run's knee moves with its rounds' noise on a curve that is flat from 8 workers up.
+
 Usage: PYTHONPATH=src python3 bench/manycore/advise_check.py LAB.json [--out rows.json] [--startup-s S]
+       python3 bench/manycore/advise_check.py --pooled POOLED.json ADVISE.json [ADVISE.json ...]
 """
 
 from __future__ import annotations
@@ -44,6 +49,23 @@ def measured_knee(rounds: dict, wl: str, cfg: str) -> int:
     sp = {w: sorted(v)[len(v) // 2] for (a, b, w), v in rounds.items() if (a, b) == (wl, cfg)}
     best = max(sp.values())
     return min(w for w, s in sp.items() if s >= 0.9 * best)
+
+
+def pooled_knees(pooled_rows: list[dict], advised: list[list[dict]]) -> list[dict]:
+    """Per workload and durability, the knee of the pooled measured speedups (:func:`measured_knee`'s
+    rule; one worker is 1x) and each advise output's count against it: ``advised`` (one list per
+    run, in order), ``within`` (how many within one step)."""
+    curves: dict[tuple[str, str], dict[int, float]] = {}
+    for r in pooled_rows:
+        curves.setdefault((r["workload"], r["config"]), {1: 1.0})[r["workers"]] = r["measured_speedup"]
+    out = []
+    for (wl, cfg), curve in curves.items():
+        knee = measured_knee({(wl, cfg, w): [s] for w, s in curve.items()}, wl, cfg)
+        counts = [row["advised_workers"] for rows in advised for row in rows
+                  if (row["workload"], row["config"]) == (wl, cfg)]
+        out.append({"workload": wl, "config": cfg, "pooled_knee": knee, "advised": counts,
+                    "within": sum(abs(WORKERS.index(c) - WORKERS.index(knee)) <= 1 for c in counts)})
+    return out
 
 
 def instrumented_bottleneck(run: dict) -> tuple[str, dict]:
@@ -89,12 +111,27 @@ def advise(folder: Path, n: int, config: str, cores: int) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("lab", type=Path)
+    ap.add_argument("lab", type=Path, nargs="+", help="the lab JSON (with --pooled: advise_check outputs)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--pooled", type=Path, default=None,
+                    help="pool.py --out JSON: the advise outputs given against its pooled knees, no advise run")
     ap.add_argument("--startup-s", type=float, default=None,
                     help="as compare.py's (a run whose kept binlogs are not here: its compare output's startup_s)")
     ap.add_argument("--constant-start", action="store_true", help="as compare.py's")
     args = ap.parse_args()
+    if args.pooled:
+        pooled = json.loads(args.pooled.read_text())
+        got = pooled_knees(pooled["rows"], [json.loads(p.read_text())["rows"] for p in args.lab])
+        print(f"advised workers against the knee of {len(pooled['runs'])} runs' pooled speedups ({args.pooled.name})\n")
+        print("| workload | replica | pooled knee | advised (each run) | within one step |\n|---|---|---|---|---|")
+        for g in got:
+            print(f"| {g['workload']} | {g['config']} | {g['pooled_knee']} | {', '.join(map(str, g['advised']))} | "
+                  f"{g['within']} of {len(g['advised'])} |")
+        print(f"\nwithin one step: {sum(g['within'] for g in got)} of {sum(len(g['advised']) for g in got)}")
+        return 0
+    if len(args.lab) != 1:
+        ap.error("one lab JSON (several files only with --pooled)")
+    args.lab = args.lab[0]
     lab, cores, backlogs = open_lab(args.lab)
     rounds = round_speedups(lab, startup_of(lab, args.startup_s, kept_dir(args.lab), args.constant_start)[0])
     counts = {(r["workload"], r["config"]): r["transactions"] for r in lab["runs"]
