@@ -452,14 +452,20 @@ def main() -> int:
     startup, kept = startup_of(lab, args.startup_s, kept_dir(args.lab), args.constant_start)
     rows = compare(lab, backlog_dir(args.backlogs), cores, args.cost_model, startup, args.regenerated)
     m = lab["machine"]
+    timed = [r for r in lab["runs"] if r.get("phase") in ("relaxed", "durable") and "seconds" in r]
+    own = sum("commit_span_s" in r and r.get("commits") == r.get("transactions") for r in timed)
+    if own == len(timed):
+        start = "each less the replica's start, its own (its binlog's first-to-last commit span)\n"
+    else:
+        start = (f"less the replica's start, {startup.ref_s * 1e3:.1f} ms at {startup.ref_workers} workers (the median "
+                 f"of the {sum(k['workers'] == startup.ref_workers for k in kept)} runs there whose first-to-last "
+                 "commit span is known: their time less it)"
+                 + (", the same at every worker count" if startup.fixed_share == 1 else
+                    f", {startup.at(1) * 1e3:.1f} ms at 1 and {startup.at(32) * 1e3:.1f} ms at 32 (3 coordinator "
+                    "commits a worker: Start)")
+                 + (f"; {own} of {len(timed)} by their own commit span\n" if own else "\n"))
     print(f"lab: {m['cores']} cores, {m['cpu_model']}, kernel {m['kernel']}; simulate --cores {cores}"
-          f"{' --cost-model ' + args.cost_model if args.cost_model else ' (built-in model)'}; every measured "
-          f"time less the replica's start, {startup.ref_s * 1e3:.1f} ms at {startup.ref_workers} workers (the median of "
-          f"the {sum(k['workers'] == startup.ref_workers for k in kept)} runs there whose first-to-last commit span "
-          "is known: their time less it)"
-          + (", the same at every worker count\n" if startup.fixed_share == 1 else
-             f", {startup.at(1) * 1e3:.1f} ms at 1 and {startup.at(32) * 1e3:.1f} ms at 32 (3 coordinator commits a "
-             "worker: Start)\n"))
+          f"{' --cost-model ' + args.cost_model if args.cost_model else ' (built-in model)'}; every measured time {start}")
     for line in (cores_shown(lab), host_steal(lab)):
         if line:
             print(line + "\n")
