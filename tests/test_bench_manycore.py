@@ -741,3 +741,13 @@ def test_advise_check_against_the_pooled_knees():
             for s in ("", "_run2", "_run3", "_run4", "_run5", "_run6")]
     got = check.pooled_knees(rows, docs)
     assert len(got) == 10 and all(g["within"] == 6 for g in got)
+
+
+def test_a_lab_on_fewer_cpus_is_simulated_on_those_cores():
+    """lab.py --cpus N runs the replica on N of the machine's CPUs (its affinity, inherited by
+    mysqld); the JSON's machine.cores_usable says so, and compare.py's default --cores is it."""
+    compare = _load("compare")
+    assert lab.parse_args(["--cpus", "8"]).cpus == 8 and lab.parse_args([]).cpus is None
+    assert compare.lab_cores({"machine": {"cores": 16, "cores_usable": 8}}) == 8
+    assert compare.lab_cores({"machine": {"cores": 16, "cores_usable": 16}}) == 16
+    assert compare.lab_cores({"machine": {"cores": 16}}) == 16

@@ -422,18 +422,25 @@ def host_steal(lab: dict) -> str:
             f"seconds); the {len(slow)} runs 10%+ slower than their cell's median: {share(slow)}, the rest: {share(rest)}")
 
 
+def lab_cores(lab: dict) -> int:
+    """The cores the lab's replica could run on: ``cores_usable`` (its CPU affinity: ``lab.py
+    --cpus N``, or a container's limit), else the machine's ``cores``."""
+    m = lab["machine"]
+    return m.get("cores_usable") or m["cores"]
+
+
 def open_lab(path: Path) -> tuple[dict, int, Path]:
-    """The lab JSON, its machine's cores and the backlogs (the scripts that compare with it run
-    ``python -m lagadvisor`` from this checkout's src/)."""
+    """The lab JSON, the cores its replica could use (:func:`lab_cores`) and the backlogs (the
+    scripts that compare with it run ``python -m lagadvisor`` from this checkout's src/)."""
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     lab = read_json(path)
-    return lab, lab["machine"]["cores"], backlog_dir(None)
+    return lab, lab_cores(lab), backlog_dir(None)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("lab", type=Path, help="manycore.json written by bench/manycore/lab.py")
-    ap.add_argument("--cores", type=int, default=None, help="default: the lab machine's")
+    ap.add_argument("--cores", type=int, default=None, help="default: the cores the lab's replica could use")
     ap.add_argument("--cost-model", default=None)
     ap.add_argument("--backlogs", type=Path, default=None, help="default bench/data/manycore/backlogs")
     ap.add_argument("--out", type=Path, default=None)
@@ -448,7 +455,7 @@ def main() -> int:
     args = ap.parse_args()
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     lab = read_json(args.lab)
-    cores = args.cores or lab["machine"]["cores"]
+    cores = args.cores or lab_cores(lab)
     startup, kept = startup_of(lab, args.startup_s, kept_dir(args.lab), args.constant_start)
     rows = compare(lab, backlog_dir(args.backlogs), cores, args.cost_model, startup, args.regenerated)
     m = lab["machine"]

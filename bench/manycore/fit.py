@@ -166,8 +166,9 @@ def main() -> int:
         lab = read_json(path)
         startup, _ = startup_of(lab, args.startup_s, kept_dir(path), args.constant_start)
         labs.append((lab, load(lab, backlog_dir(args.backlogs)), startup))
-    cores = labs[0][0]["machine"]["cores"]
-    if any(lab["machine"]["cores"] != cores for lab, _, _ in labs):
+    from compare import lab_cores
+    cores = lab_cores(labs[0][0])
+    if any(lab_cores(lab) != cores for lab, _, _ in labs):
         raise SystemExit("the lab runs were on machines with different cores: fit them one at a time")
     held = {}
     for item in args.set:

@@ -1004,6 +1004,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                          "leave 4 MiB for the JSON, the log and the timelines, 1.3 MiB in the fifth run; with "
                          "three, twelve of that run's 50 kept binlogs stayed behind)")
     ap.add_argument("--keep-workdir", action="store_true")
+    ap.add_argument("--cpus", type=int, default=None,
+                    help="run on the first N of this machine's CPUs (sched_setaffinity, inherited by mysqld and "
+                         "every thread it starts): a replica of N cores on the same machine; the JSON's "
+                         "machine.cores_usable says N, and compare.py simulates --cores N")
     args = ap.parse_args(argv)
     q = args.quick
     args.workers = [int(x) for x in (args.workers or ("1,2,4" if q else "1,2,4,8,16,32")).split(",")]
@@ -1022,6 +1026,11 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(args.workdir, ignore_errors=True)
     args.workdir.mkdir(parents=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: still write the JSON
+    if args.cpus:
+        cpus = sorted(os.sched_getaffinity(0))
+        if not 1 <= args.cpus <= len(cpus):
+            raise SystemExit(f"--cpus {args.cpus}: this machine lets the lab use {len(cpus)}")
+        os.sched_setaffinity(0, cpus[:args.cpus])   # before mysqld starts: it and its threads inherit it
     lab = Lab(args, out, args.workdir)
     log(f"machine: {lab.result['machine']}; results in {out / JSON_NAME}")
     try:
