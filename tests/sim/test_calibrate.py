@@ -162,6 +162,41 @@ def test_four_worker_fit_predicts_every_worker_count_of_the_model_that_made_the_
         assert _total(applied, model, w) == pytest.approx(want, rel=tol), (w, ev)
 
 
+def _uniform_catch_up(workers: int, n: int = 3000):
+    """A catch-up of sysbench's one transaction shape (2 updates, a delete, an insert, 1.8 kB), every
+    one independent of the 300 before it, simulated with the base model at ``workers`` workers: at
+    16 the coordinator's read binds it (the 16-core lab's uniform backlog), at one the workers' CPU."""
+    from lagadvisor.sim.build import TrxFacts, logical_clock
+    from lagadvisor.sim.engine import simulate
+    from lagadvisor.sim.model import ReplicaConfig
+
+    rows = [(0, max(1, seq - 300) if seq > 1 else 0, seq, 0, 0, 1, 2, 1, 1800) for seq in range(1, n + 1)]
+    base = CostModel()
+    facts = [TrxFacts(f, seq, (lc,) * 4, 0, i, u, d, nb, (), None) for f, lc, seq, _, _, i, u, d, nb in rows]
+    res = simulate(logical_clock(facts, "recorded", base, catch_up=True), ReplicaConfig(workers, True, False), base)
+    return [(f, lc, seq, 0, 10_000_000 + int(c), i, u, d, nb)
+            for (f, lc, seq, _, _, i, u, d, nb), c in zip(rows, res.commit_us)]
+
+
+def test_a_catch_up_that_hid_the_workers_cpu_says_so():
+    """calibrate --workers: the evidence gives how much the fitted catch-up's time, and a one-worker
+    catch-up's, move with the workers' CPU (worker_share); a coordinator-bound 16-worker catch-up
+    barely shows it while one worker waits on little else, and the calibration says what that
+    leaves to the base model. A 4-worker catch-up of mixed sizes shows the workers: no note."""
+    from lagadvisor.sim.calibrate import UNSEEN_WORKERS, unseen_workers_note
+
+    _, ev = fit_workers(lagging_pieces(_uniform_catch_up(16), 100_000), 16, durable=False, base=CostModel())
+    shares = ev["worker_cpu_share"]
+    assert shares["calibrated"] < 0.2 < 0.6 < shares["one_worker"] <= 1.05, shares
+    note = unseen_workers_note(shares)
+    assert note is not None and "hardly showed the workers' CPU" in note and "fewer workers" in note
+    applied, _ = _four_worker_catch_up(1.0, 1.0)
+    _, ev = fit_workers(lagging_pieces(applied, 100_000), 4, durable=False, base=CostModel())
+    assert ev["worker_cpu_share"]["one_worker"] - ev["worker_cpu_share"]["calibrated"] < UNSEEN_WORKERS
+    assert unseen_workers_note(ev["worker_cpu_share"]) is None
+    assert unseen_workers_note({"calibrated": 0.3, "one_worker": 0.31 + UNSEEN_WORKERS}) is not None
+
+
 def test_lagging_pieces_keep_only_what_was_applied_behind_the_source():
     applied = [(0, k - 1, k, 1_000_000 * k, 1_000_000 * k + (500_000 if 100 <= k < 1400 else 1_000), 1, 1, 0, 10)
                for k in range(2000)]

@@ -521,6 +521,48 @@ def _search(pieces, base: CostModel, workers: int, durable: bool) -> tuple[float
     return params
 
 
+#: How much a worker-CPU change moves a time: the workers' costs (per transaction, row, byte,
+#: scan, the multi-worker cost) times this, every serial cost as it is (:func:`worker_share`).
+WORKER_PROBE = 1.25
+#: A calibration says so when the one-worker time leans on the workers' CPU by this much more than
+#: the catch-up it fitted did (:func:`unseen_workers_note`): the 16-core lab's uniform backlog,
+#: coordinator-bound at 16 workers, moved 0.05 with the workers' CPU against about 0.75 at one
+#: worker, and its calibrations predicted 1-4 workers 24-33% fast (bench/manycore_16core*_calibrate.json).
+UNSEEN_WORKERS = 0.4
+
+
+def worker_share(pieces, model: CostModel, workers: int, durable: bool) -> float:
+    """d log(time) / d log(workers' CPU) of these pieces simulated with ``workers`` workers: 1 when
+    the workers' CPU is all a catch-up waits for, 0 when a serial stage (the coordinator, the commit
+    stage, the fsyncs) or the dependencies bound it whatever the workers cost."""
+    import math
+
+    f = WORKER_PROBE
+    heavier = replace(model, trx_us=model.trx_us * f, insert_us=model.insert_us * f, update_us=model.update_us * f,
+                      delete_us=model.delete_us * f, byte_us=model.byte_us * f, scan_row_us=model.scan_row_us * f,
+                      durable_byte_us=model.durable_byte_us * f, multi_worker_us=model.multi_worker_us * f)
+
+    def total(m: CostModel) -> float:
+        spans = [p.commits(m, workers, durable) for p in pieces]
+        return sum(c[-1] - c[0] for c in spans)
+
+    t0, t1 = total(model), total(heavier)
+    return math.log(t1 / t0) / math.log(f) if t0 > 0 and t1 > 0 else 0.0
+
+
+def unseen_workers_note(shares: dict) -> str | None:
+    """The calibration's note when its catch-up barely showed the workers' CPU that the one-worker
+    time rests on (``shares``: :func:`worker_share` at the calibrated count and at one worker), else None."""
+    seen, alone = shares["calibrated"], shares["one_worker"]
+    if alone - seen < UNSEEN_WORKERS:
+        return None
+    return (f"the catch-up hardly showed the workers' CPU: {WORKER_PROBE - 1:.0%} more of it moves its simulated "
+            f"time by {WORKER_PROBE ** seen - 1:.0%}, a one-worker catch-up's by {WORKER_PROBE ** alone - 1:.0%}; "
+            "the fit scaled the workers with the serial stages it was bound by, so times at fewer workers rest on "
+            "the base model's ratio of the two (the 16-core lab's coordinator-bound backlog: 24-33% fast at 1-4 "
+            "workers); for those, calibrate on a catch-up applied with fewer workers")
+
+
 def fit_workers(pieces: list[list[tuple]], workers: int, *, durable: bool, base: CostModel,
                 min_lag_us: int = 100_000) -> tuple[CostModel, dict]:
     """A cost model from a catch-up applied with ``workers`` >= 2 workers (issue 15 part 2).
@@ -560,7 +602,9 @@ def fit_workers(pieces: list[list[tuple]], workers: int, *, durable: bool, base:
                 "commit_us": round(model.commit_us, 2), "fsync_scale": round(fsync, 4),
                 "piece_error_mean": round(mean, 4),
                 "piece_error_rms": round((sum(e * e for e in errs) / len(errs)) ** 0.5, 4),
-                "held_out": {k: round(v, 4) for k, v in checks.items()}, "error_band": round(band, 4)}
+                "held_out": {k: round(v, 4) for k, v in checks.items()}, "error_band": round(band, 4),
+                "worker_cpu_share": {"calibrated": round(worker_share(pieces, model, workers, durable), 3),
+                                     "one_worker": round(worker_share(pieces, model, 1, durable), 3)}}
     return model, evidence
 
 
@@ -599,8 +643,9 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         fitted, ev = fit_workers(gaps.pieces.take(), workers, durable=durable, base=model, min_lag_us=min_lag_us)
         fitted = replace(fitted, calibrated_workers=workers,
                          measured_on=measured_on(summaries, paths, ev["transactions"], workers, durable, fitted.cores))
+        note = unseen_workers_note(ev["worker_cpu_share"])
         return Calibration(fitted, ev["transactions"], 1.0 - ev["piece_error_rms"] ** 2, 0.0, 1.0,
-                           tuple(w for s in summaries for w in s.warnings), ev)
+                           tuple(w for s in summaries for w in s.warnings) + ((note,) if note else ()), ev)
     fit, scaled = fit_gaps(paths, min_lag_us, serial_byte_us=0.0, summaries=summaries,
                            on_transaction=on_transaction, on_progress=on_progress, base=model)
     notes = []
