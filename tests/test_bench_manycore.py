@@ -7,6 +7,7 @@ that decide what a device run measures and how it is compared, on committed fixt
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import asdict
 import tarfile
 import sys
 from pathlib import Path
@@ -204,7 +205,7 @@ def test_the_replicas_start_grows_with_its_workers_coordinator_commits():
     # an earlier calibrate_check --out (one startup_s) keeps its constant start in --report
     check = _load("calibrate_check")
     assert check.start_of_report({"startup_s": 0.03}) == 0.03
-    assert check.start_of_report({"startup_s": 0.03, "start": start.as_json()}).as_json() == start.as_json()
+    assert asdict(check.start_of_report({"startup_s": 0.03, "start": asdict(start)})) == asdict(start)
 
 
 def test_startup_probe_fits_the_start_on_the_coordinators_commits():

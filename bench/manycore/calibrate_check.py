@@ -38,6 +38,7 @@ import json
 import shutil
 import sys
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 from statistics import median
 
@@ -229,8 +230,6 @@ def main() -> int:
                                  else models_rounds(earlier, wl, cfg, cal_w)):
                     tag = kept_tag(wl, cfg, cal_w, rnd)
                     if earlier is not None:
-                        if model_key(tag) not in earlier["models"]:
-                            continue
                         model = earlier["models"][model_key(tag)]
                         path = tmp / f"{tag}.json"
                         path.write_text(json.dumps(model))
@@ -266,7 +265,7 @@ def main() -> int:
     for k, why in skipped.items():
         print(f"not calibrated: {k}: {why}")
     if args.out:
-        doc = {"cores": cores, "startup_s": startup.ref_s, "start": startup.as_json(), "models": models, "skipped": skipped, "rows": rows}
+        doc = {"cores": cores, "startup_s": startup.ref_s, "start": asdict(startup), "models": models, "skipped": skipped, "rows": rows}
         if args.combine:
             doc.update(combined_models=combined_models, combined_rows=combined_rows)
         args.out.write_text(json.dumps(doc, indent=1) + "\n")

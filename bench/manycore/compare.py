@@ -22,7 +22,7 @@ import os
 import sys
 import tarfile
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import median
 
@@ -87,10 +87,8 @@ def startups(lab: dict, folder: Path) -> list[dict]:
     export``). A kept binlog that does not hold the run's transactions (another run's) is refused."""
     out = []
     for r in lab["runs"]:
-        timed = r.get("phase") in ("relaxed", "durable")
-        if timed and "commit_span_s" in r and r.get("commits") == r.get("transactions"):
-            span = r["commit_span_s"]
-        else:
+        span = own_span(r) if r.get("phase") in ("relaxed", "durable") else None
+        if span is None:
             path = folder / f"{kept_tag(r.get('workload'), r.get('config'), r.get('workers'), r.get('round', 1))}.binlog.000002.gz"
             if not r.get("keep") or not path.exists():
                 continue
@@ -135,9 +133,6 @@ class Start:
         grow = start_commits(workers) / start_commits(self.ref_workers)
         return self.ref_s * (self.fixed_share + (1.0 - self.fixed_share) * grow)
 
-    def as_json(self) -> dict:
-        return {"ref_s": self.ref_s, "ref_workers": self.ref_workers, "fixed_share": self.fixed_share}
-
 
 def start_at(startup: Start | float, workers: int) -> float:
     """The start to take off a catch-up of ``workers`` workers: a :class:`Start`'s, or a number's
@@ -162,13 +157,19 @@ def startup_of(lab: dict, given: float | None, folder: Path, constant: bool = Fa
     return Start(at[len(at) // 2], workers, share), runs
 
 
-def applying_s(run: dict, startup: Start | float) -> float:
-    """A timed catch-up's time less the replica's start: its own first-to-last commit span when the
-    lab read it from the catch-up's binlog (``commit_span_s``, lab.py ``commit_span``, over every
-    transaction it applied), else its time less :func:`start_at` its worker count."""
+def own_span(run: dict) -> float | None:
+    """A catch-up's own first-to-last commit span, when the lab read it from the catch-up's binlog
+    (``commit_span_s``, lab.py ``commit_span``) over every transaction it applied; else None."""
     if "commit_span_s" in run and run.get("commits") == run.get("transactions"):
         return run["commit_span_s"]
-    return run["seconds"] - start_at(startup, run["workers"])
+    return None
+
+
+def applying_s(run: dict, startup: Start | float) -> float:
+    """A timed catch-up's time less the replica's start: its :func:`own_span`, else its time less
+    :func:`start_at` its worker count."""
+    span = own_span(run)
+    return span if span is not None else run["seconds"] - start_at(startup, run["workers"])
 
 
 def applying_times(lab: dict, startup: Start | float) -> dict[tuple[str, str], dict[int, dict[int, float]]]:
@@ -181,12 +182,15 @@ def applying_times(lab: dict, startup: Start | float) -> dict[tuple[str, str], d
     return times
 
 
-def applying_median(lab: dict, startup: Start | float, workload: str, config: str, workers: int) -> float:
-    """The median over the rounds of one cell's :func:`applying_s` (the upper of two middle ones,
-    as lab.py's ``median_s``)."""
-    got = sorted(per[workers] for per in applying_times(lab, startup).get((workload, config), {}).values()
-                 if workers in per)
-    return got[len(got) // 2]
+def applying_medians(lab: dict, startup: Start | float) -> dict[tuple[str, str, int], float]:
+    """The median over the rounds of each cell's :func:`applying_s` (the upper of two middle ones,
+    as lab.py's ``median_s``), by (workload, durability, workers)."""
+    cells: dict[tuple[str, str, int], list[float]] = {}
+    for (wl, cfg), rounds in applying_times(lab, startup).items():
+        for per in rounds.values():
+            for w, t in per.items():
+                cells.setdefault((wl, cfg, w), []).append(t)
+    return {k: sorted(v)[len(v) // 2] for k, v in cells.items()}
 
 
 def round_speedups(lab: dict, startup: Start | float = 0.0) -> dict[tuple[str, str, int], list[float]]:
@@ -244,6 +248,7 @@ def compare(lab: dict, backlogs: Path, cores: int, cost: str | None, startup: St
     counts = {(r["workload"], r["config"]): r["transactions"] for r in lab["runs"]
               if r.get("phase") in ("relaxed", "durable") and "seconds" in r}
     rounds = round_speedups(lab, startup)
+    medians = applying_medians(lab, startup)
     groups = measured_groups(lab)
     rows = []
     for wl, cfgs in lab["summary"].items():
@@ -258,7 +263,7 @@ def compare(lab: dict, backlogs: Path, cores: int, cost: str | None, startup: St
                 ps = one_p / p["apply_seconds"] if one_p and p["apply_seconds"] else None
                 got = sorted(rounds.get((wl, cfg, w), []))
                 ms = got[len(got) // 2] if got else None
-                t = applying_median(lab, startup, wl, cfg, w)
+                t = medians[(wl, cfg, w)]
                 rows.append({"workload": wl, "config": cfg, "workers": w, "transactions": n,
                              "measured_s": round(t, 4), "measured_raw_s": m["median_s"],
                              "predicted_s": round(p["apply_seconds"], 4),
@@ -460,7 +465,7 @@ def main() -> int:
     rows = compare(lab, backlog_dir(args.backlogs), cores, args.cost_model, startup, args.regenerated)
     m = lab["machine"]
     timed = [r for r in lab["runs"] if r.get("phase") in ("relaxed", "durable") and "seconds" in r]
-    own = sum("commit_span_s" in r and r.get("commits") == r.get("transactions") for r in timed)
+    own = sum(own_span(r) is not None for r in timed)
     if own == len(timed):
         start = "each less the replica's start, its own (its binlog's first-to-last commit span)\n"
     else:
@@ -520,7 +525,7 @@ def main() -> int:
         print("\n".join(table))
     if args.out:
         args.out.write_text(json.dumps({"cores": cores, "cost_model": args.cost_model, "startup_s": startup.ref_s,
-                                        "start": startup.as_json(), "startups": kept, "rows": rows}, indent=1) + "\n")
+                                        "start": asdict(startup), "startups": kept, "rows": rows}, indent=1) + "\n")
     return 0
 
 

@@ -75,9 +75,10 @@ def rows(lab: dict, facts: dict, model, startup=0.0, configs: tuple[str, ...] = 
     from lagadvisor.sim.engine import ScaledWork, simulate
     from lagadvisor.sim.model import ReplicaConfig
 
-    from compare import applying_median, measured_groups, round_speedups
+    from compare import applying_medians, measured_groups, round_speedups
 
     rounds = round_speedups(lab, startup)
+    medians = applying_medians(lab, startup)
     groups = measured_groups(lab)
     out = []
     for wl, cfgs in lab["summary"].items():
@@ -91,7 +92,7 @@ def rows(lab: dict, facts: dict, model, startup=0.0, configs: tuple[str, ...] = 
             pred = {w: r.apply_us / 1e6 for w, r in res.items()}
             for w, m in per_w.items():
                 got = sorted(rounds[(wl, cfg, int(w))])
-                out.append({"workload": wl, "config": cfg, "workers": int(w), "measured_s": applying_median(lab, startup, wl, cfg, int(w)),
+                out.append({"workload": wl, "config": cfg, "workers": int(w), "measured_s": medians[(wl, cfg, int(w))],
                             "predicted_s": pred[int(w)], "measured_speedup": got[len(got) // 2],
                             "predicted_speedup": pred[1] / pred[int(w)],
                             "measured_groups": groups.get((wl, cfg, int(w))), "predicted_groups": res[int(w)].flushes})
@@ -137,7 +138,7 @@ def nelder_mead(f, x0: list[float], iterations: int, step: float = 0.3) -> tuple
 
 
 def main() -> int:
-    from compare import backlog_dir, kept_dir, startup_of
+    from compare import backlog_dir, kept_dir, lab_cores, startup_of
     from lab import read_json
     from lagadvisor.sim.model import CostModel
 
@@ -166,7 +167,6 @@ def main() -> int:
         lab = read_json(path)
         startup, _ = startup_of(lab, args.startup_s, kept_dir(path), args.constant_start)
         labs.append((lab, load(lab, backlog_dir(args.backlogs)), startup))
-    from compare import lab_cores
     cores = lab_cores(labs[0][0])
     if any(lab_cores(lab) != cores for lab, _, _ in labs):
         raise SystemExit("the lab runs were on machines with different cores: fit them one at a time")

@@ -57,6 +57,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -487,6 +488,12 @@ def timed_apply(server: Mysqld, target: str, timeout_s: float) -> tuple[float, f
     return float(lines[2]) - float(lines[0]), wall
 
 
+def current_binlog(server: "Mysqld") -> Path:
+    """The binlog file the server writes now (the last in its binlog.index): a catch-up's own,
+    since reset() flushed to a fresh one before it."""
+    return server.datadir / Path((server.datadir / "binlog.index").read_text().split()[-1]).name
+
+
 #: GTID_LOG_EVENT and ANONYMOUS_GTID_LOG_EVENT (libs/mysql/binlog/event/binlog_event.h): their body
 #: is flags (1), the source's uuid (16), gno (8), the logical-clock type (1), last_committed and
 #: sequence_number (8 each), then immediate_commit_timestamp (7 bytes, microseconds; its top bit
@@ -871,8 +878,8 @@ class Lab:
                 rec["timeline"] = {"error": str(err)[-500:]}
         # the catch-up's own first-to-last commit (its replica binlog, still open): its time less
         # the replica's start (3 coordinator commits a worker at START REPLICA, compare.py Start)
-        written = [Path(x).name for x in (s.datadir / "binlog.index").read_text().split() if Path(x).name not in before]
-        span = commit_span(s.datadir / written[-1]) if written else None
+        own = current_binlog(s)
+        span = commit_span(own) if own.name not in before else None
         if span is not None:
             rec["commit_span_s"], rec["commits"] = round((span[1] - span[0]) / 1e6, 6), span[2]
         s.client("STOP REPLICA SQL_THREAD")
@@ -1017,6 +1024,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.max_fraction = args.max_fraction or (0.1 if q else 1.0)
     args.min_fraction = args.min_fraction or (0.02 if q else 0.2)
     return args
+
+
+@contextmanager
+def probe_replica(workload: str, workers: str, options: list[str], prefix: str):
+    """A replica of the lab's kit for a probe on this machine or the device (stall_probe.py,
+    startup_probe.py): ``--quick`` setup with one backlog, restarted with ``options`` (more server
+    options, e.g. :data:`INSTRUMENT_OPTIONS`) when given; yields the :class:`Lab` (its ``server``,
+    ``backlogs`` and ``result["machine"]``), then stops the server and removes its folder."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    out = work / "out"
+    out.mkdir()
+    (work / "run").mkdir()
+    args = parse_args(["--quick", "--workloads", workload, "--workers", workers, "--out", str(out),
+                       "--workdir", str(work / "run")])
+    probe = Lab(args, out, work / "run")
+    try:
+        probe.setup()
+        if options:
+            probe.server.stop()
+            probe.server.start(options)
+        yield probe
+    finally:
+        probe.server.stop()
+        probe.server.kill()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:

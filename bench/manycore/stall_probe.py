@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,20 +65,10 @@ def main() -> int:
                     help="no performance_schema history: how often stalls come without the instruments")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="stall-probe-"))
-    out = work / "out"
-    out.mkdir()
-    args = lab.parse_args(["--quick", "--workloads", a.workload, "--workers", str(a.workers), "--out", str(out),
-                           "--workdir", str(work / "run")])
-    (work / "run").mkdir()
-    probe = lab.Lab(args, out, work / "run")
     runs, stalls = [], []
-    try:
-        probe.setup()
+    with lab.probe_replica(a.workload, str(a.workers), lab.INSTRUMENT_OPTIONS + HISTORY if a.instrumented else [],
+                           "stall-probe-") as probe:
         server = probe.server
-        if a.instrumented:
-            server.stop()
-            server.start(lab.INSTRUMENT_OPTIONS + HISTORY)
         backlog = probe.backlogs[a.workload]
         n = backlog.count(a.fraction)
         for i in range(a.runs):
@@ -90,8 +78,7 @@ def main() -> int:
                 server.client("TRUNCATE TABLE performance_schema.events_waits_history_long; "
                               "TRUNCATE TABLE performance_schema.events_stages_history_long")
             seconds, _ = lab.timed_apply(server, backlog.target(a.fraction), 120)
-            last = Path((server.datadir / "binlog.index").read_text().split()[-1]).name
-            gaps = longest_gaps(commit_times(server.datadir / last))
+            gaps = longest_gaps(commit_times(lab.current_binlog(server)))
             runs.append({"run": i, "seconds": round(seconds, 4), "longest_gaps_ms": gaps})
             lab.log(f"run {i}: {seconds:.3f} s, longest commit gaps (ms, at transaction) {gaps}")
             if gaps and gaps[0][0] >= a.gap_ms:
@@ -102,10 +89,6 @@ def main() -> int:
                     for row in stall["waits"] + stall["stages"]:
                         print("   ", " | ".join(row))
                 stalls.append(stall)
-    finally:
-        probe.server.stop()
-        probe.server.kill()
-        shutil.rmtree(work, ignore_errors=True)
     print(f"{len(stalls)} of {len(runs)} catch-ups had a commit gap of {a.gap_ms:g} ms or more")
     if a.out:
         a.out.write_text(json.dumps({"workload": a.workload, "workers": a.workers, "config": a.config,

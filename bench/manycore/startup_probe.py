@@ -14,9 +14,10 @@ does at ``START REPLICA``: every worker's row of ``mysql.slave_worker_info`` wri
 This probe measures that start directly, on this machine or the device: interleaved rounds of a
 short catch-up at each worker count on a replica of the lab's kit (lab.py's reset and timed
 catch-up), each one's start = its timed seconds less the span of its own binlog's commit times
-(compare.py's ``startups``), and the coordinator's commits in it (performance_schema's stage
-summary of ``thread/sql/replica_sql``, reset before each catch-up). Prints per worker count the
-median start and commits, and the least-squares line of the start on the workers.
+(lab.py's ``commit_span``, as the lab records it), and the coordinator's commits in it
+(performance_schema's stage summary of ``thread/sql/replica_sql``, reset before each catch-up).
+Prints per worker count the median start and commits, and the least-squares line of the start on
+the commits through those medians.
 
 Usage: PYTHONPATH=src python3 bench/manycore/startup_probe.py [--workers 1,2,4,8,16,32] [--rounds 5]
        [--workload uniform] [--config relaxed] [--fraction 0.02] [--out probe.json]
@@ -26,10 +27,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +72,6 @@ def summarize(runs: list[dict]) -> dict:
 
 def main() -> int:
     import lab
-    from compare import commit_times
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", default="1,2,4,8,16,32")
@@ -88,20 +86,10 @@ def main() -> int:
         print_summary(summarize(json.loads(a.report.read_text())["runs"]))
         return 0
     workers = [int(w) for w in a.workers.split(",")]
-    work = Path(tempfile.mkdtemp(prefix="startup-probe-"))
-    out = work / "out"
-    out.mkdir()
-    args = lab.parse_args(["--quick", "--workloads", a.workload, "--workers", a.workers, "--out", str(out),
-                           "--workdir", str(work / "run")])
-    (work / "run").mkdir()
-    probe = lab.Lab(args, out, work / "run")
     runs = []
-    machine = lab.machine_info(work / "run")
-    try:
-        probe.setup()
+    with lab.probe_replica(a.workload, a.workers, lab.INSTRUMENT_OPTIONS, "startup-probe-") as probe:
         server = probe.server
-        server.stop()
-        server.start(lab.INSTRUMENT_OPTIONS)
+        machine = probe.result["machine"]
         backlog = probe.backlogs[a.workload]
         n = backlog.count(a.fraction)
         for rnd in range(1, a.rounds + 1):
@@ -111,19 +99,13 @@ def main() -> int:
                 server.client("TRUNCATE TABLE performance_schema.events_stages_summary_by_thread_by_event_name")
                 seconds, _ = lab.timed_apply(server, backlog.target(a.fraction), 120)
                 commits, commit_ms = server.rows(COORDINATOR_COMMITS_SQL)[0]
-                last = Path((server.datadir / "binlog.index").read_text().split()[-1]).name
-                ts = commit_times(server.datadir / last)
-                span = (max(ts) - min(ts)) / 1e6
-                r = {"round": rnd, "workers": w, "transactions": len(ts), "seconds": round(seconds, 4),
-                     "startup_ms": round((seconds - span) * 1e3, 2), "coordinator_commits": int(float(commits)),
-                     "coordinator_commit_ms": float(commit_ms)}
+                first, last, count = lab.commit_span(lab.current_binlog(server))
+                r = {"round": rnd, "workers": w, "transactions": count, "seconds": round(seconds, 4),
+                     "startup_ms": round((seconds - (last - first) / 1e6) * 1e3, 2),
+                     "coordinator_commits": int(float(commits)), "coordinator_commit_ms": float(commit_ms)}
                 runs.append(r)
                 lab.log(f"round {rnd}, {w} workers: {seconds:.3f} s, start {r['startup_ms']:.1f} ms, "
                         f"coordinator commits {r['coordinator_commits']} ({r['coordinator_commit_ms']:.1f} ms)")
-    finally:
-        probe.server.stop()
-        probe.server.kill()
-        shutil.rmtree(work, ignore_errors=True)
     s = summarize(runs)
     print_summary(s)
     if a.out:

@@ -433,19 +433,27 @@ class _Piece:
         return self.imm[-1] - self.imm[0]
 
 
+#: The workers' CPU costs: per transaction, row, byte, scanned row, durable byte, and the
+#: multi-worker cost (what :func:`_scaled` and :func:`worker_share` scale as the workers' CPU).
+WORKER_COSTS = ("trx_us", "insert_us", "update_us", "delete_us", "byte_us", "scan_row_us", "durable_byte_us",
+                "multi_worker_us")
+
+
+def _workers_scaled(model: CostModel, f: float, **more) -> CostModel:
+    """``model`` with its :data:`WORKER_COSTS` times ``f`` (and the fields in ``more`` set)."""
+    return replace(model, **{k: getattr(model, k) * f for k in WORKER_COSTS}, **more)
+
+
 def _scaled(base: CostModel, cpu: float, commit: float, fsync: float) -> CostModel:
     """``base`` on a replica whose CPU is ``cpu`` times as slow: every CPU cost (the workers',
     the coordinator's, the commit stage's) scaled by it, the commit stage's by ``commit`` more,
     the fsyncs by ``fsync``. The base's structure (which share of the work is serial, what grows
     with concurrency, the wake-up latencies) is kept: it is what carries a fit of one worker
     count to the others (issue 33)."""
-    return replace(base, trx_us=base.trx_us * cpu, insert_us=base.insert_us * cpu, update_us=base.update_us * cpu,
-                   delete_us=base.delete_us * cpu, byte_us=base.byte_us * cpu, scan_row_us=base.scan_row_us * cpu,
-                   durable_byte_us=base.durable_byte_us * cpu, dispatch_us=base.dispatch_us * cpu,
-                   dispatch_byte_us=base.dispatch_byte_us * cpu, multi_worker_us=base.multi_worker_us * cpu,
-                   commit_us=base.commit_us * cpu * commit,
-                   redo_flush_us=base.redo_flush_us * fsync, flush_us=base.flush_us * fsync,
-                   fsync_byte_us=base.fsync_byte_us * fsync)
+    return _workers_scaled(base, cpu, dispatch_us=base.dispatch_us * cpu, dispatch_byte_us=base.dispatch_byte_us * cpu,
+                           commit_us=base.commit_us * cpu * commit,
+                           redo_flush_us=base.redo_flush_us * fsync, flush_us=base.flush_us * fsync,
+                           fsync_byte_us=base.fsync_byte_us * fsync)
 
 
 #: Transactions per block of a piece whose commit-to-commit times are matched: a block of heavy
@@ -521,8 +529,8 @@ def _search(pieces, base: CostModel, workers: int, durable: bool) -> tuple[float
     return params
 
 
-#: How much a worker-CPU change moves a time: the workers' costs (per transaction, row, byte,
-#: scan, the multi-worker cost) times this, every serial cost as it is (:func:`worker_share`).
+#: How much a worker-CPU change moves a time: the :data:`WORKER_COSTS` times this, every serial
+#: cost as it is (:func:`worker_share`).
 WORKER_PROBE = 1.25
 #: A calibration says so when the one-worker time leans on the workers' CPU by this much more than
 #: the catch-up it fitted did (:func:`unseen_workers_note`): the 16-core lab's uniform backlog,
@@ -538,9 +546,7 @@ def worker_share(pieces, model: CostModel, workers: int, durable: bool) -> float
     import math
 
     f = WORKER_PROBE
-    heavier = replace(model, trx_us=model.trx_us * f, insert_us=model.insert_us * f, update_us=model.update_us * f,
-                      delete_us=model.delete_us * f, byte_us=model.byte_us * f, scan_row_us=model.scan_row_us * f,
-                      durable_byte_us=model.durable_byte_us * f, multi_worker_us=model.multi_worker_us * f)
+    heavier = _workers_scaled(model, f)
 
     def total(m: CostModel) -> float:
         spans = [p.commits(m, workers, durable) for p in pieces]
