@@ -752,3 +752,49 @@ def test_a_lab_on_fewer_cpus_is_simulated_on_those_cores():
     assert compare.lab_cores({"machine": {"cores": 16, "cores_usable": 8}}) == 8
     assert compare.lab_cores({"machine": {"cores": 16, "cores_usable": 16}}) == 16
     assert compare.lab_cores({"machine": {"cores": 16}}) == 16
+
+
+def test_index_backlogs_differ_only_in_their_secondary_indexes():
+    """gen_backlogs.INDEX_WORKLOADS: one seeded draw for every index count (the same rows and
+    statements), tables that differ only in their KEY clauses, and never in the lab's own set."""
+    import random
+
+    gen = _load("gen_backlogs")
+    assert not set(gen.INDEX_WORKLOADS) & set(gen.WORKLOADS)
+    setups, trxs = {}, {}
+    for name, wl in gen.INDEX_WORKLOADS.items():
+        rnd = random.Random(f"33:{wl.seed_key or wl.name}")
+        setups[name] = list(wl.setup(rnd))
+        trxs[name] = [wl.trx(rnd, seq) for seq in range(1, 50)]
+    assert len({tuple(map(tuple, t)) for t in trxs.values()}) == 1
+    creates = {name: [s for s in stmts if s.startswith("CREATE")] for name, stmts in setups.items()}
+    assert all(c[0].count("KEY k") == int(name[3:]) for name, c in creates.items())
+    strip = {name: [s for s in stmts if not s.startswith("CREATE")] for name, stmts in setups.items()}
+    assert len({tuple(s) for s in strip.values()}) == 1
+    # every indexed column changes in the update, so each index takes 4 entry changes a transaction
+    update = trxs["idx8"][0][0]
+    assert all(f"{col}={col}+1" in update for col in gen.INDEX_COLUMNS)
+
+
+def test_index_cost_fits_the_per_index_cost_on_the_medians():
+    """index_cost.summarize: per configuration and worker count, each backlog's median per
+    transaction over its rounds, and the least-squares line on the index count."""
+    ic = _load("index_cost")
+    runs = []
+    for rnd in (1, 2, 3):
+        for k in (0, 2, 4, 8):
+            noise = 0.05 if rnd == 2 else 0.0  # one slow round: the medians ignore it
+            t = 4000
+            runs.append({"phase": "relaxed", "round": rnd, "workload": f"idx{k}", "config": "relaxed", "workers": 1,
+                         "transactions": t, "seconds": (150 + 12 * k) * t / 1e6 * (1 + noise),
+                         "cpu_s": {"rpl_rca_wkr": (100 + 6 * k) * t / 1e6, "rpl_rca_sql": 0.5,
+                                   "ib_srv_purge": (2 + 1 * k) * t / 1e6}})
+    runs.append({"phase": "probe", "round": 0, "workload": "idx0", "config": "relaxed", "workers": 1,
+                 "transactions": 10, "seconds": 9.0, "cpu_s": {}})
+    rows = ic.summarize({"runs": runs})
+    assert len(rows) == 1 and rows[0]["indexes"] == [0, 2, 4, 8] and rows[0]["rounds"] == [3, 3, 3, 3]
+    fit = rows[0]["fit"]
+    assert fit["seconds"]["per_index_us"] == pytest.approx(12.0) and fit["seconds"]["at_0_us"] == pytest.approx(150.0)
+    assert fit["worker_cpu"]["per_entry_us"] == pytest.approx(1.5)
+    assert fit["worker_cpu"]["per_index_share"] == pytest.approx(0.06)
+    assert fit["purge_cpu"]["per_index_us"] == pytest.approx(1.0)

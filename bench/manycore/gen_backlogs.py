@@ -22,7 +22,10 @@ Shapes (``WORKLOADS``), each its own database:
 Writes ``bench/data/manycore/backlogs/<name>/{schema.sql,binlog.00000N,manifest.json}`` and packs
 them as ``bench/data/manycore/backlogs.tar.xz`` (carried to the device with the kit).
 
-Usage: python3 bench/manycore/gen_backlogs.py [--scale 1.0] [--only uniform,hot] [--seed 33]
+The secondary-index backlogs (``INDEX_WORKLOADS``: idx0, idx2, idx4, idx8) are made only when named,
+into their own folder: ``--only idx0,idx2,idx4,idx8 --out bench/data/manycore/index``.
+
+Usage: python3 bench/manycore/gen_backlogs.py [--scale 1.0] [--only uniform,hot] [--seed 33] [--out DIR]
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ class Workload:
     transactions: int
     setup: Callable[[random.Random], Iterator[str]]
     trx: Callable[[random.Random, int], Trx]
+    seed_key: str = ""  # the seeded draw's key (default: the name); workloads sharing one draw the same rows
 
 
 #: Distinct values per string length: the rows keep sysbench's sizes, but repeat, so that the
@@ -92,6 +96,11 @@ def _bulk(table: str, rows: Iterator[str], per: int = 500) -> Iterator[str]:
         yield f"INSERT INTO {table} VALUES " + ",".join(batch)
 
 
+def _picks(rnd: random.Random, tables: int, rows: int, n: int = 3) -> list[tuple[int, int]]:
+    """*n* random (table, id) pairs, drawn table then id, like sysbench's statements."""
+    return [(rnd.randint(1, tables), rnd.randint(1, rows)) for _ in range(n)]
+
+
 # ---------------------------------------------------------------- uniform (oltp_write_only)
 
 UNIFORM_TABLES, UNIFORM_ROWS = 4, 10_000
@@ -107,9 +116,7 @@ def uniform_setup(rnd: random.Random) -> Iterator[str]:
 
 def uniform_trx(rnd: random.Random, seq: int) -> Trx:
     """oltp_write_only: each statement on a random table and id, like sysbench's."""
-    def pick() -> tuple[int, int]:
-        return rnd.randint(1, UNIFORM_TABLES), rnd.randint(1, UNIFORM_ROWS)
-    (t1, i1), (t2, i2), (t3, i3) = pick(), pick(), pick()
+    (t1, i1), (t2, i2), (t3, i3) = _picks(rnd, UNIFORM_TABLES, UNIFORM_ROWS)
     return [f"UPDATE sbtest{t1} SET k=k+1 WHERE id={i1}",
             f"UPDATE sbtest{t2} SET c='{_digits(rnd, 10)}' WHERE id={i2}",
             f"DELETE FROM sbtest{t3} WHERE id={i3}",
@@ -227,6 +234,50 @@ WORKLOADS = {w.name: w for w in (
 )}
 
 
+# ---------------------------------------------------------------- secondary indexes (not in the lab's set)
+
+INDEX_TABLES, INDEX_ROWS = 4, 10_000
+INDEX_COLUMNS = ("a", "b", "c", "d", "e", "f", "g", "h")
+
+
+def index_setup(k: int) -> Callable[[random.Random], Iterator[str]]:
+    """Four tables of 10,000 rows, each with the same columns and its first *k* of the integer
+    columns a to h under a non-unique secondary index of its own: the same rows whatever *k* (one
+    seeded draw, ``seed_key``)."""
+    def setup(rnd: random.Random) -> Iterator[str]:
+        keys = "".join(f", KEY k{col} ({col})" for col in INDEX_COLUMNS[:k])
+        for t in range(1, INDEX_TABLES + 1):
+            ints = "".join(f"{col} INT NOT NULL, " for col in INDEX_COLUMNS)
+            yield f"CREATE TABLE t{t} (id INT NOT NULL PRIMARY KEY, {ints}pad CHAR(60) NOT NULL{keys})"
+            yield from _bulk(f"t{t}", (f"({i},{_index_values(rnd)},'{_digits(rnd, 5)}')"
+                                       for i in range(1, INDEX_ROWS + 1)))
+    return setup
+
+
+def _index_values(rnd: random.Random) -> str:
+    return ",".join(str(rnd.randint(1, 10**6)) for _ in INDEX_COLUMNS)
+
+
+def index_trx(rnd: random.Random, seq: int) -> Trx:
+    """oltp_write_only's four rows, with every indexed column changed: an update of a to h,
+    an update of pad, a delete and the insert of the same id. Each secondary index takes 4 entry
+    changes a transaction (the update's old entry delete-marked and its new one inserted, the
+    delete's, the insert's); the rows, bytes and statements are the same for every index count."""
+    (t1, i1), (t2, i2), (t3, i3) = _picks(rnd, INDEX_TABLES, INDEX_ROWS)
+    return [f"UPDATE t{t1} SET {', '.join(f'{col}={col}+1' for col in INDEX_COLUMNS)} WHERE id={i1}",
+            f"UPDATE t{t2} SET pad='{_digits(rnd, 5)}' WHERE id={i2}",
+            f"DELETE FROM t{t3} WHERE id={i3}",
+            f"INSERT INTO t{t3} VALUES ({i3},{_index_values(rnd)},'{_digits(rnd, 5)}')"]
+
+
+#: What one more secondary index costs a row-based replica (bench/manycore/index_cost.py): the same
+#: backlog over 0, 2, 4 and 8 non-unique secondary indexes. Generated only by name (``--only
+#: idx0,idx2,idx4,idx8 --out DIR``), never into the lab's own backlogs.
+INDEX_WORKLOADS = {f"idx{k}": Workload(f"idx{k}", f"oltp_write_only's rows on 4 tables x 10k rows, {k} secondary "
+                                       "indexes, every indexed column updated", 4_000, index_setup(k), index_trx, "idx")
+                   for k in (0, 2, 4, 8)}
+
+
 # ---------------------------------------------------------------- generation
 
 
@@ -248,7 +299,7 @@ def _dump(db: str) -> str:
 
 def generate(src: realservers.MySQLServer, wl: Workload, n: int, seed: int, out: Path) -> dict:
     """Initial rows, dump, reset the source's binlogs and GTIDs, the backlog; return the manifest."""
-    rnd = random.Random(f"{seed}:{wl.name}")
+    rnd = random.Random(f"{seed}:{wl.seed_key or wl.name}")
     conn = _connect()
     cur = conn.cursor()
     cur.execute(f"DROP DATABASE IF EXISTS {wl.name}")
@@ -306,11 +357,14 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=DATA)
     args = ap.parse_args()
     names = [n for n in (args.only.split(",") if args.only else WORKLOADS) if n]
+    known = {**WORKLOADS, **INDEX_WORKLOADS}
+    if unknown := [n for n in names if n not in known]:
+        ap.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(known)}")
     src = realservers.MySQLServer("mc-source", SRC_PORT, SOURCE_OPTIONS, fresh=True)
     src.start()
     try:
         for name in names:
-            wl = WORKLOADS[name]
+            wl = known[name]
             m = generate(src, wl, max(1, round(wl.transactions * args.scale)), args.seed,
                          args.out / "backlogs" / name)
             size = sum(f["bytes"] for f in m["files"])
