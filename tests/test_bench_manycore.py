@@ -754,9 +754,9 @@ def test_a_lab_on_fewer_cpus_is_simulated_on_those_cores():
     assert compare.lab_cores({"machine": {"cores": 16}}) == 16
 
 
-def test_index_backlogs_differ_only_in_their_secondary_indexes():
-    """gen_backlogs.INDEX_WORKLOADS: one seeded draw for every index count (the same rows and
-    statements), tables that differ only in their KEY clauses, and never in the lab's own set."""
+def test_index_backlogs_differ_only_in_their_keys():
+    """gen_backlogs.INDEX_WORKLOADS: one seeded draw for every variant (the same rows and
+    statements), tables that differ only in their key clauses, and never in the lab's own set."""
     import random
 
     gen = _load("gen_backlogs")
@@ -767,13 +767,20 @@ def test_index_backlogs_differ_only_in_their_secondary_indexes():
         setups[name] = list(wl.setup(rnd))
         trxs[name] = [wl.trx(rnd, seq) for seq in range(1, 50)]
     assert len({tuple(map(tuple, t)) for t in trxs.values()}) == 1
-    creates = {name: [s for s in stmts if s.startswith("CREATE")] for name, stmts in setups.items()}
-    assert all(c[0].count("KEY k") == int(name[3:]) for name, c in creates.items())
-    strip = {name: [s for s in stmts if not s.startswith("CREATE")] for name, stmts in setups.items()}
+    tables = {name: [s for s in stmts if s.startswith("CREATE TABLE t")] for name, stmts in setups.items()}
+    assert all(len(t) == gen.INDEX_TABLES for t in tables.values())
+    for k in (0, 2, 4, 8):
+        assert all(c.count(", KEY k") == k and "UNIQUE" not in c for c in tables[f"idx{k}"])
+    assert all(c.count("UNIQUE KEY") == 4 for c in tables["uk4"])
+    assert all(c.endswith(", KEY kr (r))") for c in tables["kr"])
+    assert all(c.endswith(", FOREIGN KEY (r) REFERENCES p (id))") for c in tables["fkr"])
+    strip = {name: [s for s in stmts if not s.startswith("CREATE TABLE t")] for name, stmts in setups.items()}
     assert len({tuple(s) for s in strip.values()}) == 1
-    # every indexed column changes in the update, so each index takes 4 entry changes a transaction
+    # every indexed column changes in the update, so each index takes 4 entry changes a transaction;
+    # the unique columns stay unique (id * 16, an update adds 1)
     update = trxs["idx8"][0][0]
-    assert all(f"{col}={col}+1" in update for col in gen.INDEX_COLUMNS)
+    assert all(f"{col}={col}+1" in update for col in gen.INDEX_COLUMNS) and "r=r%1000+1" in update
+    assert gen._index_row(random.Random(1), 7).startswith("(7," + ",".join(["112"] * 8) + ",")
 
 
 def test_index_cost_fits_the_per_index_cost_on_the_medians():
@@ -798,3 +805,9 @@ def test_index_cost_fits_the_per_index_cost_on_the_medians():
     assert fit["worker_cpu"]["per_entry_us"] == pytest.approx(1.5)
     assert fit["worker_cpu"]["per_index_share"] == pytest.approx(0.06)
     assert fit["purge_cpu"]["per_index_us"] == pytest.approx(1.0)
+    rows_and_pairs = ic.pairs({"runs": runs + [dict(r, workload="uk4", seconds=r["seconds"] * 1.5)
+                                               for r in runs if r["workload"] == "idx4"]})
+    assert [(p["variant"], p["twin"]) for p in rows_and_pairs] == [("uk4", "idx4")]
+    p = rows_and_pairs[0]
+    assert p["difference_us"]["seconds"] == pytest.approx(0.5 * (150 + 12 * 4), abs=0.1)
+    assert p["share"]["seconds"] == pytest.approx(0.5) and p["difference_us"]["worker_cpu"] == 0

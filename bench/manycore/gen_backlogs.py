@@ -22,8 +22,8 @@ Shapes (``WORKLOADS``), each its own database:
 Writes ``bench/data/manycore/backlogs/<name>/{schema.sql,binlog.00000N,manifest.json}`` and packs
 them as ``bench/data/manycore/backlogs.tar.xz`` (carried to the device with the kit).
 
-The secondary-index backlogs (``INDEX_WORKLOADS``: idx0, idx2, idx4, idx8) are made only when named,
-into their own folder: ``--only idx0,idx2,idx4,idx8 --out bench/data/manycore/index``.
+The secondary-index backlogs (``INDEX_WORKLOADS``: idx0, idx2, idx4, idx8, uk4, kr, fkr) are made only
+when named, into their own folder: ``--only idx0,idx2,idx4,idx8,uk4,kr,fkr --out bench/data/manycore/index``.
 
 Usage: python3 bench/manycore/gen_backlogs.py [--scale 1.0] [--only uniform,hot] [--seed 33] [--out DIR]
 """
@@ -236,46 +236,55 @@ WORKLOADS = {w.name: w for w in (
 
 # ---------------------------------------------------------------- secondary indexes (not in the lab's set)
 
-INDEX_TABLES, INDEX_ROWS = 4, 10_000
+INDEX_TABLES, INDEX_ROWS, INDEX_PARENTS = 4, 10_000, 1_000
 INDEX_COLUMNS = ("a", "b", "c", "d", "e", "f", "g", "h")
+#: Each variant's index clauses (the same columns, rows and statements in all): ``idxK`` the first K
+#: of a to h under non-unique indexes; ``uk4`` a to d under unique ones; ``kr`` a non-unique index
+#: on ``r``; ``fkr`` a foreign key from ``r`` to the parent table ``p`` (InnoDB indexes ``r`` for it).
+INDEX_VARIANTS = {**{f"idx{k}": "".join(f", KEY k{col} ({col})" for col in INDEX_COLUMNS[:k]) for k in (0, 2, 4, 8)},
+                  "uk4": "".join(f", UNIQUE KEY u{col} ({col})" for col in INDEX_COLUMNS[:4]),
+                  "kr": ", KEY kr (r)",
+                  "fkr": ", FOREIGN KEY (r) REFERENCES p (id)"}
 
 
-def index_setup(k: int) -> Callable[[random.Random], Iterator[str]]:
-    """Four tables of 10,000 rows, each with the same columns and its first *k* of the integer
-    columns a to h under a non-unique secondary index of its own: the same rows whatever *k* (one
-    seeded draw, ``seed_key``)."""
+def index_setup(keys: str) -> Callable[[random.Random], Iterator[str]]:
+    """A parent table ``p`` of 1,000 rows and four tables of 10,000 rows with the same columns
+    (a to h, unique in every row: ``id * 16`` and what the updates add; ``r`` one of p's ids) and
+    *keys*: the same rows whatever the variant (one seeded draw, ``seed_key``)."""
     def setup(rnd: random.Random) -> Iterator[str]:
-        keys = "".join(f", KEY k{col} ({col})" for col in INDEX_COLUMNS[:k])
+        yield "CREATE TABLE p (id INT NOT NULL PRIMARY KEY, x INT NOT NULL)"
+        yield from _bulk("p", (f"({i},0)" for i in range(1, INDEX_PARENTS + 1)))
+        ints = "".join(f"{col} INT NOT NULL, " for col in INDEX_COLUMNS)
         for t in range(1, INDEX_TABLES + 1):
-            ints = "".join(f"{col} INT NOT NULL, " for col in INDEX_COLUMNS)
-            yield f"CREATE TABLE t{t} (id INT NOT NULL PRIMARY KEY, {ints}pad CHAR(60) NOT NULL{keys})"
-            yield from _bulk(f"t{t}", (f"({i},{_index_values(rnd)},'{_digits(rnd, 5)}')"
-                                       for i in range(1, INDEX_ROWS + 1)))
+            yield f"CREATE TABLE t{t} (id INT NOT NULL PRIMARY KEY, {ints}r INT NOT NULL, pad CHAR(60) NOT NULL{keys})"
+            yield from _bulk(f"t{t}", (_index_row(rnd, i) for i in range(1, INDEX_ROWS + 1)))
     return setup
 
 
-def _index_values(rnd: random.Random) -> str:
-    return ",".join(str(rnd.randint(1, 10**6)) for _ in INDEX_COLUMNS)
+def _index_row(rnd: random.Random, i: int) -> str:
+    """A row's values: a to h ``i * 16`` (an update adds 1: unique until a row's 16th update)."""
+    return f"({i},{','.join([str(i * 16)] * len(INDEX_COLUMNS))},{rnd.randint(1, INDEX_PARENTS)},'{_digits(rnd, 5)}')"
 
 
 def index_trx(rnd: random.Random, seq: int) -> Trx:
-    """oltp_write_only's four rows, with every indexed column changed: an update of a to h,
+    """oltp_write_only's four rows, with every indexed column changed: an update of a to h and r,
     an update of pad, a delete and the insert of the same id. Each secondary index takes 4 entry
     changes a transaction (the update's old entry delete-marked and its new one inserted, the
-    delete's, the insert's); the rows, bytes and statements are the same for every index count."""
+    delete's, the insert's); the rows, bytes and statements are the same in every variant."""
     (t1, i1), (t2, i2), (t3, i3) = _picks(rnd, INDEX_TABLES, INDEX_ROWS)
-    return [f"UPDATE t{t1} SET {', '.join(f'{col}={col}+1' for col in INDEX_COLUMNS)} WHERE id={i1}",
+    sets = ", ".join(f"{col}={col}+1" for col in INDEX_COLUMNS)
+    return [f"UPDATE t{t1} SET {sets}, r=r%{INDEX_PARENTS}+1 WHERE id={i1}",
             f"UPDATE t{t2} SET pad='{_digits(rnd, 5)}' WHERE id={i2}",
             f"DELETE FROM t{t3} WHERE id={i3}",
-            f"INSERT INTO t{t3} VALUES ({i3},{_index_values(rnd)},'{_digits(rnd, 5)}')"]
+            f"INSERT INTO t{t3} VALUES {_index_row(rnd, i3)}"]
 
 
-#: What one more secondary index costs a row-based replica (bench/manycore/index_cost.py): the same
-#: backlog over 0, 2, 4 and 8 non-unique secondary indexes. Generated only by name (``--only
-#: idx0,idx2,idx4,idx8 --out DIR``), never into the lab's own backlogs.
-INDEX_WORKLOADS = {f"idx{k}": Workload(f"idx{k}", f"oltp_write_only's rows on 4 tables x 10k rows, {k} secondary "
-                                       "indexes, every indexed column updated", 4_000, index_setup(k), index_trx, "idx")
-                   for k in (0, 2, 4, 8)}
+#: What secondary indexes and foreign keys cost a row-based replica (bench/manycore/index_cost.py):
+#: the same backlog over the index clauses of :data:`INDEX_VARIANTS`. Generated only by name
+#: (``--only idx0,idx2,idx4,idx8,uk4,kr,fkr --out DIR``), never into the lab's own backlogs.
+INDEX_WORKLOADS = {name: Workload(name, f"oltp_write_only's rows on 4 tables x 10k rows, every indexed column "
+                                  f"updated; keys:{keys or ' none'}", 4_000, index_setup(keys), index_trx, "idx")
+                   for name, keys in INDEX_VARIANTS.items()}
 
 
 # ---------------------------------------------------------------- generation

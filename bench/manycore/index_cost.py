@@ -1,22 +1,24 @@
 #!/usr/bin/env python3
-"""What one more secondary index costs a row-based replica's apply (issue 33: "worker CPU per row,
-byte, index").
+"""What one more secondary index, a unique one and a foreign key cost a row-based replica's apply
+(issue 33: "worker CPU per row, byte, index").
 
 The cost model charges a worker per row by kind (``insert_us``, ``update_us``, ``delete_us``) and
 nothing per secondary index: every lab backlog has at most one non-unique index a table, so the
 fitted per-row costs hold that much index work, and a table with eight indexes costs the model what
 one with one does. This measures the difference on a real replica: the lab (``lab.py``) on the
-backlogs ``idx0``, ``idx2``, ``idx4``, ``idx8`` (``gen_backlogs.py`` ``INDEX_WORKLOADS``: the same
-4,000 transactions, rows, bytes and statements, over tables with 0, 2, 4 or 8 non-unique secondary
-indexes; each transaction changes 4 entries of every index). Per configuration and worker count it
-takes each backlog's median over the rounds of the catch-up's time, the workers' and the
-coordinator's CPU and InnoDB purge's CPU (``/proc``, ``lab.py`` ``cpu_s``), all per transaction,
-and fits each on the index count by least squares: the slope is what one more index costs a
-transaction, a quarter of it one entry change.
+backlogs of ``gen_backlogs.py`` ``INDEX_WORKLOADS`` (the same 4,000 transactions, rows, bytes and
+statements over tables that differ only in their keys; each transaction changes 4 entries of every
+secondary index): ``idx0``, ``idx2``, ``idx4``, ``idx8`` with 0 to 8 non-unique indexes, ``uk4``
+with 4 unique ones, ``kr`` with one non-unique index on ``r``, ``fkr`` with a foreign key from
+``r`` to a parent table. Per configuration and worker count it takes each backlog's median over
+the rounds of the catch-up's time, the workers' and the coordinator's CPU and InnoDB purge's CPU
+(``/proc``, ``lab.py`` ``cpu_s``), all per transaction; it fits each on the non-unique index count
+by least squares (the slope is what one more index costs a transaction, a quarter of it one entry
+change), and sets each other variant against its twin (:data:`PAIRS`).
 
-    python3 bench/manycore/gen_backlogs.py --only idx0,idx2,idx4,idx8 --out bench/data/manycore/index
-    python3 bench/manycore/lab.py --quick --workloads idx0,idx2,idx4,idx8 --workers 1,2 --rounds 9 \\
-        --no-instrumented --max-fraction 1 --min-fraction 0.5 --budget 420 \\
+    python3 bench/manycore/gen_backlogs.py --only idx0,idx2,idx4,idx8,uk4,kr,fkr --out bench/data/manycore/index
+    python3 bench/manycore/lab.py --quick --workloads idx0,idx2,idx4,idx8,uk4,kr,fkr --workers 1,2 --rounds 7 \\
+        --no-instrumented --max-fraction 1 --min-fraction 0.5 --max-tars 0 --budget 600 \\
         --backlogs bench/data/manycore/index/backlogs.tar.xz --out /tmp/idxlab
     python3 bench/manycore/index_cost.py /tmp/idxlab/manycore.json --out bench/index_cost_2core.json
 """
@@ -39,6 +41,10 @@ from startup_probe import line_fit  # noqa: E402  (least squares y = a + b x)
 ENTRIES_PER_INDEX = 4
 #: Per transaction, from the lab's per-thread CPU (``cpu_s``, seconds by thread name).
 MEASURES = {"seconds": None, "worker_cpu": "rpl_rca_wkr", "coordinator_cpu": "rpl_rca_sql", "purge_cpu": "ib_srv_purge"}
+#: (variant, its twin, what the difference is): the same statements, one change in the keys.
+PAIRS = (("uk4", "idx4", "4 unique secondary indexes instead of 4 non-unique"),
+         ("kr", "idx0", "one non-unique index (on r)"),
+         ("fkr", "kr", "a foreign key on r (its parent checked) instead of r's index alone"))
 
 
 def per_trx_us(run: dict, measure: str) -> float:
@@ -52,29 +58,50 @@ def indexes_of(workload: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def summarize(lab: dict) -> list[dict]:
-    """One row per (configuration, workers): each backlog's medians and the fits on the index count."""
-    cells: dict[tuple[str, int], dict[int, list[dict]]] = {}
+def medians(lab: dict) -> dict[tuple[str, int], dict[str, dict[str, float]]]:
+    """{(config, workers): {backlog: {measure: median per transaction, "rounds": n}}} of the timed rounds."""
+    cells: dict[tuple[str, int], dict[str, list[dict]]] = {}
     for r in lab["runs"]:
-        k = indexes_of(r["workload"])
-        if r.get("phase") not in ("relaxed", "durable") or k is None or not r.get("transactions"):
-            continue
-        cells.setdefault((r["config"], r["workers"]), {}).setdefault(k, []).append(r)
+        if r.get("phase") in ("relaxed", "durable") and r.get("transactions"):
+            cells.setdefault((r["config"], r["workers"]), {}).setdefault(r["workload"], []).append(r)
+    return {cell: {wl: {"rounds": len(rs), **{m: statistics.median(per_trx_us(r, m) for r in rs) for m in MEASURES}}
+                   for wl, rs in by_wl.items()}
+            for cell, by_wl in cells.items()}
+
+
+def summarize(lab: dict) -> list[dict]:
+    """One row per (configuration, workers): the idx backlogs' medians and the fits on the index count."""
     out = []
-    for (config, workers), by_k in sorted(cells.items()):
+    for (config, workers), by_wl in sorted(medians(lab).items()):
+        by_k = {k: v for wl, v in by_wl.items() if (k := indexes_of(wl)) is not None}
         ks = sorted(by_k)
         if len(ks) < 2:
             continue
         row = {"config": config, "workers": workers, "indexes": ks,
-               "rounds": [len(by_k[k]) for k in ks], "median_us": {}, "fit": {}}
+               "rounds": [by_k[k]["rounds"] for k in ks], "median_us": {}, "fit": {}}
         for m in MEASURES:
-            med = [statistics.median(per_trx_us(r, m) for r in by_k[k]) for k in ks]
+            med = [by_k[k][m] for k in ks]
             a, b = line_fit([float(k) for k in ks], med)
             row["median_us"][m] = [round(x, 1) for x in med]
             row["fit"][m] = {"at_0_us": round(a, 1), "per_index_us": round(b, 2),
                              "per_entry_us": round(b / ENTRIES_PER_INDEX, 2),
                              "per_index_share": round(b / a, 4) if a > 0 else None}
         out.append(row)
+    return out
+
+
+def pairs(lab: dict) -> list[dict]:
+    """Each :data:`PAIRS` variant against its twin, per (configuration, workers): the difference of
+    the medians per transaction, and as a share of the twin's."""
+    out = []
+    for (config, workers), by_wl in sorted(medians(lab).items()):
+        for variant, twin, what in PAIRS:
+            if variant in by_wl and twin in by_wl:
+                v, t = by_wl[variant], by_wl[twin]
+                out.append({"config": config, "workers": workers, "variant": variant, "twin": twin, "what": what,
+                            "rounds": [v["rounds"], t["rounds"]],
+                            "difference_us": {m: round(v[m] - t[m], 1) for m in MEASURES},
+                            "share": {m: round(v[m] / t[m] - 1, 4) if t[m] > 0 else None for m in MEASURES}})
     return out
 
 
@@ -92,6 +119,18 @@ def print_rows(rows: list[dict]) -> None:
         print()
 
 
+def print_pairs(rows: list[dict]) -> None:
+    if not rows:
+        return
+    print("| configuration | workers | variant - twin | " + " | ".join(f"{m}, us" for m in MEASURES) + " |")
+    print("|---" * (3 + len(MEASURES)) + "|")
+    for p in rows:
+        cells = " | ".join(f"{p['difference_us'][m]:+.1f}" + (f" ({p['share'][m]:+.1%})" if p["share"][m] is not None else "")
+                           for m in MEASURES)
+        print(f"| {p['config']} | {p['workers']} | {p['variant']} - {p['twin']}: {p['what']} | {cells} |")
+    print()
+
+
 def load(path: Path) -> dict:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt") as fh:
@@ -104,17 +143,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="write the summary and the lab's runs as JSON")
     a = ap.parse_args(argv)
     lab = load(a.lab)
-    rows = summarize(lab)
-    if not rows:
-        print(f"{a.lab}: no timed catch-ups of the idx backlogs (idx0, idx2, ...)", file=sys.stderr)
+    rows, twins = summarize(lab), pairs(lab)
+    if not rows and not twins:
+        print(f"{a.lab}: no timed catch-ups of the index backlogs (idx0, idx2, ..., uk4, kr, fkr)", file=sys.stderr)
         return 2
     print_rows(rows)
+    print_pairs(twins)
     if a.out:
         keep = ("round", "workload", "config", "workers", "transactions", "seconds", "cpu_s", "counters")
         runs = [{k: r[k] for k in keep if k in r} for r in lab["runs"] if r.get("phase") in ("relaxed", "durable")]
         a.out.write_text(json.dumps({"machine": lab.get("machine"), "mysqld": lab.get("mysqld", {}).get("version"),
                                      "backlogs": lab.get("backlogs"), "entries_per_index": ENTRIES_PER_INDEX,
-                                     "rows": rows, "runs": runs}, indent=1) + "\n")
+                                     "rows": rows, "pairs": twins, "runs": runs}, indent=1) + "\n")
     return 0
 
 
