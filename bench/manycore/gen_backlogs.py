@@ -22,8 +22,9 @@ Shapes (``WORKLOADS``), each its own database:
 Writes ``bench/data/manycore/backlogs/<name>/{schema.sql,binlog.00000N,manifest.json}`` and packs
 them as ``bench/data/manycore/backlogs.tar.xz`` (carried to the device with the kit).
 
-The secondary-index backlogs (``INDEX_WORKLOADS``: idx0, idx2, idx4, idx8, uk4, kr, fkr) are made only
-when named, into their own folder: ``--only idx0,idx2,idx4,idx8,uk4,kr,fkr --out bench/data/manycore/index``.
+The secondary-index backlogs (``INDEX_WORKLOADS``: idx0, idx2, idx4, idx8, uk4, kr, fkr, wide0) are made
+only when named, into their own folder: ``--only idx0,idx2,idx4,idx8,uk4,kr,fkr,wide0 --out
+bench/data/manycore/index``.
 
 Usage: python3 bench/manycore/gen_backlogs.py [--scale 1.0] [--only uniform,hot] [--seed 33] [--out DIR]
 """
@@ -241,50 +242,62 @@ INDEX_COLUMNS = ("a", "b", "c", "d", "e", "f", "g", "h")
 #: Each variant's index clauses (the same columns, rows and statements in all): ``idxK`` the first K
 #: of a to h under non-unique indexes; ``uk4`` a to d under unique ones; ``kr`` a non-unique index
 #: on ``r``; ``fkr`` a foreign key from ``r`` to the parent table ``p`` (InnoDB indexes ``r`` for it).
+#: ``wide0`` (:data:`WIDE_VARIANTS`) is ``idx0`` with a wider ``pad``: the same rows, more bytes.
 INDEX_VARIANTS = {**{f"idx{k}": "".join(f", KEY k{col} ({col})" for col in INDEX_COLUMNS[:k]) for k in (0, 2, 4, 8)},
                   "uk4": "".join(f", UNIQUE KEY u{col} ({col})" for col in INDEX_COLUMNS[:4]),
                   "kr": ", KEY kr (r)",
                   "fkr": ", FOREIGN KEY (r) REFERENCES p (id)"}
+#: Variant -> its ``pad``'s digit groups (12 characters each, less one): 5 (CHAR(60), sysbench's) unless named.
+WIDE_VARIANTS = {"wide0": 21}
+PAD_GROUPS = 5
 
 
-def index_setup(keys: str) -> Callable[[random.Random], Iterator[str]]:
+def index_setup(keys: str, groups: int = PAD_GROUPS) -> Callable[[random.Random], Iterator[str]]:
     """A parent table ``p`` of 1,000 rows and four tables of 10,000 rows with the same columns
     (a to h, unique in every row: ``id * 16`` and what the updates add; ``r`` one of p's ids) and
-    *keys*: the same rows whatever the variant (one seeded draw, ``seed_key``)."""
+    *keys*, ``pad`` ``CHAR(12 * groups)``: the same rows whatever the variant (one seeded draw,
+    ``seed_key``)."""
     def setup(rnd: random.Random) -> Iterator[str]:
         yield "CREATE TABLE p (id INT NOT NULL PRIMARY KEY, x INT NOT NULL)"
         yield from _bulk("p", (f"({i},0)" for i in range(1, INDEX_PARENTS + 1)))
         ints = "".join(f"{col} INT NOT NULL, " for col in INDEX_COLUMNS)
         for t in range(1, INDEX_TABLES + 1):
-            yield f"CREATE TABLE t{t} (id INT NOT NULL PRIMARY KEY, {ints}r INT NOT NULL, pad CHAR(60) NOT NULL{keys})"
-            yield from _bulk(f"t{t}", (_index_row(rnd, i) for i in range(1, INDEX_ROWS + 1)))
+            yield (f"CREATE TABLE t{t} (id INT NOT NULL PRIMARY KEY, {ints}r INT NOT NULL, "
+                   f"pad CHAR({12 * groups}) NOT NULL{keys})")
+            yield from _bulk(f"t{t}", (_index_row(rnd, i, groups) for i in range(1, INDEX_ROWS + 1)))
     return setup
 
 
-def _index_row(rnd: random.Random, i: int) -> str:
+def _index_row(rnd: random.Random, i: int, groups: int = PAD_GROUPS) -> str:
     """A row's values: a to h ``i * 16`` (an update adds 1: unique until a row's 16th update)."""
-    return f"({i},{','.join([str(i * 16)] * len(INDEX_COLUMNS))},{rnd.randint(1, INDEX_PARENTS)},'{_digits(rnd, 5)}')"
+    return (f"({i},{','.join([str(i * 16)] * len(INDEX_COLUMNS))},{rnd.randint(1, INDEX_PARENTS)},"
+            f"'{_digits(rnd, groups)}')")
 
 
-def index_trx(rnd: random.Random, seq: int) -> Trx:
+def index_trx(groups: int = PAD_GROUPS) -> Callable[[random.Random, int], Trx]:
     """oltp_write_only's four rows, with every indexed column changed: an update of a to h and r,
     an update of pad, a delete and the insert of the same id. Each secondary index takes 4 entry
     changes a transaction (the update's old entry delete-marked and its new one inserted, the
-    delete's, the insert's); the rows, bytes and statements are the same in every variant."""
-    (t1, i1), (t2, i2), (t3, i3) = _picks(rnd, INDEX_TABLES, INDEX_ROWS)
-    sets = ", ".join(f"{col}={col}+1" for col in INDEX_COLUMNS)
-    return [f"UPDATE t{t1} SET {sets}, r=r%{INDEX_PARENTS}+1 WHERE id={i1}",
-            f"UPDATE t{t2} SET pad='{_digits(rnd, 5)}' WHERE id={i2}",
-            f"DELETE FROM t{t3} WHERE id={i3}",
-            f"INSERT INTO t{t3} VALUES {_index_row(rnd, i3)}"]
+    delete's, the insert's); the rows and statements are the same in every variant, and the bytes
+    but for *groups* (the pad's length: one draw whatever its length)."""
+    def trx(rnd: random.Random, seq: int) -> Trx:
+        (t1, i1), (t2, i2), (t3, i3) = _picks(rnd, INDEX_TABLES, INDEX_ROWS)
+        sets = ", ".join(f"{col}={col}+1" for col in INDEX_COLUMNS)
+        return [f"UPDATE t{t1} SET {sets}, r=r%{INDEX_PARENTS}+1 WHERE id={i1}",
+                f"UPDATE t{t2} SET pad='{_digits(rnd, groups)}' WHERE id={i2}",
+                f"DELETE FROM t{t3} WHERE id={i3}",
+                f"INSERT INTO t{t3} VALUES {_index_row(rnd, i3, groups)}"]
+    return trx
 
 
 #: What secondary indexes and foreign keys cost a row-based replica (bench/manycore/index_cost.py):
 #: the same backlog over the index clauses of :data:`INDEX_VARIANTS`. Generated only by name
-#: (``--only idx0,idx2,idx4,idx8,uk4,kr,fkr --out DIR``), never into the lab's own backlogs.
+#: (``--only idx0,idx2,idx4,idx8,uk4,kr,fkr,wide0 --out DIR``), never into the lab's own backlogs.
 INDEX_WORKLOADS = {name: Workload(name, f"oltp_write_only's rows on 4 tables x 10k rows, every indexed column "
-                                  f"updated; keys:{keys or ' none'}", 4_000, index_setup(keys), index_trx, "idx")
-                   for name, keys in INDEX_VARIANTS.items()}
+                                  f"updated; keys:{keys or ' none'}; pad CHAR({12 * groups})", 4_000,
+                                  index_setup(keys, groups), index_trx(groups), "idx")
+                   for name, keys, groups in [(n, k, PAD_GROUPS) for n, k in INDEX_VARIANTS.items()]
+                   + [(n, INDEX_VARIANTS["idx0"], g) for n, g in WIDE_VARIANTS.items()]}
 
 
 # ---------------------------------------------------------------- generation

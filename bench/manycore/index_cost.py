@@ -10,14 +10,14 @@ backlogs of ``gen_backlogs.py`` ``INDEX_WORKLOADS`` (the same 4,000 transactions
 statements over tables that differ only in their keys; each transaction changes 4 entries of every
 secondary index): ``idx0``, ``idx2``, ``idx4``, ``idx8`` with 0 to 8 non-unique indexes, ``uk4``
 with 4 unique ones, ``kr`` with one non-unique index on ``r``, ``fkr`` with a foreign key from
-``r`` to a parent table. Per configuration and worker count it takes each backlog's median over
+``r`` to a parent table, ``wide0`` ``idx0`` with a wider ``pad`` (more bytes). Per configuration and worker count it takes each backlog's median over
 the rounds of the catch-up's time, the workers' and the coordinator's CPU and InnoDB purge's CPU
 (``/proc``, ``lab.py`` ``cpu_s``), all per transaction; it fits each on the non-unique index count
 by least squares (the slope is what one more index costs a transaction, a quarter of it one entry
 change), and sets each other variant against its twin (:data:`PAIRS`).
 
-    python3 bench/manycore/gen_backlogs.py --only idx0,idx2,idx4,idx8,uk4,kr,fkr --out bench/data/manycore/index
-    python3 bench/manycore/lab.py --quick --workloads idx0,idx2,idx4,idx8,uk4,kr,fkr --workers 1,2 --rounds 7 \\
+    python3 bench/manycore/gen_backlogs.py --only idx0,idx2,idx4,idx8,uk4,kr,fkr,wide0 --out bench/data/manycore/index
+    python3 bench/manycore/lab.py --quick --workloads idx0,idx2,idx4,idx8,uk4,kr,fkr,wide0 --workers 1,2 --rounds 7 \\
         --no-instrumented --max-fraction 1 --min-fraction 0.5 --max-tars 0 --budget 600 \\
         --backlogs bench/data/manycore/index/backlogs.tar.xz --out /tmp/idxlab
     python3 bench/manycore/index_cost.py /tmp/idxlab/manycore.json --out bench/index_cost_2core.json
@@ -44,7 +44,8 @@ MEASURES = {"seconds": None, "worker_cpu": "rpl_rca_wkr", "coordinator_cpu": "rp
 #: (variant, its twin, what the difference is): the same statements, one change in the keys.
 PAIRS = (("uk4", "idx4", "4 unique secondary indexes instead of 4 non-unique"),
          ("kr", "idx0", "one non-unique index (on r)"),
-         ("fkr", "kr", "a foreign key on r (its parent checked) instead of r's index alone"))
+         ("fkr", "kr", "a foreign key on r (its parent checked) instead of r's index alone"),
+         ("wide0", "idx0", "pad CHAR(252) instead of CHAR(60): the same rows, more bytes"))
 
 
 def per_trx_us(run: dict, measure: str) -> float:
@@ -90,18 +91,32 @@ def summarize(lab: dict) -> list[dict]:
     return out
 
 
+def bytes_per_trx(lab: dict, workload: str) -> float | None:
+    """The backlog's binlog bytes per transaction (the lab JSON's ``backlogs``), None when not recorded."""
+    b = (lab.get("backlogs") or {}).get(workload)
+    if not b or not b.get("transactions") or not b.get("files"):
+        return None
+    return sum(f["bytes"] for f in b["files"]) / b["transactions"]
+
+
 def pairs(lab: dict) -> list[dict]:
     """Each :data:`PAIRS` variant against its twin, per (configuration, workers): the difference of
-    the medians per transaction, and as a share of the twin's."""
+    the medians per transaction, as a share of the twin's, and per byte of binlog the variant adds
+    a transaction (where it adds 100 or more: the wide pad's)."""
     out = []
     for (config, workers), by_wl in sorted(medians(lab).items()):
         for variant, twin, what in PAIRS:
             if variant in by_wl and twin in by_wl:
                 v, t = by_wl[variant], by_wl[twin]
-                out.append({"config": config, "workers": workers, "variant": variant, "twin": twin, "what": what,
-                            "rounds": [v["rounds"], t["rounds"]],
-                            "difference_us": {m: round(v[m] - t[m], 1) for m in MEASURES},
-                            "share": {m: round(v[m] / t[m] - 1, 4) if t[m] > 0 else None for m in MEASURES}})
+                row = {"config": config, "workers": workers, "variant": variant, "twin": twin, "what": what,
+                       "rounds": [v["rounds"], t["rounds"]],
+                       "difference_us": {m: round(v[m] - t[m], 1) for m in MEASURES},
+                       "share": {m: round(v[m] / t[m] - 1, 4) if t[m] > 0 else None for m in MEASURES}}
+                bv, bt = bytes_per_trx(lab, variant), bytes_per_trx(lab, twin)
+                if bv is not None and bt is not None and bv - bt >= 100:
+                    row["bytes_added"] = round(bv - bt, 1)
+                    row["per_byte_us"] = {m: round((v[m] - t[m]) / (bv - bt), 4) for m in MEASURES}
+                out.append(row)
     return out
 
 
@@ -128,6 +143,11 @@ def print_pairs(rows: list[dict]) -> None:
         cells = " | ".join(f"{p['difference_us'][m]:+.1f}" + (f" ({p['share'][m]:+.1%})" if p["share"][m] is not None else "")
                            for m in MEASURES)
         print(f"| {p['config']} | {p['workers']} | {p['variant']} - {p['twin']}: {p['what']} | {cells} |")
+    for p in rows:
+        if "per_byte_us" in p:
+            print(f"{p['config']}, {p['workers']} worker(s), {p['variant']} - {p['twin']}: {p['bytes_added']:.0f} bytes of "
+                  "binlog more a transaction; per byte: "
+                  + ", ".join(f"{m} {p['per_byte_us'][m]:+.4f} us" for m in MEASURES))
     print()
 
 
