@@ -52,8 +52,8 @@ def line_fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
 
 def summarize(runs: list[dict]) -> dict:
     """Per worker count the median start (ms) and coordinator commits, and the least-squares line
-    of the start on the commits over every catch-up: its intercept (threads, the relay log: what
-    does not grow with the workers) and its cost per commit, fitted to the medians; ``fixed_share_16`` is the intercept's
+    of the start on the commits through those medians: its intercept (threads, the relay log: what
+    does not grow with the workers) and its cost per commit; ``fixed_share_16`` is the intercept's
     share of the start at 16 workers (compare.py's ``START_FIXED_SHARE``)."""
     per: dict[int, list[dict]] = {}
     for r in runs:

@@ -12,6 +12,7 @@ fsync time into the redo fsync (flush stage) and the binlog fsync (sync stage).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, fields, replace
 from statistics import median, median_high
@@ -507,7 +508,6 @@ def _search(pieces, base: CostModel, workers: int, durable: bool) -> tuple[float
     stays near ``base``'s: a penalty on moving the scales away from 1 (:data:`SCALE_PRIOR`,
     :data:`COMMIT_PRIOR`)."""
     import itertools
-    import math
 
     def loss(p) -> float:
         errs = _errors(pieces, p, base, workers, durable, blocks=True)
@@ -543,8 +543,6 @@ def worker_share(pieces, model: CostModel, workers: int, durable: bool) -> float
     """d log(time) / d log(workers' CPU) of these pieces simulated with ``workers`` workers: 1 when
     the workers' CPU is all a catch-up waits for, 0 when a serial stage (the coordinator, the commit
     stage, the fsyncs) or the dependencies bound it whatever the workers cost."""
-    import math
-
     f = WORKER_PROBE
     heavier = _workers_scaled(model, f)
 
