@@ -26,7 +26,6 @@ change), and sets each other variant against its twin (:data:`PAIRS`).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import re
 import statistics
@@ -34,6 +33,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lab import read_json  # noqa: E402  (a lab JSON, plain or gzipped)
 from startup_probe import line_fit  # noqa: E402  (least squares y = a + b x)
 
 #: Entry changes a transaction of the ``idx`` backlogs makes in each secondary index: the update of
@@ -151,18 +151,12 @@ def print_pairs(rows: list[dict]) -> None:
     print()
 
 
-def load(path: Path) -> dict:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as fh:
-        return json.load(fh)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("lab", type=Path, help="a lab JSON of the idx backlogs (lab.py's manycore.json, or .gz)")
     ap.add_argument("--out", type=Path, default=None, help="write the summary and the lab's runs as JSON")
     a = ap.parse_args(argv)
-    lab = load(a.lab)
+    lab = read_json(a.lab)
     rows, twins = summarize(lab), pairs(lab)
     if not rows and not twins:
         print(f"{a.lab}: no timed catch-ups of the index backlogs (idx0, idx2, ..., uk4, kr, fkr)", file=sys.stderr)
