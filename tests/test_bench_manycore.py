@@ -763,6 +763,8 @@ def test_index_backlogs_differ_only_in_their_keys():
     assert not set(gen.INDEX_WORKLOADS) & set(gen.WORKLOADS)
     setups, trxs = {}, {}
     for name, wl in gen.INDEX_WORKLOADS.items():
+        if name not in gen.INDEX_VARIANTS and name not in gen.WIDE_VARIANTS:
+            continue  # the fk twins: test_fk_twins_differ_only_in_the_foreign_key
         rnd = random.Random(f"33:{wl.seed_key or wl.name}")
         setups[name] = list(wl.setup(rnd))
         trxs[name] = [wl.trx(rnd, seq) for seq in range(1, 50)]
@@ -826,3 +828,24 @@ def test_index_cost_fits_the_per_index_cost_on_the_medians():
                 "wide0": {"transactions": 4000, "files": [{"bytes": 4000 * 2300}]}}
     (w,) = [p for p in ic.pairs({"runs": runs + wide, "backlogs": backlogs}) if p["variant"] == "wide0"]
     assert w["bytes_added"] == 1000 and w["per_byte_us"]["worker_cpu"] == pytest.approx(0.02)
+
+
+def test_fk_twins_differ_only_in_the_foreign_key():
+    """gen_backlogs' fkfk is the lab's fk backlog statement for statement (one seeded draw), and
+    fkkey the same with the index InnoDB makes for the foreign key instead of the key itself."""
+    import random
+
+    gen = _load("gen_backlogs")
+
+    def draw(wl):
+        rnd = random.Random(f"33:{wl.seed_key or wl.name}")
+        return list(wl.setup(rnd)), [wl.trx(rnd, seq) for seq in range(1, 300)]
+
+    lab_fk, fkfk, fkkey = draw(gen.WORKLOADS["fk"]), draw(gen.INDEX_WORKLOADS["fkfk"]), draw(gen.INDEX_WORKLOADS["fkkey"])
+    assert fkfk == lab_fk
+    assert fkkey[1] == lab_fk[1]
+    changed = [(a, b) for a, b in zip(lab_fk[0], fkkey[0]) if a != b]
+    assert len(fkkey[0]) == len(lab_fk[0]) and len(changed) == 1
+    a, b = changed[0]
+    assert a.replace(gen.FK_CLAUSE, "KEY parent_id (parent_id)") == b
+

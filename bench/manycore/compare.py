@@ -55,6 +55,8 @@ def simulate(folder: Path, n: int, workers: list[int], config: str, cores: int, 
             "--workers", ",".join(map(str, workers)), "--format", "json", f"--{config}"]
     if cost:
         args += ["--cost-model", cost]
+    if (folder / "schema.sql").exists():  # its dump: the foreign keys whose checks the model prices
+        args += ["--schema", str(folder / "schema.sql")]
     prefix = Backlog.load(folder).prefix(n)
     if prefix[-1][1] is not None:
         args += ["--stop-position", str(prefix[-1][1])]

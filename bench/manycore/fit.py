@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 
 FREE = ("trx_us", "insert_us", "update_us", "commit_us", "handoff_us", "wakeup_us", "multi_worker_us",
-        "concurrency_cpu", "oversubscribed_cpu", "redo_flush_us", "flush_us", "durable_byte_us", "fsync_byte_us")
+        "concurrency_cpu", "oversubscribed_cpu", "redo_flush_us", "flush_us", "durable_byte_us", "fsync_byte_us",
+        "fk_check_us")
 # multi_worker_cpu: fitted beside multi_worker_us it came to 1.02 (loss 0.03403 against 0.03402
 # held at 1): the multi-worker cost is per transaction, so the factor is held at 1.
 FIXED = {"dispatch_us": 18.0, "dispatch_byte_us": 0.016, "fsync_cpu": 0.45, "scan_row_us": 0.259, "fsync_devices": 2,
@@ -52,9 +53,11 @@ DELETE_PER_INSERT = 25.5 / 21.6
 
 
 def load(lab: dict, backlogs: Path) -> dict:
-    """Each backlog's facts (the lab's prefix) by workload."""
+    """Each backlog's facts (the lab's prefix) by workload, read with the backlog's schema (its
+    dump, ``schema.sql``: the foreign keys whose checks the model prices, ``fk_check_us``)."""
     from lagadvisor.depgraph.pipeline import ClockOptions
     from lagadvisor.depgraph.read import prepare
+    from lagadvisor.schema.ddl import load_schema_file
     from lagadvisor.sim.facts import read_facts
     from lab import Backlog
 
@@ -63,7 +66,9 @@ def load(lab: dict, backlogs: Path) -> dict:
     out = {}
     for wl in lab["summary"]:
         files = [str(p) for p, _ in Backlog.load(backlogs / wl).prefix(max(n for (w, _), n in counts.items() if w == wl))]
-        facts = read_facts(files, ClockOptions(), prepare(files, ClockOptions())).facts
+        schema = backlogs / wl / "schema.sql"
+        options = ClockOptions(catalog=load_schema_file(schema.read_text()) if schema.exists() else None)
+        facts = read_facts(files, options, prepare(files, options)).facts
         facts = facts.to_facts() if hasattr(facts, "to_facts") else list(facts)
         out[wl] = {cfg: facts[:counts[(wl, cfg)]] for cfg in lab["summary"][wl]}
     return out

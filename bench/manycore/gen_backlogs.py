@@ -24,7 +24,8 @@ them as ``bench/data/manycore/backlogs.tar.xz`` (carried to the device with the 
 
 The secondary-index backlogs (``INDEX_WORKLOADS``: idx0, idx2, idx4, idx8, uk4, kr, fkr, wide0) are made
 only when named, into their own folder: ``--only idx0,idx2,idx4,idx8,uk4,kr,fkr,wide0 --out
-bench/data/manycore/index``.
+bench/data/manycore/index``. So are ``fkfk`` (the lab's ``fk``, the same draw) and its twin ``fkkey``
+(the index alone, no foreign key): ``--only fkfk,fkkey --out bench/data/manycore/fktwin``.
 
 Usage: python3 bench/manycore/gen_backlogs.py [--scale 1.0] [--only uniform,hot] [--seed 33] [--out DIR]
 """
@@ -197,11 +198,16 @@ def nopk_trx(rnd: random.Random, seq: int) -> Trx:
 FK_PARENTS, FK_CHILDREN = 2_000, 10_000
 
 
-def fk_setup(rnd: random.Random) -> Iterator[str]:
+FK_CLAUSE = "FOREIGN KEY (parent_id) REFERENCES parent (id) ON DELETE CASCADE"
+
+
+def fk_setup(rnd: random.Random, clause: str = FK_CLAUSE) -> Iterator[str]:
+    """``clause`` the child's key on parent_id: the foreign key (the lab's ``fk``) or, for its
+    twin ``fkkey``, the index alone that InnoDB would create for it."""
     yield "CREATE TABLE parent (id INT PRIMARY KEY, name CHAR(40) NOT NULL, total BIGINT NOT NULL)"
     yield from _bulk("parent", (f"({i},'{_digits(rnd, 3)}',0)" for i in range(1, FK_PARENTS + 1)))
     yield ("CREATE TABLE child (id INT PRIMARY KEY, parent_id INT NOT NULL, qty INT NOT NULL, "
-           "note CHAR(60) NOT NULL, FOREIGN KEY (parent_id) REFERENCES parent (id) ON DELETE CASCADE)")
+           f"note CHAR(60) NOT NULL, {clause})")
     yield from _bulk("child", (f"({i},{rnd.randint(1, FK_PARENTS)},1,'{_digits(rnd, 5)}')"
                                for i in range(1, FK_CHILDREN + 1)))
 
@@ -298,6 +304,12 @@ INDEX_WORKLOADS = {name: Workload(name, f"oltp_write_only's rows on 4 tables x 1
                                   index_setup(keys, groups), index_trx(groups), "idx")
                    for name, keys, groups in [(n, k, PAD_GROUPS) for n, k in INDEX_VARIANTS.items()]
                    + [(n, INDEX_VARIANTS["idx0"], g) for n, g in WIDE_VARIANTS.items()]}
+#: The lab's ``fk`` shape and its twin without the foreign key (the same draw: the same rows and
+#: statements): what the checks of the lab's own foreign-key shape cost (index_cost.py ``PAIRS``).
+INDEX_WORKLOADS.update({
+    "fkfk": Workload("fkfk", "the lab's fk backlog (the same draw)", 10_000, fk_setup, fk_trx, "fk"),
+    "fkkey": Workload("fkkey", "the lab's fk backlog with KEY (parent_id) instead of its foreign key",
+                      10_000, lambda rnd: fk_setup(rnd, "KEY parent_id (parent_id)"), fk_trx, "fk")})
 
 
 # ---------------------------------------------------------------- generation

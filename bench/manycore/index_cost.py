@@ -10,7 +10,8 @@ backlogs of ``gen_backlogs.py`` ``INDEX_WORKLOADS`` (the same 4,000 transactions
 statements over tables that differ only in their keys; each transaction changes 4 entries of every
 secondary index): ``idx0``, ``idx2``, ``idx4``, ``idx8`` with 0 to 8 non-unique indexes, ``uk4``
 with 4 unique ones, ``kr`` with one non-unique index on ``r``, ``fkr`` with a foreign key from
-``r`` to a parent table, ``wide0`` ``idx0`` with a wider ``pad`` (more bytes). Per configuration and worker count it takes each backlog's median over
+``r`` to a parent table, ``wide0`` ``idx0`` with a wider ``pad`` (more bytes); and ``fkfk``, the lab's
+own ``fk`` backlog, against ``fkkey``, the same without its foreign key. Per configuration and worker count it takes each backlog's median over
 the rounds of the catch-up's time, the workers' and the coordinator's CPU and InnoDB purge's CPU
 (``/proc``, ``lab.py`` ``cpu_s``), all per transaction; it fits each on the non-unique index count
 by least squares (the slope is what one more index costs a transaction, a quarter of it one entry
@@ -45,7 +46,9 @@ MEASURES = {"seconds": None, "worker_cpu": "rpl_rca_wkr", "coordinator_cpu": "rp
 PAIRS = (("uk4", "idx4", "4 unique secondary indexes instead of 4 non-unique"),
          ("kr", "idx0", "one non-unique index (on r)"),
          ("fkr", "kr", "a foreign key on r (its parent checked) instead of r's index alone"),
-         ("wide0", "idx0", "pad CHAR(252) instead of CHAR(60): the same rows, more bytes"))
+         ("wide0", "idx0", "pad CHAR(252) instead of CHAR(60): the same rows, more bytes"),
+         ("fkfk", "fkkey", "the lab's fk backlog: its foreign key (each child insert checks its parent) "
+                           "instead of the index alone"))
 
 
 def per_trx_us(run: dict, measure: str) -> float:

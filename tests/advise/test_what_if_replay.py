@@ -84,6 +84,10 @@ def test_the_fixtures_exercise_every_what_if():
     for r, key in (("no_primary_key", "add_primary_key"), ("fk_parent", "drop_foreign_keys_to")):
         names = frozenset(t.lower() for rr, t, _ in ctx.analysis.policies.fallback_tables if rr == r)
         assert [f.clocks[2] for f in ctx.what_if_facts(WhatIf(**{key: names}))] != base, key
+    # dropping the foreign keys to the parents drops the checks they cost (TrxFacts.fk_checks)
+    parents = frozenset(t.lower() for r, t, _ in ctx.analysis.policies.fallback_tables if r == "fk_parent")
+    assert sum(f.fk_checks for f in ctx.facts) > 0
+    assert sum(f.fk_checks for f in ctx.what_if_facts(WhatIf(drop_foreign_keys_to=parents))) == 0
 
 
 def test_an_unsafe_log_reads_again(monkeypatch):

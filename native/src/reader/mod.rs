@@ -33,7 +33,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use clock::{ClockStats, CommitOrder, SessionTracker, Totals, WritesetTracker, WsFlags};
 use events::{decode_fde, decode_gtid, decode_query, uuid_text, Fde, Gtid};
 use framing::{Abort, Cursor, Framer, RawEvent, Res, HEADER_LEN};
-use writeset::{row_hashes, FkPlan, KeyPlan, Part, Plan, TablePlan, Val};
+use writeset::{fk_check_count, row_hashes, FkPlan, FkProbe, KeyPlan, Part, Plan, TablePlan, Val};
 
 create_exception!(_native, NativeFallback, pyo3::exceptions::PyException);
 
@@ -82,6 +82,7 @@ fn known_plan(tup: &Bound<'_, PyTuple>, tm: &TmInfo) -> Res<PlanEntry> {
     let scans: bool = get(8)?.extract().map_err(py_abort)?;
     let table_rows: i64 = get(9)?.extract().map_err(py_abort)?;
     let drop_name: String = get(10)?.extract().map_err(py_abort)?;
+    let probes: Vec<(bool, Vec<usize>, String)> = get(11)?.extract().map_err(py_abort)?;
     let mut slot_of_col = vec![-1i32; tm.ncols];
     let mut int_slots: Vec<Option<bool>> = vec![None; columns.len()];
     for (s, c) in columns.iter().enumerate() {
@@ -121,10 +122,15 @@ fn known_plan(tup: &Bound<'_, PyTuple>, tm: &TmInfo) -> Res<PlanEntry> {
         }
         fplans.push(FkPlan { head: [a, b, c], parts: ps, py: py_key, label, label_tail, ref_tag: label_key(&ref_name) });
     }
+    let mut fk_probes = Vec::new();
+    for (parent, cols, ref_name) in probes {
+        let slots = cols.into_iter().map(slot_of).collect::<Res<Vec<usize>>>()?;
+        fk_probes.push(FkProbe { parent, slots, ref_tag: label_key(&ref_name) });
+    }
     let nslots = columns.len();
     Ok(PlanEntry {
         plan: Plan::Known(TablePlan { keys: kplans, fks: fplans, fk_parent, missing_keys, partial, columns, int_slots,
-                                      scans, table_rows }),
+                                      scans, table_rows, fk_probes }),
         handle: Some(handle),
         slot_of_col,
         nslots,
@@ -265,6 +271,8 @@ struct Open {
     shadow_kept: usize,
     /// A shadow plan the native side cannot hash was met: the add-primary-key what-if reads again.
     shadow_unsafe: bool,
+    /// The foreign-key checks of its kept row changes, by referenced table (`fk_check_count`).
+    fk_counts: Vec<(i64, i64)>,
 }
 
 impl Open {
@@ -274,7 +282,7 @@ impl Open {
                blocks: false, other_kind: false, ddl_statements: Vec::new(), selected: Vec::new(),
                current: Vec::new(), kept: 0, hashes: Vec::new(), incomplete_tables: Vec::new(), dbs: Vec::new(),
                compressed: false, labels: Vec::new(), hash_tab: Vec::new(), hash_fk: Vec::new(),
-               shadow: Vec::new(), shadow_kept: 0, shadow_unsafe: false }
+               shadow: Vec::new(), shadow_kept: 0, shadow_unsafe: false, fk_counts: Vec::new() }
     }
 }
 
@@ -304,16 +312,17 @@ struct FileState {
 #[derive(Default)]
 struct Facts {
     /// file_idx, seq, recorded, COMMIT_ORDER, WRITESET, WRITESET_SESSION, commit_ts_us,
-    /// inserts, updates, deletes, nbytes, dbset, scan_rows.
-    cols: [Vec<i64>; 13],
+    /// inserts, updates, deletes, nbytes, dbset, scan_rows, fk_checks.
+    cols: [Vec<i64>; 14],
     db_names: Vec<Vec<u8>>,
     db_ids: HashMap<Vec<u8>, usize>,
     dbsets: Vec<Vec<usize>>,
     dbset_ids: HashMap<Vec<usize>, usize>,
 }
 
-const FACT_COLUMNS: [&str; 13] = ["file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
-                                   "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows"];
+const FACT_COLUMNS: [&str; 14] = ["file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
+                                   "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows",
+                                   "fk_checks"];
 
 impl Facts {
     fn db(&mut self, name: &[u8]) -> usize {
@@ -1053,10 +1062,11 @@ impl Analyzer {
     }
 
     /// One transaction's writeset log record (`collect_ws_log`): `file_idx, seq, co, reason
-    /// (-1 none), session (-1 none), n hashes, n tables, unsafe`, then per hash `hash, label
-    /// key, table slot, foreign-key tag`, then per table `drop tag, add tag (0: no shadow),
-    /// flags (1 missing keys, 2 foreign-key parent, 4 shadow missing keys, 8 shadow parent),
-    /// scan rows, shadow scan rows, n shadow hashes`, then the tables' shadow hashes in order.
+    /// (-1 none), session (-1 none), n hashes, n tables, unsafe, n foreign-key counts`, then per
+    /// hash `hash, label key, table slot, foreign-key tag`, then per table `drop tag, add tag (0:
+    /// no shadow), flags (1 missing keys, 2 foreign-key parent, 4 shadow missing keys, 8 shadow
+    /// parent), scan rows, shadow scan rows, n shadow hashes`, then the tables' shadow hashes in
+    /// order, then per referenced table `its tag, the foreign-key checks` (`fk_check_count`).
     /// `unsafe`: the what-if of a primary key would not hash this transaction as a second
     /// read would (too many rows, a shadow plan the native side cannot hash).
     fn ws_record(&self, o: &Open, seq: i64, co: i64, reason: Option<u8>) -> Res<(Vec<i64>, bool)> {
@@ -1088,7 +1098,7 @@ impl Analyzer {
         let unsafe_ = o.truncated || o.shadow_unsafe || o.kept + o.shadow_kept > MAX_ROW_CHANGES;
         let mut rec = vec![self.file_idx as i64, seq, co, reason.map_or(-1, |r| r as i64),
                            o.thread_id.map_or(-1, |t| t as i64), o.hashes.len() as i64, tables.len() as i64,
-                           unsafe_ as i64];
+                           unsafe_ as i64, o.fk_counts.len() as i64];
         for i in 0..o.hashes.len() {
             let slot = match tables.iter().position(|(n, _)| *n == o.hash_tab[i]) {
                 Some(k) => k as i64,
@@ -1101,6 +1111,9 @@ impl Analyzer {
         }
         for (name, _) in &tables {
             rec.extend(o.shadow.iter().filter(|(t, _)| t == name).map(|(_, h)| *h));
+        }
+        for (tag, n) in &o.fk_counts {
+            rec.extend_from_slice(&[*tag, *n]);
         }
         Ok((rec, unsafe_))
     }
@@ -1546,8 +1559,8 @@ impl Analyzer {
             }
             "plan" => {
                 let mut entry = known_plan(tup, tm)?;
-                if tup.len() > 11 {
-                    let item = tup.get_item(11).map_err(py_abort)?;
+                if tup.len() > 12 {
+                    let item = tup.get_item(12).map_err(py_abort)?;
                     let (name, sub): (String, Option<Bound<'_, PyTuple>>) = item.extract().map_err(py_abort)?;
                     let shadow = match sub {
                         Some(t) => Some(Rc::new(known_plan(&t, tm)?)),
@@ -1674,6 +1687,9 @@ impl Analyzer {
             bridge_keys(py, cb, handle, labels_on, fk, idx, values)
         };
         let lab = if labels_on { Some(&mut o.labels) } else { None };
+        if rs.fk_checks && !tp.fk_probes.is_empty() {
+            fk_check_count(tp, rs.kind, img_b, img_a, rs.data, &mut o.fk_counts);
+        }
         let tags = if rs.log_on { Some(&mut o.hash_fk) } else { None };
         let before = o.hashes.len();
         let ok = change_hashes(tp, rs.kind, img_a, img_b, rs.data, &mut o.hashes, rs.fk_checks, &mut pykeys, lab, tags)?;
@@ -1949,7 +1965,8 @@ impl Analyzer {
         let Some(f) = self.facts.as_mut() else { return };
         let dbset = f.dbset(o.dbs.clone()) as i64;
         let vals = [self.file_idx as i64, c.seq, c.last_committed.unwrap_or(c.co), c.co, c.wparent, c.sparent, c.ts,
-                    c.rows3[0], c.rows3[1], c.rows3[2], c.bytes, dbset, scan_rows];
+                    c.rows3[0], c.rows3[1], c.rows3[2], c.bytes, dbset, scan_rows,
+                    o.fk_counts.iter().map(|(_, n)| n).sum()];
         for (col, v) in f.cols.iter_mut().zip(vals) {
             col.push(v);
         }
@@ -2320,16 +2337,19 @@ impl WsReplay {
         }
     }
 
-    /// The next chunk of the log: (WRITESET parents, WRITESET_SESSION parents, scan rows) as
-    /// int64 bytes, one per transaction.
-    fn feed<'py>(&mut self, py: Python<'py>, log: &[u8]) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    /// The next chunk of the log: (WRITESET parents, WRITESET_SESSION parents, scan rows,
+    /// foreign-key checks less those of the dropped foreign keys) as int64 bytes, one per
+    /// transaction.
+    #[allow(clippy::type_complexity)]
+    fn feed<'py>(&mut self, py: Python<'py>, log: &[u8])
+            -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         if log.len() % 8 != 0 {
             return Err(pyo3::exceptions::PyValueError::new_err("writeset log: not int64s"));
         }
         let v: Vec<i64> = log.chunks_exact(8).map(|c| i64::from_ne_bytes(c.try_into().unwrap())).collect();
-        let (mut out, mut out_s, mut out_scan) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut out, mut out_s, mut out_scan, mut out_fk) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let bad = || pyo3::exceptions::PyValueError::new_err("writeset log: truncated record");
-        const H: usize = 8;
+        const H: usize = 9;
         const T: usize = 6;
         let mut i = 0;
         while i < v.len() {
@@ -2337,9 +2357,11 @@ impl WsReplay {
                 return Err(bad());
             }
             let (file, seq, co, reason, thread, n, nt) = (v[i], v[i + 1], v[i + 2], v[i + 3], v[i + 4], v[i + 5], v[i + 6]);
-            if n < 0 || nt < 0 {
+            let nfk = v[i + 8];
+            if n < 0 || nt < 0 || nfk < 0 {
                 return Err(bad());
             }
+            let nfk = nfk as usize;
             let (n, nt) = (n as usize, nt as usize);
             let tabs_at = i + H + 4 * n;
             let shadow_at = tabs_at + T * nt;
@@ -2348,7 +2370,8 @@ impl WsReplay {
             }
             let tab = |k: usize| &v[tabs_at + T * k..tabs_at + T * (k + 1)];
             let nshadow: usize = (0..nt).map(|k| tab(k)[5].max(0) as usize).sum();
-            if shadow_at + nshadow > v.len() {
+            let fk_at = shadow_at + nshadow;
+            if fk_at + 2 * nfk > v.len() {
                 return Err(bad());
             }
             if file != self.last_file {
@@ -2393,10 +2416,11 @@ impl WsReplay {
             out.push(wparent);
             out_s.push(sparent);
             out_scan.push(scan);
-            i = shadow_at + nshadow;
+            out_fk.push((0..nfk).filter(|k| !self.drop_fk.contains(&v[fk_at + 2 * k])).map(|k| v[fk_at + 2 * k + 1]).sum());
+            i = fk_at + 2 * nfk;
         }
         Ok((PyBytes::new_bound(py, &i64_bytes(&out)), PyBytes::new_bound(py, &i64_bytes(&out_s)),
-            PyBytes::new_bound(py, &i64_bytes(&out_scan))))
+            PyBytes::new_bound(py, &i64_bytes(&out_scan)), PyBytes::new_bound(py, &i64_bytes(&out_fk))))
     }
 }
 

@@ -100,6 +100,52 @@ pub struct TablePlan {
     pub scans: bool,
     /// The table's size when a server told it (`Catalog.rows_of`).
     pub table_rows: i64,
+    /// `TablePlan.fk_probes`: the foreign-key checks its row changes make InnoDB run.
+    pub fk_probes: Vec<FkProbe>,
+}
+
+/// One foreign key as `extract.fk_check_count` counts its checks: the child's columns
+/// (`parent` false) or the referenced columns of a table referenced by it (`parent` true), as
+/// plan slots, and the referenced table's `label_key` (what `WhatIf` drops by).
+pub struct FkProbe {
+    pub parent: bool,
+    pub slots: Vec<usize>,
+    pub ref_tag: i64,
+}
+
+/// `extract.fk_check_count`: the foreign-key checks of one row change (0 write, 1 update,
+/// 2 delete; `after` as the event holds it, before an UPDATE's completion from `before`), added
+/// to `counts` by referenced table. Changed means other bytes, as InnoDB's
+/// `row_upd_changes_ord_field_binary` compares them; a column absent from the before image
+/// counts as changed when the after image has it.
+pub fn fk_check_count(plan: &TablePlan, kind: usize, before: &[Val], after: &[Val], data: &[u8],
+                      counts: &mut Vec<(i64, i64)>) {
+    let bytes = |v: Val| match v {
+        Val::Raw(s, l) => data.get(s as usize..(s as usize + l as usize)),
+        _ => None,
+    };
+    let set = |v: Val| !matches!(v, Val::Absent | Val::Null);
+    for p in &plan.fk_probes {
+        let hit = match kind {
+            0 => !p.parent && p.slots.iter().all(|&s| set(after[s])),
+            2 => p.parent && p.slots.iter().all(|&s| set(before[s])),
+            _ => {
+                let changed = p.slots.iter().any(|&s| {
+                    after[s] != Val::Absent && (before[s] == Val::Absent || bytes(after[s]) != bytes(before[s])
+                                                || (after[s] == Val::Null) != (before[s] == Val::Null))
+                });
+                changed && p.slots.iter().all(|&s| {
+                    if p.parent { set(before[s]) } else if after[s] != Val::Absent { set(after[s]) } else { set(before[s]) }
+                })
+            }
+        };
+        if hit {
+            match counts.iter_mut().find(|(t, _)| *t == p.ref_tag) {
+                Some(c) => c.1 += 1,
+                None => counts.push((p.ref_tag, 1)),
+            }
+        }
+    }
 }
 
 /// A value of one plan column in one row image: absent from the image, NULL, or its bytes

@@ -322,8 +322,23 @@ def fk_parents(ctx: Context) -> list[Finding]:
                     "FOREIGN KEY", "referenced by foreign keys",
                     "enforce the relation in the application, or accept the serialization",
                     "a change to a table referenced by a foreign key empties the writeset history and keeps "
-                    "the commit-order parent: " + ", ".join(f"{t} ({n:,} transactions)" for t, n in tables),
+                    "the commit-order parent: " + ", ".join(f"{t} ({n:,} transactions)" for t, n in tables)
+                    + _fk_check_evidence(ctx),
                     eff, where="schema", tables=names)]
+
+
+def _fk_check_evidence(ctx: Context) -> str:
+    """What the foreign-key checks cost the replica's workers (``TrxFacts.fk_checks`` at the cost
+    model's ``fk_check_us``), when the schema shows any: the effect above drops them too."""
+    from ..sim.build import fact_values
+
+    checks = sum(fact_values(ctx.facts, "fk_checks"))
+    if not checks or ctx.cost.fk_check_us <= 0:
+        return ""
+    n = max(ctx.analysis.total.transactions, 1)
+    share = checks * ctx.cost.fk_check_us / (ctx.work_us_total() or 1.0)
+    return (f"; the replica's InnoDB also runs {checks:,} foreign-key checks ({checks / n:.2f} a transaction, "
+            f"{ctx.cost.fk_check_us:g} us each: {share:.0%} of the workers' apply time)")
 
 
 def hot_rows(ctx: Context) -> list[Finding]:
@@ -358,7 +373,8 @@ def _largest_apply_us(ctx: Context, nbytes: int, rows: int) -> float:
 
     chunks = chunks_of(ctx.facts)
     if chunks is None:
-        return next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in ctx.facts
+        return next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows, f.fk_checks)
+                     for f in ctx.facts
                      if f.nbytes == nbytes and f.inserts + f.updates + f.deletes == rows), 0.0)
     for _, cols in chunks:  # columns (a spilled store: chunk by chunk)
         col, start = cols.nbytes, 0
@@ -369,7 +385,7 @@ def _largest_apply_us(ctx: Context, nbytes: int, rows: int) -> float:
                 break
             if cols.inserts[i] + cols.updates[i] + cols.deletes[i] == rows:
                 return ctx.cost.apply_us(cols.inserts[i], cols.updates[i], cols.deletes[i], cols.nbytes[i],
-                                         cols.scan_rows[i])
+                                         cols.scan_rows[i], cols.fk_checks[i])
             start = i + 1
     return 0.0
 

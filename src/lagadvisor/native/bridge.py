@@ -197,7 +197,8 @@ class Bridge:
                         f"{fk.ref_db}.{fk.ref_table}".lower()))
         # the names ``WhatIf.plan`` matches (dropped foreign keys), for the writeset log
         return ("plan", plan.missing_keys, plan.fk_parent, plan.partial, sorted(plan.columns), keys, fks,
-                (plan, cols, {}), plan.scans, plan.table_rows, f"{plan.db}.{plan.table}".lower())
+                (plan, cols, {}), plan.scans, plan.table_rows, f"{plan.db}.{plan.table}".lower(),
+                [(side, list(cols_), ref) for side, cols_, ref in plan.fk_probes])
 
     def key_hashes(self, handle, fk: bool, idx: int, values) -> list[int]:
         """The reference's hashes (``extract.row_hashes``) of one key of one row image, from

@@ -158,6 +158,23 @@ class Catalog:
         self._parents_cache = (self.version, parents)
         return parents
 
+    def referencing(self, db: str, table: str) -> tuple[ForeignKey, ...]:
+        """The known foreign keys that reference ``db.table`` (``dict_table_t::referenced_set``
+        in InnoDB: what a DELETE of one of its rows checks the children for)."""
+        return self._referencing().get(_key(db, table), ())
+
+    def _referencing(self) -> dict[tuple[str, str], tuple[ForeignKey, ...]]:
+        cached = getattr(self, "_referencing_cache", None)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        out: dict[tuple[str, str], list[ForeignKey]] = {}
+        for k in sorted(self.tables):
+            for fk in self.tables[k].foreign_keys:
+                out.setdefault(_key(fk.ref_db, fk.ref_table), []).append(fk)
+        refs = {k: tuple(v) for k, v in out.items()}
+        self._referencing_cache = (self.version, refs)
+        return refs
+
     def referenced_key(self, fk: ForeignKey) -> Key | None:
         """The parent's unique index an FK refers to (``unique_constraint_name``): the PRIMARY KEY
         or a UNIQUE key with exactly the referenced columns; None (no hash) otherwise."""

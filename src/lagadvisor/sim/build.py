@@ -40,6 +40,8 @@ class TrxFacts:
     commit_id: int | None
     mariadb_flags: int = 0              # MariaDB Gtid_log_event flags2 (FL_WAITED, FL_DDL, ...)
     scan_rows: int = 0                  # table rows the replica scans for it (tables without an index)
+    fk_checks: int = 0                  # foreign-key checks the replica's InnoDB runs for it
+                                        # (writeset.extract.fk_check_count)
 
 
 Base = tuple[array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('q')
@@ -95,14 +97,13 @@ def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> B
     if cols is not None:
         a, w = native.sim_base_columns(cols.commit_ts_us.tobytes(), cols.inserts.tobytes(), cols.updates.tobytes(),
                                        cols.deletes.tobytes(), cols.nbytes.tobytes(), cols.scan_rows.tobytes(),
-                                       (cost.trx_us, cost.insert_us, cost.update_us, cost.delete_us, cost.byte_us,
-                                        cost.scan_row_us), catch_up)
+                                       cols.fk_checks.tobytes(), cost.work_weights(), catch_up)
         arrival, work = array("d"), array("d")
         arrival.frombytes(a)
         work.frombytes(w)
         return arrival, work, array("q", cols.nbytes)
     return (array("d", _arrivals(facts, catch_up)),
-            array("d", [cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows) for f in facts]),
+            array("d", [cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows, f.fk_checks) for f in facts]),
             array("q", [f.nbytes for f in facts]))
 
 

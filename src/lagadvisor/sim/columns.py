@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 #: The native columns, in ``TrxFacts`` order (``clocks`` = the four from recorded on): the fields
 #: below, as ``native.results.NativeFacts.columns`` holds them.
 FACT_COLUMNS = ("file_idx", "seq", *(c.column for c in CLOCKS),
-                "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows")
+                "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows",
+                "fk_checks")
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class FactColumns:
     nbytes: array
     dbset: array
     scan_rows: array
+    fk_checks: array
     dbsets: list[tuple[str, ...]]
 
     def __len__(self) -> int:
@@ -60,8 +62,8 @@ class FactColumns:
     def build(self) -> list[TrxFacts]:
         """One ``TrxFacts`` per transaction."""
         dbsets = self.dbsets
-        return ([TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan)
-                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan
+        return ([TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan, fk)
+                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan, fk
                 in zip(*(getattr(self, name) for name in FACT_COLUMNS))])
 
 

@@ -118,6 +118,9 @@ class CostModel:
     scan_row_us: float = 0.259    # worker, per table row scanned to find the rows of an UPDATE/DELETE
                                    # event on a table without any index (bench/keyless_apply.py:
                                    # MySQL 9.7.4, tables of 2k-40k rows, R^2 0.9999)
+    fk_check_us: float = 0.0       # worker, per foreign-key check InnoDB runs (a child row's parent
+                                   # searched and locked, a parent row's children searched:
+                                   # writeset.extract.fk_check_count): see the comment above
     apply_spread: float = 0.2      # how much one transaction's apply CPU varies from the model's
                                    # (cache misses, page splits, the threads beside it): the sigma of
                                    # a lognormal factor of mean 1, fixed per transaction
@@ -161,11 +164,20 @@ class CostModel:
                                    # host, workers, durability, cores); "" = not recorded (a file
                                    # written by hand or before the field)
 
-    def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int, scan_rows: int = 0) -> float:
+    def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int, scan_rows: int = 0,
+                 fk_checks: int = 0) -> float:
         """Worker CPU before the commit (``scan_rows``: rows of tables without an index scanned
-        to find the changed rows, ``TrxFacts.scan_rows``)."""
+        to find the changed rows, ``TrxFacts.scan_rows``; ``fk_checks``: the foreign-key checks
+        InnoDB runs for it, ``TrxFacts.fk_checks``)."""
         return (self.trx_us + self.insert_us * inserts + self.update_us * updates
-                + self.delete_us * deletes + self.byte_us * nbytes + self.scan_row_us * scan_rows)
+                + self.delete_us * deletes + self.byte_us * nbytes + self.scan_row_us * scan_rows
+                + self.fk_check_us * fk_checks)
+
+    def work_weights(self) -> tuple[float, ...]:
+        """:meth:`apply_us`'s terms in its order, as the native core takes them
+        (``sim_base_columns``)."""
+        return (self.trx_us, self.insert_us, self.update_us, self.delete_us, self.byte_us, self.scan_row_us,
+                self.fk_check_us)
 
     def spread_factors(self) -> tuple[float, ...]:
         """The apply CPU factors of :attr:`apply_spread` (:data:`SPREAD_SLOTS` of them, mean 1):
@@ -438,6 +450,7 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "handoff_us": (float, 0, 1e6, "microseconds"),
     "wakeup_us": (float, 0, 1e6, "microseconds"),
     "scan_row_us": (float, 0, 1e3, "microseconds per row scanned"),
+    "fk_check_us": (float, 0, 1e6, "microseconds per foreign-key check"),
     "apply_spread": (float, 0, 2, "(a lognormal sigma)"),
     "multi_worker_cpu": (float, 0.1, 100, "(a CPU factor)"),
     "multi_worker_us": (float, 0, 1e6, "microseconds"),

@@ -234,7 +234,7 @@ def _one(c: FactColumns, i: int):
 
     return TrxFacts(c.file_idx[i], c.seq[i], (c.recorded[i], c.commit_order[i], c.writeset[i], c.writeset_session[i]),
                     c.commit_ts_us[i], c.inserts[i], c.updates[i], c.deletes[i], c.nbytes[i], c.dbsets[c.dbset[i]],
-                    None, 0, c.scan_rows[i])
+                    None, 0, c.scan_rows[i], c.fk_checks[i])
 
 
 __all__ = ["DEFAULT_SPILL", "FactStore", "cache_dir", "spill_limit"]
@@ -291,7 +291,7 @@ class LogStore:
 
 class ReplayedFacts:
     """A what-if's facts without reading the files again: the main pass's facts with the
-    WRITESET, WRITESET_SESSION and scan-rows columns re-derived, chunk by chunk, from its
+    WRITESET, WRITESET_SESSION, scan-rows and foreign-key-check columns re-derived, chunk by chunk, from its
     writeset log (``native.WsReplay``: the same trackers with another history size, the ignored
     rows' hashes left out, the keyless tables given a primary key hashed by the shadow plans the
     main pass hashed alongside, the foreign keys to dropped parents left out). What the
@@ -321,7 +321,7 @@ class ReplayedFacts:
         replay = load().WsReplay(self.history_size, sorted(w.ignore_rows), sorted(w.add_primary_key),
                                  sorted(w.drop_foreign_keys_to))
         logs = self.log.chunks()
-        cols = ("writeset", "writeset_session", "scan_rows")
+        cols = ("writeset", "writeset_session", "scan_rows", "fk_checks")
         pending = {name: array("q") for name in cols}
         for off, c in self.base.chunks(names):
             n = len(c)

@@ -129,21 +129,21 @@ def _chunk_inputs(facts, clock: str, cost: CostModel, catch_up: bool):
     native = engine.NATIVE
     col = _CLOCK_COLUMNS[CLOCKS.index(clock)]
     first = first_ts_of(facts)
-    w = (cost.trx_us, cost.insert_us, cost.update_us, cost.delete_us, cost.byte_us, cost.scan_row_us)
+    w = cost.work_weights()
     cache = getattr(facts, "sim_inputs", None)
     keep = cache is not None and not getattr(facts, "spilled", True)
     key = (col, catch_up, w, first)
     if keep and key in cache:
         yield from cache[key]
         return
-    names = ("file_idx", "seq", col, "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows")
+    names = ("file_idx", "seq", col, "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks")
     chunks = facts.chunks(names) if hasattr(facts, "chunks") else chunks_of(facts)
     built = []
     state = (-1, 0, 0)
     for off, c in chunks:
         a, wk = native.sim_base_columns(c.commit_ts_us.tobytes(), c.inserts.tobytes(), c.updates.tobytes(),
                                         c.deletes.tobytes(), c.nbytes.tobytes(), c.scan_rows.tobytes(),
-                                        w, catch_up, first)
+                                        c.fk_checks.tobytes(), w, catch_up, first)
         needs, state = native.sim_clock_needs(c.file_idx.tobytes(), c.seq.tobytes(), getattr(c, col).tobytes(),
                                               off, state)
         item = (a, wk, c.nbytes.tobytes(), needs, bytes(len(c)))

@@ -65,6 +65,11 @@ class TablePlan:
     partial: Caveat | None = None  # why the plan may miss hashes (unique keys unknown, ...)
     scans: bool = False         # no index at all: the replica scans the table per UPDATE/DELETE event
     table_rows: int = 0         # its size when a server told it (Catalog.rows_of), else 0
+    # The foreign-key checks its row changes make the replica's InnoDB run (:func:`fk_check_count`):
+    # (parent side, column indexes, the parent's lower-case db.table) per foreign key of the
+    # table (child side: its columns) and per known foreign key referencing it (parent side: the
+    # referenced columns, here). Every column is in ``columns`` too.
+    fk_probes: tuple[tuple[bool, tuple[int, ...], str], ...] = ()
 
 
 _BLOBS = frozenset({"tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob",
@@ -185,6 +190,7 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
                               parent.name if parent else fk.ref_table, tuple(parts)))
     # The parent-side check sits inside add_pke's "table has a primary key" block.
     fk_parent = pk is not None and catalog.is_fk_parent(schema.db, schema.name)
+    probes = _fk_probes(schema, catalog)
     # Collations without server weights: say so per column, never silently (issue 18).
     approx = sorted({f"collation {collations[i]} of {name}.{cols[i].name}: equality "
                      "approximated, WRITESET may be off"
@@ -194,8 +200,54 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
         approx = [Caveat(a, {CaveatKind.COLLATION_APPROXIMATED}, name) for a in approx]
         partial = Caveat.joined([partial, *approx] if partial else approx)
     return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks), fk_parent, pk is None,
-                     frozenset(used), partial, schema.scanned_by_replica,
-                     catalog.rows_of(schema.db, schema.name) if schema.scanned_by_replica else 0)
+                     frozenset(used.union(*(cols for _, cols, _ in probes))), partial, schema.scanned_by_replica,
+                     catalog.rows_of(schema.db, schema.name) if schema.scanned_by_replica else 0, probes)
+
+
+def _fk_probes(schema: TableSchema, catalog: Catalog) -> tuple[tuple[bool, tuple[int, ...], str], ...]:
+    """``TablePlan.fk_probes``: the table's own foreign keys (child side), then the known ones
+    that reference it (parent side), each as the column indexes InnoDB compares; a key with a
+    column this schema lacks is left out."""
+    out = []
+    sides = [(False, fk.columns, f"{fk.ref_db}.{fk.ref_table}") for fk in schema.foreign_keys]
+    sides += [(True, fk.ref_columns, schema.qualified_name) for fk in catalog.referencing(schema.db, schema.name)]
+    for parent_side, names, ref in sides:
+        idx = tuple(schema.column_index(c) for c in names)
+        if idx and None not in idx:
+            out.append((parent_side, idx, ref.lower()))
+    return tuple(out)
+
+
+def fk_check_count(plan: TablePlan, kind: RowsKind, before: dict[int, object] | None,
+                   after: dict[int, object] | None) -> int:
+    """The foreign-key checks one row change makes InnoDB run (with foreign_key_checks on):
+    a search of the parent's index for each of the row's foreign keys on an INSERT, and on an
+    UPDATE for each one whose columns changed (``row_ins_check_foreign_constraints``, from
+    ``row_ins_sec_index_entry`` when the index entry is rewritten); a search of the child's
+    index for each foreign key referencing the row on a DELETE, and on an UPDATE that changes
+    the referenced columns (``row_upd_check_references_constraints``). A key with a NULL
+    column is not checked (``row_ins_check_foreign_constraint``). Changed means not equal, as
+    ``row_upd_changes_ord_field_binary`` compares the bytes; a column absent from a MINIMAL
+    before image counts as changed when the after image has it. Cascaded changes the binlog
+    does not hold are not counted."""
+    n = 0
+    for parent_side, cols, _ in plan.fk_probes:
+        if kind == RowsKind.WRITE:
+            img = after or {}
+            if not parent_side and all(img.get(i) is not None for i in cols):
+                n += 1
+        elif kind == RowsKind.DELETE:
+            img = before or {}
+            if parent_side and all(img.get(i) is not None for i in cols):
+                n += 1
+        else:
+            b, a = before or {}, after or {}
+            if not any(i in a and (i not in b or a[i] != b[i]) for i in cols):
+                continue
+            checked = b if parent_side else {**b, **a}
+            if all(checked.get(i) is not None for i in cols):
+                n += 1
+    return n
 
 
 _SIGN_FLIP = 1 << 63
@@ -320,6 +372,7 @@ class Writeset:
     # (table, UPDATE/DELETE rows events, its known size) for tables without any index: the
     # replica scans them (sim.run.ScanSizes prices it)
     scans: list[tuple[str, int, int]] = field(default_factory=list)
+    fk_checks: int = 0   # the foreign-key checks the replica runs for it (fk_check_count)
 
 
 def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | Caveat], *, labels: bool = False) -> Writeset:
@@ -352,6 +405,8 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | Caveat], *
         if not isinstance(plan, TablePlan):
             continue
         fk_checks = not ch.no_fk_checks
+        if fk_checks and plan.fk_probes:
+            ws.fk_checks += fk_check_count(plan, ch.kind, ch.before, ch.after)
         if ch.kind == RowsKind.UPDATE:
             after = ch.after
             if ch.before is not None and after is not None and len(after) < len(plan.columns):

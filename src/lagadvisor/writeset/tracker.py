@@ -104,9 +104,10 @@ class WhatIf:
         name = f"{plan.db}.{plan.table}".lower()
         fks = tuple(f for f in plan.fks if f"{f.ref_db}.{f.ref_table}".lower() not in self.drop_foreign_keys_to)
         parent = plan.fk_parent and name not in self.drop_foreign_keys_to
-        if fks == plan.fks and parent == plan.fk_parent:
+        probes = tuple(p for p in plan.fk_probes if p[2] not in self.drop_foreign_keys_to)
+        if fks == plan.fks and parent == plan.fk_parent and probes == plan.fk_probes:
             return plan
-        return replace(plan, fks=fks, fk_parent=parent)
+        return replace(plan, fks=fks, fk_parent=parent, fk_probes=probes)
 
 
 _NOT_KEYABLE = frozenset({"tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob",
