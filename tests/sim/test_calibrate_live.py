@@ -82,6 +82,19 @@ def _catch_up(name: str, workers: int, n: int, ids: tuple[int, int], one_shape: 
         yield source_files, replica_files, applied
 
 
+def _checks_not_priced_twice(tmp_path, replica_files, *args):
+    """A calibration reads no schema, so the foreign-key checks its replica ran are in the costs
+    it fits: its model prices them at 0 whatever its base's ``fk_check_us``."""
+    from dataclasses import replace
+
+    from lagadvisor.sim.model import CostModel
+
+    base, out = tmp_path / "base-fk.json", tmp_path / "cost-fk.json"
+    base.write_text(replace(CostModel(), fk_check_us=50.0).to_json())
+    _lagadvisor("calibrate", "--relaxed", *args, "--base", str(base), "-o", str(out), *replica_files)
+    assert json.loads(out.read_text())["fk_check_us"] == 0.0
+
+
 def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
     for source_files, replica_files, applied in _catch_up("cal", 1, 800, (21, 22)):
@@ -96,6 +109,7 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
         pure = _lagadvisor("calibrate", "--relaxed", "--cores", "2", "-o", str(pure_model), *replica_files,
                            env=dict(os.environ, LAGADVISOR_PUREPYTHON="1"))
         assert (pure.stdout, pure.stderr, pure_model.read_text()) == (cal.stdout, cal.stderr, model.read_text())
+        _checks_not_priced_twice(tmp_path, replica_files)
 
         # The replica's catch-up: from the SQL thread's first commit to its last.
         stamps = [t.immediate_commit_timestamp for t in applied]
@@ -159,6 +173,7 @@ def test_calibrated_from_a_four_worker_catch_up(tmp_path):
         assert "through the simulation of 4 workers" in cal.stderr, cal.stderr
         assert re.search(r"replica: [\d,]+ commits behind the source, 4 workers, relaxed; 2 cores$", fitted["measured_on"])
         assert fitted["calibrated_workers"] == 4   # where its error band was checked
+        _checks_not_priced_twice(tmp_path, replica_files, "--workers", "4", "--cores", "2")
         # what neither fit sees is said: the base model's wake-up latencies, kept
         assert "note: the wake-up latencies are the base model's, not fitted" in cal.stderr, cal.stderr
         assert 0.0 < fitted["error_band"] < 1.0, fitted

@@ -96,6 +96,10 @@ class CostModel:
     # the uniform backlog (timeline.py), whose transactions are all the same statements; added after
     # the fits above and not refitted with it (docs/accuracy.md "The spread of one transaction").
     # scan_row_us is bench/keyless_apply.py's (2 cores: the lab has no table without an index).
+    # fk_check_us is 0: in the lab's one foreign-key backlog every check is an insert's, so the fit
+    # cannot tell the two apart; a refit with it (29.9 us) scored worse on the six runs than these
+    # (bench/fk_check_fit_16core.json). Measured apart on 2 cores (the fkfk/fkkey and fkr/kr twins):
+    # 44-51 us of worker CPU a check (docs/accuracy.md "Foreign-key checks, counted").
     # Checked back on 2 cores: docs/accuracy.md.
     trx_us: float = 26.4           # worker, per transaction (parallel)
     insert_us: float = 43.1        # worker, per row written
@@ -120,7 +124,7 @@ class CostModel:
                                    # MySQL 9.7.4, tables of 2k-40k rows, R^2 0.9999)
     fk_check_us: float = 0.0       # worker, per foreign-key check InnoDB runs (a child row's parent
                                    # searched and locked, a parent row's children searched:
-                                   # writeset.extract.fk_check_count): see the comment above
+                                   # writeset.extract.fk_check_count): 0, see the comment above
     apply_spread: float = 0.2      # how much one transaction's apply CPU varies from the model's
                                    # (cache misses, page splits, the threads beside it): the sigma of
                                    # a lognormal factor of mean 1, fixed per transaction
