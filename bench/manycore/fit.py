@@ -52,9 +52,10 @@ FIXED = {"dispatch_us": 18.0, "dispatch_byte_us": 0.016, "fsync_cpu": 0.45, "sca
 DELETE_PER_INSERT = 25.5 / 21.6
 
 
-def load(lab: dict, backlogs: Path) -> dict:
+def load(lab: dict, backlogs: Path | list[Path]) -> dict:
     """Each backlog's facts (the lab's prefix) by workload, read with the backlog's schema (its
-    dump, ``schema.sql``: the foreign keys whose checks the model prices, ``fk_check_us``)."""
+    dump, ``schema.sql``: the foreign keys whose checks the model prices, ``fk_check_us``), from
+    the first of ``backlogs`` that holds it (the lab's own folder, the index backlogs' ...)."""
     from lagadvisor.depgraph.pipeline import ClockOptions
     from lagadvisor.depgraph.read import prepare
     from lagadvisor.schema.ddl import load_schema_file
@@ -63,10 +64,12 @@ def load(lab: dict, backlogs: Path) -> dict:
 
     counts = {(r["workload"], r["config"]): r["transactions"] for r in lab["runs"]
               if r.get("phase") in ("relaxed", "durable") and "seconds" in r}
+    dirs = [backlogs] if isinstance(backlogs, Path) else list(backlogs)
     out = {}
     for wl in lab["summary"]:
-        files = [str(p) for p, _ in Backlog.load(backlogs / wl).prefix(max(n for (w, _), n in counts.items() if w == wl))]
-        schema = backlogs / wl / "schema.sql"
+        folder = next((d / wl for d in dirs if (d / wl / "manifest.json").exists()), dirs[0] / wl)
+        files = [str(p) for p, _ in Backlog.load(folder).prefix(max(n for (w, _), n in counts.items() if w == wl))]
+        schema = folder / "schema.sql"
         options = ClockOptions(catalog=load_schema_file(schema.read_text()) if schema.exists() else None)
         facts = read_facts(files, options, prepare(files, options)).facts
         facts = facts.to_facts() if hasattr(facts, "to_facts") else list(facts)
@@ -155,7 +158,9 @@ def main() -> int:
                     help="G: add G * mean(log(simulated / measured commit groups)^2) over the durable "
                          "multi-worker rows (compare.measured_groups: the binlog fsyncs)")
     ap.add_argument("--configs", default="relaxed,durable", help="the rows fitted (e.g. durable)")
-    ap.add_argument("--backlogs", type=Path, default=None)
+    ap.add_argument("--backlogs", type=Path, action="append", default=None,
+                    help="the backlogs' folder (repeat: each workload from the first that has it, e.g. the "
+                         "lab's and bench/data/manycore/index/backlogs for a lab JSON of the index backlogs)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--free", default=",".join(FREE), help="the costs to fit (default: all of FREE)")
     ap.add_argument("--startup-s", type=float, default=None, help="as compare.py's (default: measured)")
@@ -171,7 +176,7 @@ def main() -> int:
     for path in args.lab:
         lab = read_json(path)
         startup, _ = startup_of(lab, args.startup_s, kept_dir(path), args.constant_start)
-        labs.append((lab, load(lab, backlog_dir(args.backlogs)), startup))
+        labs.append((lab, load(lab, [backlog_dir(b) for b in args.backlogs or [None]]), startup))
     cores = lab_cores(labs[0][0])
     if any(lab_cores(lab) != cores for lab, _, _ in labs):
         raise SystemExit("the lab runs were on machines with different cores: fit them one at a time")
