@@ -22,7 +22,7 @@ from lagadvisor.writeset.extract import fk_check_count, plan_table
 #: The fixtures' foreign key (scripts/make_fixtures.py): wl_fk.child (id, parent_id, qty), its
 #: parent_id referencing wl_fk.parent (id, name); column numbers as the row images count them.
 CHILD, PARENT = "wl_fk.child", "wl_fk.parent"
-CHILD_FK, PARENT_ID = 1, 0
+CHILD_ID, CHILD_FK, PARENT_ID = 0, 1, 0
 
 FK_FIXTURES = [d for d in fixture_dirs() if d.name.startswith("single_")]
 
@@ -37,8 +37,9 @@ def _expected(table: str, kind: RowsKind, before: dict | None, after: dict | Non
     if table == CHILD:
         if kind == RowsKind.WRITE:
             return int(after.get(CHILD_FK, "NULL") != "NULL")
-        if kind == RowsKind.UPDATE and CHILD_FK in after and after[CHILD_FK] != before.get(CHILD_FK):
-            return int(after[CHILD_FK] != "NULL")
+        moved = CHILD_ID in after and after[CHILD_ID] != before.get(CHILD_ID)
+        if kind == RowsKind.UPDATE and (moved or CHILD_FK in after and after[CHILD_FK] != before.get(CHILD_FK)):
+            return int({**before, **after}.get(CHILD_FK, "NULL") != "NULL")
     if table == PARENT:
         if kind == RowsKind.DELETE:
             return 1
@@ -111,6 +112,9 @@ def test_child_rows_check_each_non_null_foreign_key():
     # a MINIMAL image: the after image holds only what the statement set
     assert fk_check_count(c, RowsKind.UPDATE, {0: 1}, {1: 6}) == 1
     assert fk_check_count(c, RowsKind.UPDATE, {0: 1}, {3: 2}) == 0
+    # a new primary key moves the row: every index entry is rewritten, every foreign key checked
+    assert fk_check_count(c, RowsKind.UPDATE, row, {**row, 0: 2}) == 2
+    assert fk_check_count(c, RowsKind.UPDATE, row, {**row, 0: 2, 1: None}) == 1
     # deleting a child checks nothing
     assert fk_check_count(c, RowsKind.DELETE, row, None) == 0
 

@@ -83,6 +83,7 @@ fn known_plan(tup: &Bound<'_, PyTuple>, tm: &TmInfo) -> Res<PlanEntry> {
     let table_rows: i64 = get(9)?.extract().map_err(py_abort)?;
     let drop_name: String = get(10)?.extract().map_err(py_abort)?;
     let probes: Vec<(bool, Vec<usize>, String)> = get(11)?.extract().map_err(py_abort)?;
+    let pk_cols: Vec<usize> = get(12)?.extract().map_err(py_abort)?;
     let mut slot_of_col = vec![-1i32; tm.ncols];
     let mut int_slots: Vec<Option<bool>> = vec![None; columns.len()];
     for (s, c) in columns.iter().enumerate() {
@@ -127,10 +128,11 @@ fn known_plan(tup: &Bound<'_, PyTuple>, tm: &TmInfo) -> Res<PlanEntry> {
         let slots = cols.into_iter().map(slot_of).collect::<Res<Vec<usize>>>()?;
         fk_probes.push(FkProbe { parent, slots, ref_tag: label_key(&ref_name) });
     }
+    let pk_slots = pk_cols.into_iter().map(slot_of).collect::<Res<Vec<usize>>>()?;
     let nslots = columns.len();
     Ok(PlanEntry {
         plan: Plan::Known(TablePlan { keys: kplans, fks: fplans, fk_parent, missing_keys, partial, columns, int_slots,
-                                      scans, table_rows, fk_probes }),
+                                      scans, table_rows, fk_probes, pk_slots }),
         handle: Some(handle),
         slot_of_col,
         nslots,
@@ -1559,8 +1561,8 @@ impl Analyzer {
             }
             "plan" => {
                 let mut entry = known_plan(tup, tm)?;
-                if tup.len() > 12 {
-                    let item = tup.get_item(12).map_err(py_abort)?;
+                if tup.len() > 13 {
+                    let item = tup.get_item(13).map_err(py_abort)?;
                     let (name, sub): (String, Option<Bound<'_, PyTuple>>) = item.extract().map_err(py_abort)?;
                     let shadow = match sub {
                         Some(t) => Some(Rc::new(known_plan(&t, tm)?)),

@@ -102,6 +102,9 @@ pub struct TablePlan {
     pub table_rows: i64,
     /// `TablePlan.fk_probes`: the foreign-key checks its row changes make InnoDB run.
     pub fk_probes: Vec<FkProbe>,
+    /// `extract.primary_columns` as plan slots (given with probes only): an UPDATE that changes
+    /// them rewrites every index entry, so every child-side foreign key is checked.
+    pub pk_slots: Vec<usize>,
 }
 
 /// One foreign key as `extract.fk_check_count` counts its checks: the child's columns
@@ -125,16 +128,20 @@ pub fn fk_check_count(plan: &TablePlan, kind: usize, before: &[Val], after: &[Va
         _ => None,
     };
     let set = |v: Val| !matches!(v, Val::Absent | Val::Null);
+    let changed = |slots: &[usize]| {
+        slots.iter().any(|&s| {
+            after[s] != Val::Absent && (before[s] == Val::Absent || bytes(after[s]) != bytes(before[s])
+                                        || (after[s] == Val::Null) != (before[s] == Val::Null))
+        })
+    };
+    let mut moved: Option<bool> = None;
     for p in &plan.fk_probes {
         let hit = match kind {
             0 => !p.parent && p.slots.iter().all(|&s| set(after[s])),
             2 => p.parent && p.slots.iter().all(|&s| set(before[s])),
             _ => {
-                let changed = p.slots.iter().any(|&s| {
-                    after[s] != Val::Absent && (before[s] == Val::Absent || bytes(after[s]) != bytes(before[s])
-                                                || (after[s] == Val::Null) != (before[s] == Val::Null))
-                });
-                changed && p.slots.iter().all(|&s| {
+                let hit = changed(&p.slots) || (!p.parent && *moved.get_or_insert_with(|| changed(&plan.pk_slots)));
+                hit && p.slots.iter().all(|&s| {
                     if p.parent { set(before[s]) } else if after[s] != Val::Absent { set(after[s]) } else { set(before[s]) }
                 })
             }

@@ -23,7 +23,7 @@ from ..binlog.rows import decode_table_map, decode_value, table_plan
 from ..binlog.transactions import Statement, classify_statement
 from ..errors import LagAdvisorError
 from ..kinds import Caveat
-from ..writeset.extract import TablePlan, _label, row_hashes, row_image_caveat, schema_unknown
+from ..writeset.extract import TablePlan, _label, primary_columns, row_hashes, row_image_caveat, schema_unknown
 from ..writeset.tracker import KeyTracker
 from .results import NativeFile
 
@@ -198,7 +198,8 @@ class Bridge:
         # the names ``WhatIf.plan`` matches (dropped foreign keys), for the writeset log
         return ("plan", plan.missing_keys, plan.fk_parent, plan.partial, sorted(plan.columns), keys, fks,
                 (plan, cols, {}), plan.scans, plan.table_rows, f"{plan.db}.{plan.table}".lower(),
-                [(side, list(cols_), ref) for side, cols_, ref in plan.fk_probes])
+                [(side, list(cols_), ref) for side, cols_, ref in plan.fk_probes],
+                list(primary_columns(plan)) if plan.fk_probes else [])
 
     def key_hashes(self, handle, fk: bool, idx: int, values) -> list[int]:
         """The reference's hashes (``extract.row_hashes``) of one key of one row image, from

@@ -218,12 +218,24 @@ def _fk_probes(schema: TableSchema, catalog: Catalog) -> tuple[tuple[bool, tuple
     return tuple(out)
 
 
+def _changed(cols, before: dict, after: dict) -> bool:
+    return any(i in after and (i not in before or after[i] != before[i]) for i in cols)
+
+
+def primary_columns(plan: TablePlan) -> tuple[int, ...]:
+    """The column indexes of the table's clustered index key (its primary key, or the first NOT
+    NULL unique key InnoDB promotes: ``KeyPlan.primary``); () without one."""
+    return next((tuple(p[0] for p in k.parts) for k in plan.keys if k.primary), ())
+
+
 def fk_check_count(plan: TablePlan, kind: RowsKind, before: dict[int, object] | None,
                    after: dict[int, object] | None) -> int:
     """The foreign-key checks one row change makes InnoDB run (with foreign_key_checks on):
     a search of the parent's index for each of the row's foreign keys on an INSERT, and on an
-    UPDATE for each one whose columns changed (``row_ins_check_foreign_constraints``, from
-    ``row_ins_sec_index_entry`` when the index entry is rewritten); a search of the child's
+    UPDATE for each one whose columns changed, or every one when the primary key changed (the
+    row moves: ``row_upd_clust_rec_by_insert`` rewrites every index entry), as
+    ``row_ins_check_foreign_constraints`` runs from ``row_ins_sec_index_entry`` when an entry of
+    the foreign key's index is rewritten; a search of the child's
     index for each foreign key referencing the row on a DELETE, and on an UPDATE that changes
     the referenced columns (``row_upd_check_references_constraints``). A key with a NULL
     column is not checked (``row_ins_check_foreign_constraint``). Changed means not equal, as
@@ -231,6 +243,7 @@ def fk_check_count(plan: TablePlan, kind: RowsKind, before: dict[int, object] | 
     before image counts as changed when the after image has it. Cascaded changes the binlog
     does not hold are not counted."""
     n = 0
+    moved = None  # the primary key changed (an UPDATE's, computed once)
     for parent_side, cols, _ in plan.fk_probes:
         if kind == RowsKind.WRITE:
             img = after or {}
@@ -242,8 +255,13 @@ def fk_check_count(plan: TablePlan, kind: RowsKind, before: dict[int, object] | 
                 n += 1
         else:
             b, a = before or {}, after or {}
-            if not any(i in a and (i not in b or a[i] != b[i]) for i in cols):
-                continue
+            if not _changed(cols, b, a):
+                if parent_side:
+                    continue
+                if moved is None:
+                    moved = _changed(primary_columns(plan), b, a)
+                if not moved:
+                    continue
             checked = b if parent_side else {**b, **a}
             if all(checked.get(i) is not None for i in cols):
                 n += 1
