@@ -1358,9 +1358,10 @@ fn sim_lag_stats(
 /// `sim.build.base_columns` over fact columns (native int64 bytes each): arrival (the source's
 /// commit time relative to the first one, or 0 in catch-up) and the worker's apply time, with
 /// `CostModel.apply_us`'s float operations in its order:
-/// (((((trx + ins) + upd) + del) + bytes) + scan) + foreign-key checks.
+/// ((((((trx + ins) + upd) + del) + bytes) + scan) + foreign-key checks) + index entries.
 #[pyfunction]
-#[pyo3(signature = (commit_ts_us, inserts, updates, deletes, nbytes, scan_rows, fk_checks, w, catch_up, first=None))]
+#[pyo3(signature = (commit_ts_us, inserts, updates, deletes, nbytes, scan_rows, fk_checks, index_entries, w, catch_up,
+                    first=None))]
 #[allow(clippy::too_many_arguments)]
 fn sim_base_columns<'py>(
     py: Python<'py>,
@@ -1371,13 +1372,15 @@ fn sim_base_columns<'py>(
     nbytes: &[u8],
     scan_rows: &[u8],
     fk_checks: &[u8],
-    w: [f64; 7],
+    index_entries: &[u8],
+    w: [f64; 8],
     catch_up: bool,
     first: Option<i64>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let ts = i64s(commit_ts_us, "commit_ts_us")?;
     let cols = [i64s(inserts, "inserts")?, i64s(updates, "updates")?, i64s(deletes, "deletes")?,
-                i64s(nbytes, "nbytes")?, i64s(scan_rows, "scan_rows")?, i64s(fk_checks, "fk_checks")?];
+                i64s(nbytes, "nbytes")?, i64s(scan_rows, "scan_rows")?, i64s(fk_checks, "fk_checks")?,
+                i64s(index_entries, "index_entries")?];
     let n = ts.len();
     if cols.iter().any(|c| c.len() != n) {
         return Err(pyo3::exceptions::PyValueError::new_err("sim_base_columns: columns of different lengths"));
@@ -1390,7 +1393,8 @@ fn sim_base_columns<'py>(
         let a = if catch_up || ts[i] == 0 { 0.0 } else { (ts[i] - first) as f64 };
         arrival.extend_from_slice(&a.to_ne_bytes());
         let u = w[0] + w[1] * cols[0][i] as f64 + w[2] * cols[1][i] as f64 + w[3] * cols[2][i] as f64
-            + w[4] * cols[3][i] as f64 + w[5] * cols[4][i] as f64 + w[6] * cols[5][i] as f64;
+            + w[4] * cols[3][i] as f64 + w[5] * cols[4][i] as f64 + w[6] * cols[5][i] as f64
+            + w[7] * cols[6][i] as f64;
         work.extend_from_slice(&u.to_ne_bytes());
     }
     Ok((PyBytes::new_bound(py, &arrival), PyBytes::new_bound(py, &work)))

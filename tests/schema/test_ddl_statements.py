@@ -81,3 +81,27 @@ def test_create_unique_index_and_drop_index():
     apply_statement(cat, "DROP INDEX ua ON t", "d")
     apply_statement(cat, "DROP INDEX `PRIMARY` ON d.t", "d")
     assert [k.name for k in cat.get("d", "t").keys] == ["ub"]
+
+
+def test_non_unique_indexes_followed_through_alters():
+    """The non-unique indexes (``TableSchema.indexes``: what their entries cost a replica) as the
+    server keeps them: named after their first column when unnamed, moved by column renames,
+    shortened by dropped columns (gone with their last one), dropped and renamed by name."""
+    cat = Catalog()
+    for sql in ("CREATE TABLE t (id int primary key, a int, b varchar(10), c int, KEY (a), INDEX kb USING BTREE (b(4), c),"
+                " UNIQUE KEY uc (c))",
+                "CREATE INDEX kc ON t (c)",
+                "ALTER TABLE t ADD KEY (a, c), RENAME COLUMN a TO a2"):
+        apply_statement(cat, sql, "d")
+
+    def indexes():
+        return {k.name: [(p.column, p.prefix) for p in k.parts] for k in cat.get("d", "t").indexes}
+
+    assert indexes() == {"a": [("a2", None)], "kb": [("b", 4), ("c", None)], "kc": [("c", None)],
+                         "a_2": [("a2", None), ("c", None)]}
+    assert [k.name for k in cat.get("d", "t").keys] == ["PRIMARY", "uc"] and cat.get("d", "t").indexed
+    apply_statement(cat, "ALTER TABLE t DROP COLUMN c, RENAME INDEX kb TO kb2", "d")
+    assert indexes() == {"a": [("a2", None)], "kb2": [("b", 4)], "a_2": [("a2", None)]}
+    apply_statement(cat, "DROP INDEX a ON t", "d")
+    apply_statement(cat, "ALTER TABLE t DROP INDEX kb2", "d")
+    assert indexes() == {"a_2": [("a2", None)]}

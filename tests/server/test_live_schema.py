@@ -68,7 +68,10 @@ def test_server_catalog_equals_ddl_reading(server):
         assert {(k.name, k.parts, k.primary) for k in lt.keys} == {(k.name, k.parts, k.primary) for k in pt.keys}, key
         assert {(f.columns, f.ref_table, f.ref_columns) for f in lt.foreign_keys} == \
             {(f.columns, f.ref_table, f.ref_columns) for f in pt.foreign_keys}, key
+        # the non-unique indexes, whose entries the replica writes (information_schema.STATISTICS)
+        assert {(k.name, k.parts) for k in lt.indexes} == {(k.name, k.parts) for k in pt.indexes}, key
     assert live.is_fk_parent("wl_fk", "parent") and not live.is_fk_parent("wl_fk", "child")
+    assert [k.name for k in live.get("wl_fk", "child").indexes] == ["ix_parent"]
 
 
 def test_bad_credentials_one_line_error(server, tmp_path: Path):

@@ -83,16 +83,17 @@ def _catch_up(name: str, workers: int, n: int, ids: tuple[int, int], one_shape: 
 
 
 def _checks_not_priced_twice(tmp_path, replica_files, *args):
-    """A calibration reads no schema, so the foreign-key checks its replica ran are in the costs
-    it fits: its model prices them at 0 whatever its base's ``fk_check_us``."""
+    """A calibration reads no schema, so the foreign-key checks and index entries its replica ran
+    are in the costs it fits: its model prices them at 0 whatever its base's."""
     from dataclasses import replace
 
     from lagadvisor.sim.model import CostModel
 
     base, out = tmp_path / "base-fk.json", tmp_path / "cost-fk.json"
-    base.write_text(replace(CostModel(), fk_check_us=50.0).to_json())
+    base.write_text(replace(CostModel(), fk_check_us=50.0, index_entry_us=3.0).to_json())
     _lagadvisor("calibrate", "--relaxed", *args, "--base", str(base), "-o", str(out), *replica_files)
-    assert json.loads(out.read_text())["fk_check_us"] == 0.0
+    fitted = json.loads(out.read_text())
+    assert (fitted["fk_check_us"], fitted["index_entry_us"]) == (0.0, 0.0)
 
 
 def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):

@@ -138,3 +138,79 @@ def test_the_probes_read_their_columns():
     plans = _plans()
     assert {1, 2} <= plans["c"].columns and 3 not in plans["c"].columns
     assert {0, 1} <= plans["p"].columns
+
+
+#: The fixtures' secondary indexes (scripts/make_fixtures.py, fixtures/*/schema.sql) as row-image
+#: column numbers, and each table's clustered key: t_auto's two unique keys, t_decimal's, t_prefix's
+#: prefix key, t_nokey's plain index (no primary key: InnoDB's hidden row id clusters it), child's.
+SECONDARY = {"wl.t_auto": (((1,), (2,)), (0,)), "wl.t_decimal": (((1,),), (0,)), "wl.t_nokey": (((0,),), ()),
+             "wl.t_prefix": (((1,),), (0,)), "wl_fk.child": (((1,),), (0,))}
+
+
+def _entries(table: str, kind: RowsKind, before: dict | None, after: dict | None) -> int:
+    """One row image's secondary index entries, from mysqlbinlog's text."""
+    if table not in SECONDARY:
+        return 0
+    indexes, pk = SECONDARY[table]
+    if kind != RowsKind.UPDATE:
+        return len(indexes)
+    before, after = before or {}, after or {}
+
+    def changed(cols):
+        return any(c in after and after[c] != before.get(c) for c in cols)
+
+    return 2 * len(indexes) if changed(pk) else 2 * sum(changed(cols) for cols in indexes)
+
+
+@pytest.mark.parametrize("d", FK_FIXTURES, ids=[d.name for d in FK_FIXTURES])
+def test_index_entries_match_mysqlbinlog_vv(d):
+    need(oracle.have_mysqlbinlog(), "mysqlbinlog (MySQL chroot)")
+    files = _files(d)
+    expected, met = [], set()
+    for f in files:
+        text = oracle.mysqlbinlog(f, "-vv").stdout
+        for chunk in re.split(r"^SET @@SESSION\.GTID_NEXT= '(?!AUTOMATIC')[^']*'", text, flags=re.M)[1:]:
+            n = 0
+            for table, kind, before, after in parse_vv(chunk):
+                k = _entries(table, kind, before, after)
+                n += k
+                if k:
+                    met.add((table, kind))
+            expected.append(n)
+    assert {t for t, _ in met} == set(SECONDARY) and {k for _, k in met} == set(RowsKind)
+    for catalog in (None, load_schema_file((d / "schema.sql").read_text())):
+        options = ClockOptions(catalog=catalog)
+        ref = [f.index_entries for f in reference_facts(files, prepare(files, options), options)]
+        assert ref == expected, d.name
+        read = fact_columns(files, options, prepare(files, options))
+        native = (list(read.facts.index_entries) if hasattr(read.facts, "index_entries")
+                  else [f.index_entries for f in read.facts])
+        assert native == expected, d.name
+
+
+def test_index_entries_by_kind():
+    """An insert or a delete writes one entry per secondary index; an update two per index whose
+    columns changed, every index's when the primary key changed; a foreign key without an index
+    of its own gets the one InnoDB makes for it."""
+    from lagadvisor.writeset.extract import index_entry_count
+
+    cat = load_schema_file(SCHEMA + """
+CREATE TABLE d.s (id INT NOT NULL PRIMARY KEY, a INT, b INT, c INT, UNIQUE KEY ua (a), KEY kbc (b, c),
+  FOREIGN KEY (c) REFERENCES d.p (id));
+CREATE TABLE d.bare (a INT NOT NULL, b INT, UNIQUE KEY ua (a));
+""")
+    s = plan_table(cat.get("d", "s"), cat)
+    assert sorted(s.index_probes) == [(1,), (2, 3), (3,)]   # ua, kbc, and c's for its foreign key
+    row = {0: 1, 1: 2, 2: 3, 3: 4}
+    assert index_entry_count(s, RowsKind.WRITE, None, row) == 3
+    assert index_entry_count(s, RowsKind.DELETE, row, None) == 3
+    assert index_entry_count(s, RowsKind.UPDATE, row, dict(row)) == 0
+    assert index_entry_count(s, RowsKind.UPDATE, row, {**row, 2: 9}) == 2      # kbc
+    assert index_entry_count(s, RowsKind.UPDATE, row, {**row, 3: 9}) == 4      # kbc and c's
+    assert index_entry_count(s, RowsKind.UPDATE, row, {**row, 0: 7}) == 6      # the row moved
+    # the foreign key's own index is not doubled when an index already leads with its column
+    c = _plans()["c"]
+    assert sorted(c.index_probes) == [(1,), (2,)]
+    # the NOT NULL unique key clusters a table without a primary key: not a secondary index
+    bare = plan_table(cat.get("d", "bare"), cat)
+    assert bare.index_probes == ()

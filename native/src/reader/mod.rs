@@ -33,7 +33,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use clock::{ClockStats, CommitOrder, SessionTracker, Totals, WritesetTracker, WsFlags};
 use events::{decode_fde, decode_gtid, decode_query, uuid_text, Fde, Gtid};
 use framing::{Abort, Cursor, Framer, RawEvent, Res, HEADER_LEN};
-use writeset::{fk_check_count, row_hashes, FkPlan, FkProbe, KeyPlan, Part, Plan, TablePlan, Val};
+use writeset::{fk_check_count, index_entry_count, row_hashes, FkPlan, FkProbe, KeyPlan, Part, Plan, TablePlan, Val};
 
 create_exception!(_native, NativeFallback, pyo3::exceptions::PyException);
 
@@ -84,6 +84,7 @@ fn known_plan(tup: &Bound<'_, PyTuple>, tm: &TmInfo) -> Res<PlanEntry> {
     let drop_name: String = get(10)?.extract().map_err(py_abort)?;
     let probes: Vec<(bool, Vec<usize>, String)> = get(11)?.extract().map_err(py_abort)?;
     let pk_cols: Vec<usize> = get(12)?.extract().map_err(py_abort)?;
+    let index_cols: Vec<Vec<usize>> = get(13)?.extract().map_err(py_abort)?;
     let mut slot_of_col = vec![-1i32; tm.ncols];
     let mut int_slots: Vec<Option<bool>> = vec![None; columns.len()];
     for (s, c) in columns.iter().enumerate() {
@@ -129,10 +130,12 @@ fn known_plan(tup: &Bound<'_, PyTuple>, tm: &TmInfo) -> Res<PlanEntry> {
         fk_probes.push(FkProbe { parent, slots, ref_tag: label_key(&ref_name) });
     }
     let pk_slots = pk_cols.into_iter().map(slot_of).collect::<Res<Vec<usize>>>()?;
+    let index_slots = index_cols.into_iter().map(|cols| cols.into_iter().map(slot_of).collect::<Res<Vec<usize>>>())
+        .collect::<Res<Vec<Vec<usize>>>>()?;
     let nslots = columns.len();
     Ok(PlanEntry {
         plan: Plan::Known(TablePlan { keys: kplans, fks: fplans, fk_parent, missing_keys, partial, columns, int_slots,
-                                      scans, table_rows, fk_probes, pk_slots }),
+                                      scans, table_rows, fk_probes, pk_slots, index_slots }),
         handle: Some(handle),
         slot_of_col,
         nslots,
@@ -275,6 +278,8 @@ struct Open {
     shadow_unsafe: bool,
     /// The foreign-key checks of its kept row changes, by referenced table (`fk_check_count`).
     fk_counts: Vec<(i64, i64)>,
+    /// The secondary index entries of its kept row changes (`index_entry_count`).
+    index_entries: i64,
 }
 
 impl Open {
@@ -284,7 +289,8 @@ impl Open {
                blocks: false, other_kind: false, ddl_statements: Vec::new(), selected: Vec::new(),
                current: Vec::new(), kept: 0, hashes: Vec::new(), incomplete_tables: Vec::new(), dbs: Vec::new(),
                compressed: false, labels: Vec::new(), hash_tab: Vec::new(), hash_fk: Vec::new(),
-               shadow: Vec::new(), shadow_kept: 0, shadow_unsafe: false, fk_counts: Vec::new() }
+               shadow: Vec::new(), shadow_kept: 0, shadow_unsafe: false, fk_counts: Vec::new(),
+               index_entries: 0 }
     }
 }
 
@@ -314,17 +320,17 @@ struct FileState {
 #[derive(Default)]
 struct Facts {
     /// file_idx, seq, recorded, COMMIT_ORDER, WRITESET, WRITESET_SESSION, commit_ts_us,
-    /// inserts, updates, deletes, nbytes, dbset, scan_rows, fk_checks.
-    cols: [Vec<i64>; 14],
+    /// inserts, updates, deletes, nbytes, dbset, scan_rows, fk_checks, index_entries.
+    cols: [Vec<i64>; 15],
     db_names: Vec<Vec<u8>>,
     db_ids: HashMap<Vec<u8>, usize>,
     dbsets: Vec<Vec<usize>>,
     dbset_ids: HashMap<Vec<usize>, usize>,
 }
 
-const FACT_COLUMNS: [&str; 14] = ["file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
+const FACT_COLUMNS: [&str; 15] = ["file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
                                    "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows",
-                                   "fk_checks"];
+                                   "fk_checks", "index_entries"];
 
 impl Facts {
     fn db(&mut self, name: &[u8]) -> usize {
@@ -1561,8 +1567,8 @@ impl Analyzer {
             }
             "plan" => {
                 let mut entry = known_plan(tup, tm)?;
-                if tup.len() > 13 {
-                    let item = tup.get_item(13).map_err(py_abort)?;
+                if tup.len() > 14 {
+                    let item = tup.get_item(14).map_err(py_abort)?;
                     let (name, sub): (String, Option<Bound<'_, PyTuple>>) = item.extract().map_err(py_abort)?;
                     let shadow = match sub {
                         Some(t) => Some(Rc::new(known_plan(&t, tm)?)),
@@ -1691,6 +1697,9 @@ impl Analyzer {
         let lab = if labels_on { Some(&mut o.labels) } else { None };
         if rs.fk_checks && !tp.fk_probes.is_empty() {
             fk_check_count(tp, rs.kind, img_b, img_a, rs.data, &mut o.fk_counts);
+        }
+        if !tp.index_slots.is_empty() {
+            o.index_entries += index_entry_count(tp, rs.kind, img_b, img_a, rs.data);
         }
         let tags = if rs.log_on { Some(&mut o.hash_fk) } else { None };
         let before = o.hashes.len();
@@ -1968,7 +1977,7 @@ impl Analyzer {
         let dbset = f.dbset(o.dbs.clone()) as i64;
         let vals = [self.file_idx as i64, c.seq, c.last_committed.unwrap_or(c.co), c.co, c.wparent, c.sparent, c.ts,
                     c.rows3[0], c.rows3[1], c.rows3[2], c.bytes, dbset, scan_rows,
-                    o.fk_counts.iter().map(|(_, n)| n).sum()];
+                    o.fk_counts.iter().map(|(_, n)| n).sum(), o.index_entries];
         for (col, v) in f.cols.iter_mut().zip(vals) {
             col.push(v);
         }

@@ -105,6 +105,36 @@ pub struct TablePlan {
     /// `extract.primary_columns` as plan slots (given with probes only): an UPDATE that changes
     /// them rewrites every index entry, so every child-side foreign key is checked.
     pub pk_slots: Vec<usize>,
+    /// `TablePlan.index_probes` as plan slots: each secondary index's columns.
+    pub index_slots: Vec<Vec<usize>>,
+}
+
+/// `extract.index_entry_count`: the secondary index entries of one row change (0 write, 1
+/// update, 2 delete; `after` before an UPDATE's completion): one per index for a write or a
+/// delete, two per index whose columns changed (other bytes) for an update, every index's when
+/// the primary key changed.
+pub fn index_entry_count(plan: &TablePlan, kind: usize, before: &[Val], after: &[Val], data: &[u8]) -> i64 {
+    let n = plan.index_slots.len() as i64;
+    if kind != 1 {
+        return n;
+    }
+    if slots_changed(&plan.pk_slots, before, after, data) {
+        return 2 * n;
+    }
+    2 * plan.index_slots.iter().filter(|s| slots_changed(s, before, after, data)).count() as i64
+}
+
+/// A column of `slots` the after image holds with other bytes than the before image (or one the
+/// before image lacks): `extract._changed`.
+fn slots_changed(slots: &[usize], before: &[Val], after: &[Val], data: &[u8]) -> bool {
+    let bytes = |v: Val| match v {
+        Val::Raw(s, l) => data.get(s as usize..(s as usize + l as usize)),
+        _ => None,
+    };
+    slots.iter().any(|&s| {
+        after[s] != Val::Absent && (before[s] == Val::Absent || bytes(after[s]) != bytes(before[s])
+                                    || (after[s] == Val::Null) != (before[s] == Val::Null))
+    })
 }
 
 /// One foreign key as `extract.fk_check_count` counts its checks: the child's columns
@@ -123,17 +153,8 @@ pub struct FkProbe {
 /// counts as changed when the after image has it.
 pub fn fk_check_count(plan: &TablePlan, kind: usize, before: &[Val], after: &[Val], data: &[u8],
                       counts: &mut Vec<(i64, i64)>) {
-    let bytes = |v: Val| match v {
-        Val::Raw(s, l) => data.get(s as usize..(s as usize + l as usize)),
-        _ => None,
-    };
     let set = |v: Val| !matches!(v, Val::Absent | Val::Null);
-    let changed = |slots: &[usize]| {
-        slots.iter().any(|&s| {
-            after[s] != Val::Absent && (before[s] == Val::Absent || bytes(after[s]) != bytes(before[s])
-                                        || (after[s] == Val::Null) != (before[s] == Val::Null))
-        })
-    };
+    let changed = |slots: &[usize]| slots_changed(slots, before, after, data);
     let mut moved: Option<bool> = None;
     for p in &plan.fk_probes {
         let hit = match kind {

@@ -299,7 +299,7 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
 
     def observe(t, ws, c):
         before = dict(sizes.net) if ws.scans and sizes.file == t.file else {}
-        ref_facts.append(facts_of(t, c, index.get(t.file, 0), sizes.step(t, ws), ws.fk_checks))
+        ref_facts.append(facts_of(t, c, index.get(t.file, 0), sizes.step(t, ws), ws.fk_checks, ws.index_entries))
         for table, events, known in ws.scans:
             acc = scans.setdefault(table, [0, 0])
             acc[0] += events

@@ -377,8 +377,8 @@ def _largest_apply_us(ctx: Context, nbytes: int, rows: int) -> float:
 
     chunks = chunks_of(ctx.facts)
     if chunks is None:
-        return next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows, f.fk_checks)
-                     for f in ctx.facts
+        return next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows, f.fk_checks,
+                                       f.index_entries) for f in ctx.facts
                      if f.nbytes == nbytes and f.inserts + f.updates + f.deletes == rows), 0.0)
     for _, cols in chunks:  # columns (a spilled store: chunk by chunk)
         col, start = cols.nbytes, 0
@@ -389,7 +389,7 @@ def _largest_apply_us(ctx: Context, nbytes: int, rows: int) -> float:
                 break
             if cols.inserts[i] + cols.updates[i] + cols.deletes[i] == rows:
                 return ctx.cost.apply_us(cols.inserts[i], cols.updates[i], cols.deletes[i], cols.nbytes[i],
-                                         cols.scan_rows[i], cols.fk_checks[i])
+                                         cols.scan_rows[i], cols.fk_checks[i], cols.index_entries[i])
             start = i + 1
     return 0.0
 

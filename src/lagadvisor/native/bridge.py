@@ -199,7 +199,8 @@ class Bridge:
         return ("plan", plan.missing_keys, plan.fk_parent, plan.partial, sorted(plan.columns), keys, fks,
                 (plan, cols, {}), plan.scans, plan.table_rows, f"{plan.db}.{plan.table}".lower(),
                 [(side, list(cols_), ref) for side, cols_, ref in plan.fk_probes],
-                list(primary_columns(plan)) if plan.fk_probes else [])
+                list(primary_columns(plan)) if plan.fk_probes or plan.index_probes else [],
+                [list(cols_) for cols_ in plan.index_probes])
 
     def key_hashes(self, handle, fk: bool, idx: int, values) -> list[int]:
         """The reference's hashes (``extract.row_hashes``) of one key of one row image, from

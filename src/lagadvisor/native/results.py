@@ -18,7 +18,7 @@ from dataclasses import dataclass
 #: ``take_facts``'s columns (``mod.rs`` FACT_COLUMNS), in :class:`NativeFacts` field order.
 FACT_COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
                 "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows",
-                "fk_checks")
+                "fk_checks", "index_entries")
 #: ``take_records``'s columns (``mod.rs`` RECORD_COLUMNS; None is i64 min), in :class:`NativeRecords` order.
 RECORD_COLUMNS = ("file_idx", "start_offset", "end_offset", "last_committed", "sequence_number", "thread_id",
                   "commit_ts_us", "immediate_commit_ts_us", "rows", "flags", "commit_order", "writeset",

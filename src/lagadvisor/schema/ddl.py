@@ -448,16 +448,31 @@ class _TableBuilder:
         self.collation = t.default_collation
         self.engine = t.engine
         self.indexed = t.indexed
+        self.indexes = list(t.indexes)
         self.fk_counter = max([int(m.group(1)) for fk in self.fks
                                if (m := re.search(r"_ibfk_(\d+)$", fk.name))] or [0])
 
     def build(self, source: str) -> TableSchema:
         keys = sorted(self.keys, key=lambda k: not k.primary)
         return TableSchema(self.db, self.name, tuple(self.columns), tuple(keys), tuple(self.fks),
-                           self.collation, source, True, self.engine, self.indexed)
+                           self.collation, source, True, self.engine, self.indexed or bool(self.indexes),
+                           tuple(self.indexes))
 
     def taken(self) -> set[str]:
-        return {k.name.lower() for k in self.keys}
+        return {k.name.lower() for k in self.keys} | {k.name.lower() for k in self.indexes}
+
+    def add_index(self, name: str | None, parts: tuple[KeyPart, ...], functional: bool) -> None:
+        """A non-unique KEY/INDEX (named as the server names an unnamed one: its first column)."""
+        if name is None:
+            name = _unique_name(parts[0].column if parts and parts[0].column else "functional_index",
+                                self.taken())
+        self.indexes.append(Key(name, parts, False, functional))
+        self.indexed = True
+
+    def drop_index(self, name: str) -> None:
+        low = name.lower()
+        self.keys = [k for k in self.keys if not ((k.name or "").lower() == low or (low == "primary" and k.primary))]
+        self.indexes = [k for k in self.indexes if k.name.lower() != low]
 
     def add_key(self, kind: str, name: str | None, parts: tuple[KeyPart, ...], functional: bool) -> None:
         if kind == "PRIMARY":
@@ -480,14 +495,32 @@ class _TableBuilder:
 
     def rename_in_keys(self, old: str, new: str) -> None:
         low = old.lower()
-        self.keys = [replace(k, parts=tuple(replace(pt, column=new) if pt.column.lower() == low else pt
-                                            for pt in k.parts)) for k in self.keys]
+        self.keys, self.indexes = ([replace(k, parts=tuple(replace(pt, column=new) if pt.column.lower() == low else pt
+                                                          for pt in k.parts)) for k in keys]
+                                   for keys in (self.keys, self.indexes))
 
     def column_pos(self, name: str) -> int | None:
         for i, c in enumerate(self.columns):
             if c.name.lower() == name.lower():
                 return i
         return None
+
+
+def _index_def(p: _P) -> tuple[str | None, tuple[KeyPart, ...] | None, bool]:
+    """An index definition after its KEY/INDEX word: ``[name] [USING type] (parts)``: its name
+    (None when unnamed), parts (None when there is no part list) and whether a part is an
+    expression."""
+    iname = None
+    if p.peek() is not None and p.peek() != "(":
+        t = p.peek()
+        if not (not t.quoted and t.upper() == "USING"):
+            iname = p.ident()
+    while p.peek() is not None and p.peek() != "(":
+        p.next()  # USING BTREE
+    if p.peek() != "(":
+        return iname, None, False
+    parts, fn = _key_parts(p.skip_group())
+    return iname, parts, fn
 
 
 def _parse_constraint(p: _P, tb: _TableBuilder, db: str) -> bool:
@@ -505,15 +538,8 @@ def _parse_constraint(p: _P, tb: _TableBuilder, db: str) -> bool:
         return True
     if p.kw("UNIQUE"):
         p.kw("KEY") or p.kw("INDEX")
-        iname = None
-        if p.peek() is not None and p.peek() != "(":
-            t = p.peek()
-            if not (not t.quoted and t.upper() == "USING"):
-                iname = p.ident()
-        while p.peek() is not None and p.peek() != "(":
-            p.next()
-        parts, fn = _key_parts(p.skip_group()) if p.peek() == "(" else ((), False)
-        tb.add_key("UNIQUE", iname or name, parts, fn)
+        iname, parts, fn = _index_def(p)
+        tb.add_key("UNIQUE", iname or name, parts if parts is not None else (), fn)
         return True
     if p.kw("FOREIGN", "KEY"):
         fk_index = None
@@ -527,8 +553,11 @@ def _parse_constraint(p: _P, tb: _TableBuilder, db: str) -> bool:
         return True
     if name is not None and p.kw("CHECK"):
         return True
-    if p.at("KEY") or p.at("INDEX"):
+    if p.kw("KEY") or p.kw("INDEX"):
         tb.indexed = True  # a non-unique index: the replica can seek rows through it
+        iname, parts, fn = _index_def(p)
+        if parts is not None:
+            tb.add_index(iname or name, parts, fn)
         return True
     if p.at("FULLTEXT") or p.at("SPATIAL") or p.at("CHECK"):
         return True
@@ -675,16 +704,23 @@ def _create_unique_index(cat: Catalog, p: _P, default_db: str, source: str) -> l
 
 
 def _create_index(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
-    """``CREATE INDEX name ON tbl (...)``: no writeset key, but the replica can seek through it."""
-    p.ident()
+    """``CREATE INDEX name ON tbl (...)``: no writeset key, but the replica can seek through it
+    and writes its entries."""
+    iname = p.ident()
     while p.peek() is not None and not (not p.peek().quoted and p.peek().upper() == "ON"):
         p.next()
     if not p.kw("ON"):
         return []
     db, name = p.qualified(default_db)
     t = cat.get(db, name)
-    if t is not None and not t.indexed:
-        cat.put(replace(t, indexed=True))
+    if t is None:
+        return []
+    tb = _TableBuilder(t)
+    tb.indexed = True
+    if p.peek() == "(":
+        parts, fn = _key_parts(p.skip_group())
+        tb.add_index(iname, parts, fn)
+    cat.put(tb.build(source if t.source != "schema-file" or source == "schema-file" else t.source))
     return []
 
 
@@ -698,7 +734,7 @@ def _drop_index(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
     if t is None:
         return []
     tb = _TableBuilder(t)
-    tb.keys = [k for k in tb.keys if not ((k.name or "").lower() == iname or (iname == "primary" and k.primary))]
+    tb.drop_index(iname)
     cat.put(tb.build(source if t.source != "schema-file" or source == "schema-file" else t.source))
     return []
 
@@ -787,6 +823,7 @@ def _alter_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]
             q.kw("TO")
             new = q.ident() or ""
             tb.keys = [replace(k, name=new) if k.name.lower() == old else k for k in tb.keys]
+            tb.indexes = [replace(k, name=new) if k.name.lower() == old else k for k in tb.indexes]
         elif q.kw("RENAME"):
             q.kw("TO") or q.kw("AS")
             rename_to = q.qualified(db)
@@ -844,6 +881,7 @@ def _alter_drop(q: _P, tb: "_TableBuilder") -> None:
     elif q.kw("INDEX") or q.kw("KEY"):
         iname = (q.ident() or "").lower()
         tb.keys = [k for k in tb.keys if k.name.lower() != iname]
+        tb.indexes = [k for k in tb.indexes if k.name.lower() != iname]
     elif q.kw("CONSTRAINT") or q.kw("CHECK"):
         cname = (q.ident() or "").lower()
         tb.fks = [fk for fk in tb.fks if fk.name.lower() != cname]
@@ -853,12 +891,15 @@ def _alter_drop(q: _P, tb: "_TableBuilder") -> None:
         cname = (q.ident() or "").lower()
         tb.columns = [c for c in tb.columns if c.name.lower() != cname]
         # Dropping a column drops it from every index; an index left empty disappears.
-        keys = []
-        for k in tb.keys:
-            parts = tuple(pt for pt in k.parts if pt.column.lower() != cname)
-            if parts:
-                keys.append(replace(k, parts=parts))
-        tb.keys = keys
+        def without(keys):
+            out = []
+            for k in keys:
+                parts = tuple(pt for pt in k.parts if pt.column.lower() != cname)
+                if parts:
+                    out.append(replace(k, parts=parts))
+            return out
+
+        tb.keys, tb.indexes = without(tb.keys), without(tb.indexes)
 
 
 def _alter_modify(q: _P, spec: list[Tok], tb: "_TableBuilder") -> None:

@@ -60,6 +60,8 @@ class TableSchema:
     complete: bool = True     # False when only part of the keys is known (row metadata: PK only)
     engine: str | None = None
     indexed: bool = False     # a non-unique index is known (KEY/INDEX, or one a FOREIGN KEY creates)
+    indexes: tuple[Key, ...] = ()  # the non-unique KEY/INDEX definitions known (their entries cost
+                                   # the replica's workers: writeset.extract.index_entry_count)
 
     @property
     def scanned_by_replica(self) -> bool:

@@ -41,10 +41,18 @@ def load_catalog(conn, databases: list[str] | None = None) -> Catalog:
                             f"information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' AND {where}", args)
         tables = {(r[0], r[1]): (r[2], r[3]) for r in listed}
         sizes = {(r[0], r[1]): int(r[4] or 0) for r in listed}
-        # any non-unique, non-fulltext index: the replica seeks rows through it
-        indexed = {(r[0], r[1]) for r in _rows(
-            cur, "SELECT DISTINCT TABLE_SCHEMA, TABLE_NAME FROM information_schema.STATISTICS WHERE NON_UNIQUE = 1 "
-                 f"AND INDEX_TYPE NOT IN ('FULLTEXT', 'SPATIAL') AND {where}", args)}
+        # any non-unique, non-fulltext index: the replica seeks rows through it, and writes its entries
+        plain: dict[tuple[str, str], dict[str, list]] = {}
+        plain_functional: set[tuple[str, str, str]] = set()
+        for schema, table, index, col, sub, expr in _rows(
+                cur, "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, COLUMN_NAME, SUB_PART, EXPRESSION FROM "
+                     "information_schema.STATISTICS WHERE NON_UNIQUE = 1 AND INDEX_TYPE NOT IN ('FULLTEXT', "
+                     f"'SPATIAL') AND {where} ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX", args):
+            plain.setdefault((schema, table), {}).setdefault(index, []).append(
+                KeyPart(col or "", int(sub) if sub is not None else None))
+            if col is None or expr is not None:
+                plain_functional.add((schema, table, index))
+        indexed = set(plain)
         cols: dict[tuple[str, str], list[Column]] = {k: [] for k in tables}
         for schema, table, name, dtype, clen, nullable, coll, cset, ctype, extra in _rows(
                 cur, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, "
@@ -88,9 +96,11 @@ def load_catalog(conn, databases: list[str] | None = None) -> Catalog:
         kl.sort(key=lambda k: (not k.primary, k.name))
         fl = [ForeignKey(name, tuple(p[0] for p in ps), ps[0][1], ps[0][2], tuple(p[3] for p in ps))
               for name, ps in sorted(fks.get((schema, table), {}).items())]
+        il = tuple(Key(index, tuple(parts), False, (schema, table, index) in plain_functional)
+                   for index, parts in sorted(plain.get((schema, table), {}).items()))
         cat.put(TableSchema(schema, table, tuple(cols[(schema, table)]), tuple(kl), tuple(fl),
                             coll.lower() if coll else None, "server", True, (engine or "").lower() or None,
-                            (schema, table) in indexed))
+                            (schema, table) in indexed, il))
         # TABLE_ROWS is InnoDB's estimate (within tens of percent): enough to price a full scan
         cat.table_rows[(schema.lower(), table.lower())] = sizes.get((schema, table), 0)
     return cat

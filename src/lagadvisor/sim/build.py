@@ -42,6 +42,7 @@ class TrxFacts:
     scan_rows: int = 0                  # table rows the replica scans for it (tables without an index)
     fk_checks: int = 0                  # foreign-key checks the replica's InnoDB runs for it
                                         # (writeset.extract.fk_check_count)
+    index_entries: int = 0              # secondary index entries it writes (writeset.extract.index_entry_count)
 
 
 Base = tuple[array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('q')
@@ -97,13 +98,15 @@ def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> B
     if cols is not None:
         a, w = native.sim_base_columns(cols.commit_ts_us.tobytes(), cols.inserts.tobytes(), cols.updates.tobytes(),
                                        cols.deletes.tobytes(), cols.nbytes.tobytes(), cols.scan_rows.tobytes(),
-                                       cols.fk_checks.tobytes(), cost.work_weights(), catch_up)
+                                       cols.fk_checks.tobytes(), cols.index_entries.tobytes(),
+                                       cost.work_weights(), catch_up)
         arrival, work = array("d"), array("d")
         arrival.frombytes(a)
         work.frombytes(w)
         return arrival, work, array("q", cols.nbytes)
     return (array("d", _arrivals(facts, catch_up)),
-            array("d", [cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows, f.fk_checks) for f in facts]),
+            array("d", [cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows, f.fk_checks,
+                                        f.index_entries) for f in facts]),
             array("q", [f.nbytes for f in facts]))
 
 

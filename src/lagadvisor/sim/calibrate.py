@@ -434,11 +434,11 @@ class _Piece:
         return self.imm[-1] - self.imm[0]
 
 
-#: The workers' CPU costs: per transaction, row, byte, scanned row, foreign-key check, durable
-#: byte, and the multi-worker cost (what :func:`_scaled` and :func:`worker_share` scale as the
+#: The workers' CPU costs: per transaction, row, byte, scanned row, foreign-key check, index
+#: entry, durable byte, and the multi-worker cost (what :func:`_scaled` and :func:`worker_share` scale as the
 #: workers' CPU).
 WORKER_COSTS = ("trx_us", "insert_us", "update_us", "delete_us", "byte_us", "scan_row_us", "fk_check_us",
-                "durable_byte_us", "multi_worker_us")
+                "index_entry_us", "durable_byte_us", "multi_worker_us")
 
 
 def _workers_scaled(model: CostModel, f: float, **more) -> CostModel:
@@ -613,12 +613,13 @@ def fit_workers(pieces: list[list[tuple]], workers: int, *, durable: bool, base:
     return model, evidence
 
 
-def without_fk_checks(model: CostModel) -> CostModel:
-    """A calibrated model: its foreign-key check cost at 0. A calibration reads the replica's
-    binlog without its schema (``TrxFacts.fk_checks`` are 0 there), so the checks its replica ran
-    are in the fitted row and transaction costs already; keeping the base's ``fk_check_us`` would
-    count them twice when the same workload is simulated with its schema."""
-    return replace(model, fk_check_us=0.0)
+def without_schema_costs(model: CostModel) -> CostModel:
+    """A calibrated model: its foreign-key check and index entry costs at 0. A calibration reads
+    the replica's binlog without its schema (``TrxFacts.fk_checks`` and ``index_entries`` are 0
+    there), so the checks and entries its replica wrote are in the fitted row and transaction
+    costs already; keeping the base's would count them twice when the same workload is simulated
+    with its schema."""
+    return replace(model, fk_check_us=0.0, index_entry_us=0.0)
 
 
 def redo_share_of(model: CostModel) -> float:
@@ -654,7 +655,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
             raise ConfigError(f"{paths[0]}: not a replica's binlog (no replicated transaction): calibrate from the "
                               "binlog of a replica (log_replica_updates=ON) that applied a backlog")
         fitted, ev = fit_workers(gaps.pieces.take(), workers, durable=durable, base=model, min_lag_us=min_lag_us)
-        fitted = replace(without_fk_checks(fitted), calibrated_workers=workers,
+        fitted = replace(without_schema_costs(fitted), calibrated_workers=workers,
                          measured_on=measured_on(summaries, paths, ev["transactions"], workers, durable, fitted.cores))
         note = unseen_workers_note(ev["worker_cpu_share"])
         return Calibration(fitted, ev["transactions"], 1.0 - ev["piece_error_rms"] ** 2, 0.0, 1.0,
@@ -685,7 +686,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     model = replace(model, error_band=round(fit.band, 4))
     if cores:
         model = replace(model, cores=cores)
-    model = replace(without_fk_checks(model), calibrated_workers=1,
+    model = replace(without_schema_costs(model), calibrated_workers=1,
                     measured_on=measured_on(summaries, paths, fit.samples, 1, durable, model.cores))
     return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor,
                        tuple(w for s in summaries for w in s.warnings) + tuple(notes))

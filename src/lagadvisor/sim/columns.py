@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 #: below, as ``native.results.NativeFacts.columns`` holds them.
 FACT_COLUMNS = ("file_idx", "seq", *(c.column for c in CLOCKS),
                 "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows",
-                "fk_checks")
+                "fk_checks", "index_entries")
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class FactColumns:
     dbset: array
     scan_rows: array
     fk_checks: array
+    index_entries: array
     dbsets: list[tuple[str, ...]]
 
     def __len__(self) -> int:
@@ -62,8 +63,8 @@ class FactColumns:
     def build(self) -> list[TrxFacts]:
         """One ``TrxFacts`` per transaction."""
         dbsets = self.dbsets
-        return ([TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan, fk)
-                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan, fk
+        return ([TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan, fk, ie)
+                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan, fk, ie
                 in zip(*(getattr(self, name) for name in FACT_COLUMNS))])
 
 

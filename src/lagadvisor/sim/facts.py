@@ -40,7 +40,8 @@ class ReferenceFacts:
         self.facts: list[TrxFacts] = []
 
     def observe(self, _s, t, ws, c) -> None:
-        self.facts.append(facts_of(t, c, self.index.get(t.file, 0), self.scans.step(t, ws), ws.fk_checks))
+        self.facts.append(facts_of(t, c, self.index.get(t.file, 0), self.scans.step(t, ws), ws.fk_checks,
+                                   ws.index_entries))
 
 
 def read_facts(paths: list[str], options: ClockOptions, run: ClockRun, on_progress=None) -> FactsRead:

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 from statistics import median
 
 from ..errors import ConfigError
-from .calibrate import fit_any, fit_scaled, held_out_band, replica_of, without_fk_checks
+from .calibrate import fit_any, fit_scaled, held_out_band, replica_of, without_schema_costs
 from .model import CostModel, one_line, workers_text
 
 #: Fsyncs started while one of the other file was running, needed to tell.
@@ -607,7 +607,7 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
     if waited is not None:
         model = replace(model, fsync_devices=1 if waited >= 0.5 else 2)
     host = server.get("hostname") or ""
-    model = replace(without_fk_checks(model), calibrated_workers=workers, measured_on=one_line(
+    model = replace(without_schema_costs(model), calibrated_workers=workers, measured_on=one_line(
         f"{replica_of([server.get('version') or ''])}{' on ' + host if host else ''}, watched live: "
         f"{fit.samples:,} of its applied transactions in {sample.window_s:g} s, {workers_text(workers)}, "
         f"{'durable' if server['durable'] else 'relaxed'}; {model.cores} cores"))

@@ -96,10 +96,13 @@ class CostModel:
     # the uniform backlog (timeline.py), whose transactions are all the same statements; added after
     # the fits above and not refitted with it (docs/accuracy.md "The spread of one transaction").
     # scan_row_us is bench/keyless_apply.py's (2 cores: the lab has no table without an index).
-    # fk_check_us is 0: in the lab's one foreign-key backlog every check is an insert's, so the fit
-    # cannot tell the two apart; a refit with it (29.9 us) scored worse on the six runs than these
-    # (bench/fk_check_fit_16core.json). Measured apart on 2 cores (the fkfk/fkkey and fkr/kr twins):
-    # 44-51 us of worker CPU a check (docs/accuracy.md "Foreign-key checks, counted").
+    # fk_check_us and index_entry_us are 0: in the lab's one foreign-key backlog every check is an
+    # insert's, and its per-row costs carry its shapes' index work, so the fits cannot tell them
+    # apart; refits with them (29.9 us a check; 19.4 and 2.38 us an entry) scored no better on the
+    # held-out runs and worse on the six together than these (bench/schema_costs_fit_16core.json).
+    # Measured apart on 2 cores (the fkfk/fkkey and fkr/kr twins, the idx backlogs): 44-51 us of
+    # worker CPU a check, 1.9 an entry (docs/accuracy.md "Foreign-key checks and index entries,
+    # counted").
     # Checked back on 2 cores: docs/accuracy.md.
     trx_us: float = 26.4           # worker, per transaction (parallel)
     insert_us: float = 43.1        # worker, per row written
@@ -125,6 +128,9 @@ class CostModel:
     fk_check_us: float = 0.0       # worker, per foreign-key check InnoDB runs (a child row's parent
                                    # searched and locked, a parent row's children searched:
                                    # writeset.extract.fk_check_count): 0, see the comment above
+    index_entry_us: float = 0.0    # worker, per secondary index entry written (an insert's, a delete's
+                                   # delete-mark, an update's two per changed index:
+                                   # writeset.extract.index_entry_count): 0, see the comment above
     apply_spread: float = 0.2      # how much one transaction's apply CPU varies from the model's
                                    # (cache misses, page splits, the threads beside it): the sigma of
                                    # a lognormal factor of mean 1, fixed per transaction
@@ -169,19 +175,20 @@ class CostModel:
                                    # written by hand or before the field)
 
     def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int, scan_rows: int = 0,
-                 fk_checks: int = 0) -> float:
+                 fk_checks: int = 0, index_entries: int = 0) -> float:
         """Worker CPU before the commit (``scan_rows``: rows of tables without an index scanned
         to find the changed rows, ``TrxFacts.scan_rows``; ``fk_checks``: the foreign-key checks
-        InnoDB runs for it, ``TrxFacts.fk_checks``)."""
+        InnoDB runs for it, ``TrxFacts.fk_checks``; ``index_entries``: the secondary index
+        entries it writes, ``TrxFacts.index_entries``)."""
         return (self.trx_us + self.insert_us * inserts + self.update_us * updates
                 + self.delete_us * deletes + self.byte_us * nbytes + self.scan_row_us * scan_rows
-                + self.fk_check_us * fk_checks)
+                + self.fk_check_us * fk_checks + self.index_entry_us * index_entries)
 
     def work_weights(self) -> tuple[float, ...]:
         """:meth:`apply_us`'s terms in its order, as the native core takes them
         (``sim_base_columns``)."""
         return (self.trx_us, self.insert_us, self.update_us, self.delete_us, self.byte_us, self.scan_row_us,
-                self.fk_check_us)
+                self.fk_check_us, self.index_entry_us)
 
     def spread_factors(self) -> tuple[float, ...]:
         """The apply CPU factors of :attr:`apply_spread` (:data:`SPREAD_SLOTS` of them, mean 1):
@@ -455,6 +462,7 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "wakeup_us": (float, 0, 1e6, "microseconds"),
     "scan_row_us": (float, 0, 1e3, "microseconds per row scanned"),
     "fk_check_us": (float, 0, 1e6, "microseconds per foreign-key check"),
+    "index_entry_us": (float, 0, 1e6, "microseconds per secondary index entry"),
     "apply_spread": (float, 0, 2, "(a lognormal sigma)"),
     "multi_worker_cpu": (float, 0.1, 100, "(a CPU factor)"),
     "multi_worker_us": (float, 0, 1e6, "microseconds"),

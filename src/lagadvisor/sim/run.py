@@ -14,14 +14,16 @@ from .lagstats import _lag_stats, _lag_stats_native, _lag_stats_python, lag_stat
 from .model import CostModel, ReplicaConfig
 
 
-def facts_of(t: Transaction, c: Computed, file_idx: int, scan_rows: int = 0, fk_checks: int = 0) -> TrxFacts:
+def facts_of(t: Transaction, c: Computed, file_idx: int, scan_rows: int = 0, fk_checks: int = 0,
+             index_entries: int = 0) -> TrxFacts:
     ins = sum(s.inserts for s in t.tables)
     upd = sum(s.updates for s in t.tables)
     dele = sum(s.deletes for s in t.tables)
     recorded = t.last_committed if t.last_committed is not None else c.commit_order
     return TrxFacts(file_idx, c.sequence_number, (recorded, c.commit_order, c.writeset, c.writeset_session),
                     t.commit_ts_us or t.timestamp * 1_000_000, ins, upd, dele, t.bytes,
-                    tuple(sorted(t.databases)), t.commit_id, t.mariadb_flags, scan_rows, fk_checks)
+                    tuple(sorted(t.databases)), t.commit_id, t.mariadb_flags, scan_rows, fk_checks,
+                    index_entries)
 
 
 class ScanSizes:

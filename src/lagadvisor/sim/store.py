@@ -234,7 +234,7 @@ def _one(c: FactColumns, i: int):
 
     return TrxFacts(c.file_idx[i], c.seq[i], (c.recorded[i], c.commit_order[i], c.writeset[i], c.writeset_session[i]),
                     c.commit_ts_us[i], c.inserts[i], c.updates[i], c.deletes[i], c.nbytes[i], c.dbsets[c.dbset[i]],
-                    None, 0, c.scan_rows[i], c.fk_checks[i])
+                    None, 0, c.scan_rows[i], c.fk_checks[i], c.index_entries[i])
 
 
 __all__ = ["DEFAULT_SPILL", "FactStore", "cache_dir", "spill_limit"]

@@ -136,14 +136,15 @@ def _chunk_inputs(facts, clock: str, cost: CostModel, catch_up: bool):
     if keep and key in cache:
         yield from cache[key]
         return
-    names = ("file_idx", "seq", col, "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks")
+    names = ("file_idx", "seq", col, "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks",
+             "index_entries")
     chunks = facts.chunks(names) if hasattr(facts, "chunks") else chunks_of(facts)
     built = []
     state = (-1, 0, 0)
     for off, c in chunks:
         a, wk = native.sim_base_columns(c.commit_ts_us.tobytes(), c.inserts.tobytes(), c.updates.tobytes(),
                                         c.deletes.tobytes(), c.nbytes.tobytes(), c.scan_rows.tobytes(),
-                                        c.fk_checks.tobytes(), w, catch_up, first)
+                                        c.fk_checks.tobytes(), c.index_entries.tobytes(), w, catch_up, first)
         needs, state = native.sim_clock_needs(c.file_idx.tobytes(), c.seq.tobytes(), getattr(c, col).tobytes(),
                                               off, state)
         item = (a, wk, c.nbytes.tobytes(), needs, bytes(len(c)))

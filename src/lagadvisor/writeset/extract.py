@@ -70,6 +70,10 @@ class TablePlan:
     # table (child side: its columns) and per known foreign key referencing it (parent side: the
     # referenced columns, here). Every column is in ``columns`` too.
     fk_probes: tuple[tuple[bool, tuple[int, ...], str], ...] = ()
+    # The column indexes of each secondary index (unique keys but the clustered one, non-unique
+    # indexes, the index InnoDB makes for a foreign key that has none): what
+    # :func:`index_entry_count` counts. Every column is in ``columns`` too.
+    index_probes: tuple[tuple[int, ...], ...] = ()
 
 
 _BLOBS = frozenset({"tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob",
@@ -191,6 +195,7 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
     # The parent-side check sits inside add_pke's "table has a primary key" block.
     fk_parent = pk is not None and catalog.is_fk_parent(schema.db, schema.name)
     probes = _fk_probes(schema, catalog)
+    secondary = _index_probes(schema, pk)
     # Collations without server weights: say so per column, never silently (issue 18).
     approx = sorted({f"collation {collations[i]} of {name}.{cols[i].name}: equality "
                      "approximated, WRITESET may be off"
@@ -200,8 +205,51 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
         approx = [Caveat(a, {CaveatKind.COLLATION_APPROXIMATED}, name) for a in approx]
         partial = Caveat.joined([partial, *approx] if partial else approx)
     return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks), fk_parent, pk is None,
-                     frozenset(used.union(*(cols for _, cols, _ in probes))), partial, schema.scanned_by_replica,
-                     catalog.rows_of(schema.db, schema.name) if schema.scanned_by_replica else 0, probes)
+                     frozenset(used.union(*(cols for _, cols, _ in probes), *secondary)), partial, schema.scanned_by_replica,
+                     catalog.rows_of(schema.db, schema.name) if schema.scanned_by_replica else 0, probes,
+                     secondary)
+
+
+def _index_probes(schema: TableSchema, pk) -> tuple[tuple[int, ...], ...]:
+    """``TablePlan.index_probes``: every secondary index's columns, the clustered index's key
+    (``pk``) left out; a foreign key without an index whose first columns are its own gets the one
+    InnoDB creates for it (``dict_foreign_find_index``). An index with a column this schema lacks
+    or an expression part is left out (its entries cannot be told from the row images)."""
+    out: list[tuple[int, ...]] = []
+    leads: list[tuple[str, ...]] = []
+    for k in (*schema.keys, *schema.indexes):
+        names = tuple(p.column.lower() for p in k.parts)
+        leads.append(names)
+        if k is pk or k.functional:
+            continue
+        idx = tuple(schema.column_index(c) for c in names)
+        if idx and None not in idx:
+            out.append(idx)
+    for fk in schema.foreign_keys:
+        names = tuple(c.lower() for c in fk.columns)
+        if any(lead[:len(names)] == names for lead in leads):
+            continue
+        leads.append(names)
+        idx = tuple(schema.column_index(c) for c in names)
+        if idx and None not in idx:
+            out.append(idx)
+    return tuple(out)
+
+
+def index_entry_count(plan: TablePlan, kind: RowsKind, before: dict[int, object] | None,
+                      after: dict[int, object] | None) -> int:
+    """The secondary index entries one row change makes InnoDB write: one per secondary index for
+    an INSERT (``row_ins_sec_index_entry``) and for a DELETE (the entry delete-marked,
+    ``row_upd_sec_index_entry``); for an UPDATE two (the old entry delete-marked, the new one
+    inserted) per index whose columns changed (``row_upd_changes_ord_field_binary``: other bytes;
+    a prefix part counts as changed when its column does), or per index when the primary key
+    changed (the row moves). The entries purge removes later are not counted."""
+    if kind != RowsKind.UPDATE:
+        return len(plan.index_probes)
+    b, a = before or {}, after or {}
+    if _changed(primary_columns(plan), b, a):
+        return 2 * len(plan.index_probes)
+    return 2 * sum(1 for cols in plan.index_probes if _changed(cols, b, a))
 
 
 def _fk_probes(schema: TableSchema, catalog: Catalog) -> tuple[tuple[bool, tuple[int, ...], str], ...]:
@@ -391,6 +439,7 @@ class Writeset:
     # replica scans them (sim.run.ScanSizes prices it)
     scans: list[tuple[str, int, int]] = field(default_factory=list)
     fk_checks: int = 0   # the foreign-key checks the replica runs for it (fk_check_count)
+    index_entries: int = 0   # the secondary index entries the replica writes for it (index_entry_count)
 
 
 def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | Caveat], *, labels: bool = False) -> Writeset:
@@ -425,6 +474,8 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | Caveat], *
         fk_checks = not ch.no_fk_checks
         if fk_checks and plan.fk_probes:
             ws.fk_checks += fk_check_count(plan, ch.kind, ch.before, ch.after)
+        if plan.index_probes:
+            ws.index_entries += index_entry_count(plan, ch.kind, ch.before, ch.after)
         if ch.kind == RowsKind.UPDATE:
             after = ch.after
             if ch.before is not None and after is not None and len(after) < len(plan.columns):
