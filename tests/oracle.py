@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import realservers  # noqa: E402
+
+from lagadvisor.binlog.constants import RowsKind  # noqa: E402
 
 TIMEOUT_S = 120
 
@@ -62,3 +65,37 @@ def mariadb_binlog(path: str | os.PathLike, *args: str) -> subprocess.CompletedP
             src = dst
         return subprocess.run(["mariadb-binlog", *args, str(src)], capture_output=True,
                               timeout=TIMEOUT_S, text=True, errors="replace")
+
+
+# -- mysqlbinlog -vv row images
+
+VV_ROW = re.compile(r"^### (INSERT INTO|UPDATE|DELETE FROM) `((?:[^`]|``)+)`\.`((?:[^`]|``)+)`")
+VV_VAL = re.compile(r"^###   @(\d+)=(.*) /\* (\S+).* is_null=(\d) \*/$")
+VV_KIND = {"INSERT INTO": RowsKind.WRITE, "UPDATE": RowsKind.UPDATE, "DELETE FROM": RowsKind.DELETE}
+
+
+def parse_vv(text: str):
+    """Row images from ``mysqlbinlog -vv``: [(db.table, kind, before{col: text}, after{col: text})]."""
+    rows = []
+    cur = None
+    section = None
+    for line in text.splitlines():
+        m = VV_ROW.match(line)
+        if m:
+            cur = [f"{m.group(2)}.{m.group(3)}", VV_KIND[m.group(1)], None, None]
+            rows.append(cur)
+            section = None
+            continue
+        if cur is None:
+            continue
+        if line == "### WHERE":
+            section = 2
+            cur[2] = {}
+        elif line == "### SET":
+            section = 3
+            cur[3] = {}
+        else:
+            v = VV_VAL.match(line)
+            if v and section:
+                cur[section][int(v.group(1)) - 1] = "NULL" if v.group(4) == "1" else v.group(2)
+    return rows

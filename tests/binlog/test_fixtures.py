@@ -60,36 +60,8 @@ def test_fixture_matches_reference_tsv(d: Path):
     assert got == [tuple(r) for r in ref]
 
 
-_ROW = re.compile(r"^### (INSERT INTO|UPDATE|DELETE FROM) `((?:[^`]|``)+)`\.`((?:[^`]|``)+)`")
-_VAL = re.compile(r"^###   @(\d+)=(.*) /\* (\S+).* is_null=(\d) \*/$")
-_KIND = {"INSERT INTO": RowsKind.WRITE, "UPDATE": RowsKind.UPDATE, "DELETE FROM": RowsKind.DELETE}
-
-
-def parse_vv(text: str):
-    """Row images from ``mysqlbinlog -vv``: [(db.table, kind, before{col: text}, after{col: text})]."""
-    rows = []
-    cur = None
-    section = None
-    for line in text.splitlines():
-        m = _ROW.match(line)
-        if m:
-            cur = [f"{m.group(2)}.{m.group(3)}", _KIND[m.group(1)], None, None]
-            rows.append(cur)
-            section = None
-            continue
-        if cur is None:
-            continue
-        if line == "### WHERE":
-            section = 2
-            cur[2] = {}
-        elif line == "### SET":
-            section = 3
-            cur[3] = {}
-        else:
-            v = _VAL.match(line)
-            if v and section:
-                cur[section][int(v.group(1)) - 1] = "NULL" if v.group(4) == "1" else v.group(2)
-    return rows
+_ROW, _VAL, _KIND = oracle.VV_ROW, oracle.VV_VAL, oracle.VV_KIND
+parse_vv = oracle.parse_vv
 
 
 def quoted(b: bytes) -> str:

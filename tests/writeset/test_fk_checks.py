@@ -10,7 +10,6 @@ import re
 import pytest
 
 import oracle
-from binlog.test_fixtures import parse_vv
 from conftest import fixture_dirs, need
 from lagadvisor.binlog.constants import RowsKind
 from lagadvisor.depgraph.pipeline import ClockOptions
@@ -54,7 +53,7 @@ def _per_transaction(text: str) -> list[tuple[int, set]]:
     out = []
     for chunk in re.split(r"^SET @@SESSION\.GTID_NEXT= '(?!AUTOMATIC')[^']*'", text, flags=re.M)[1:]:
         n, kinds = 0, set()
-        for table, kind, before, after in parse_vv(chunk):
+        for table, kind, before, after in oracle.parse_vv(chunk):
             k = _expected(table, kind, before, after)
             n += k
             if k:
@@ -171,7 +170,7 @@ def test_index_entries_match_mysqlbinlog_vv(d):
         text = oracle.mysqlbinlog(f, "-vv").stdout
         for chunk in re.split(r"^SET @@SESSION\.GTID_NEXT= '(?!AUTOMATIC')[^']*'", text, flags=re.M)[1:]:
             n = 0
-            for table, kind, before, after in parse_vv(chunk):
+            for table, kind, before, after in oracle.parse_vv(chunk):
                 k = _entries(table, kind, before, after)
                 n += k
                 if k:
