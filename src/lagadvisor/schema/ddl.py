@@ -455,8 +455,7 @@ class _TableBuilder:
     def build(self, source: str) -> TableSchema:
         keys = sorted(self.keys, key=lambda k: not k.primary)
         return TableSchema(self.db, self.name, tuple(self.columns), tuple(keys), tuple(self.fks),
-                           self.collation, source, True, self.engine, self.indexed or bool(self.indexes),
-                           tuple(self.indexes))
+                           self.collation, source, True, self.engine, self.indexed, tuple(self.indexes))
 
     def taken(self) -> set[str]:
         return {k.name.lower() for k in self.keys} | {k.name.lower() for k in self.indexes}
@@ -879,9 +878,7 @@ def _alter_drop(q: _P, tb: "_TableBuilder") -> None:
         fname = (q.ident() or "").lower()
         tb.fks = [fk for fk in tb.fks if fk.name.lower() != fname]
     elif q.kw("INDEX") or q.kw("KEY"):
-        iname = (q.ident() or "").lower()
-        tb.keys = [k for k in tb.keys if k.name.lower() != iname]
-        tb.indexes = [k for k in tb.indexes if k.name.lower() != iname]
+        tb.drop_index(q.ident() or "")
     elif q.kw("CONSTRAINT") or q.kw("CHECK"):
         cname = (q.ident() or "").lower()
         tb.fks = [fk for fk in tb.fks if fk.name.lower() != cname]

@@ -52,7 +52,6 @@ def load_catalog(conn, databases: list[str] | None = None) -> Catalog:
                 KeyPart(col or "", int(sub) if sub is not None else None))
             if col is None or expr is not None:
                 plain_functional.add((schema, table, index))
-        indexed = set(plain)
         cols: dict[tuple[str, str], list[Column]] = {k: [] for k in tables}
         for schema, table, name, dtype, clen, nullable, coll, cset, ctype, extra in _rows(
                 cur, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, "
@@ -100,7 +99,7 @@ def load_catalog(conn, databases: list[str] | None = None) -> Catalog:
                    for index, parts in sorted(plain.get((schema, table), {}).items()))
         cat.put(TableSchema(schema, table, tuple(cols[(schema, table)]), tuple(kl), tuple(fl),
                             coll.lower() if coll else None, "server", True, (engine or "").lower() or None,
-                            (schema, table) in indexed, il))
+                            bool(il), il))
         # TABLE_ROWS is InnoDB's estimate (within tens of percent): enough to price a full scan
         cat.table_rows[(schema.lower(), table.lower())] = sizes.get((schema, table), 0)
     return cat

@@ -204,10 +204,17 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
     if approx:
         approx = [Caveat(a, {CaveatKind.COLLATION_APPROXIMATED}, name) for a in approx]
         partial = Caveat.joined([partial, *approx] if partial else approx)
-    return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks), fk_parent, pk is None,
-                     frozenset(used.union(*(cols for _, cols, _ in probes), *secondary)), partial, schema.scanned_by_replica,
+    columns = frozenset(used.union(*(cols for _, cols, _ in probes), *secondary))
+    return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks), fk_parent, pk is None, columns, partial,
+                     schema.scanned_by_replica,
                      catalog.rows_of(schema.db, schema.name) if schema.scanned_by_replica else 0, probes,
                      secondary)
+
+
+def _column_indexes(schema: TableSchema, names) -> tuple[int, ...] | None:
+    """The row-image positions of ``names``; None when there are none or the schema lacks one."""
+    idx = tuple(schema.column_index(c) for c in names)
+    return idx if idx and None not in idx else None
 
 
 def _index_probes(schema: TableSchema, pk) -> tuple[tuple[int, ...], ...]:
@@ -220,18 +227,14 @@ def _index_probes(schema: TableSchema, pk) -> tuple[tuple[int, ...], ...]:
     for k in (*schema.keys, *schema.indexes):
         names = tuple(p.column.lower() for p in k.parts)
         leads.append(names)
-        if k is pk or k.functional:
-            continue
-        idx = tuple(schema.column_index(c) for c in names)
-        if idx and None not in idx:
+        if k is not pk and not k.functional and (idx := _column_indexes(schema, names)) is not None:
             out.append(idx)
     for fk in schema.foreign_keys:
         names = tuple(c.lower() for c in fk.columns)
         if any(lead[:len(names)] == names for lead in leads):
             continue
         leads.append(names)
-        idx = tuple(schema.column_index(c) for c in names)
-        if idx and None not in idx:
+        if (idx := _column_indexes(schema, names)) is not None:
             out.append(idx)
     return tuple(out)
 
@@ -260,8 +263,7 @@ def _fk_probes(schema: TableSchema, catalog: Catalog) -> tuple[tuple[bool, tuple
     sides = [(False, fk.columns, f"{fk.ref_db}.{fk.ref_table}") for fk in schema.foreign_keys]
     sides += [(True, fk.ref_columns, schema.qualified_name) for fk in catalog.referencing(schema.db, schema.name)]
     for parent_side, names, ref in sides:
-        idx = tuple(schema.column_index(c) for c in names)
-        if idx and None not in idx:
+        if (idx := _column_indexes(schema, names)) is not None:
             out.append((parent_side, idx, ref.lower()))
     return tuple(out)
 
