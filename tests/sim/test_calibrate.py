@@ -514,3 +514,80 @@ def test_measured_on_is_always_a_line_the_model_file_reads_back():
     assert CostModel.from_dict(json.loads(model.to_json())) == model
     assert measured_on([FileSummary("x")], ["a", "b"], 5, 1, False, 2).startswith(
         "a to b, the binlog of a replica (server version unknown): 5 commits")
+
+
+def _waited_flags(clock: list[tuple[int, int]], files: list[int] | None = None) -> list[bool]:
+    """What ``_Gaps`` marks for each (last_committed, sequence_number) of a one-worker binlog."""
+    from lagadvisor.sim.calibrate import _Gaps
+
+    g = _Gaps(0, 0.0)
+    out = []
+    for k, (lc, seq) in enumerate(clock):
+        if files and k in files:
+            g.new_file()
+        out.append(g._waited(lc, seq))
+        g.prev_seq = seq
+    return out
+
+
+def test_a_one_worker_coordinator_waits_where_the_clock_reaches_the_transaction_before():
+    """sim.build.logical_clock's rule at one worker: the prefix a transaction needs includes the
+    one before it (last_committed = its sequence_number), or it is a barrier."""
+    assert _waited_flags([(0, 1), (1, 2), (1, 3), (3, 4), (2, 5), (2, 7), (6, 8)]) == [
+        True,    # the first of the file: a barrier
+        True,    # needs 1, the one before
+        False,   # needs 1, committed two transactions ago
+        True,    # needs 3
+        False,   # needs 2
+        True,    # a gap in sequence numbers (6 is missing): a barrier
+        False]   # needs 6, two before it
+    assert _waited_flags([(5, 7), (5, 8)]) == [True, False]
+    assert _waited_flags([(5, 7), (0, 8)]) == [True, True]           # last_committed 0: a barrier
+    assert _waited_flags([(5, 7), (6, 8)], files=[1]) == [True, True]   # a new file: a barrier
+    assert _waited_flags([(0, 0), (0, 0)]) == [False, False]         # no logical clock (MariaDB, 5.6)
+
+
+def _waited_gaps(seed: int, wake: float, share: float, n: int = 2000):
+    """One-worker gaps as :func:`_gaps`, each after a dependency wait with probability ``share``,
+    which adds ``wake`` us."""
+    rnd = random.Random(seed)
+    samples, waited = [], []
+    for g, i, u, d, b in _gaps(seed, 120.0, 30.0, 20.0, 40.0, n=n, noise=0.05, stalls=0.01):
+        w = rnd.random() < share
+        samples.append((g + (wake if w else 0.0), i, u, d, b))
+        waited.append(w)
+    return samples, waited
+
+
+@pytest.mark.parametrize("wake", [0.0, 19.0, 67.6, 150.0])
+def test_the_wakeup_is_measured_and_taken_out_of_the_waited_gaps(wake):
+    from lagadvisor.sim.calibrate import take_out_wakeups
+
+    samples, waited = _waited_gaps(7, wake, 0.4)
+    base = CostModel()
+    out, w = take_out_wakeups(samples, waited, base)
+    assert w.measured and w.waited == sum(waited) and w.free == len(samples) - sum(waited)
+    assert w.wakeup_us == pytest.approx(wake, abs=6.0), w
+    assert "measured" in w.how and f"{base.wakeup_us:g} us" in w.how
+    for (g0, *r0), (g1, *r1), k in zip(samples, out, waited):
+        assert r0 == r1 and g1 == pytest.approx(g0 - (w.wakeup_us if k else 0.0))
+    # what is left fits the costs of the free gaps alone, the wake-up gone from the intercept
+    assert fit_samples(out).intercept / fit_samples(out).stall_factor == pytest.approx(120.0, rel=0.08)
+
+
+def test_a_chain_takes_out_the_base_wakeup_only_where_the_clock_is_the_dependencies():
+    from lagadvisor.sim.calibrate import take_out_wakeups
+
+    samples, _ = _waited_gaps(8, 40.0, 1.0, n=300)
+    base = CostModel(wakeup_us=50.0)
+    chained, w = take_out_wakeups(samples, [True] * len(samples), base)
+    assert not w.measured and w.wakeup_us == 50.0 and "taken out of each" in w.how
+    assert [g for g, *_ in chained] == pytest.approx([g - 50.0 for g, *_ in samples])
+    # a replica that may track COMMIT_ORDER (before 8.4) gives every one-worker transaction
+    # last_committed = the one before: a chain cannot be told from it, nothing is taken out
+    kept, w = take_out_wakeups(samples, [True] * len(samples), base, chain_is_dependency=False)
+    assert kept == samples and not w.measured and "commit order" in w.how
+    # too few of one kind: not measured, nothing taken out
+    few = [k < 20 for k in range(len(samples))]
+    kept, w = take_out_wakeups(samples, few, base)
+    assert kept == samples and not w.measured and "20 gaps after a dependency wait" in w.how

@@ -98,6 +98,8 @@ def calibrate(
                       f"x{result.stall_factor:.2f}); error band of absolute times +-{result.model.error_band:.1%} "
                       f"at 1 worker (held-out checks, in the model as error_band){_elsewhere(result.model)}",
                       soft_wrap=True)
+    for n in result.notes:
+        err_console.print(f"lagadvisor: note: {n}", soft_wrap=True)
     for w in result.warnings:
         warn(w)
 
@@ -106,7 +108,8 @@ def _latencies_note(model, evidence: dict | None = None) -> None:
     """The wake-up latencies a dependency chain pays on every transaction: ``calibrate --host``
     measures them on the replica when its window holds enough (sim.live ``handoffs``,
     ``coordinator_wakeups``; the evidence's ``wakeups``), else, like ``calibrate --workers`` (a
-    binlog cannot show them), they are the base model's (the built-in ones were measured on the
+    binlog of several workers cannot show them; one of one worker shows the coordinator's:
+    sim.calibrate ``take_out_wakeups``), they are the base model's (the built-in ones were measured on the
     16-core lab's per-transaction timelines, bench/manycore/timeline.py; with the earlier fitted
     ones, 55 and 79 us, a 2-core VM's pinned replica caught up conflict-heavy +43% to +61% off)."""
     wake = (evidence or {}).get("wakeups", {})

@@ -5,7 +5,8 @@ While a replica applies a backlog with one worker, the gap between two consecuti
 the second transaction. Regressing those gaps on each transaction's rows by kind and bytes gives
 the per-transaction, per-row and per-byte costs. Gaps are kept only while the replica was behind
 (its commit later than the source's by more than ``min_lag_us``), so idle time is not counted;
-stalls are kept out of the slopes (:func:`fit_samples`). With ``durable`` the intercept holds
+stalls are kept out of the slopes (:func:`fit_samples`). A gap after a dependency wait also
+holds the coordinator's wake-up, measured apart (:func:`take_out_wakeups`). With ``durable`` the intercept holds
 the two fsyncs; a ``base`` model from a relaxed run splits it into CPU and fsync time, and the
 fsync time into the redo fsync (flush stage) and the binlog fsync (sync stage).
 """
@@ -19,6 +20,7 @@ from statistics import median, median_high
 from typing import TYPE_CHECKING
 
 from ..binlog import FileSummary
+from ..binlog.framing import version_tuple
 from ..errors import ConfigError
 from ..kinds import CommitOrderInput, Policy
 from .model import CostModel, one_line, workers_text
@@ -36,6 +38,7 @@ class Calibration:
     stall_factor: float = 1.0
     warnings: tuple[str, ...] = ()   # what reading the files reported (a truncated tail...)
     evidence: dict | None = None     # an N-worker fit's (:func:`fit_workers`)
+    notes: tuple[str, ...] = ()      # what the fit decided that the user should know (not a warning)
 
 
 class Inseparable(ConfigError):
@@ -60,6 +63,19 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
 
 
 @dataclass(frozen=True, slots=True)
+class Wakeups:
+    """The coordinator's wake-up after a dependency wait, as a one-worker catch-up shows it
+    (:func:`take_out_wakeups`): ``wakeup_us``, whether it was ``measured`` (else the base model's),
+    the commit gaps that followed such a wait and those that did not, and ``how`` in words."""
+
+    wakeup_us: float
+    measured: bool
+    waited: int
+    free: int
+    how: str
+
+
+@dataclass(frozen=True, slots=True)
 class GapFit:
     """Per-commit gap = intercept + insert*i + update*u + delete*d + byte*b (microseconds)."""
 
@@ -73,6 +89,7 @@ class GapFit:
     mean_gap_us: float
     stall_factor: float = 1.0   # all gaps' time over the time the stall-free fit explains
     band: float = 0.0           # relative error band of a total time (:func:`held_out_band`)
+    wakeups: Wakeups | None = None  # a one-worker binlog's: the dependency waits' wake-up (:func:`take_out_wakeups`)
 
     def total(self, samples) -> float:
         """The fitted time of these samples, summed."""
@@ -94,8 +111,11 @@ class _Gaps:
         self.min_lag_us = min_lag_us
         self.serial_byte_us = serial_byte_us
         self.samples: list[tuple[float, int, int, int, int]] = []
+        #: per sample: whether the one-worker coordinator slept on its dependency (:meth:`_waited`)
+        self.waited: list[bool] = []
         self.local = self.replicated = 0
         self.prev: int | None = None
+        self.prev_seq = 0
         self.file = -1
         #: with ``keep_applied`` (an N-worker catch-up, :func:`fit_workers`): the pieces of it
         #: applied behind the source (bounded: :class:`_Pieces`), instead of one-worker gaps
@@ -103,7 +123,20 @@ class _Gaps:
 
     def new_file(self) -> None:
         self.prev = None
+        self.prev_seq = 0
         self.file += 1
+
+    def _waited(self, lc: int, seq: int) -> bool:
+        """Whether a one-worker applier's coordinator slept on this transaction's dependency: its
+        ``last_committed`` reaches the transaction before it, or it is a barrier (the first of a
+        file, ``last_committed`` 0, a gap in sequence numbers): sim.build ``logical_clock``'s rule,
+        which the engine charges ``wakeup_us`` for (rpl_mta_submode.cc
+        ``wait_for_last_committed_trx``). A binlog without a logical clock (MariaDB, 5.6) has no
+        such wait."""
+        if seq <= 0:
+            return False
+        prev = self.prev_seq
+        return prev <= 0 or lc <= 0 or seq != prev + 1 or seq - lc <= 1
 
     def add(self, path: str, ts: int, orig: int, rows: int, ins: int, upd: int, dele: int, nbytes: int,
             lc: int = 0, seq: int = 0) -> None:
@@ -118,6 +151,8 @@ class _Gaps:
                         "here, none replicated: original_commit_timestamp = immediate_commit_timestamp): "
                         "calibrate from the binlog of a replica (log_replica_updates=ON) that applied a "
                         "backlog with one worker")
+        waited = self._waited(lc, seq)
+        self.prev_seq = seq
         if not ts or not rows:
             self.prev = ts or None
             return
@@ -126,6 +161,7 @@ class _Gaps:
             return
         if self.prev is not None and ts - orig >= self.min_lag_us and ts > self.prev:
             self.samples.append((float(ts - self.prev) - self.serial_byte_us * nbytes, ins, upd, dele, nbytes))
+            self.waited.append(waited)
         self.prev = ts
 
 
@@ -188,15 +224,71 @@ def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float 
 
     When every transaction has one shape (the rows by kind cannot separate the costs), ``base``'s
     costs are scaled by one factor instead (:func:`fit_scaled`, as ``calibrate --host`` does);
-    the second value says so."""
-    samples = read_gaps(paths, min_lag_us, serial_byte_us, summaries, on_transaction, on_progress).samples
+    the second value says so. The coordinator's wake-up after a dependency wait is measured and
+    taken out of the gaps that hold it first (:func:`take_out_wakeups`; the fit's ``wakeups``):
+    the simulation charges it apart. ``mean_gap_us`` is the gaps' own mean."""
+    summaries = [] if summaries is None else summaries
+    gaps = read_gaps(paths, min_lag_us, serial_byte_us, summaries, on_transaction, on_progress)
+    samples = gaps.samples
     if len(samples) < 50:
         raise ConfigError(f"only {len(samples)} usable commit gaps: calibrate from the binlog of a replica "
                           "(log_replica_updates=ON) that applied a backlog with one worker")
     base = base or CostModel()
+    writeset_only = all(version_tuple(s.server_version) >= (8, 4, 0) for s in summaries
+                        if s.server_version and "mariadb" not in s.server_version.lower())
+    mean_gap = sum(g for g, *_ in samples) / len(samples)
+    samples, wakeups = take_out_wakeups(samples, gaps.waited, base, chain_is_dependency=writeset_only)
     fit, scaled = fit_any(samples, base)
     band, _checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, base, m)) if scaled else None)
-    return replace(fit, band=band), scaled
+    return replace(fit, band=band, wakeups=wakeups, mean_gap_us=mean_gap), scaled
+
+
+#: The fewest commit gaps of each kind (after a dependency wait, and not) from which
+#: :func:`take_out_wakeups` measures the wake-up.
+MIN_WAKE_GAPS = 50
+
+
+def take_out_wakeups(samples: list[tuple[float, int, int, int, int]], waited: list[bool], base: CostModel, *,
+                     chain_is_dependency: bool = True) -> tuple[list[tuple[float, int, int, int, int]], Wakeups]:
+    """The one-worker gaps without the coordinator's wake-up, and that wake-up.
+
+    With one worker, a transaction whose ``last_committed`` reaches the one before it waits for
+    that commit: the coordinator sleeps (``wait_for_last_committed_trx``) and the gap holds its
+    wake-up and the worker's; a transaction free of it was queued while its predecessor committed.
+    The simulation charges that wake-up (``CostModel.wakeup_us``) on top of the transaction's
+    costs, so the fitted costs must not hold it too (a conflict-heavy replica's calibration
+    would pay it twice). With :data:`MIN_WAKE_GAPS` gaps of each kind it is measured: the median
+    residual of the waited gaps less that of the free ones, both against the costs fitted on the
+    free gaps alone (medians: a stall does not move it). With only waited gaps (a chain) the
+    base model's is taken out, when ``chain_is_dependency`` (a replica whose clock comes from
+    writesets, 8.4 and later: a replica tracking COMMIT_ORDER gives every transaction of a
+    one-worker catch-up ``last_committed`` = the one before, chain or not); else nothing is."""
+    n = len(samples)
+    n_wait = sum(1 for w in waited if w)
+    free = [s for s, w in zip(samples, waited) if not w]
+    if n_wait >= MIN_WAKE_GAPS and len(free) >= MIN_WAKE_GAPS:
+        fit, _ = fit_any(free, base)
+
+        def residual(s) -> float:
+            return s[0] - (fit.intercept + fit.insert_us * s[1] + fit.update_us * s[2] + fit.delete_us * s[3])
+
+        wake = max(0.0, median(residual(s) for s, w in zip(samples, waited) if w)
+                   - median(residual(s) for s in free))
+        how = (f"measured: {n_wait:,} commit gaps after a dependency wait against {len(free):,} without, "
+               f"{wake:.1f} us more (the base model's: {base.wakeup_us:g} us)")
+        out = Wakeups(round(wake, 2), True, n_wait, len(free), how)
+    elif n_wait and not free and chain_is_dependency:
+        out = Wakeups(base.wakeup_us, False, n_wait, 0, f"every one of the {n:,} commit gaps followed a dependency "
+                      f"wait (a chain): the base model's wake-up, {base.wakeup_us:g} us, was taken out of each, "
+                      "not measured (a one-worker catch-up with free transactions too measures it)")
+    else:
+        why = ("the replica's clock may be its commit order, not the dependencies"
+               if n_wait and not free else f"{n_wait:,} gaps after a dependency wait, {len(free):,} without")
+        return samples, Wakeups(base.wakeup_us, False, n_wait, len(free),
+                                f"not measured ({why}): the base model's, {base.wakeup_us:g} us, nothing taken out")
+    wake = out.wakeup_us
+    return [(g - wake, i, u, d, b) if w else (g, i, u, d, b)
+            for (g, i, u, d, b), w in zip(samples, waited)], out
 
 
 def _ols(rows: list[tuple[float, int, int, int, int]]) -> list[float]:
@@ -684,12 +776,19 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
             # No relaxed base: the fsyncs cannot be told apart from the commit CPU.
             model = replace(model, flush_us=0.0, redo_flush_us=0.0, fsync_byte_us=0.0)
     model = replace(model, error_band=round(fit.band, 4))
+    wake = fit.wakeups
+    said: tuple[str, ...] = ()
+    if wake is not None:
+        if wake.measured:
+            model = replace(model, wakeup_us=wake.wakeup_us)
+        said = (f"the coordinator's wake-up after a dependency wait (wakeup_us): {wake.how}",)
     if cores:
         model = replace(model, cores=cores)
     model = replace(without_schema_costs(model), calibrated_workers=1,
                     measured_on=measured_on(summaries, paths, fit.samples, 1, durable, model.cores))
     return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor,
-                       tuple(w for s in summaries for w in s.warnings) + tuple(notes))
+                       tuple(w for s in summaries for w in s.warnings) + tuple(notes),
+                       notes=said)
 
 
 def replica_of(versions: list[str]) -> str:
