@@ -377,8 +377,7 @@ def _largest_apply_us(ctx: Context, nbytes: int, rows: int) -> float:
 
     chunks = chunks_of(ctx.facts)
     if chunks is None:
-        return next((ctx.cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows, f.fk_checks,
-                                       f.index_entries) for f in ctx.facts
+        return next((ctx.cost.apply_of(f) for f in ctx.facts
                      if f.nbytes == nbytes and f.inserts + f.updates + f.deletes == rows), 0.0)
     for _, cols in chunks:  # columns (a spilled store: chunk by chunk)
         col, start = cols.nbytes, 0

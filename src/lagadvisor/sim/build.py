@@ -105,8 +105,7 @@ def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> B
         work.frombytes(w)
         return arrival, work, array("q", cols.nbytes)
     return (array("d", _arrivals(facts, catch_up)),
-            array("d", [cost.apply_us(f.inserts, f.updates, f.deletes, f.nbytes, f.scan_rows, f.fk_checks,
-                                        f.index_entries) for f in facts]),
+            array("d", [cost.apply_of(f) for f in facts]),
             array("q", [f.nbytes for f in facts]))
 
 

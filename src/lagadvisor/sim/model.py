@@ -184,6 +184,12 @@ class CostModel:
                 + self.delete_us * deletes + self.byte_us * nbytes + self.scan_row_us * scan_rows
                 + self.fk_check_us * fk_checks + self.index_entry_us * index_entries)
 
+    def apply_of(self, facts) -> float:
+        """:meth:`apply_us` of one transaction's facts (``sim.build.TrxFacts``, or anything with
+        its row, byte, scan, check and entry fields)."""
+        return self.apply_us(facts.inserts, facts.updates, facts.deletes, facts.nbytes, facts.scan_rows,
+                             facts.fk_checks, facts.index_entries)
+
     def work_weights(self) -> tuple[float, ...]:
         """:meth:`apply_us`'s terms in its order, as the native core takes them
         (``sim_base_columns``)."""
