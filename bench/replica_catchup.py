@@ -405,7 +405,9 @@ def calibrate_models(k: int = 4, rounds: int = 3) -> "object":
         f"for {total_bytes} bytes ({byte_us * 1e3:.2f} ns/byte); multi-worker CPU x{multi:.3f}; gap fit {fit}")
     base = CostModel(cores=os.cpu_count() or 2, insert_us=fit.insert_us, update_us=fit.update_us,
                      delete_us=fit.delete_us, byte_us=fit.byte_us, flush_us=0.0, dispatch_us=0.0,
-                     dispatch_byte_us=byte_us, multi_worker_cpu=multi, multi_worker_us=0.0)
+                     dispatch_byte_us=byte_us, multi_worker_cpu=multi, multi_worker_us=0.0,
+                     # the wake-up the fit took out of the gaps that waited (or the built-in's, kept)
+                     wakeup_us=fit.wakeups.wakeup_us if fit.wakeups else CostModel().wakeup_us)
     span = fit.intercept
     best = None
     for c_share in [x / 20 for x in range(21)]:
