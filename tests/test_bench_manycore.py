@@ -44,10 +44,12 @@ def test_plan_order_puts_probes_relaxed_durable_then_instrumented():
     r1 = [s.workers for s in main if s.phase == "relaxed" and s.round == 1 and s.workload == "hot"]
     r2 = [s.workers for s in main if s.phase == "relaxed" and s.round == 2 and s.workload == "hot"]
     assert r1 == [1, 2, 4, 8, 16, 32] and r2 == r1[::-1]
-    # every round's 16-worker catch-up keeps its replica binlog (calibrate_check fits on each)
+    # every round's 16-worker catch-up keeps its replica binlog (calibrate_check fits on each), and
+    # the first round's one-worker catch-up of a dependency chain (a one-worker calibration
+    # measures the coordinator's wake-up there)
     kept = [(s.workload, s.config, s.workers, s.round) for s in plan if s.keep]
-    assert sorted(kept) == sorted((wl, cfg, 16, r) for wl in ("hot", "uniform") for cfg in ("durable", "relaxed")
-                                  for r in (1, 2, 3))
+    assert sorted(kept) == sorted([(wl, cfg, 16, r) for wl in ("hot", "uniform") for cfg in ("durable", "relaxed")
+                                   for r in (1, 2, 3)] + [("hot", cfg, 1, 1) for cfg in ("durable", "relaxed")])
     inst = [s for s in plan if s.instrumented]
     assert {s.workers for s in inst if s.workload == "uniform"} == {1, 4, 8, 16, 32} and inst[0].workers == 16
     # the conflict-heavy shape also at 4 and 32 workers (its hand-offs and wake-ups)

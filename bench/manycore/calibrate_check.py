@@ -87,14 +87,17 @@ def first_round(calibrated_on: str) -> bool:
     return parse_kept_tag(calibrated_on)[3] == 1
 
 
-def fit(src: Path, tag: str, cfg: str, cores: int, tmp: Path, workers: int = CAL_WORKERS) -> tuple[Path, dict]:
-    """``calibrate --workers N`` on one catch-up's replica binlog: the model file and its JSON."""
+def fit(src: Path, tag: str, cfg: str, cores: int, tmp: Path, workers: int = CAL_WORKERS,
+        base: Path | None = None) -> tuple[Path, dict]:
+    """``calibrate --workers N`` on one catch-up's replica binlog: the model file and its JSON
+    (``base``: ``--base``, a durable one-worker fit's relaxed model, which splits its fsyncs from
+    its CPU)."""
     binlog = tmp / f"{tag}.binlog.000002"
     with gzip.open(src) as f, open(binlog, "wb") as out:
         shutil.copyfileobj(f, out)
     model = tmp / f"{tag}.json"
     lagadvisor("calibrate", str(binlog), "--workers", str(workers), "--cores", str(cores), f"--{cfg}",
-               "-o", str(model))
+               *(("--base", str(base)) if base is not None else ()), "-o", str(model))
     return model, json.loads(model.read_text())
 
 
@@ -201,6 +204,9 @@ def main() -> int:
                     help="as compare.py's (with --models-from, for a run whose kept binlogs are not here)")
     ap.add_argument("--combine", action="store_true",
                     help="also each cell's calibrations pooled with calibrate --combine, checked the same way")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="the kept catch-ups to calibrate on: 1 for the first round's one-worker ones (lab.py "
+                         "ONE_WORKER_KEPT); default the lab's 16-worker ones")
     ap.add_argument("--models-from", type=Path, default=None,
                     help="an earlier --out of this lab: its per-round models instead of fitting again")
     args = ap.parse_args()
@@ -217,11 +223,11 @@ def main() -> int:
     earlier = json.loads(args.models_from.read_text()) if args.models_from else None
     binlogs = kept_dir(args.lab)
     startup, _ = startup_of(lab, args.startup_s, binlogs, args.constant_start)
-    cal_w = kept_workers(lab)
+    cal_w = args.workers or kept_workers(lab)
     with tempfile.TemporaryDirectory(prefix="manycore-cal-") as t:
         tmp = Path(t)
         for wl, cfgs in lab["summary"].items():
-            for cfg in cfgs:
+            for cfg in sorted(cfgs, key=lambda c: c != "relaxed"):   # a durable one-worker fit takes the relaxed one
                 if only and f"{wl}-{cfg}" not in only:
                     continue
                 sub = {**lab, "summary": {wl: {cfg: cfgs[cfg]}}}
@@ -234,8 +240,10 @@ def main() -> int:
                         path = tmp / f"{tag}.json"
                         path.write_text(json.dumps(model))
                     else:
+                        relaxed = tmp / f"{kept_tag(wl, 'relaxed', cal_w, rnd)}.json"
+                        base = relaxed if cal_w == 1 and cfg == "durable" and relaxed.exists() else None
                         try:
-                            path, model = fit(src, tag, cfg, cores, tmp, cal_w)
+                            path, model = fit(src, tag, cfg, cores, tmp, cal_w, base)
                         except RuntimeError as err:   # calibrate refused (too short a lag episode...): say so
                             skipped[model_key(tag)] = str(err).strip().splitlines()[-1]
                             continue

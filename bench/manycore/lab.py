@@ -660,6 +660,12 @@ class RunSpec:
         return self.phase == "instrumented"
 
 
+#: The workloads whose first-round one-worker catch-up also keeps its replica binlog: the
+#: dependency chains, where a one-worker calibration measures the coordinator's wake-up
+#: (sim/calibrate.py ``take_out_wakeups``; ``calibrate_check.py --workers 1``), 2.2 MB in all.
+ONE_WORKER_KEPT = ("hot", "fk")
+
+
 def build_plan(workloads: list[str], workers: list[int], rounds: int,
                instrumented: bool = True) -> list[RunSpec]:
     """Every run, most important first: the probes, the relaxed rounds, the durable rounds
@@ -673,7 +679,8 @@ def build_plan(workloads: list[str], workers: list[int], rounds: int,
     for cfg in CONFIGS:
         for r in range(1, rounds + 1):
             order = workers if r % 2 else list(reversed(workers))
-            plan += [RunSpec(cfg, r, wl, cfg, w, keep=(w == keep_w)) for wl in workloads for w in order]
+            plan += [RunSpec(cfg, r, wl, cfg, w, keep=(w == keep_w or (w == 1 and r == 1 and wl in ONE_WORKER_KEPT)))
+                     for wl in workloads for w in order]
     if not instrumented:
         return plan
     inst = [w for w in (16, 8, 32, 4, 1) if w in workers] or [wmax]

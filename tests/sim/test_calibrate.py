@@ -591,3 +591,29 @@ def test_a_chain_takes_out_the_base_wakeup_only_where_the_clock_is_the_dependenc
     few = [k < 20 for k in range(len(samples))]
     kept, w = take_out_wakeups(samples, few, base)
     assert kept == samples and not w.measured and "20 gaps after a dependency wait" in w.how
+
+
+def test_a_durable_fit_s_fsyncs_are_its_mean_gap_over_the_relaxed_model():
+    """What the relaxed model gives the mean transaction, taken from the durable gaps' mean, is
+    the fsyncs per commit, whether the durable fit has its own slopes or scales one shape (which
+    puts most of the excess on the rows the model does not keep)."""
+    from lagadvisor.sim.calibrate import durable_excess
+
+    relaxed = CostModel()
+    one_shape = [(4.0 * (fixed_of(relaxed) + relaxed.insert_us + 2 * relaxed.update_us) * (1 + 0.01 * (k % 7 - 3)),
+                  1, 2, 0, 300) for k in range(400)]
+    fit, scaled = fit_any(one_shape, relaxed)
+    assert scaled
+    fit = replace(fit, mean_rows=(1.0, 2.0, 0.0))
+    mean = sum(g for g, *_ in one_shape) / len(one_shape)
+    want = mean - (fixed_of(relaxed) + relaxed.insert_us + 2 * relaxed.update_us)
+    assert durable_excess(fit, relaxed) == pytest.approx(want, rel=1e-6)
+    assert fit.intercept - fixed_of(relaxed) < 0.5 * want   # what the intercept alone gave
+    # varied shapes: the mean gap's excess, the fsyncs being the same for every transaction
+    varied = [(g + 300.0, i, u, d, b) for g, i, u, d, b in _gaps(9, fixed_of(relaxed), relaxed.insert_us,
+                                                                  relaxed.update_us, relaxed.delete_us, stalls=0.0)]
+    fit = fit_samples(varied)
+    n = len(varied)
+    fit = replace(fit, mean_rows=tuple(sum(s[k] for s in varied) / n for k in (1, 2, 3)))
+    assert durable_excess(fit, relaxed) == pytest.approx(300.0, rel=0.05)
+    assert durable_excess(replace(fit, intercept=0.0), relaxed) == 0.0   # never below nothing

@@ -90,6 +90,13 @@ class GapFit:
     stall_factor: float = 1.0   # all gaps' time over the time the stall-free fit explains
     band: float = 0.0           # relative error band of a total time (:func:`held_out_band`)
     wakeups: Wakeups | None = None  # a one-worker binlog's: the dependency waits' wake-up (:func:`take_out_wakeups`)
+    mean_rows: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the gaps' mean inserts, updates, deletes
+
+    def mean_us(self) -> float:
+        """The fitted gap of the mean transaction: the gaps' mean (every fit keeps it, stalls
+        included) less the wake-ups taken out of them (:func:`take_out_wakeups`)."""
+        i, u, d = self.mean_rows
+        return self.intercept + self.insert_us * i + self.update_us * u + self.delete_us * d
 
     def total(self, samples) -> float:
         """The fitted time of these samples, summed."""
@@ -240,7 +247,9 @@ def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float 
     samples, wakeups = take_out_wakeups(samples, gaps.waited, base, chain_is_dependency=writeset_only)
     fit, scaled = fit_any(samples, base)
     band, _checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, base, m)) if scaled else None)
-    return replace(fit, band=band, wakeups=wakeups, mean_gap_us=mean_gap), scaled
+    n = len(samples)
+    rows = tuple(sum(x[k] for x in samples) / n for k in (1, 2, 3))
+    return replace(fit, band=band, wakeups=wakeups, mean_gap_us=mean_gap, mean_rows=rows), scaled
 
 
 #: The fewest commit gaps of each kind (after a dependency wait, and not) from which
@@ -724,6 +733,17 @@ def redo_share_of(model: CostModel) -> float:
     return model.redo_flush_us / total
 
 
+def durable_excess(fit: GapFit, relaxed: CostModel) -> float:
+    """A durable one-worker fit's fsync time per commit: its mean gap over what the ``relaxed``
+    model of the same replica gives the mean transaction. The durable fit's own row costs are not
+    kept (the model keeps the relaxed ones), so an excess its slopes, or a one-shape fit's one
+    scale, put on the rows counts here too (the intercept's excess alone lost it: a one-shape
+    chain's durable calibration predicted its own catch-up 28% fast)."""
+    i, u, d = fit.mean_rows
+    return max(0.0, fit.mean_us() - (fixed_of(relaxed) + relaxed.insert_us * i + relaxed.update_us * u
+                                      + relaxed.delete_us * d))
+
+
 def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None, cores: int | None = None,
               min_lag_us: int = 100_000, redo_share: float | None = None, on_transaction=None,
               on_progress=None, workers: int = 1) -> Calibration:
@@ -732,8 +752,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     Relaxed: the per-row and per-byte costs come from the fit; the per-transaction intercept
     (coordinator + worker fixed cost + commit) is split in the proportions of ``base`` (default:
     the built-in model, whose split was measured on this kind of machine; see
-    bench/replica_catchup.py). Durable: with a relaxed ``base`` from the same replica, the
-    intercept's excess over ``base`` is the two fsyncs per commit, split into ``redo_flush_us``
+    bench/replica_catchup.py). Durable: with a relaxed ``base`` from the same replica, the mean
+    gap's excess over what ``base`` gives the mean transaction is the two fsyncs per commit, split into ``redo_flush_us``
     and ``flush_us`` by ``redo_share`` (default: ``base``'s split; measure it on a replica from
     performance_schema.file_summary_by_event_name, innodb_log_file against binlog fsync time)."""
     model = base or CostModel()
@@ -761,7 +781,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
                      "instead of fitted; calibrate on a workload with varied transactions for per-row costs")
     fixed = fixed_of(model)
     if durable and base is not None:
-        excess = max(0.0, fit.intercept - fixed)
+        excess = durable_excess(fit, model)
         share = redo_share_of(base) if redo_share is None else redo_share
         if not 0.0 <= share <= 1.0:
             raise ConfigError(f"the redo share must be within 0..1, not {share}")
