@@ -604,9 +604,12 @@ def test_a_durable_fit_s_fsyncs_are_its_mean_gap_over_the_relaxed_model():
                   1, 2, 0, 300) for k in range(400)]
     fit, scaled = fit_any(one_shape, relaxed)
     assert scaled
-    fit = replace(fit, mean_rows=(1.0, 2.0, 0.0))
+    fit = replace(fit, mean_rows=(1.0, 2.0, 0.0), mean_bytes=300.0)
     mean = sum(g for g, *_ in one_shape) / len(one_shape)
-    want = mean - (fixed_of(relaxed) + relaxed.insert_us + 2 * relaxed.update_us)
+    # what the model charges a durable transaction per byte besides (its two fsyncs' and the
+    # worker's) is not counted twice
+    per_byte = (2 * relaxed.fsync_byte_us + relaxed.durable_byte_us) * 300.0
+    want = mean - (fixed_of(relaxed) + relaxed.insert_us + 2 * relaxed.update_us) - per_byte
     assert durable_excess(fit, relaxed) == pytest.approx(want, rel=1e-6)
     assert fit.intercept - fixed_of(relaxed) < 0.5 * want   # what the intercept alone gave
     # varied shapes: the mean gap's excess, the fsyncs being the same for every transaction
@@ -616,4 +619,5 @@ def test_a_durable_fit_s_fsyncs_are_its_mean_gap_over_the_relaxed_model():
     n = len(varied)
     fit = replace(fit, mean_rows=tuple(sum(s[k] for s in varied) / n for k in (1, 2, 3)))
     assert durable_excess(fit, relaxed) == pytest.approx(300.0, rel=0.05)
+    assert durable_excess(fit, replace(relaxed, fsync_byte_us=0.0, durable_byte_us=0.0)) == durable_excess(fit, relaxed)
     assert durable_excess(replace(fit, intercept=0.0), relaxed) == 0.0   # never below nothing

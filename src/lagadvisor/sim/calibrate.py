@@ -91,6 +91,7 @@ class GapFit:
     band: float = 0.0           # relative error band of a total time (:func:`held_out_band`)
     wakeups: Wakeups | None = None  # a one-worker binlog's: the dependency waits' wake-up (:func:`take_out_wakeups`)
     mean_rows: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the gaps' mean inserts, updates, deletes
+    mean_bytes: float = 0.0     # the gaps' transactions' mean size
 
     def mean_us(self) -> float:
         """The fitted gap of the mean transaction: the gaps' mean (every fit keeps it, stalls
@@ -249,7 +250,8 @@ def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float 
     band, _checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, base, m)) if scaled else None)
     n = len(samples)
     rows = tuple(sum(x[k] for x in samples) / n for k in (1, 2, 3))
-    return replace(fit, band=band, wakeups=wakeups, mean_gap_us=mean_gap, mean_rows=rows), scaled
+    return replace(fit, band=band, wakeups=wakeups, mean_gap_us=mean_gap, mean_rows=rows,
+                   mean_bytes=sum(x[4] for x in samples) / n), scaled
 
 
 #: The fewest commit gaps of each kind (after a dependency wait, and not) from which
@@ -734,14 +736,18 @@ def redo_share_of(model: CostModel) -> float:
 
 
 def durable_excess(fit: GapFit, relaxed: CostModel) -> float:
-    """A durable one-worker fit's fsync time per commit: its mean gap over what the ``relaxed``
-    model of the same replica gives the mean transaction. The durable fit's own row costs are not
-    kept (the model keeps the relaxed ones), so an excess its slopes, or a one-shape fit's one
-    scale, put on the rows counts here too (the intercept's excess alone lost it: a one-shape
-    chain's durable calibration predicted its own catch-up 28% fast)."""
+    """A durable one-worker fit's fsync time per commit (``redo_flush_us`` + ``flush_us``): its
+    mean gap over what the ``relaxed`` model of the same replica gives the mean transaction, less
+    what the model charges a durable transaction per byte besides (its two fsyncs'
+    ``fsync_byte_us`` and the worker's ``durable_byte_us``: at one worker every commit is a group
+    of its own, sim.engine). The durable fit's own row costs are not kept (the model keeps the
+    relaxed ones), so an excess its slopes, or a one-shape fit's one scale, put on the rows counts
+    here too (the intercept's excess alone lost it: a one-shape chain's durable calibration
+    predicted its own catch-up 28% fast)."""
     i, u, d = fit.mean_rows
+    per_byte = 2.0 * relaxed.fsync_byte_us + relaxed.durable_byte_us
     return max(0.0, fit.mean_us() - (fixed_of(relaxed) + relaxed.insert_us * i + relaxed.update_us * u
-                                      + relaxed.delete_us * d))
+                                      + relaxed.delete_us * d + per_byte * fit.mean_bytes))
 
 
 def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None, cores: int | None = None,
