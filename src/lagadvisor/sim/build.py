@@ -109,6 +109,13 @@ def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> B
             array("q", [f.nbytes for f in facts]))
 
 
+def is_barrier(lc: int, seq: int, prev_seq: int | None) -> bool:
+    """Whether the logical clock makes a transaction wait for every one before it: the first of a
+    file (``prev_seq`` None: ``start_new_group``), ``last_committed`` 0, a gap in sequence numbers
+    or a ``last_committed`` not below its own (rpl_mta_submode.cc ``schedule_next_event``)."""
+    return prev_seq is None or lc <= 0 or seq != prev_seq + 1 or seq <= lc
+
+
 def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_up: bool,
                   base: Base | None = None) -> SimInput:
     """LOGICAL_CLOCK scheduling input for one clock (``recorded`` or a policy name); *base*
@@ -129,10 +136,8 @@ def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_u
         lc = f.clocks[k]
         seq = f.seq
         if f.file_idx != prev_file:
-            seg_start = i
-            barrier = True  # source rotation: start_new_group()
-        else:
-            barrier = lc <= 0 or seq != prev_seq + 1 or seq <= lc
+            seg_start = i  # source rotation: start_new_group()
+        barrier = is_barrier(lc, seq, prev_seq if f.file_idx == prev_file else None)
         prev_file, prev_seq = f.file_idx, seq
         if barrier or i == 0:
             needs[i] = i - 1

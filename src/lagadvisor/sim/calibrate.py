@@ -141,10 +141,11 @@ class _Gaps:
         which the engine charges ``wakeup_us`` for (rpl_mta_submode.cc
         ``wait_for_last_committed_trx``). A binlog without a logical clock (MariaDB, 5.6) has no
         such wait."""
+        from .build import is_barrier
+
         if seq <= 0:
             return False
-        prev = self.prev_seq
-        return prev <= 0 or lc <= 0 or seq != prev + 1 or seq - lc <= 1
+        return is_barrier(lc, seq, self.prev_seq or None) or seq - lc <= 1
 
     def add(self, path: str, ts: int, orig: int, rows: int, ins: int, upd: int, dele: int, nbytes: int,
             lc: int = 0, seq: int = 0) -> None:
@@ -279,12 +280,8 @@ def take_out_wakeups(samples: list[tuple[float, int, int, int, int]], waited: li
     free = [s for s, w in zip(samples, waited) if not w]
     if n_wait >= MIN_WAKE_GAPS and len(free) >= MIN_WAKE_GAPS:
         fit, _ = fit_any(free, base)
-
-        def residual(s) -> float:
-            return s[0] - (fit.intercept + fit.insert_us * s[1] + fit.update_us * s[2] + fit.delete_us * s[3])
-
-        wake = max(0.0, median(residual(s) for s, w in zip(samples, waited) if w)
-                   - median(residual(s) for s in free))
+        res = _residuals(samples, [fit.intercept, fit.insert_us, fit.update_us, fit.delete_us])
+        wake = max(0.0, median(r for r, w in zip(res, waited) if w) - median(r for r, w in zip(res, waited) if not w))
         how = (f"measured: {n_wait:,} commit gaps after a dependency wait against {len(free):,} without, "
                f"{wake:.1f} us more (the base model's: {base.wakeup_us:g} us)")
         out = Wakeups(round(wake, 2), True, n_wait, len(free), how)
@@ -746,8 +743,7 @@ def durable_excess(fit: GapFit, relaxed: CostModel) -> float:
     predicted its own catch-up 28% fast)."""
     i, u, d = fit.mean_rows
     per_byte = 2.0 * relaxed.fsync_byte_us + relaxed.durable_byte_us
-    return max(0.0, fit.mean_us() - (fixed_of(relaxed) + relaxed.insert_us * i + relaxed.update_us * u
-                                      + relaxed.delete_us * d + per_byte * fit.mean_bytes))
+    return max(0.0, fit.mean_us() - (relaxed.apply_us(i, u, d, 0) + relaxed.commit_us + per_byte * fit.mean_bytes))
 
 
 def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None, cores: int | None = None,
