@@ -621,3 +621,51 @@ def test_a_durable_fit_s_fsyncs_are_its_mean_gap_over_the_relaxed_model():
     assert durable_excess(fit, relaxed) == pytest.approx(300.0, rel=0.05)
     assert durable_excess(fit, replace(relaxed, fsync_byte_us=0.0, durable_byte_us=0.0)) == durable_excess(fit, relaxed)
     assert durable_excess(replace(fit, intercept=0.0), relaxed) == 0.0   # never below nothing
+
+
+def test_one_worker_gaps_stay_bounded_and_spread_over_a_long_binlog():
+    """A day of a busy replica's binlog is tens of millions of commit gaps: at most twice
+    ``max_gaps`` are held at any time, the fit takes ``max_gaps`` of them spread evenly from the
+    first to the last, each with its own wait flag, and the mean gap is every gap's."""
+    from lagadvisor.sim.calibrate import _Gaps
+
+    g = _Gaps(100_000, 0.0, max_gaps=64)
+    held, ts, total = 0, 10_000_000, 0
+    for k in range(10_000):
+        step = 100 + k % 7
+        ts += step
+        total += step
+        # sequence k + 10; every third transaction needs the one before (waited), the others two before
+        g.add("f", ts, ts - 500_000, 1 + k, 1 + k, 0, 0, 100, k + 9 if k % 3 == 0 else k + 8, k + 10)
+        held = max(held, len(g.samples))
+    samples, waited = g.take()
+    assert held < 2 * 64 and len(samples) == 64 and g.read == 9_999
+    firsts = [i - 1 for _, i, *_ in samples]             # each kept gap's transaction, by its inserts
+    assert firsts == sorted(firsts) and firsts[0] == 1 and firsts[-1] >= 9_000
+    assert max(b - a for a, b in zip(firsts, firsts[1:])) <= 2 * (10_000 // 64)
+    assert waited == [k % 3 == 0 for k in firsts]
+    assert g.read_us / g.read == pytest.approx((total - 100) / 9_999)
+    # fewer gaps than the cap: every one, as read
+    small = _Gaps(100_000, 0.0, max_gaps=64)
+    for k in range(50):
+        small.add("f", 1_000 * k + 600_000, 100_000, 1, 1, 0, 0, 10, k, k + 1)
+    assert len(small.take()[0]) == small.read == 49
+
+
+def test_a_thinned_fit_recovers_the_costs_of_the_whole():
+    """The gaps of a long binlog fitted on an evenly spread 1 in 16 give the costs that all of them
+    give (those of the stall-free gaps: the stalls' share is the sample's own)."""
+    from lagadvisor.sim.calibrate import _Gaps
+
+    g = _Gaps(0, 0.0, max_gaps=500)
+    full = _gaps(21, 150.0, 40.0, 25.0, 35.0, n=8_000)
+    ts = 1_000_000
+    for k, (gap, i, u, d, b) in enumerate(full):
+        ts += int(gap)
+        g.add("f", ts, 1, i + u + d, i, u, d, b, k - 1, k + 1)
+    thin, _ = g.take()
+    assert len(thin) == 500 and g.read == len(full) - 1
+    a, b = fit_samples(full), fit_samples(thin)
+    for cost, true in (("intercept", 150.0), ("insert_us", 40.0), ("update_us", 25.0), ("delete_us", 35.0)):
+        assert getattr(a, cost) / a.stall_factor == pytest.approx(true, rel=0.05), cost
+        assert getattr(b, cost) / b.stall_factor == pytest.approx(true, rel=0.1), cost

@@ -103,6 +103,27 @@ def _checks_not_priced_twice(tmp_path, replica_files, *args):
     assert (fitted["fk_check_us"], fitted["index_entry_us"]) == (0.0, 0.0)
 
 
+def _thinned_fit_agrees(replica_files, applied):
+    """A binlog of more gaps than calibrate fits (sim.calibrate.MAX_GAPS, a long one) is fitted on
+    an evenly spread share of them, says so, and prices the workload's mean transaction as the
+    fit of every gap does."""
+    from lagadvisor.sim.calibrate import calibrate
+
+    full = calibrate(replica_files, durable=False, cores=2)
+    thin = calibrate(replica_files, durable=False, cores=2, max_gaps=256)
+    assert not any("evenly spread" in n for n in full.notes)
+    said = [n for n in thin.notes if "evenly spread" in n]
+    assert said and "the fit took 256 of them" in said[0], thin.notes
+    assert thin.mean_gap_us == full.mean_gap_us
+    n = len(applied)
+    rows = [sum(sum(getattr(s, k) for s in t.tables) for t in applied) / n for k in ("inserts", "updates", "deletes")]
+
+    def mean_us(m) -> float:
+        return m.trx_us + m.commit_us + m.insert_us * rows[0] + m.update_us * rows[1] + m.delete_us * rows[2]
+
+    assert mean_us(thin.model) == pytest.approx(mean_us(full.model), rel=0.15)
+
+
 def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
     for source_files, replica_files, applied in _catch_up("cal", 1, 800, (21, 22)):
@@ -118,6 +139,7 @@ def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
                            env=dict(os.environ, LAGADVISOR_PUREPYTHON="1"))
         assert (pure.stdout, pure.stderr, pure_model.read_text()) == (cal.stdout, cal.stderr, model.read_text())
         _checks_not_priced_twice(tmp_path, replica_files)
+        _thinned_fit_agrees(replica_files, applied)
 
         # The replica's catch-up: from the SQL thread's first commit to its last.
         stamps = [t.immediate_commit_timestamp for t in applied]

@@ -92,6 +92,16 @@ class GapFit:
     wakeups: Wakeups | None = None  # a one-worker binlog's: the dependency waits' wake-up (:func:`take_out_wakeups`)
     mean_rows: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the gaps' mean inserts, updates, deletes
     mean_bytes: float = 0.0     # the gaps' transactions' mean size
+    gaps_read: int = 0          # commit gaps read behind the source; ``gaps_fitted`` of them were fitted
+    gaps_fitted: int = 0        # (fewer on a long binlog: :data:`MAX_GAPS`)
+
+    def thinned_note(self) -> str | None:
+        """What a calibration says when it fitted fewer gaps than it read, else None."""
+        if self.gaps_fitted >= self.gaps_read or not self.gaps_fitted:
+            return None
+        return (f"{self.gaps_read:,} commit gaps were read behind the source; the fit took {self.gaps_fitted:,} "
+                f"of them, evenly spread over the binlog (about one in {self.gaps_read / self.gaps_fitted:.0f}), "
+                "so that its memory stays bounded; the mean gap is all of them")
 
     def mean_us(self) -> float:
         """The fitted gap of the mean transaction: the gaps' mean (every fit keeps it, stalls
@@ -112,15 +122,30 @@ class GapFit:
 SOURCE_PROOF_TRANSACTIONS = 64
 
 
-class _Gaps:
-    """The commit gaps of one-worker apply, transaction by transaction (see :func:`fit_gaps`)."""
+#: The most one-worker commit gaps a calibration fits (:meth:`_Gaps.take`): a day of a busy
+#: replica's binlog holds tens of millions, which neither fit in memory nor change four costs'
+#: least squares; an evenly spread one in ``stride`` of them is kept instead (the held-out
+#: band's bootstrap refits these 20 times: 10 s at this many).
+MAX_GAPS = 1 << 16
 
-    def __init__(self, min_lag_us: int, serial_byte_us: float, keep_applied: bool = False) -> None:
+
+class _Gaps:
+    """The commit gaps of one-worker apply, transaction by transaction (see :func:`fit_gaps`).
+    Memory stays bounded: past ``2 * max_gaps`` held gaps every other one is dropped and from
+    then on only every ``stride``-th gap read is kept (as :class:`_Pieces` keeps its pieces), so
+    what is held is spread evenly over the whole binlog, in order."""
+
+    def __init__(self, min_lag_us: int, serial_byte_us: float, keep_applied: bool = False,
+                 max_gaps: int = MAX_GAPS) -> None:
         self.min_lag_us = min_lag_us
         self.serial_byte_us = serial_byte_us
         self.samples: list[tuple[float, int, int, int, int]] = []
         #: per sample: whether the one-worker coordinator slept on its dependency (:meth:`_waited`)
         self.waited: list[bool] = []
+        self.max_gaps = max_gaps
+        self.read = 0          # commit gaps read (kept or not)
+        self.read_us = 0.0     # their sum: the exact mean gap however many were kept
+        self.stride = 1        # a gap read is kept when its index is a multiple of this
         self.local = self.replicated = 0
         self.prev: int | None = None
         self.prev_seq = 0
@@ -169,21 +194,39 @@ class _Gaps:
             self.pieces.add((self.file, lc, seq, orig, ts, ins, upd, dele, nbytes))
             return
         if self.prev is not None and ts - orig >= self.min_lag_us and ts > self.prev:
-            self.samples.append((float(ts - self.prev) - self.serial_byte_us * nbytes, ins, upd, dele, nbytes))
-            self.waited.append(waited)
+            gap = float(ts - self.prev) - self.serial_byte_us * nbytes
+            if self.read % self.stride == 0:
+                self.samples.append((gap, ins, upd, dele, nbytes))
+                self.waited.append(waited)
+                if len(self.samples) >= 2 * self.max_gaps:
+                    self.samples, self.waited = self.samples[::2], self.waited[::2]
+                    self.stride *= 2
+            self.read += 1
+            self.read_us += gap
         self.prev = ts
+
+    def take(self) -> tuple[list[tuple[float, int, int, int, int]], list[bool]]:
+        """The gaps to fit and their wait flags: at most ``max_gaps``, evenly spread over the
+        held ones (all of them when the binlog had no more)."""
+        n = len(self.samples)
+        if n <= self.max_gaps:
+            return self.samples, self.waited
+        step = n / self.max_gaps
+        idx = [int(k * step) for k in range(self.max_gaps)]
+        return [self.samples[k] for k in idx], [self.waited[k] for k in idx]
+
 
 
 def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
               summaries: list[FileSummary] | None = None, on_transaction=None, on_progress=None,
-              keep_applied: bool = False) -> _Gaps:
+              keep_applied: bool = False, max_gaps: int = MAX_GAPS) -> _Gaps:
     """Read a replica's binlog into :class:`_Gaps` (see :func:`fit_gaps`): a clock-free read
     (``ReadPolicy(clocks=False)``); the native core hands over its per-transaction columns
     file by file, the reference each transaction."""
     from ..depgraph.pipeline import ClockOptions, ClockRun, WrittenPolicy
     from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, read
 
-    gaps = [_Gaps(min_lag_us, serial_byte_us, keep_applied)]
+    gaps = [_Gaps(min_lag_us, serial_byte_us, keep_applied, max_gaps)]
     current: list = [-1, None]  # the native core's file index, the reference's file
 
     def per_file(i: int, path: str, r: NativeRecords) -> None:  # a chunk of file i's transactions
@@ -198,7 +241,7 @@ def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float
     def observe(_s, t, _ws, _c) -> None:
         if t.file != current[1]:
             if current[1] is None:  # the reference reads the run (again): from no gap
-                gaps[0] = _Gaps(min_lag_us, serial_byte_us, keep_applied)
+                gaps[0] = _Gaps(min_lag_us, serial_byte_us, keep_applied, max_gaps)
             current[1] = t.file
             gaps[0].new_file()
         if on_transaction is not None:
@@ -214,13 +257,13 @@ def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float
     if summaries is not None:
         summaries.extend(r.summaries)
     if r.native is None and current[1] is None:  # the reference read no transaction
-        return _Gaps(min_lag_us, serial_byte_us, keep_applied)
+        return _Gaps(min_lag_us, serial_byte_us, keep_applied, max_gaps)
     return gaps[0]
 
 
 def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
              summaries: list[FileSummary] | None = None, on_transaction=None, on_progress=None,
-             base: CostModel | None = None) -> tuple[GapFit, bool]:
+             base: CostModel | None = None, max_gaps: int = MAX_GAPS) -> tuple[GapFit, bool]:
     """Regress the one-worker commit gaps of a replica's own binlog; ``serial_byte_us`` (the
     coordinator's measured cost per byte read, serial with the worker when there is one) is
     taken out of each gap first. Each file's :class:`FileSummary` (its warnings) is appended
@@ -235,24 +278,25 @@ def fit_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float 
     costs are scaled by one factor instead (:func:`fit_scaled`, as ``calibrate --host`` does);
     the second value says so. The coordinator's wake-up after a dependency wait is measured and
     taken out of the gaps that hold it first (:func:`take_out_wakeups`; the fit's ``wakeups``):
-    the simulation charges it apart. ``mean_gap_us`` is the gaps' own mean."""
+    the simulation charges it apart. ``mean_gap_us`` is the gaps' own mean. A binlog of more
+    than ``max_gaps`` gaps is fitted on an evenly spread share of them (:class:`_Gaps`)."""
     summaries = [] if summaries is None else summaries
-    gaps = read_gaps(paths, min_lag_us, serial_byte_us, summaries, on_transaction, on_progress)
-    samples = gaps.samples
+    gaps = read_gaps(paths, min_lag_us, serial_byte_us, summaries, on_transaction, on_progress, max_gaps=max_gaps)
+    samples, waited = gaps.take()
     if len(samples) < 50:
         raise ConfigError(f"only {len(samples)} usable commit gaps: calibrate from the binlog of a replica "
                           "(log_replica_updates=ON) that applied a backlog with one worker")
     base = base or CostModel()
     writeset_only = all(version_tuple(s.server_version) >= (8, 4, 0) for s in summaries
                         if s.server_version and "mariadb" not in s.server_version.lower())
-    mean_gap = sum(g for g, *_ in samples) / len(samples)
-    samples, wakeups = take_out_wakeups(samples, gaps.waited, base, chain_is_dependency=writeset_only)
+    mean_gap = gaps.read_us / gaps.read
+    samples, wakeups = take_out_wakeups(samples, waited, base, chain_is_dependency=writeset_only)
     fit, scaled = fit_any(samples, base)
     band, _checks = held_out_band(samples, fit=(lambda s, m: fit_scaled(s, base, m)) if scaled else None)
     n = len(samples)
     rows = tuple(sum(x[k] for x in samples) / n for k in (1, 2, 3))
     return replace(fit, band=band, wakeups=wakeups, mean_gap_us=mean_gap, mean_rows=rows,
-                   mean_bytes=sum(x[4] for x in samples) / n), scaled
+                   mean_bytes=sum(x[4] for x in samples) / n, gaps_read=gaps.read, gaps_fitted=n), scaled
 
 
 #: The fewest commit gaps of each kind (after a dependency wait, and not) from which
@@ -748,7 +792,7 @@ def durable_excess(fit: GapFit, relaxed: CostModel) -> float:
 
 def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None, cores: int | None = None,
               min_lag_us: int = 100_000, redo_share: float | None = None, on_transaction=None,
-              on_progress=None, workers: int = 1) -> Calibration:
+              on_progress=None, workers: int = 1, max_gaps: int = MAX_GAPS) -> Calibration:
     """A cost model from a one-worker replica binlog.
 
     Relaxed: the per-row and per-byte costs come from the fit; the per-transaction intercept
@@ -775,7 +819,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         return Calibration(fitted, ev["transactions"], 1.0 - ev["piece_error_rms"] ** 2, 0.0, 1.0,
                            tuple(w for s in summaries for w in s.warnings) + ((note,) if note else ()), ev)
     fit, scaled = fit_gaps(paths, min_lag_us, serial_byte_us=0.0, summaries=summaries,
-                           on_transaction=on_transaction, on_progress=on_progress, base=model)
+                           on_transaction=on_transaction, on_progress=on_progress, base=model, max_gaps=max_gaps)
     notes = []
     if scaled:
         notes.append(f"every transaction has the same rows by kind, so the per-row costs cannot be told apart: "
@@ -804,6 +848,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         if wake.measured:
             model = replace(model, wakeup_us=wake.wakeup_us)
         said = (f"the coordinator's wake-up after a dependency wait (wakeup_us): {wake.how}",)
+    if fit.thinned_note():
+        said += (fit.thinned_note(),)
     if cores:
         model = replace(model, cores=cores)
     model = replace(without_schema_costs(model), calibrated_workers=1,
