@@ -88,8 +88,11 @@ def calibrate(
             f"of the base model, commit {e['commit_us']:,.1f} us, fsync x{e['fsync_scale']:.3f}; piece time error "
             f"rms {e['piece_error_rms']:.1%}; error band of absolute times +-{e['error_band']:.1%} at "
             f"{workers_text(e['workers'])} (held-out checks: every other piece {e['held_out']['interleaved']:+.1%}, "
-            f"second half {e['held_out']['time_split']:+.1%}){_elsewhere(result.model)}", soft_wrap=True)
+            f"second half {e['held_out']['time_split']:+.1%}{_stalls_text(e)}){_elsewhere(result.model)}",
+            soft_wrap=True)
         _latencies_note(result.model)
+        for n in result.notes:
+            err_console.print(f"lagadvisor: note: {n}", soft_wrap=True)
         for w in result.warnings:
             warn(w)
         return
@@ -102,6 +105,12 @@ def calibrate(
         err_console.print(f"lagadvisor: note: {n}", soft_wrap=True)
     for w in result.warnings:
         warn(w)
+
+
+def _stalls_text(evidence: dict) -> str:
+    """The band's stall term for the summary line (sim.calibrate ``fit_workers``' evidence)."""
+    stalls = evidence.get("stalls") or {}
+    return f"; the replica's stalls {stalls['share']:.1%} of its time" if stalls.get("count") else ""
 
 
 def _latencies_note(model, evidence: dict | None = None) -> None:
