@@ -714,6 +714,46 @@ def test_lab_reads_a_catch_ups_commit_span_as_lagadvisor_does(monkeypatch, tmp_p
         lab.commit_span(tmp_path / "x")
 
 
+def test_lab_records_a_catch_ups_long_gaps_as_lagadvisor_reads_its_commits(monkeypatch, tmp_path):
+    """lab.long_gaps over lab.commit_stamps: the gaps of at least min_us between consecutive
+    commits of the fixture, as lagadvisor export's timestamps give them, the longest first."""
+    import json as _json
+    monkeypatch.setenv("PYTHONPATH", str(ROOT / "src"))
+    compare = _load("compare")
+    ts = [_json.loads(line)["immediate_commit_ts_us"]
+          for line in compare.lagadvisor("export", str(FIXTURE)).splitlines()]
+    assert lab.commit_stamps(FIXTURE) == ts
+    gaps = sorted((b - a for a, b in zip(ts, ts[1:])), reverse=True)
+    cut = gaps[4]   # the five longest gaps (ties at the cut included)
+    got = lab.long_gaps(ts, min_us=cut, keep=3)
+    want = [g for g in gaps if g >= cut]
+    assert got["count"] == len(want) >= 5 and got["sum_us"] == sum(want)
+    assert [g for _, g in got["longest"]] == want[:3]
+    assert all(ts[k] - ts[k - 1] == g for k, g in got["longest"])
+    assert lab.long_gaps(ts, min_us=gaps[0] + 1) == {"min_us": gaps[0] + 1, "count": 0, "sum_us": 0, "longest": []}
+    assert lab.long_gaps([]) == lab.long_gaps([5]) == {"min_us": lab.LONG_GAP_US, "count": 0, "sum_us": 0, "longest": []}
+
+
+def test_stall_table_counts_the_stalls_of_each_worker_count():
+    """bench/manycore/stalls.py: per cell of the timed rounds, the catch-ups with a gap of 90 ms or
+    more; probes, instrumented rounds and runs before the field are left out."""
+    stalls = _load("stalls")
+
+    def run(phase, workers, longest, wl="uniform"):
+        return {"phase": phase, "workload": wl, "config": "relaxed", "workers": workers,
+                "long_gaps": {"min_us": 20_000, "count": len(longest), "sum_us": sum(g for _, g in longest),
+                              "longest": longest}}
+
+    lab_json = {"runs": [run("relaxed", 16, [[2718, 100_300]]), run("relaxed", 16, []),
+                         run("relaxed", 16, [[996, 100_200], [40, 30_000]]), run("relaxed", 8, [[5, 45_000]]),
+                         run("probe", 16, [[1, 100_000]]), run("instrumented", 16, [[1, 100_000]]),
+                         {"phase": "relaxed", "workload": "hot", "config": "relaxed", "workers": 16}]}
+    rows = stalls.stall_table(lab_json)
+    assert [(r["workers"], r["catch_ups"], r["with_stall"], r["stalls"]) for r in rows] == [(8, 1, 0, 0), (16, 3, 2, 2)]
+    assert rows[1]["stall_ms"] == [100.2, 100.3] and rows[1]["long_gap_ms_median"] == 100.3
+    assert stalls.stall_table(lab_json, stall_ms=40)[0]["with_stall"] == 1
+
+
 def test_a_catch_ups_own_commit_span_is_its_applying_time():
     """compare.applying_s: a run whose lab read its binlog's commit span over all its transactions
     is timed by that span; else its time less the replica's start at its worker count."""

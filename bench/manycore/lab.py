@@ -502,29 +502,52 @@ GTID_EVENT_TYPES = (33, 34)
 GTID_TS_AT = 1 + 16 + 8 + 1 + 8 + 8
 
 
-def commit_span(path: Path) -> tuple[int, int, int] | None:
-    """(first, last immediate_commit_timestamp in microseconds, GTID events) of a binlog file
-    written by this replica, read from its event headers (stdlib: the lab runs on a bare machine;
-    lagadvisor's reader is the reference, tests/test_bench_manycore.py compares the two); None
-    when it holds no such timestamp (before 8.0.1, or no transaction). A tagged GTID's event (type
-    42, 8.4+) is not read: its transaction is not counted (the lab's backlogs have none; compare.py
-    takes a span only when it counts every transaction of the run)."""
+def commit_stamps(path: Path) -> list[int]:
+    """Every immediate_commit_timestamp (microseconds) of a binlog file written by this replica,
+    in file order, read from its GTID events' headers (stdlib: the lab runs on a bare machine;
+    lagadvisor's reader is the reference, tests/test_bench_manycore.py compares the two); [] when
+    it holds none (before 8.0.1, or no transaction). A tagged GTID's event (type 42, 8.4+) is not
+    read: its transaction is not counted (the lab's backlogs have none; compare.py takes a span
+    only when it counts every transaction of the run)."""
     data = path.read_bytes()
     if data[:4] != b"\xfebin":
         raise LabError(f"{path}: not a binlog file")
-    pos, first, last, count = 4, None, None, 0
+    pos, out = 4, []
     while pos + 19 <= len(data):
         kind, size = data[pos + 4], struct.unpack_from("<I", data, pos + 9)[0]
         if size < 19 or pos + size > len(data):
             break   # the file's tail is still being written: what is complete is read
         if kind in GTID_EVENT_TYPES and size >= 19 + GTID_TS_AT + 7:
             raw = int.from_bytes(data[pos + 19 + GTID_TS_AT:pos + 19 + GTID_TS_AT + 7], "little")
-            ts = raw & ((1 << 55) - 1)
-            count += 1
-            first = ts if first is None else first
-            last = ts
+            out.append(raw & ((1 << 55) - 1))
         pos += size
-    return (first, last, count) if count else None
+    return out
+
+
+def commit_span(path: Path) -> tuple[int, int, int] | None:
+    """(first, last immediate_commit_timestamp in microseconds, GTID events) of a binlog file
+    written by this replica (:func:`commit_stamps`); None when it holds no such timestamp."""
+    stamps = commit_stamps(path)
+    return (stamps[0], stamps[-1], len(stamps)) if stamps else None
+
+
+#: A catch-up's gaps between two consecutive commits of at least this many microseconds are
+#: recorded (:func:`long_gaps`): the 16-core lab's stalls were 45-101 ms (InnoDB's GTID persister,
+#: docs/accuracy.md), seen so far only in the kept 16-worker binlogs; the mixed backlog's largest
+#: transactions make 41-51 ms gaps at the same transactions every round.
+LONG_GAP_US = 20_000
+#: The most long gaps recorded per catch-up (the longest first).
+LONG_GAPS_KEPT = 20
+
+
+def long_gaps(stamps: list[int], min_us: int = LONG_GAP_US, keep: int = LONG_GAPS_KEPT) -> dict:
+    """The gaps of at least ``min_us`` between consecutive commits of one catch-up's binlog
+    (:func:`commit_stamps`): their count and sum, and the ``keep`` longest as [transaction index,
+    gap in microseconds], longest first, so every worker count's catch-ups show where the replica
+    stopped committing, not only the kept binlogs'."""
+    gaps = [(k, b - a) for k, (a, b) in enumerate(zip(stamps, stamps[1:]), 1) if b - a >= min_us]
+    top = sorted(gaps, key=lambda g: (-g[1], g[0]))[:keep]
+    return {"min_us": min_us, "count": len(gaps), "sum_us": sum(g for _, g in gaps), "longest": [list(g) for g in top]}
 
 
 def kept_tag(workload: str, config: str, workers: int, round_: int) -> str:
@@ -886,9 +909,10 @@ class Lab:
         # the catch-up's own first-to-last commit (its replica binlog, still open): its time less
         # the replica's start (3 coordinator commits a worker at START REPLICA, compare.py Start)
         own = current_binlog(s)
-        span = commit_span(own) if own.name not in before else None
-        if span is not None:
-            rec["commit_span_s"], rec["commits"] = round((span[1] - span[0]) / 1e6, 6), span[2]
+        stamps = commit_stamps(own) if own.name not in before else []
+        if stamps:
+            rec["commit_span_s"], rec["commits"] = round((stamps[-1] - stamps[0]) / 1e6, 6), len(stamps)
+            rec["long_gaps"] = long_gaps(stamps)
         s.client("STOP REPLICA SQL_THREAD")
         if spec.keep:
             tag = kept_tag(spec.workload, spec.config, spec.workers, spec.round)
