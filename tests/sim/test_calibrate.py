@@ -188,6 +188,8 @@ def test_the_replica_s_stalls_are_found_and_fitted_around():
     assert model.error_band == pytest.approx(math.hypot(held, ev["stalls"]["share"]), abs=1e-4)
     note = stalls_note(ev["stalls"])
     assert note and "stopped committing 2 times" in note and "do not include them" in note and "band holds" in note
+    assert "stopped committing once in the catch-up (45.9 ms" in stalls_note({"count": 1, "gaps_ms": [45.9], "seconds": 0.0457,
+                                                               "share": 0.09})
     for w in (1, 4, 16):
         assert _total(applied, model, w) == pytest.approx(_total(applied, truth, w), rel=0.03), w
 

@@ -801,11 +801,12 @@ def stalls_note(stalls: dict) -> str | None:
         return None
     gaps = stalls["gaps_ms"]
     shown = ", ".join(f"{g:g}" for g in gaps[:8]) + (f" and {len(gaps) - 8} more" if len(gaps) > 8 else "")
-    return (f"the replica stopped committing {len(gaps)} time{'s' if len(gaps) > 1 else ''} in the catch-up "
+    times = "once" if len(gaps) == 1 else f"{len(gaps)} times"
+    return (f"the replica stopped committing {times} in the catch-up "
             f"({shown} ms between two commits, every worker held; {stalls['seconds']:.3f} s, {stalls['share']:.0%} "
             "of the pieces' time): the fit is the rate between the stalls and the model's times do not include "
-            "them; its error band holds their share (the 16-core lab's were InnoDB's GTID persister holding the binlog group "
-            "commit for its 100 ms timer, at 16 and 32 workers on its fastest-committing backlog: "
+            "them; its error band holds their share (the 16-core lab's 100 ms ones were InnoDB's GTID persister holding the "
+            "binlog group commit for its timer, at 16 and 32 workers on its fastest-committing backlog: "
             "docs/accuracy.md)")
 
 
