@@ -360,7 +360,7 @@ def test_pieces_stay_bounded_and_spread_over_a_long_catch_up():
     held = 0
     for k in range(50_000):
         pieces.add((0, k - 1, k, 1_000 * k, 1_000 * k + 500_000, 1, 1, 0, 10))
-        held = max(held, len(pieces.done))
+        held = max(held, len(pieces.done.items))
     taken = pieces.take()
     assert held < 2 * MAX_PIECES and len(taken) == MAX_PIECES
     starts = [p[0][2] for p in taken]
@@ -669,7 +669,7 @@ def test_one_worker_gaps_stay_bounded_and_spread_over_a_long_binlog():
         total += step
         # sequence k + 10; every third transaction needs the one before (waited), the others two before
         g.add("f", ts, ts - 500_000, 1 + k, 1 + k, 0, 0, 100, k + 9 if k % 3 == 0 else k + 8, k + 10)
-        held = max(held, len(g.samples))
+        held = max(held, len(g.gaps.items))
     samples, waited = g.take()
     assert held < 2 * 64 and len(samples) == 64 and g.read == 9_999
     firsts = [i - 1 for _, i, *_ in samples]             # each kept gap's transaction, by its inserts

@@ -91,16 +91,12 @@ def calibrate(
             f"second half {e['held_out']['time_split']:+.1%}{_stalls_text(e)}){_elsewhere(result.model)}",
             soft_wrap=True)
         _latencies_note(result.model)
-        for n in result.notes:
-            err_console.print(f"lagadvisor: note: {n}", soft_wrap=True)
-        for w in result.warnings:
-            warn(w)
-        return
-    err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
-                      f"R^2 {result.r2:.3f}; stalls left out of the fit, their time spread over the costs: "
-                      f"x{result.stall_factor:.2f}); error band of absolute times +-{result.model.error_band:.1%} "
-                      f"at 1 worker (held-out checks, in the model as error_band){_elsewhere(result.model)}",
-                      soft_wrap=True)
+    else:
+        err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
+                          f"R^2 {result.r2:.3f}; stalls left out of the fit, their time spread over the costs: "
+                          f"x{result.stall_factor:.2f}); error band of absolute times +-{result.model.error_band:.1%} "
+                          f"at 1 worker (held-out checks, in the model as error_band){_elsewhere(result.model)}",
+                          soft_wrap=True)
     for n in result.notes:
         err_console.print(f"lagadvisor: note: {n}", soft_wrap=True)
     for w in result.warnings:

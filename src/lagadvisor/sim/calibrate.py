@@ -122,30 +122,54 @@ class GapFit:
 SOURCE_PROOF_TRANSACTIONS = 64
 
 
+class _Spread:
+    """At most ``2 * keep`` of the items offered, spread evenly over all of them, in order: past
+    that every other one held is dropped and from then on only every ``stride``-th offered is
+    kept; :meth:`take` picks ``keep`` of them, evenly spread. Memory stays bounded however many
+    are offered (a day of a busy replica's binlog)."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.items: list = []
+        self.offered = 0
+        self.stride = 1     # an offered item is kept when its index is a multiple of this
+
+    def add(self, item) -> None:
+        if self.offered % self.stride == 0:
+            self.items.append(item)
+            if len(self.items) >= 2 * self.keep:
+                self.items = self.items[::2]
+                self.stride *= 2
+        self.offered += 1
+
+    def take(self) -> list:
+        """``keep`` of the held items evenly spread (all of them when no more were held)."""
+        items = self.items
+        if len(items) <= self.keep:
+            return items
+        step = len(items) / self.keep
+        return [items[int(k * step)] for k in range(self.keep)]
+
+
 #: The most one-worker commit gaps a calibration fits (:meth:`_Gaps.take`): a day of a busy
 #: replica's binlog holds tens of millions, which neither fit in memory nor change four costs'
-#: least squares; an evenly spread one in ``stride`` of them is kept instead (the held-out
+#: least squares; an evenly spread share of them is kept instead (:class:`_Spread`; the held-out
 #: band's bootstrap refits these 20 times: 10 s at this many).
 MAX_GAPS = 1 << 16
 
 
 class _Gaps:
-    """The commit gaps of one-worker apply, transaction by transaction (see :func:`fit_gaps`).
-    Memory stays bounded: past ``2 * max_gaps`` held gaps every other one is dropped and from
-    then on only every ``stride``-th gap read is kept (as :class:`_Pieces` keeps its pieces), so
-    what is held is spread evenly over the whole binlog, in order."""
+    """The commit gaps of one-worker apply, transaction by transaction (see :func:`fit_gaps`),
+    each with whether the one-worker coordinator slept on its dependency (:meth:`_waited`); at
+    most ``2 * max_gaps`` of them held, spread evenly over the whole binlog (:class:`_Spread`)."""
 
     def __init__(self, min_lag_us: int, serial_byte_us: float, keep_applied: bool = False,
                  max_gaps: int = MAX_GAPS) -> None:
         self.min_lag_us = min_lag_us
         self.serial_byte_us = serial_byte_us
-        self.samples: list[tuple[float, int, int, int, int]] = []
-        #: per sample: whether the one-worker coordinator slept on its dependency (:meth:`_waited`)
-        self.waited: list[bool] = []
-        self.max_gaps = max_gaps
-        self.read = 0          # commit gaps read (kept or not)
-        self.read_us = 0.0     # their sum: the exact mean gap however many were kept
-        self.stride = 1        # a gap read is kept when its index is a multiple of this
+        #: (gap, inserts, updates, deletes, bytes), waited
+        self.gaps = _Spread(max_gaps)
+        self.read_us = 0.0     # every gap read, summed: the exact mean gap however many were kept
         self.local = self.replicated = 0
         self.prev: int | None = None
         self.prev_seq = 0
@@ -195,26 +219,20 @@ class _Gaps:
             return
         if self.prev is not None and ts - orig >= self.min_lag_us and ts > self.prev:
             gap = float(ts - self.prev) - self.serial_byte_us * nbytes
-            if self.read % self.stride == 0:
-                self.samples.append((gap, ins, upd, dele, nbytes))
-                self.waited.append(waited)
-                if len(self.samples) >= 2 * self.max_gaps:
-                    self.samples, self.waited = self.samples[::2], self.waited[::2]
-                    self.stride *= 2
-            self.read += 1
+            self.gaps.add(((gap, ins, upd, dele, nbytes), waited))
             self.read_us += gap
         self.prev = ts
+
+    @property
+    def read(self) -> int:
+        """Commit gaps read (kept or not)."""
+        return self.gaps.offered
 
     def take(self) -> tuple[list[tuple[float, int, int, int, int]], list[bool]]:
         """The gaps to fit and their wait flags: at most ``max_gaps``, evenly spread over the
         held ones (all of them when the binlog had no more)."""
-        n = len(self.samples)
-        if n <= self.max_gaps:
-            return self.samples, self.waited
-        step = n / self.max_gaps
-        idx = [int(k * step) for k in range(self.max_gaps)]
-        return [self.samples[k] for k in idx], [self.waited[k] for k in idx]
-
+        taken = self.gaps.take()
+        return [g for g, _ in taken], [w for _, w in taken]
 
 
 def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float = 0.0,
@@ -495,18 +513,16 @@ class _Pieces:
     """The pieces of a catch-up applied while the replica was behind (lag ``immediate -
     original`` >= ``min_lag_us``), collected as the binlog is read: runs of consecutive
     transactions of one file, cut into pieces of ``piece`` (a shorter rest of at least
-    ``piece // 2`` is a piece too). Memory stays bounded: past ``2 * keep`` pieces every other
-    one is dropped and from then on only every ``stride``-th is kept, so what is left is spread
-    evenly over the run; :meth:`take` picks ``keep`` of them, evenly spread. A transaction is
+    ``piece // 2`` is a piece too). Memory stays bounded: at most ``2 * keep`` pieces are held,
+    spread evenly over the run (:class:`_Spread`); :meth:`take` picks ``keep`` of them, evenly
+    spread. A transaction is
     (file, last_committed, sequence_number, original ts, immediate ts, inserts, updates,
     deletes, bytes)."""
 
     def __init__(self, min_lag_us: int, piece: int = PIECE, keep: int = MAX_PIECES) -> None:
-        self.min_lag_us, self.piece, self.keep = min_lag_us, piece, keep
+        self.min_lag_us, self.piece = min_lag_us, piece
         self.cur: list[tuple] = []
-        self.done: list[list[tuple]] = []
-        self.seen = 0       # pieces closed so far
-        self.stride = 1     # a closed piece is kept when its index is a multiple of this
+        self.done = _Spread(keep)   # the closed pieces
 
     def add(self, a: tuple) -> None:
         cur = self.cur
@@ -520,21 +536,13 @@ class _Pieces:
 
     def _close(self) -> None:
         if len(self.cur) >= self.piece // 2:
-            if self.seen % self.stride == 0:
-                self.done.append(self.cur)
-                if len(self.done) >= 2 * self.keep:
-                    self.done = self.done[::2]
-                    self.stride *= 2
-            self.seen += 1
+            self.done.add(self.cur)
         self.cur = []
 
     def take(self) -> list[list[tuple]]:
         if self.cur:
             self._close()
-        pieces = self.done
-        if len(pieces) > self.keep:
-            step = len(pieces) / self.keep
-            pieces = [pieces[int(k * step)] for k in range(self.keep)]
+        pieces = self.done.take()
         if len(pieces) < MIN_PIECES:
             # A short episode: its pieces halved, as long as each half keeps MIN_PIECE transactions
             # (the held-out checks need MIN_PIECES pieces).
@@ -903,8 +911,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         if wake.measured:
             model = replace(model, wakeup_us=wake.wakeup_us)
         said = (f"the coordinator's wake-up after a dependency wait (wakeup_us): {wake.how}",)
-    if fit.thinned_note():
-        said += (fit.thinned_note(),)
+    if thinned := fit.thinned_note():
+        said += (thinned,)
     if cores:
         model = replace(model, cores=cores)
     model = replace(without_schema_costs(model), calibrated_workers=1,
