@@ -163,6 +163,27 @@ def test_four_worker_fit_predicts_every_worker_count_of_the_model_that_made_the_
         assert _total(applied, model, w) == pytest.approx(want, rel=tol), (w, ev)
 
 
+@pytest.mark.parametrize("durable", [False, True])
+def test_the_grid_on_threads_fits_what_it_fits_alone(durable):
+    """The fit's grid runs on a thread per core (the native engine lets go of the GIL): the
+    scales are the same numbers as the grid evaluated on one thread, and the columnar pieces
+    simulate to the reference engine's commit times."""
+    from lagadvisor.sim.build import logical_clock
+    from lagadvisor.sim.calibrate import _Piece, _search
+    from lagadvisor.sim.engine import simulate_python, spread_across_workers
+    from lagadvisor.sim.model import ReplicaConfig
+
+    applied, _ = _four_worker_catch_up(1.3, 1.5)
+    pieces = [_Piece(p) for p in lagging_pieces(applied, 100_000)[:3]]
+    alone = _search(pieces, CostModel(), 4, durable, threads=1)
+    assert _search(pieces, CostModel(), 4, durable, threads=3) == alone
+    assert alone != (1.0, 1.0, 1.0)
+    model, cfg = _scaled(CostModel(), *alone), ReplicaConfig(4, True, durable)
+    inp, cost = spread_across_workers(logical_clock(list(pieces[0].facts), "recorded", model, catch_up=True), cfg, model)
+    ref = simulate_python(inp, cfg, cost).commit_us
+    assert list(pieces[0].commits(model, 4, durable)) == pytest.approx(list(ref), abs=1e-6)
+
+
 def test_the_replica_s_stalls_are_found_and_fitted_around():
     """Two 100 ms stops of every commit in a 4-worker catch-up (the 16-core lab's GTID persister)
     are found against the fitted simulation, said in the evidence, and taken out of the fit: the

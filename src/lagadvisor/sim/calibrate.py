@@ -565,10 +565,18 @@ class _Piece:
     replica's commit times of them."""
 
     def __init__(self, trxs: list[tuple]) -> None:
-        from .build import TrxFacts
+        from array import array
 
-        self.facts = [TrxFacts(f, seq, (lc, lc, lc, lc), orig, i, u, d, nb, (), None)
-                      for f, lc, seq, orig, _imm, i, u, d, nb in trxs]
+        from .columns import FactColumns, FactList
+
+        def col(k: int) -> array:
+            return array("q", [a[k] for a in trxs])
+
+        lc, zeros = col(1), array("q", bytes(8 * len(trxs)))
+        # as columns, so the simulation's input is built by the native core when it is loaded
+        # (sim.build.logical_clock: the same numbers; a fit simulates each piece thousands of times)
+        self.facts = FactList(FactColumns(col(0), col(2), lc, lc, lc, lc, col(3), col(5), col(6), col(7), col(8),
+                                          zeros, zeros, zeros, zeros, dbsets=[()]))
         self.imm = [a[4] for a in trxs]
 
     def commits(self, model: CostModel, workers: int, durable: bool):
@@ -679,13 +687,14 @@ COMMIT_PRIOR = 0.01
 SCALE_PRIOR = 0.01
 
 
-def _search(pieces, base: CostModel, workers: int, durable: bool) -> tuple[float, float, float]:
+def _search(pieces, base: CostModel, workers: int, durable: bool,
+            threads: int | None = None) -> tuple[float, float, float]:
     """(CPU scale, commit-stage scale on top of it, fsync scale) minimising the blocks' squared time errors: a
     grid over all of them at once (the costs trade against each other along a valley, which a
     search one cost at a time does not follow), then finer grids around the best (deterministic).
     A cost the catch-up cannot tell (the workers' CPU when the commit stage limits everything)
     stays near ``base``'s: a penalty on moving the scales away from 1 (:data:`SCALE_PRIOR`,
-    :data:`COMMIT_PRIOR`)."""
+    :data:`COMMIT_PRIOR`). ``threads``: see :class:`_grid_threads`."""
     import itertools
 
     def loss(p) -> float:
@@ -698,14 +707,45 @@ def _search(pieces, base: CostModel, workers: int, durable: bool) -> tuple[float
     if base.commit_us <= 0:
         commits = [1.0]
     fsyncs = [2 ** (k / 2) for k in range(-4, 5)] if durable else [1.0]
-    best, params = min((loss(p), p) for p in itertools.product(cpus, commits, fsyncs))
-    for width in (1.41, 1.19, 1.09, 1.04):
-        steps = [width ** (j / 2) for j in range(-2, 3)]
-        grid = itertools.product([params[0] * f for f in steps],
-                                 [params[1] * f for f in steps] if params[1] > 0 else [0.0, 1 / 64, 1 / 32],
-                                 [params[2] * f for f in steps] if durable else [1.0])
-        best, params = min([(best, params)] + [(loss(p), p) for p in grid])
+    with _grid_threads(threads) as run:
+        best, params = min(run(loss, itertools.product(cpus, commits, fsyncs)))
+        for width in (1.41, 1.19, 1.09, 1.04):
+            steps = [width ** (j / 2) for j in range(-2, 3)]
+            grid = itertools.product([params[0] * f for f in steps],
+                                     [params[1] * f for f in steps] if params[1] > 0 else [0.0, 1 / 64, 1 / 32],
+                                     [params[2] * f for f in steps] if durable else [1.0])
+            best, params = min([(best, params)] + run(loss, grid))
     return params
+
+
+class _grid_threads:
+    """``run(loss, grid)`` -> ``[(loss(p), p) for p in grid]``, on a thread per core when the
+    native engine is loaded: its ``sim_run`` lets go of the GIL, and a fit simulates each piece
+    thousands of times. The losses are the same numbers in any order, so the fit is too.
+    ``threads`` overrides the count (1: none)."""
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads
+
+    def __enter__(self):
+        from .engine import NATIVE
+
+        n = self.threads or (min(8, os.cpu_count() or 1) if NATIVE is not None else 1)
+        if n <= 1:
+            self.pool = None
+            return lambda loss, grid: [(loss(p), p) for p in grid]
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.pool = ThreadPoolExecutor(n)
+
+        def run(loss, grid):
+            grid = list(grid)
+            return list(zip(self.pool.map(loss, grid), grid))
+        return run
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
 
 
 #: How much a worker-CPU change moves a time: the :data:`WORKER_COSTS` times this, every serial
