@@ -9,8 +9,11 @@ import random
 from array import array
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lagadvisor.sim import stream
+from lagadvisor.sim.build import TrxFacts
 from lagadvisor.sim.engine import ENTERED, PREFIX, SPECIFIC, SimInput, SimTrx, simulate_native, simulate_python
 from lagadvisor.sim.model import CostModel, ReplicaConfig
 from lagadvisor.sim.run import lag_stats
@@ -143,6 +146,73 @@ def test_fact_store_spills_to_the_cache_dir_and_reads_back(tmp_path, monkeypatch
     assert mem.first_ts == disk.first_ts == 10**15 + 1 and disk.last_ts == 10**15 + 20
     assert [off for off, _ in disk.chunks()] == [0, 7, 12]
     disk.close()
+
+
+_facts = st.builds(
+    lambda fi, seq, clocks, ts, rows, nb, dbs, cid, flags, more: TrxFacts(fi, seq, clocks, ts, *rows, nb, dbs, cid, flags,
+                                                                          *more),
+    st.integers(0, 3), st.integers(1, 10**6), st.tuples(*[st.integers(0, 10**6)] * 4), st.integers(0, 2**62),
+    st.tuples(*[st.integers(0, 10**4)] * 3), st.integers(0, 2**40), st.sampled_from([(), ("a",), ("a", "b")]),
+    st.one_of(st.none(), st.integers(0, 2**64 - 1)), st.integers(0, 255), st.tuples(*[st.integers(0, 10**5)] * 3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(_facts, min_size=1, max_size=12), min_size=1, max_size=4))
+def test_reference_facts_as_columns_read_back_whole_spilled_or_not(parts):
+    """The reference's facts (MariaDB's commit ids over the whole u64 range, or none, and its
+    GTID flags) go into a store as columns and come back the same, in memory and spilled, one by
+    one and as the whole run's columns (issue 33 session 10: a MariaDB run used to be held as a list)."""
+    from lagadvisor.sim.facts import FactColumns
+    from lagadvisor.sim.store import FactStore
+
+    want = [f for p in parts for f in p]
+    mem, disk = FactStore(limit=10**6), FactStore(limit=5)
+    for p in parts:
+        mem.add(FactColumns.of_facts(p))
+        disk.add(FactColumns.of_facts(p))
+    assert list(mem) == list(disk) == want
+    assert [disk[i] for i in range(len(want))] == want
+    if not disk.spilled:
+        assert disk.columns.build() == want
+    assert mem.columns.build() == want
+    disk.close()
+
+
+def test_a_mariadb_run_too_long_for_memory_spills_and_simulates_the_same(tmp_path, monkeypatch):
+    """A MariaDB binlog is read by the reference (the native core gives it back): its facts go
+    to a store like the native core's and spill past the limit, and simulate and advise say the
+    same, byte for byte, spilled or not, in the MariaDB modes."""
+    import subprocess
+    import sys
+
+    from conftest import FIXTURES
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.depgraph.read import prepare
+    from lagadvisor.sim.facts import read_facts, reference_facts
+    from lagadvisor.sim.store import FactStore
+
+    f = str(FIXTURES / "mariadb_concurrent" / "mariadb-bin.000001")
+    monkeypatch.setenv("LAGADVISOR_SPILL_TRANSACTIONS", "300")
+    monkeypatch.setenv("LAGADVISOR_CACHE_DIR", str(tmp_path))
+    got = read_facts([f], ClockOptions(), prepare([f], ClockOptions())).facts
+    assert isinstance(got, FactStore) and got.spilled and len(got) > 1000
+    want = reference_facts([f], prepare([f], ClockOptions()))
+    assert list(got) == want and any(x.commit_id is not None for x in want) and any(x.mariadb_flags for x in want)
+    got.close()
+    monkeypatch.delenv("LAGADVISOR_SPILL_TRANSACTIONS")
+    runs = [["simulate", f, "--format", "json", "--workers", "8"],
+            ["simulate", f, "--format", "json", "--mode", "mariadb_conservative"],
+            ["simulate", f, "--format", "json", "--mode", "mariadb_aggressive", "--catch-up"],
+            ["advise", f, "--format", "json"]]
+    for args in runs:
+        outs = []
+        for spill in ("", "300"):
+            env = dict(os.environ, LAGADVISOR_SPILL_TRANSACTIONS=spill, LAGADVISOR_CACHE_DIR=str(tmp_path))
+            r = subprocess.run([sys.executable, "-m", "lagadvisor", *args], capture_output=True, text=True, env=env,
+                               timeout=300)
+            assert r.returncode == 0, r.stderr
+            outs.append(r.stdout)
+        assert outs[0] == outs[1], args
 
 
 def _chart_by_sorting(commit, arrival):

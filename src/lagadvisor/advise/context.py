@@ -24,9 +24,9 @@ from ..binlog.framing import version_tuple
 from ..kinds import Applier
 from ..server.schema import ServerSettings
 from ..sim.build import TrxFacts, base_columns, fact_values
-from ..sim.facts import FactColumns, read_facts
+from ..sim.facts import FactColumns, ReferenceFacts, read_facts
 from ..sim.model import CostModel, ReplicaConfig
-from ..sim.run import ScanSizes, facts_of, window_for
+from ..sim.run import window_for
 from ..sim.store import FactStore, LogStore, ReplayedFacts
 from ..sim.stream import SimSummary, chunks_of, first_ts_of, run_summary
 from ..versions import release, writeset_only
@@ -292,14 +292,13 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
         store.add(FactColumns.from_native(f))
         log.add(f.ws_log, f.ws_log_unsafe)
 
-    index = {p: i for i, p in enumerate(paths)}
-    ref_facts: list[TrxFacts] = []
-    sizes = ScanSizes()
+    ref = ReferenceFacts(paths, FactStore())   # the reference's facts, in bounded memory as the native core's
     scans: dict[str, list[int]] = {}
 
     def observe(t, ws, c):
+        sizes = ref.scans
         before = dict(sizes.net) if ws.scans and sizes.file == t.file else {}
-        ref_facts.append(facts_of(t, c, index.get(t.file, 0), sizes.step(t, ws), ws.fk_checks, ws.index_entries))
+        ref.observe(None, t, ws, c)
         for table, events, known in ws.scans:
             acc = scans.setdefault(table, [0, 0])
             acc[0] += events
@@ -311,10 +310,11 @@ def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: S
                                                              observe=stats.observe), on_progress=on_progress))
     if r.native is not None:
         scans = {table: [events, rows] for table, events, rows in sorted(r.native.facts.scans)}
+        ref.store.close()
         return context_of(list(paths), analysis_of(r), r.graph, store, cost, settings, options, scans, log)
     store.close()
     log.close()
-    return context_of(list(paths), stats.analysis(r, list(paths)), r.graph, ref_facts, cost, settings, options,
+    return context_of(list(paths), stats.analysis(r, list(paths)), r.graph, ref.done(), cost, settings, options,
                       scans)
 
 

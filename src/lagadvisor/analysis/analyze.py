@@ -53,8 +53,8 @@ class Stats:
     def observe(self, s: FileSummary, t: Transaction, ws: Writeset, c: Computed) -> None:
         fa = self.by_path.get(t.file)
         if fa is None:
-            if self.files:  # the previous file is done: its lags become their summary
-                self.files[-1].totals.lags.freeze()
+            if self.files:  # the previous file is done: its totals become their summary
+                self.files[-1].totals.freeze()
             fa = self.by_path[t.file] = FileAnalysis(s, Totals())
             self.files.append(fa)
         fa.totals.add(t)
@@ -68,7 +68,7 @@ class Stats:
         """The analysis once the reference's read ``r`` is done."""
         files = self.files
         if files:
-            files[-1].totals.lags.freeze()
+            files[-1].totals.freeze()
         for s in r.summaries:  # files without transactions still get their summary
             if s.path not in self.by_path:
                 files.append(FileAnalysis(s, Totals()))

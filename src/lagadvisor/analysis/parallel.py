@@ -54,7 +54,7 @@ def merge_totals(into: Totals, other: Totals) -> None:
     heapq.heapify(into.largest)
     into.tables.update(other.tables)
     into.lags.merge(other.lags)
-    into.commit_ids |= other.commit_ids
+    into.commit_groups += other.commit_groups
 
 
 def merge(parts: list[Analysis]) -> Analysis:

@@ -176,7 +176,10 @@ class Totals:
     tables: Counter = field(default_factory=Counter)          # rows per table
     # Replica binlogs (log_replica_updates): original (source) vs immediate (this server) commit.
     lags: LagDigest = field(default_factory=LagDigest)
-    commit_ids: set = field(default_factory=set)
+    #: MariaDB group commits: runs of consecutive transactions of one file sharing a ``commit_id``
+    #: (a group's transactions are written together: binlog.cc ``trx_group_commit_leader``)
+    commit_groups: int = 0
+    _last_group: tuple | None = field(default=None, repr=False)
 
     def add(self, t: Transaction) -> None:
         self.transactions += 1
@@ -204,8 +207,16 @@ class Totals:
         if (t.original_commit_timestamp and t.immediate_commit_timestamp
                 and t.original_commit_timestamp != t.immediate_commit_timestamp):
             self.lags.add(t.immediate_commit_timestamp - t.original_commit_timestamp)
-        if t.commit_id is not None:
-            self.commit_ids.add(t.commit_id)
+        group = (t.file, t.commit_id) if t.commit_id is not None else None
+        if group is not None and group != self._last_group:
+            self.commit_groups += 1
+        self._last_group = group
+
+    def freeze(self) -> None:
+        """The file these totals count is done: its lags become their summary and the clock's
+        per-file state goes (what stays is the size of a summary, not of the file)."""
+        self.lags.freeze()
+        self.recorded.end_file()
 
     @property
     def span_seconds(self) -> float:

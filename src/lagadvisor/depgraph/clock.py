@@ -83,6 +83,11 @@ class ClockStats:
         if level > self.depth:
             self.depth = level
 
+    def end_file(self) -> None:
+        """The current file is done: drop its per-sequence-number levels (a new file starts
+        from a barrier anyway)."""
+        self._file, self._levels, self._offset = None, array("q", [self.depth]), 0
+
     @staticmethod
     def _bucket(distance: int) -> int:
         for upper in DISTANCE_BUCKETS:

@@ -45,8 +45,8 @@ def _totals_table(title: str, t: Totals) -> Table:
                     f"{clock.barriers:,} barriers (last_committed=0)")
         tab.add_row("clock depth", f"{clock.depth:,} (ideal speedup with unlimited workers "
                     f"{clock.ideal_speedup:,.2f}x)")
-    elif t.commit_ids:
-        tab.add_row("group commits", f"{len(t.commit_ids):,} distinct MariaDB commit ids")
+    elif t.commit_groups:
+        tab.add_row("group commits", f"{t.commit_groups:,} (runs of transactions sharing a MariaDB commit id)")
     else:
         tab.add_row("recorded clock", "none (no logical clock in this binlog)")
     return tab

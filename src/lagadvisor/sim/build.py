@@ -7,7 +7,9 @@ transactions builds them once per clock, and the native engine reads them as buf
 from __future__ import annotations
 
 from array import array
+from collections import deque
 from dataclasses import dataclass
+from itertools import repeat
 
 from ..kinds import CLOCKS, Policy, ReplicaMode
 from .engine import ENTERED, PREFIX, SPECIFIC, SimInput
@@ -70,6 +72,45 @@ def fact_values(facts, name: str):
         yield getattr(f, name)
 
 
+def fact_rows(facts, names: tuple[str, ...]):
+    """``(fact, ...)`` of each transaction in binlog order for the ``TrxFacts`` fields in
+    ``names`` (a clock by its column: ``recorded``, ``commit_order``, ``writeset``,
+    ``writeset_session``): from the columns when the facts are columns (a ``FactStore`` chunk by
+    chunk, reading only those), without building a ``TrxFacts`` per transaction."""
+    from .columns import MARIADB_COLUMNS
+
+    if getattr(facts, "chunks", None) is not None:
+        wanted = tuple(c for n in names for c in (MARIADB_COLUMNS if n in ("commit_id", "mariadb_flags") else
+                                                 ("dbset",) if n == "dbs" else (n,)))
+        chunks = facts.chunks(wanted)
+    else:
+        cols = getattr(facts, "columns", None)
+        chunks = [(0, cols)] if cols is not None and len(cols) == len(facts) else None
+    if chunks is None:
+        get = [(lambda f, k=_CLOCK_COLUMNS.index(n): f.clocks[k]) if n in _CLOCK_COLUMNS else
+               (lambda f, n=n: getattr(f, n)) for n in names]
+        for f in facts:
+            yield tuple(g(f) for g in get)
+        return
+    for _, c in chunks:
+        yield from zip(*(_column_values(c, n) for n in names))
+
+
+def _column_values(c, name: str):
+    """Fact ``name`` of every transaction of columns ``c`` (:func:`fact_rows`)."""
+    from .columns import mariadb_commit_id
+
+    if name == "dbs":
+        return [c.dbsets[k] for k in c.dbset]
+    if name in ("commit_id", "mariadb_flags"):
+        if c.commit_id is None:
+            return repeat(None if name == "commit_id" else 0, len(c))
+        if name == "mariadb_flags":
+            return [m & 0xFF for m in c.mariadb]
+        return [mariadb_commit_id(v, m) for v, m in zip(c.commit_id, c.mariadb)]
+    return getattr(c, name)
+
+
 def first_commit_ts(facts) -> int:
     """The earliest known source commit time (0 when none is known)."""
     if getattr(facts, "first_ts", None) is not None:  # a FactStore tracked it as it filled
@@ -104,6 +145,21 @@ def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> B
         arrival.frombytes(a)
         work.frombytes(w)
         return arrival, work, array("q", cols.nbytes)
+    from .engine import NATIVE
+
+    if getattr(facts, "chunks", None) is not None and NATIVE is not None:   # a spilled store, chunk by chunk
+        arrival, work, nbytes = array("d"), array("d"), array("q")
+        first = first_commit_ts(facts)
+        for _, c in facts.chunks(("commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks",
+                                  "index_entries")):
+            a, w = NATIVE.sim_base_columns(c.commit_ts_us.tobytes(), c.inserts.tobytes(), c.updates.tobytes(),
+                                           c.deletes.tobytes(), c.nbytes.tobytes(), c.scan_rows.tobytes(),
+                                           c.fk_checks.tobytes(), c.index_entries.tobytes(), cost.work_weights(),
+                                           catch_up, first)
+            arrival.frombytes(a)
+            work.frombytes(w)
+            nbytes.extend(c.nbytes)
+        return arrival, work, nbytes
     return (array("d", _arrivals(facts, catch_up)),
             array("d", [cost.apply_of(f) for f in facts]),
             array("q", [f.nbytes for f in facts]))
@@ -155,17 +211,17 @@ def database_partitioned(facts: list[TrxFacts], cost: CostModel, *, catch_up: bo
     needs = array("q")
     kinds = array("b")
     last: dict[str, int] = {}
-    for i, f in enumerate(facts):
-        if not f.dbs or len(f.dbs) > 16:
+    for i, (dbs,) in enumerate(fact_rows(facts, ("dbs",))):
+        if not dbs or len(dbs) > 16:
             needs.append(i - 1)
             kinds.append(PREFIX)
             last = {}
-            for d in f.dbs:
+            for d in dbs:
                 last[d] = i
             continue
-        needs.append(max((last.get(d, -1) for d in f.dbs), default=-1))
+        needs.append(max((last.get(d, -1) for d in dbs), default=-1))
         kinds.append(SPECIFIC)
-        for d in f.dbs:
+        for d in dbs:
             last[d] = i
     arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
     return SimInput(arrival, work, nbytes, needs, kinds)
@@ -179,10 +235,10 @@ def mariadb_conservative(facts: list[TrxFacts], cost: CostModel, *, catch_up: bo
     needs = array("q")
     prev_group_last = -1
     prev_cid: object = object()
-    for i, f in enumerate(facts):
-        if f.commit_id is None or f.commit_id != prev_cid:
+    for i, (cid,) in enumerate(fact_rows(facts, ("commit_id",))):
+        if cid is None or cid != prev_cid:
             prev_group_last = i - 1
-        prev_cid = f.commit_id
+        prev_cid = cid
         needs.append(prev_group_last)
     arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
     return SimInput(arrival, work, nbytes, needs, array("b", [ENTERED]) * len(facts))
@@ -215,22 +271,23 @@ def mariadb_speculative(facts: list[TrxFacts], cost: CostModel, workers: int, *,
     work = array("d", work)
     needs = array("q", bytes(8 * len(facts)))
     kinds = array("b", bytes(len(facts)))
-    prev_file, prev_seq, seg_start = -1, 0, 0
-    for i, f in enumerate(facts):
-        flags = f.mariadb_flags
-        if f.file_idx != prev_file:
+    prev_file, seg_start = -1, 0
+    recent: deque = deque(maxlen=max(workers, 1))   # the commit ids of the transactions just before
+    rows = fact_rows(facts, ("mariadb_flags", "file_idx", "seq", _CLOCK_COLUMNS[k], "commit_id"))
+    for i, (flags, file_idx, seq, lc, cid) in enumerate(rows):
+        if file_idx != prev_file:
             seg_start = i
-        prev_file, prev_seq, seq = f.file_idx, f.seq, f.seq
+        prev_file = file_idx
         serial = (flags & FL_DDL or not flags & FL_TRANSACTIONAL or not flags & FL_ALLOW_PARALLEL
                   or (not aggressive and flags & FL_WAITED))
         if serial or i == 0:
             needs[i], kinds[i] = i - 1, PREFIX
-            continue
-        lc = f.clocks[k]
-        j = max(seg_start - 1, i - (seq - lc)) if 0 < lc < seq else i - 1
-        needs[i], kinds[i] = j, SPECIFIC
-        if j >= 0 and i - j < max(workers, 1) and facts[j].commit_id != f.commit_id:
-            work[i] += RETRY_WASTE * work[i]
+        else:
+            j = max(seg_start - 1, i - (seq - lc)) if 0 < lc < seq else i - 1
+            needs[i], kinds[i] = j, SPECIFIC
+            if j >= 0 and i - j < max(workers, 1) and recent[j - i] != cid:
+                work[i] += RETRY_WASTE * work[i]
+        recent.append(cid)
     return SimInput(arrival, work, nbytes, needs, kinds)
 
 

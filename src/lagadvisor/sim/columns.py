@@ -6,6 +6,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from ..kinds import CLOCKS
@@ -46,9 +47,31 @@ class FactColumns:
     fk_checks: array
     index_entries: array
     dbsets: list[tuple[str, ...]]
+    #: MariaDB's fields, read by the reference only (None: every transaction's ``commit_id`` None
+    #: and ``mariadb_flags`` 0, as the native core's): :func:`mariadb_column_values`
+    commit_id: array | None = None
+    mariadb: array | None = None
 
     def __len__(self) -> int:
         return len(self.seq)
+
+    @classmethod
+    def of_facts(cls, facts: Sequence[TrxFacts]) -> "FactColumns":
+        """The columns of ``TrxFacts`` (the reference's), their database sets numbered in order
+        of appearance, MariaDB's fields kept (:data:`MARIADB_COLUMNS`) when any is set."""
+        ids: dict[tuple[str, ...], int] = {}
+        dbset = array("q", [ids.setdefault(f.dbs, len(ids)) for f in facts])
+        cols = [array("q", [f.file_idx for f in facts]), array("q", [f.seq for f in facts])]
+        cols += [array("q", [f.clocks[k] for f in facts]) for k in range(4)]
+        cols += [array("q", [getattr(f, name) for f in facts]) for name in ("commit_ts_us", "inserts", "updates",
+                                                                             "deletes", "nbytes")]
+        cols += [dbset] + [array("q", [getattr(f, name) for f in facts]) for name in ("scan_rows", "fk_checks",
+                                                                                       "index_entries")]
+        extra = {}
+        if any(f.commit_id is not None or f.mariadb_flags for f in facts):
+            pairs = [mariadb_column_values(f.commit_id, f.mariadb_flags) for f in facts]
+            extra = {"commit_id": array("q", [p[0] for p in pairs]), "mariadb": array("q", [p[1] for p in pairs])}
+        return cls(*cols, dbsets=list(ids), **extra)
 
     @classmethod
     def from_native(cls, f: NativeFacts) -> "FactColumns":
@@ -63,9 +86,42 @@ class FactColumns:
     def build(self) -> list[TrxFacts]:
         """One ``TrxFacts`` per transaction."""
         dbsets = self.dbsets
-        return ([TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], None, 0, scan, fk, ie)
-                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan, fk, ie
-                in zip(*(getattr(self, name) for name in FACT_COLUMNS))])
+        if self.commit_id is None:
+            cids, flags = repeat(None), repeat(0)
+        else:
+            cids = [mariadb_commit_id(c, m) for c, m in zip(self.commit_id, self.mariadb)]
+            flags = [m & 0xFF for m in self.mariadb]
+        return [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], cid, fl, scan, fk, ie)
+                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan, fk, ie, cid, fl
+                in zip(*(getattr(self, name) for name in FACT_COLUMNS), cids, flags)]
+
+    def names(self) -> tuple[str, ...]:
+        """Its columns' names: :data:`FACT_COLUMNS`, and :data:`MARIADB_COLUMNS` when it has them."""
+        return FACT_COLUMNS + (MARIADB_COLUMNS if self.commit_id is not None else ())
+
+
+#: The optional columns of MariaDB's fields (:meth:`FactColumns.of_facts`), after :data:`FACT_COLUMNS`.
+MARIADB_COLUMNS = ("commit_id", "mariadb")
+#: ``mariadb``'s bit saying the transaction has a ``commit_id`` (the low byte is its GTID's flags2).
+HAS_COMMIT_ID = 0x100
+
+
+def mariadb_column_values(commit_id: int | None, flags: int) -> tuple[int, int]:
+    """(``commit_id`` column, ``mariadb`` column) of one transaction: the commit id as a signed
+    64-bit value (the event's u64, two's complement), and its GTID flags2 with
+    :data:`HAS_COMMIT_ID` when there is one."""
+    if not 0 <= flags <= 0xFF:
+        raise ValueError(f"MariaDB GTID flags2 {flags} is not one byte")
+    if commit_id is None:
+        return 0, flags
+    return commit_id - (1 << 64) if commit_id >= 1 << 63 else commit_id, flags | HAS_COMMIT_ID
+
+
+def mariadb_commit_id(value: int, mariadb: int) -> int | None:
+    """The ``commit_id`` that :func:`mariadb_column_values` stored."""
+    if not mariadb & HAS_COMMIT_ID:
+        return None
+    return value + (1 << 64) if value < 0 else value
 
 
 class FactList(Sequence):
@@ -103,4 +159,4 @@ class FactList(Sequence):
         return f"FactList({len(self)} transactions)"
 
 
-__all__ = ["FACT_COLUMNS", "FactColumns", "FactList"]
+__all__ = ["FACT_COLUMNS", "MARIADB_COLUMNS", "FactColumns", "FactList"]

@@ -18,6 +18,7 @@ from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, ReadResult, rea
 from .build import TrxFacts, fact_column  # noqa: F401  (fact_column: re-exported)
 from .columns import FACT_COLUMNS, FactColumns, FactList  # noqa: F401  (re-exported)
 from .run import ScanSizes, facts_of
+from .store import spill_limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,36 +31,56 @@ class FactsRead:
     applied: tuple = ()
 
 
+#: Transactions the reference gathers before it hands them to a store as columns.
+REFERENCE_CHUNK = 65_536
+
+
 class ReferenceFacts:
     """The reference's fold into facts (``Collectors.observe``): a repeated path is numbered by
-    its last position, as ever."""
+    its last position, as ever. With a ``store`` (``sim.store.FactStore``) they go to it as
+    columns every :data:`REFERENCE_CHUNK` transactions (fewer when ``sim.store.spill_limit`` is
+    lower; :meth:`done` hands over the rest), so a
+    long run the native core gave back (MariaDB, gzip...) spills to disk as the native core's
+    does; without one they stay in :attr:`facts`."""
 
-    def __init__(self, paths) -> None:
+    def __init__(self, paths, store=None) -> None:
         self.index = {f: i for i, f in enumerate(paths)}
         self.scans = ScanSizes()
         self.facts: list[TrxFacts] = []
+        self.store = store
+        self.chunk = min(REFERENCE_CHUNK, max(1, spill_limit()))
 
     def observe(self, _s, t, ws, c) -> None:
         self.facts.append(facts_of(t, c, self.index.get(t.file, 0), self.scans.step(t, ws), ws.fk_checks,
                                    ws.index_entries))
+        if self.store is not None and len(self.facts) >= self.chunk:
+            self.done()
+
+    def done(self):
+        """Hand the facts gathered since the last chunk to the store; the store."""
+        if self.facts:
+            self.store.add(FactColumns.of_facts(self.facts))
+            self.facts = []
+        return self.store
 
 
 def read_facts(paths: list[str], options: ClockOptions, run: ClockRun, on_progress=None) -> FactsRead:
     """Facts of every transaction of ``paths`` in binlog order (``run`` from ``prepare``;
     ``on_progress(file, offset)`` now and then while the native core reads); the native core
     hands them over file by file into a ``sim.store.FactStore`` (a long run spills to disk
-    instead of growing in memory)."""
+    instead of growing in memory), the reference in chunks into another."""
     from .store import FactStore
 
     store = FactStore()
-    ref = ReferenceFacts(paths)
+    ref = ReferenceFacts(paths, FactStore())
     r = read(ReadRequest(tuple(paths), options, run,
                          Collectors(facts=True, on_facts=lambda d: store.add(FactColumns.from_native(d)),
                                     observe=ref.observe), on_progress=on_progress))
     if r.native is not None:
+        ref.store.close()
         return FactsRead(store, r.summaries, r.notes.applied)
     store.close()
-    return FactsRead(ref.facts, r.summaries, r.notes.applied)
+    return FactsRead(ref.done(), r.summaries, r.notes.applied)
 
 
 def fact_columns(paths: list[str], options: ClockOptions, run: ClockRun, policy: ReadPolicy = ReadPolicy()):

@@ -31,9 +31,8 @@ def _read_one(args: tuple[str, ClockOptions]) -> tuple[object, list, list]:
     return got.facts, list(got.applied), list(got.summaries)
 
 
-def _numbered(part, index: int, keep: bool = False) -> list[TrxFacts]:
-    if keep:
-        return part.build()
+def _numbered(part, index: int) -> list[TrxFacts]:
+    """One file's facts as ``TrxFacts`` numbered as file ``index`` of the run."""
     if isinstance(part, FactColumns):
         part.file_idx[:] = array("q", [index]) * len(part)
         return part.to_facts()
@@ -54,8 +53,7 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
     from .store import FactStore
 
     summaries: list = []
-    store: FactStore | None = FactStore()   # the parts in file order, spilled past its limit
-    facts: list[TrxFacts] = []              # ... unless one was read by the reference
+    store = FactStore()   # the parts in file order, spilled past its limit
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
         initial = opts.catalog if opts.catalog is not None else Catalog()
         current = None   # the catalog after the DDL of the files before (None: none yet)
@@ -72,16 +70,11 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
                     except UnsupportedDDL:
                         pass  # the file's own reading reported it
             summaries.extend(summaries_i)
-            if store is not None and not isinstance(cols, FactColumns):
-                facts = [f for _, c in store.chunks() for f in _numbered(c, -1, keep=True)]
-                store.close()
-                store = None
-            if store is not None:
-                cols.file_idx[:] = array("q", [i]) * len(cols)
-                store.add(cols)
-            else:
-                facts.extend(_numbered(cols, i))
-    return FactsRead(store if store is not None else facts, tuple(summaries))
+            if not isinstance(cols, FactColumns):   # read by the reference
+                cols = FactColumns.of_facts(cols)
+            cols.file_idx[:] = array("q", [i]) * len(cols)
+            store.add(cols)
+    return FactsRead(store, tuple(summaries))
 
 
 __all__ = ["read_facts_parallel"]

@@ -18,8 +18,9 @@ import os
 import tempfile
 from array import array
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
-from .columns import FACT_COLUMNS, FactColumns
+from .columns import FACT_COLUMNS, MARIADB_COLUMNS, FactColumns, mariadb_commit_id
 
 #: Transactions kept in memory before the store spills (about 110 MB of columns, plus the
 #: simulation inputs cached while it has not spilled, about 56 bytes per transaction).
@@ -88,7 +89,7 @@ class FactStore(Sequence):
     def __init__(self, limit: int | None = None) -> None:
         self._limit = spill_limit() if limit is None else limit
         self._mem: list[FactColumns] = []
-        self._disk: list[tuple[int, int]] = []   # (file offset, transactions) per spilled chunk
+        self._disk: list[tuple[int, int, bool]] = []   # (file offset, transactions, MariaDB's columns) per spilled chunk
         self._file = None
         self._n = 0
         self._dbsets: list[tuple[str, ...]] = []
@@ -138,12 +139,12 @@ class FactStore(Sequence):
             local.append(ids[d])
         if local == list(range(len(local))):
             return cols
-        col = array("q", (local[k] for k in cols.dbset))
-        return FactColumns(**{name: (col if name == "dbset" else getattr(cols, name)) for name in FACT_COLUMNS},
-                           dbsets=self._dbsets)
+        return replace(cols, dbset=array("q", (local[k] for k in cols.dbset)), dbsets=self._dbsets)
 
     def _write(self, cols: FactColumns) -> None:
-        self._disk.append((self._file.append(*(getattr(cols, name).tobytes() for name in FACT_COLUMNS)), len(cols)))
+        names = cols.names()
+        self._disk.append((self._file.append(*(getattr(cols, name).tobytes() for name in names)), len(cols),
+                           len(names) > len(FACT_COLUMNS)))
 
     @property
     def spilled(self) -> bool:
@@ -159,9 +160,9 @@ class FactStore(Sequence):
                 yield offset, c if c.dbsets is self._dbsets else _with_dbsets(c, self._dbsets)
                 offset += len(c)
             return
-        for pos, n in self._disk:
+        for pos, n, mariadb in self._disk:
             cols = {}
-            for k, name in enumerate(FACT_COLUMNS):
+            for k, name in enumerate(FACT_COLUMNS + (MARIADB_COLUMNS if mariadb else ())):
                 a = array("q")
                 if names is None or name in names:
                     a.frombytes(self._file.read(pos + 8 * n * k, 8 * n, pos))
@@ -179,8 +180,9 @@ class FactStore(Sequence):
             if len(self._mem) == 1:
                 self._whole = _with_dbsets(self._mem[0], self._dbsets)
             else:
-                self._whole = FactColumns(**{name: _concat(getattr(c, name) for c in self._mem)
-                                             for name in FACT_COLUMNS}, dbsets=self._dbsets)
+                names = FACT_COLUMNS + (MARIADB_COLUMNS if any(c.commit_id is not None for c in self._mem) else ())
+                self._whole = FactColumns(**{name: _concat(_column(c, name) for c in self._mem) for name in names},
+                                          dbsets=self._dbsets)
         return self._whole
 
     def column_sum(self, name: str) -> int:
@@ -219,7 +221,13 @@ class FactStore(Sequence):
 
 
 def _with_dbsets(c: FactColumns, dbsets) -> FactColumns:
-    return FactColumns(**{name: getattr(c, name) for name in FACT_COLUMNS}, dbsets=dbsets)
+    return replace(c, dbsets=dbsets)
+
+
+def _column(c: FactColumns, name: str) -> array:
+    """Column ``name`` of ``c``; MariaDB's as zeros where ``c`` has none (no commit id, no flags)."""
+    col = getattr(c, name)
+    return array("q", bytes(8 * len(c))) if col is None else col
 
 
 def _concat(parts) -> array:
@@ -232,9 +240,11 @@ def _concat(parts) -> array:
 def _one(c: FactColumns, i: int):
     from .build import TrxFacts
 
+    m = c.mariadb[i] if c.mariadb is not None else 0
     return TrxFacts(c.file_idx[i], c.seq[i], (c.recorded[i], c.commit_order[i], c.writeset[i], c.writeset_session[i]),
                     c.commit_ts_us[i], c.inserts[i], c.updates[i], c.deletes[i], c.nbytes[i], c.dbsets[c.dbset[i]],
-                    None, 0, c.scan_rows[i], c.fk_checks[i], c.index_entries[i])
+                    mariadb_commit_id(c.commit_id[i], m) if m else None, m & 0xFF, c.scan_rows[i], c.fk_checks[i],
+                    c.index_entries[i])
 
 
 __all__ = ["DEFAULT_SPILL", "FactStore", "cache_dir", "spill_limit"]
