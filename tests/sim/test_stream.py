@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lagadvisor.sim import stream
+from lagadvisor.sim import engine, stream
 from lagadvisor.sim.build import TrxFacts
 from lagadvisor.sim.engine import ENTERED, PREFIX, SPECIFIC, SimInput, SimTrx, simulate_native, simulate_python
 from lagadvisor.sim.model import CostModel, ReplicaConfig
@@ -213,6 +213,45 @@ def test_a_mariadb_run_too_long_for_memory_spills_and_simulates_the_same(tmp_pat
             assert r.returncode == 0, r.stderr
             outs.append(r.stdout)
         assert outs[0] == outs[1], args
+
+
+@pytest.mark.skipif(engine.NATIVE is None, reason="the chunked inputs are the native engine's")
+@pytest.mark.parametrize("mode", ["database", "mariadb_conservative", "mariadb_optimistic", "mariadb_aggressive"])
+def test_the_other_modes_stream_their_input_chunk_by_chunk(mode, tmp_path, monkeypatch):
+    """The DATABASE and MariaDB modes' input, built chunk by chunk from a spilled store of a real
+    binlog's facts (the rows carried from chunk to chunk: the last group, the databases' last
+    transactions, the commit ids in flight), is the whole run's, column for column: a MariaDB
+    binlog's (read by the reference), and for DATABASE a MySQL one's on four databases (read
+    natively)."""
+    from conftest import FIXTURES
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.depgraph.read import prepare
+    from lagadvisor.kinds import ReplicaMode
+    from lagadvisor.sim.build import scheduler_input
+    from lagadvisor.sim.facts import read_facts
+
+    files = [str(FIXTURES / "mariadb_concurrent" / "mariadb-bin.000001")]
+    if mode == "database":   # five files: the native core hands their facts over one file at a time
+        files = [str(p) for p in sorted((FIXTURES / "single_rotation").iterdir()) if p.suffix[1:].isdigit()]
+    monkeypatch.setenv("LAGADVISOR_SPILL_TRANSACTIONS", "300")
+    monkeypatch.setenv("LAGADVISOR_CACHE_DIR", str(tmp_path))
+    facts = read_facts(files, ClockOptions(), prepare(files, ClockOptions())).facts
+    assert facts.spilled
+    cost, m = CostModel(), ReplicaMode(mode)
+    whole = scheduler_input(m, list(facts), "recorded", cost, 4, catch_up=False)
+    parts = list(stream._mode_chunk_inputs(facts, m, cost, 4, False))
+    assert len(parts) >= 5
+    for k, (name, typ) in enumerate([("arrival_us", "d"), ("work_us", "d"), ("nbytes", "q"), ("need", "q"),
+                                      ("need_kind", "b")]):
+        got = array(typ)
+        for p in parts:
+            got.frombytes(p[k])
+        assert got == getattr(whole, name), name
+    assert any(n != i - 1 for i, n in enumerate(whole.need))   # not a chain: the carried state matters
+    if mode != "database":
+        assert any(w != c.apply_of(x) for w, x, c in zip(whole.work_us, facts, [cost] * len(whole))) == (
+            mode != "mariadb_conservative")   # the speculative modes' retries
+    facts.close()
 
 
 def _chart_by_sorting(commit, arrival):

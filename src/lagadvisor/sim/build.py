@@ -9,7 +9,7 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import islice, repeat
 
 from ..kinds import CLOCKS, Policy, ReplicaMode
 from .engine import ENTERED, PREFIX, SPECIFIC, SimInput
@@ -80,8 +80,8 @@ def fact_rows(facts, names: tuple[str, ...]):
     from .columns import MARIADB_COLUMNS
 
     if getattr(facts, "chunks", None) is not None:
-        wanted = tuple(c for n in names for c in (MARIADB_COLUMNS if n in ("commit_id", "mariadb_flags") else
-                                                 ("dbset",) if n == "dbs" else (n,)))
+        wanted = ("seq",) + tuple(c for n in names for c in (MARIADB_COLUMNS if n in ("commit_id", "mariadb_flags")
+                                                            else ("dbset",) if n == "dbs" else (n,)))  # seq: the length
         chunks = facts.chunks(wanted)
     else:
         cols = getattr(facts, "columns", None)
@@ -205,43 +205,43 @@ def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_u
 
 def database_partitioned(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool,
                          base: Base | None = None) -> SimInput:
+    """5.6 DATABASE mode (:func:`database_needs`)."""
+    return with_needs(database_needs(facts), base or base_columns(facts, cost, catch_up=catch_up))
+
+
+def database_needs(facts):
     """5.6 DATABASE mode: transactions on different databases run in parallel; a transaction
     waits for the previous one on (any of) its databases; none or more than 16 databases is a
-    barrier (``OVER_MAX_DBS_IN_EVENT_MTS``)."""
-    needs = array("q")
-    kinds = array("b")
+    barrier (``OVER_MAX_DBS_IN_EVENT_MTS``). Each transaction's ``(need, kind, retried)``, in
+    binlog order (:func:`with_needs`)."""
     last: dict[str, int] = {}
     for i, (dbs,) in enumerate(fact_rows(facts, ("dbs",))):
         if not dbs or len(dbs) > 16:
-            needs.append(i - 1)
-            kinds.append(PREFIX)
-            last = {}
-            for d in dbs:
-                last[d] = i
+            yield i - 1, PREFIX, False
+            last = {d: i for d in dbs}
             continue
-        needs.append(max((last.get(d, -1) for d in dbs), default=-1))
-        kinds.append(SPECIFIC)
+        yield max((last.get(d, -1) for d in dbs), default=-1), SPECIFIC, False
         for d in dbs:
             last[d] = i
-    arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
-    return SimInput(arrival, work, nbytes, needs, kinds)
 
 
 def mariadb_conservative(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool,
                          base: Base | None = None) -> SimInput:
+    """MariaDB ``slave_parallel_mode=conservative`` (:func:`conservative_needs`)."""
+    return with_needs(conservative_needs(facts), base or base_columns(facts, cost, catch_up=catch_up))
+
+
+def conservative_needs(facts):
     """MariaDB ``slave_parallel_mode=conservative``: a group commit (same commit_id) applies in
     parallel; the next group starts once the previous one has started to commit
-    (rpl_parallel.cc ``rpl_parallel::do_event``)."""
-    needs = array("q")
+    (rpl_parallel.cc ``rpl_parallel::do_event``). ``(need, kind, retried)`` as :func:`database_needs`."""
     prev_group_last = -1
     prev_cid: object = object()
     for i, (cid,) in enumerate(fact_rows(facts, ("commit_id",))):
         if cid is None or cid != prev_cid:
             prev_group_last = i - 1
         prev_cid = cid
-        needs.append(prev_group_last)
-    arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
-    return SimInput(arrival, work, nbytes, needs, array("b", [ENTERED]) * len(facts))
+        yield prev_group_last, ENTERED, False
 
 
 # MariaDB Gtid_log_event flags2 (log_event.h)
@@ -254,6 +254,12 @@ RETRY_WASTE = 0.5
 
 def mariadb_speculative(facts: list[TrxFacts], cost: CostModel, workers: int, *, aggressive: bool,
                         catch_up: bool, base: Base | None = None) -> SimInput:
+    """MariaDB ``optimistic`` and ``aggressive`` (:func:`speculative_needs`)."""
+    return with_needs(speculative_needs(facts, workers, aggressive),
+                      base or base_columns(facts, cost, catch_up=catch_up))
+
+
+def speculative_needs(facts, workers: int, aggressive: bool):
     """MariaDB ``slave_parallel_mode=optimistic`` (the default since 10.5) and ``aggressive``
     (rpl_parallel.cc ``rpl_parallel::do_event``, speculation modes): transactional event groups
     start at once, in parallel, and commit in order. A transaction waits for every earlier one
@@ -263,14 +269,11 @@ def mariadb_speculative(facts: list[TrxFacts], cost: CostModel, workers: int, *,
     A speculative transaction that conflicts with an earlier one still in flight (its row is in
     the earlier one's writeset: the re-derived WRITESET clock names the latest such transaction)
     is killed and retried once that one has committed: it waits for it, and pays
-    :data:`RETRY_WASTE` of its work again. Workers hold a transaction until it commits and
+    :data:`RETRY_WASTE` of its work again (``retried``). Workers hold a transaction until it commits and
     commits are in order, so when transaction ``i`` starts everything up to ``i - workers`` has
-    committed: only conflicts with the ``workers - 1`` before it can be in flight."""
+    committed: only conflicts with the ``workers - 1`` before it can be in flight.
+    ``(need, kind, retried)`` as :func:`database_needs`."""
     k = CLOCKS.index(Policy.WRITESET)
-    arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
-    work = array("d", work)
-    needs = array("q", bytes(8 * len(facts)))
-    kinds = array("b", bytes(len(facts)))
     prev_file, seg_start = -1, 0
     recent: deque = deque(maxlen=max(workers, 1))   # the commit ids of the transactions just before
     rows = fact_rows(facts, ("mariadb_flags", "file_idx", "seq", _CLOCK_COLUMNS[k], "commit_id"))
@@ -281,14 +284,40 @@ def mariadb_speculative(facts: list[TrxFacts], cost: CostModel, workers: int, *,
         serial = (flags & FL_DDL or not flags & FL_TRANSACTIONAL or not flags & FL_ALLOW_PARALLEL
                   or (not aggressive and flags & FL_WAITED))
         if serial or i == 0:
-            needs[i], kinds[i] = i - 1, PREFIX
+            yield i - 1, PREFIX, False
         else:
             j = max(seg_start - 1, i - (seq - lc)) if 0 < lc < seq else i - 1
-            needs[i], kinds[i] = j, SPECIFIC
-            if j >= 0 and i - j < max(workers, 1) and recent[j - i] != cid:
-                work[i] += RETRY_WASTE * work[i]
+            yield j, SPECIFIC, j >= 0 and i - j < max(workers, 1) and recent[j - i] != cid
         recent.append(cid)
-    return SimInput(arrival, work, nbytes, needs, kinds)
+
+
+def with_needs(rows, base: Base) -> SimInput:
+    """The engine's input from a mode's ``(need, kind, retried)`` rows and the base columns."""
+    arrival, work, nbytes = base
+    work = array("d", work)
+    return SimInput(arrival, work, nbytes, *take_needs(rows, len(work), work))
+
+
+def take_needs(rows, n: int, work: array) -> tuple[array, array]:
+    """The next ``n`` of a mode's ``(need, kind, retried)`` rows as the need and kind columns;
+    a retried transaction's ``work`` (the same ``n``, in place) grows by :data:`RETRY_WASTE`."""
+    needs, kinds = array("q"), array("b")
+    for i, (need, kind, retried) in enumerate(islice(rows, n)):
+        needs.append(need)
+        kinds.append(kind)
+        if retried:
+            work[i] += RETRY_WASTE * work[i]
+    return needs, kinds
+
+
+def mode_needs(mode: ReplicaMode, facts, workers: int):
+    """The ``(need, kind, retried)`` rows of a mode other than ``logical_clock``, in binlog order
+    (a generator: ``sim.stream`` takes them chunk by chunk)."""
+    if mode == ReplicaMode.DATABASE:
+        return database_needs(facts)
+    if mode == ReplicaMode.MARIADB_CONSERVATIVE:
+        return conservative_needs(facts)
+    return speculative_needs(facts, workers, mode == ReplicaMode.MARIADB_AGGRESSIVE)
 
 
 def scheduler_input(mode: ReplicaMode, facts: list[TrxFacts], clock: Policy, cost: CostModel, workers: int, *,

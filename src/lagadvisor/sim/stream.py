@@ -99,13 +99,14 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
     scost, f, b, m, spread = engine.native_work_args(cfg, cost)
     sim = native.StreamSim(cfg, scost, f, b, m, exact_lags(), threshold_s * 1e6, int(window_s * 1_000_000), origin_us,
                            list(spread))
-    chunks = chunks_of(facts) if cfg.mode == ReplicaMode.LOGICAL_CLOCK else None
-    if chunks is None:  # a reference read, or a mode whose input needs the whole run at once
+    if chunks_of(facts) is None:  # facts as TrxFacts: the whole input at once
         inp = scheduler_input(cfg.mode, facts, clock, cost, cfg.workers, catch_up=catch_up)
         sim.feed(inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
                  inp.need_kind.tobytes(), True)
     else:
-        for a, wk, nb, needs, kinds in _chunk_inputs(facts, clock, cost, catch_up):
+        inputs = (_chunk_inputs(facts, clock, cost, catch_up) if cfg.mode == ReplicaMode.LOGICAL_CLOCK
+                  else _mode_chunk_inputs(facts, cfg.mode, cost, cfg.workers, catch_up))
+        for a, wk, nb, needs, kinds in inputs:
             sim.feed(a, wk, nb, needs, kinds, False)
     apply_us, busy, dep, wwait, flushes, n, exact, approx = sim.finish()
     s = SimSummary(max(0, cfg.workers), apply_us, busy, dep, wwait, flushes, n)
@@ -153,6 +154,27 @@ def _chunk_inputs(facts, clock: str, cost: CostModel, catch_up: bool):
         yield item
     if keep:
         cache[key] = built
+
+
+def _mode_chunk_inputs(facts, mode: ReplicaMode, cost: CostModel, workers: int, catch_up: bool):
+    """As :func:`_chunk_inputs` for the DATABASE and MariaDB modes: each chunk's base columns
+    built natively, its needs taken from the mode's rows (``sim.build.mode_needs``, one pass
+    over the run beside the chunks), so memory follows the chunk here too."""
+    from .build import mode_needs, take_needs
+
+    native = engine.NATIVE
+    rows = mode_needs(mode, facts, workers)
+    first, w = first_ts_of(facts), cost.work_weights()
+    names = ("seq", "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks", "index_entries")
+    chunks = facts.chunks(names) if hasattr(facts, "chunks") else chunks_of(facts)
+    for _, c in chunks:
+        a, wk = native.sim_base_columns(c.commit_ts_us.tobytes(), c.inserts.tobytes(), c.updates.tobytes(),
+                                        c.deletes.tobytes(), c.nbytes.tobytes(), c.scan_rows.tobytes(),
+                                        c.fk_checks.tobytes(), c.index_entries.tobytes(), w, catch_up, first)
+        work = array("d")
+        work.frombytes(wk)
+        needs, kinds = take_needs(rows, len(work), work)
+        yield a, work.tobytes(), c.nbytes.tobytes(), needs.tobytes(), kinds.tobytes()
 
 
 def _exact_stats(s: SimSummary, commit: array, arrival: array, threshold_s: float, window_s: float,
