@@ -47,6 +47,31 @@ class TrxFacts:
     index_entries: int = 0              # secondary index entries it writes (writeset.extract.index_entry_count)
 
 
+#: The optional columns of MariaDB's fields (``sim.columns.FactColumns.of_facts``), after ``FACT_COLUMNS``;
+#: here, below the columns module, so that ``fact_rows`` reads them without importing it.
+MARIADB_COLUMNS = ("commit_id", "mariadb")
+#: ``mariadb``'s bit saying the transaction has a ``commit_id`` (the low byte is its GTID's flags2).
+HAS_COMMIT_ID = 0x100
+
+
+def mariadb_column_values(commit_id: int | None, flags: int) -> tuple[int, int]:
+    """(``commit_id`` column, ``mariadb`` column) of one transaction: the commit id as a signed
+    64-bit value (the event's u64, two's complement), and its GTID flags2 with
+    :data:`HAS_COMMIT_ID` when there is one."""
+    if not 0 <= flags <= 0xFF:
+        raise ValueError(f"MariaDB GTID flags2 {flags} is not one byte")
+    if commit_id is None:
+        return 0, flags
+    return commit_id - (1 << 64) if commit_id >= 1 << 63 else commit_id, flags | HAS_COMMIT_ID
+
+
+def mariadb_commit_id(value: int, mariadb: int) -> int | None:
+    """The ``commit_id`` that :func:`mariadb_column_values` stored."""
+    if not mariadb & HAS_COMMIT_ID:
+        return None
+    return value + (1 << 64) if value < 0 else value
+
+
 Base = tuple[array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('q')
 
 
@@ -77,8 +102,6 @@ def fact_rows(facts, names: tuple[str, ...]):
     ``names`` (a clock by its column: ``recorded``, ``commit_order``, ``writeset``,
     ``writeset_session``): from the columns when the facts are columns (a ``FactStore`` chunk by
     chunk, reading only those), without building a ``TrxFacts`` per transaction."""
-    from .columns import MARIADB_COLUMNS
-
     if getattr(facts, "chunks", None) is not None:
         wanted = ("seq",) + tuple(c for n in names for c in (MARIADB_COLUMNS if n in ("commit_id", "mariadb_flags")
                                                             else ("dbset",) if n == "dbs" else (n,)))  # seq: the length
@@ -98,8 +121,6 @@ def fact_rows(facts, names: tuple[str, ...]):
 
 def _column_values(c, name: str):
     """Fact ``name`` of every transaction of columns ``c`` (:func:`fact_rows`)."""
-    from .columns import mariadb_commit_id
-
     if name == "dbs":
         return [c.dbsets[k] for k in c.dbset]
     if name in ("commit_id", "mariadb_flags"):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..kinds import CLOCKS
 
-from .build import TrxFacts
+from .build import MARIADB_COLUMNS, TrxFacts, mariadb_column_values, mariadb_commit_id
 
 if TYPE_CHECKING:
     from ..native.results import NativeFacts
@@ -100,30 +100,6 @@ class FactColumns:
         return FACT_COLUMNS + (MARIADB_COLUMNS if self.commit_id is not None else ())
 
 
-#: The optional columns of MariaDB's fields (:meth:`FactColumns.of_facts`), after :data:`FACT_COLUMNS`.
-MARIADB_COLUMNS = ("commit_id", "mariadb")
-#: ``mariadb``'s bit saying the transaction has a ``commit_id`` (the low byte is its GTID's flags2).
-HAS_COMMIT_ID = 0x100
-
-
-def mariadb_column_values(commit_id: int | None, flags: int) -> tuple[int, int]:
-    """(``commit_id`` column, ``mariadb`` column) of one transaction: the commit id as a signed
-    64-bit value (the event's u64, two's complement), and its GTID flags2 with
-    :data:`HAS_COMMIT_ID` when there is one."""
-    if not 0 <= flags <= 0xFF:
-        raise ValueError(f"MariaDB GTID flags2 {flags} is not one byte")
-    if commit_id is None:
-        return 0, flags
-    return commit_id - (1 << 64) if commit_id >= 1 << 63 else commit_id, flags | HAS_COMMIT_ID
-
-
-def mariadb_commit_id(value: int, mariadb: int) -> int | None:
-    """The ``commit_id`` that :func:`mariadb_column_values` stored."""
-    if not mariadb & HAS_COMMIT_ID:
-        return None
-    return value + (1 << 64) if value < 0 else value
-
-
 class FactList(Sequence):
     """The facts of a run read natively: a read-only sequence of ``TrxFacts`` built only when
     something reads them one by one, over the columns they come from (``columns``), which the
@@ -159,4 +135,4 @@ class FactList(Sequence):
         return f"FactList({len(self)} transactions)"
 
 
-__all__ = ["FACT_COLUMNS", "MARIADB_COLUMNS", "FactColumns", "FactList"]
+__all__ = ["FACT_COLUMNS", "MARIADB_COLUMNS", "FactColumns", "FactList", "mariadb_commit_id"]
