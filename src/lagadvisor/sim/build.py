@@ -65,11 +65,31 @@ def mariadb_column_values(commit_id: int | None, flags: int) -> tuple[int, int]:
     return commit_id - (1 << 64) if commit_id >= 1 << 63 else commit_id, flags | HAS_COMMIT_ID
 
 
-def mariadb_commit_id(value: int, mariadb: int) -> int | None:
-    """The ``commit_id`` that :func:`mariadb_column_values` stored."""
+def mariadb_fields(value: int, mariadb: int) -> tuple[int | None, int]:
+    """The ``(commit_id, mariadb_flags)`` that :func:`mariadb_column_values` stored."""
     if not mariadb & HAS_COMMIT_ID:
-        return None
-    return value + (1 << 64) if value < 0 else value
+        return None, mariadb & 0xFF
+    return value + (1 << 64) if value < 0 else value, mariadb & 0xFF
+
+
+def mariadb_columns(c) -> tuple:
+    """Every transaction's ``commit_id`` and ``mariadb_flags`` of fact columns ``c``
+    (``sim.columns.FactColumns``): as stored, or None and 0 where it has no MariaDB columns."""
+    if c.commit_id is None:
+        return repeat(None, len(c)), repeat(0, len(c))
+    pairs = [mariadb_fields(v, m) for v, m in zip(c.commit_id, c.mariadb)]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+#: The fact columns the engine's base columns are built from (:func:`native_base`), in its order.
+BASE_COLUMNS = ("commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks", "index_entries")
+
+
+def native_base(native, c, weights: tuple[float, ...], catch_up: bool, first: int | None = None) -> tuple[bytes, bytes]:
+    """The native core's arrival and work columns (bytes of ``array('d')``) of fact columns ``c``
+    (``sim_base_columns``, the float operations of :meth:`CostModel.apply_us`); ``first``: the
+    run's earliest commit time when ``c`` is one chunk of it."""
+    return native.sim_base_columns(*(getattr(c, n).tobytes() for n in BASE_COLUMNS), weights, catch_up, first)
 
 
 Base = tuple[array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('q')
@@ -115,20 +135,19 @@ def fact_rows(facts, names: tuple[str, ...]):
         for f in facts:
             yield tuple(g(f) for g in get)
         return
+    mariadb = {"commit_id", "mariadb_flags"}.intersection(names)
     for _, c in chunks:
-        yield from zip(*(_column_values(c, n) for n in names))
+        fields = mariadb_columns(c) if mariadb else None
+        yield from zip(*(_column_values(c, n, fields) for n in names))
 
 
-def _column_values(c, name: str):
-    """Fact ``name`` of every transaction of columns ``c`` (:func:`fact_rows`)."""
+def _column_values(c, name: str, mariadb):
+    """Fact ``name`` of every transaction of columns ``c`` (:func:`fact_rows`; ``mariadb``: its
+    :func:`mariadb_columns`)."""
     if name == "dbs":
         return [c.dbsets[k] for k in c.dbset]
     if name in ("commit_id", "mariadb_flags"):
-        if c.commit_id is None:
-            return repeat(None if name == "commit_id" else 0, len(c))
-        if name == "mariadb_flags":
-            return [m & 0xFF for m in c.mariadb]
-        return [mariadb_commit_id(v, m) for v, m in zip(c.commit_id, c.mariadb)]
+        return mariadb[name == "mariadb_flags"]
     return getattr(c, name)
 
 
@@ -158,10 +177,7 @@ def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> B
     the fact columns when there are some: the same float operations)."""
     cols, native = _native_columns(facts)
     if cols is not None:
-        a, w = native.sim_base_columns(cols.commit_ts_us.tobytes(), cols.inserts.tobytes(), cols.updates.tobytes(),
-                                       cols.deletes.tobytes(), cols.nbytes.tobytes(), cols.scan_rows.tobytes(),
-                                       cols.fk_checks.tobytes(), cols.index_entries.tobytes(),
-                                       cost.work_weights(), catch_up)
+        a, w = native_base(native, cols, cost.work_weights(), catch_up)
         arrival, work = array("d"), array("d")
         arrival.frombytes(a)
         work.frombytes(w)
@@ -170,13 +186,9 @@ def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> B
 
     if getattr(facts, "chunks", None) is not None and NATIVE is not None:   # a spilled store, chunk by chunk
         arrival, work, nbytes = array("d"), array("d"), array("q")
-        first = first_commit_ts(facts)
-        for _, c in facts.chunks(("commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks",
-                                  "index_entries")):
-            a, w = NATIVE.sim_base_columns(c.commit_ts_us.tobytes(), c.inserts.tobytes(), c.updates.tobytes(),
-                                           c.deletes.tobytes(), c.nbytes.tobytes(), c.scan_rows.tobytes(),
-                                           c.fk_checks.tobytes(), c.index_entries.tobytes(), cost.work_weights(),
-                                           catch_up, first)
+        first, weights = first_commit_ts(facts), cost.work_weights()
+        for _, c in facts.chunks(BASE_COLUMNS):
+            a, w = native_base(NATIVE, c, weights, catch_up, first)
             arrival.frombytes(a)
             work.frombytes(w)
             nbytes.extend(c.nbytes)

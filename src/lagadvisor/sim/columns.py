@@ -6,12 +6,11 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import TYPE_CHECKING
 
 from ..kinds import CLOCKS
 
-from .build import MARIADB_COLUMNS, TrxFacts, mariadb_column_values, mariadb_commit_id
+from .build import MARIADB_COLUMNS, TrxFacts, mariadb_column_values, mariadb_columns
 
 if TYPE_CHECKING:
     from ..native.results import NativeFacts
@@ -86,11 +85,7 @@ class FactColumns:
     def build(self) -> list[TrxFacts]:
         """One ``TrxFacts`` per transaction."""
         dbsets = self.dbsets
-        if self.commit_id is None:
-            cids, flags = repeat(None), repeat(0)
-        else:
-            cids = [mariadb_commit_id(c, m) for c, m in zip(self.commit_id, self.mariadb)]
-            flags = [m & 0xFF for m in self.mariadb]
+        cids, flags = mariadb_columns(self)
         return [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], cid, fl, scan, fk, ie)
                 for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan, fk, ie, cid, fl
                 in zip(*(getattr(self, name) for name in FACT_COLUMNS), cids, flags)]
@@ -135,4 +130,4 @@ class FactList(Sequence):
         return f"FactList({len(self)} transactions)"
 
 
-__all__ = ["FACT_COLUMNS", "MARIADB_COLUMNS", "FactColumns", "FactList", "mariadb_commit_id"]
+__all__ = ["FACT_COLUMNS", "MARIADB_COLUMNS", "FactColumns", "FactList"]

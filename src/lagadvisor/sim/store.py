@@ -20,7 +20,8 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from .columns import FACT_COLUMNS, MARIADB_COLUMNS, FactColumns, mariadb_commit_id
+from .build import MARIADB_COLUMNS, mariadb_fields
+from .columns import FACT_COLUMNS, FactColumns
 
 #: Transactions kept in memory before the store spills (about 110 MB of columns, plus the
 #: simulation inputs cached while it has not spilled, about 56 bytes per transaction).
@@ -240,11 +241,10 @@ def _concat(parts) -> array:
 def _one(c: FactColumns, i: int):
     from .build import TrxFacts
 
-    m = c.mariadb[i] if c.mariadb is not None else 0
+    cid, flags = mariadb_fields(c.commit_id[i], c.mariadb[i]) if c.mariadb is not None else (None, 0)
     return TrxFacts(c.file_idx[i], c.seq[i], (c.recorded[i], c.commit_order[i], c.writeset[i], c.writeset_session[i]),
                     c.commit_ts_us[i], c.inserts[i], c.updates[i], c.deletes[i], c.nbytes[i], c.dbsets[c.dbset[i]],
-                    mariadb_commit_id(c.commit_id[i], m) if m else None, m & 0xFF, c.scan_rows[i], c.fk_checks[i],
-                    c.index_entries[i])
+                    cid, flags, c.scan_rows[i], c.fk_checks[i], c.index_entries[i])
 
 
 __all__ = ["DEFAULT_SPILL", "FactStore", "cache_dir", "spill_limit"]

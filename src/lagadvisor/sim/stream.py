@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ..kinds import Applier, ReplicaMode
 from . import engine
-from .build import WORKER_DEPENDENT, base_columns, scheduler_input
+from .build import BASE_COLUMNS, WORKER_DEPENDENT, base_columns, native_base, scheduler_input
 from .model import CostModel, ReplicaConfig
 from .windows import LagWindow, lag_windows
 
@@ -137,15 +137,12 @@ def _chunk_inputs(facts, clock: str, cost: CostModel, catch_up: bool):
     if keep and key in cache:
         yield from cache[key]
         return
-    names = ("file_idx", "seq", col, "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks",
-             "index_entries")
+    names = ("file_idx", "seq", col, *BASE_COLUMNS)
     chunks = facts.chunks(names) if hasattr(facts, "chunks") else chunks_of(facts)
     built = []
     state = (-1, 0, 0)
     for off, c in chunks:
-        a, wk = native.sim_base_columns(c.commit_ts_us.tobytes(), c.inserts.tobytes(), c.updates.tobytes(),
-                                        c.deletes.tobytes(), c.nbytes.tobytes(), c.scan_rows.tobytes(),
-                                        c.fk_checks.tobytes(), c.index_entries.tobytes(), w, catch_up, first)
+        a, wk = native_base(native, c, w, catch_up, first)
         needs, state = native.sim_clock_needs(c.file_idx.tobytes(), c.seq.tobytes(), getattr(c, col).tobytes(),
                                               off, state)
         item = (a, wk, c.nbytes.tobytes(), needs, bytes(len(c)))
@@ -165,12 +162,9 @@ def _mode_chunk_inputs(facts, mode: ReplicaMode, cost: CostModel, workers: int, 
     native = engine.NATIVE
     rows = mode_needs(mode, facts, workers)
     first, w = first_ts_of(facts), cost.work_weights()
-    names = ("seq", "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks", "index_entries")
-    chunks = facts.chunks(names) if hasattr(facts, "chunks") else chunks_of(facts)
+    chunks = facts.chunks(("seq", *BASE_COLUMNS)) if hasattr(facts, "chunks") else chunks_of(facts)
     for _, c in chunks:
-        a, wk = native.sim_base_columns(c.commit_ts_us.tobytes(), c.inserts.tobytes(), c.updates.tobytes(),
-                                        c.deletes.tobytes(), c.nbytes.tobytes(), c.scan_rows.tobytes(),
-                                        c.fk_checks.tobytes(), c.index_entries.tobytes(), w, catch_up, first)
+        a, wk = native_base(native, c, w, catch_up, first)
         work = array("d")
         work.frombytes(wk)
         needs, kinds = take_needs(rows, len(work), work)
