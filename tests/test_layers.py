@@ -35,7 +35,7 @@ LAYERS = [("cli", "__main__", "commands"), ("fleet",), ("report", "advise"), ("a
 #: input-path resolver) imports only ``errors``; the commands and ``fleet`` use it. ``native.loader``
 #: (the one import of ``lagadvisor._native``) imports nothing of lagadvisor: binlog and sim use it.
 #: ``connection`` and ``tls`` were shared modules before issue 37; they are ``server``'s now.
-SHARED = {"errors", "versions", "kinds", "native.loader", "inputs"}
+SHARED = {"errors", "versions", "kinds", "native.loader", "inputs", "cpus"}
 #: The database drivers: imported under ``server`` alone.
 DRIVERS = ("mysql", "pymysql", "pymysqlreplication")
 #: Known debt, to be paid (issue 21): an edge here is tolerated, a new one is not. Paid (issue 14

@@ -16,6 +16,7 @@ import oracle
 import pytest
 from conftest import need, source_and_replica
 from lagadvisor.binlog import read_transactions
+from lagadvisor.cpus import usable_cpus
 
 
 def _workload(seed: int, n: int, one_shape: bool = False, chain: float = 0.0) -> str:
@@ -186,17 +187,17 @@ def test_one_shape_catch_up_scales_the_base_model(tmp_path):
         cal = _lagadvisor("calibrate", "--relaxed", "-o", str(model), *replica_files)
         fitted = json.loads(model.read_text())
         assert "scaled by one factor" in cal.stderr, cal.stderr
-        assert f"assumed {os.cpu_count()}, this machine's" in cal.stderr, cal.stderr
+        assert f"assumed {usable_cpus()}, this machine's" in cal.stderr, cal.stderr
         given = _lagadvisor("calibrate", "--relaxed", "--cores", "2", "-o", str(tmp_path / "c2.json"), *replica_files)
         assert "were not given" not in given.stderr
-        assert json.loads((tmp_path / "c2.json").read_text())["cores"] == 2 and fitted["cores"] == os.cpu_count()
+        assert json.loads((tmp_path / "c2.json").read_text())["cores"] == 2 and fitted["cores"] == usable_cpus()
         # the model file says where it was measured: the replica's server (its binlog's
         # FORMAT_DESCRIPTION_EVENT), its files, what was fitted, and whether the cores were given
         where = fitted["measured_on"]
         assert re.match(rf"{re.escape(os.path.basename(replica_files[0]))}( to \S+)?, the binlog of a MySQL "
                         rf"9\.\d+\.\d+\S* replica: [\d,]+ commits behind the source, 1 worker, relaxed; ", where), where
         assert ", 1 worker, relaxed; " in where and where.endswith(
-            f"; {os.cpu_count()} cores (assumed: the calibrating machine's, --cores not given)"), where
+            f"; {usable_cpus()} cores (assumed: the calibrating machine's, --cores not given)"), where
         assert json.loads((tmp_path / "c2.json").read_text())["measured_on"].endswith(", 1 worker, relaxed; 2 cores")
         assert fitted["calibrated_workers"] == 1
         from lagadvisor.sim.model import CostModel

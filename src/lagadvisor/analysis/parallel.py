@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import copy
 import heapq
-import os
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from multiprocessing import get_context
 
+from ..cpus import usable_cpus
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions
 from ..depgraph.read import prepare
@@ -135,7 +135,7 @@ def _ddl_catalogs(paths: list[str], parts: list[Analysis], opts: ClockOptions) -
 def analyze_parallel(paths: list[str], options: ClockOptions | None, jobs: int) -> Analysis:
     paths = list(paths)
     options = options or ClockOptions()
-    jobs = min(jobs or os.cpu_count() or 1, len(paths))
+    jobs = min(jobs or usable_cpus(), len(paths))
     if jobs <= 1 or len(set(paths)) != len(paths):
         return analyze(paths, options)
     run = prepare(paths, options)  # one verdict on the written policy for every file

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from enum import Enum
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 
+from ..cpus import usable_cpus
 from ..errors import LagAdvisorError
 from .common import Progress, cost_model as cost_model_of, fail, read_inputs, warn
 from .options import (ClockArgs, CoresOpt, CostModelOpt, FilesArg, FromOpt, OutputFormat, ProgressOpt, ServerArgs,
@@ -83,7 +83,7 @@ def advise(
         settings = settings_from_server(inp.server) if inp.server is not None else None
         with Progress(inp.files, progress) as bar:
             advice = run(inp.files, inp.options, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t),
-                         window_s=window_s, on_progress=bar.on_progress, jobs=jobs or os.cpu_count() or 1,
+                         window_s=window_s, on_progress=bar.on_progress, jobs=jobs or usable_cpus(),
                          target_version=target, current_version=current, given=given,
                          cores_given=cores is not None)
         if html:

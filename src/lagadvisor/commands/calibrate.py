@@ -3,11 +3,11 @@ replica (read-only)."""
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Optional
 
 import typer
 
+from ..cpus import usable_cpus
 from ..errors import LagAdvisorError
 from .common import Progress, err_console, fail, input_files, output_path, pymysql_settings_of, server_options, warn, \
     write_output
@@ -73,7 +73,7 @@ def calibrate(
         output_path(output, files)
         with Progress(files, True) as bar:
             result = fit(files, durable=durable, base=CostModel.from_file(base) if base else None,
-                         cores=cores or os.cpu_count() or 1, redo_share=redo_share,
+                         cores=cores or usable_cpus(), redo_share=redo_share,
                          on_transaction=bar.on_transaction, on_progress=bar.on_progress, workers=workers)
     except LagAdvisorError as err:
         raise fail(err) from None
@@ -138,7 +138,7 @@ def _assumed_cores(workers: int) -> None:
     replica's cores decide how its workers' CPU overlaps, so a fit of several workers under the
     wrong count misplaces the costs). ``workers`` 0: calibrate --host, whose replica may run on
     another host."""
-    n = os.cpu_count() or 1
+    n = usable_cpus()
     if workers >= 2:
         why = f"; a fit of {workers} workers depends on them: give the replica's --cores"
     elif workers == 0:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 
+from ..cpus import usable_cpus
 from ..errors import ConfigError, LagAdvisorError
 from ..kinds import Applier, Policy, ReplicaMode
 from .common import Progress, cost_model as cost_model_of, fail, finite, int_list, read_inputs, read_warnings
@@ -104,7 +104,7 @@ def simulate(
             window_s = window_for(facts, parse_window(window))
             cells = len(pols) * (len(set(wl)) + (1 if wl and wl[0] != 1 else 0))
             rows = sweep(facts, pols, wl, cfg, cost, catch_up=catch_up, threshold_s=lag_threshold,
-                         window_s=window_s, jobs=jobs or os.cpu_count() or 1,
+                         window_s=window_s, jobs=jobs or usable_cpus(),
                          on_cell=bar.steps("simulating", cells))
         if mode.mariadb:
             for r in rows:  # one row per worker count, named by the mode that schedules it

@@ -9,11 +9,11 @@ simulation). Dask retries a task whose worker died on another worker (the schedu
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from dataclasses import dataclass, field
 
+from ..cpus import usable_cpus
 from ..errors import ConfigError
 from .tasks import ServerJob, ServerResult, advise_server, map_on_cluster, read_part, remove_cache, verdict
 
@@ -46,7 +46,7 @@ def connect(scheduler: str | None, workers: int | None):
         return client, None
     import dask
 
-    n = workers or os.cpu_count() or 1
+    n = workers or usable_cpus()
     # The workers' statistical profiler holds sampled frames and frees them on the event loop's
     # thread; a native reader object (PyO3, bound to the thread that made it) freed there is
     # reported and leaked. Off (the nanny hands this config to its worker process).

@@ -14,11 +14,11 @@ Sources: storage/perfschema (pfs_events_transactions.cc), sql/rpl_rli_pdb.cc (wo
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 
 from ..binlog import FileSummary
+from ..cpus import usable_cpus
 from ..errors import ConfigError
 from ..sim.live import COMMIT_STAGE, DEPENDENCY_STAGE, FsyncTotals, LiveCalibration, LiveSample, fit_live
 from ..sim.model import CostModel
@@ -234,7 +234,7 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
         raise ConfigError(f"reading the replica failed: {err.args[-1] if err.args else err}") from None
     finally:
         conn.close()
-    chosen = cores or (shown.cores if shown is not None else None) or os.cpu_count() or 1
+    chosen = cores or (shown.cores if shown is not None else None) or usable_cpus()
     result = fit_live(_sample(settings, watch, window_s), base=base, cores=chosen)
     result.evidence["cores"] = {"cores": chosen,
                                 "from": "--cores" if cores else "server" if shown is not None else "assumed",

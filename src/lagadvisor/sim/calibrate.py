@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..binlog import FileSummary
 from ..binlog.framing import version_tuple
+from ..cpus import usable_cpus
 from ..errors import ConfigError
 from ..kinds import CommitOrderInput, Policy
 from .model import CostModel, one_line, workers_text
@@ -730,7 +731,7 @@ class _grid_threads:
     def __enter__(self):
         from .engine import NATIVE
 
-        n = self.threads or (min(8, os.cpu_count() or 1) if NATIVE is not None else 1)
+        n = self.threads or (min(8, usable_cpus()) if NATIVE is not None else 1)
         if n <= 1:
             self.pool = None
             return lambda loss, grid: [(loss(p), p) for p in grid]

@@ -12,12 +12,12 @@ equals the sequential read fact for fact (tested).
 from __future__ import annotations
 
 import copy
-import os
 from array import array
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from multiprocessing import get_context
 
+from ..cpus import usable_cpus
 from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.read import prepare
 from .build import TrxFacts
@@ -46,7 +46,7 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
     from ..schema.model import Catalog
 
     paths = list(paths)
-    jobs = min(jobs or os.cpu_count() or 1, len(paths))
+    jobs = min(jobs or usable_cpus(), len(paths))
     if jobs <= 1:
         return read_facts(paths, options, run)
     opts = replace(options, written=run.written, history_size=run.history_size, commit_order=run.commit_order)
