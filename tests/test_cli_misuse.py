@@ -76,6 +76,10 @@ B = str(BINLOG)
 
 #: (id, arguments, words the one line must hold)
 MISUSE = [
+    # an OverflowError traceback in the native core before
+    ("start-position-beyond-64-bits", ["simulate", "--start-position", "9" * 26, B], ["--start-position", "byte offset"]),
+    ("stop-position-beyond-64-bits", ["analyze", "--stop-position", "9" * 20, B], ["--stop-position", "byte offset"]),
+    ("graph-range-beyond-64-bits", ["graph", "--range", "0:" + "9" * 23, B], ["--range"]),
     ("workers-empty-item", ["simulate", "--workers", "1,,2", B], ["--workers", "item 2 of 3 is empty"]),
     ("workers-trailing-comma", ["simulate", "--workers", "4,", B], ["--workers", "empty"]),
     ("workers-not-a-number", ["simulate", "--workers", "four", B], ["--workers"]),
@@ -147,7 +151,27 @@ def test_output_paths(tmp_path):
 
 
 def test_graph_writes_to_a_bad_path_in_one_line(tmp_path):
-    one_line_error(["graph", "--graphml", str(tmp_path / "missing" / "g.graphml"), B], "cannot write the graph")
+    one_line_error(["graph", "--graphml", str(tmp_path / "missing" / "g.graphml"), B], "--graphml", "does not exist")
+    one_line_error(["graph", "--dot", "/proc/lagadvisor-test.dot", B], "--dot", "cannot write the graph")
+
+
+@pytest.mark.parametrize("option", [["advise", "--html"], ["graph", "--graphml"], ["graph", "--dot"]])
+def test_reports_never_overwrite_an_input(tmp_path, option):
+    """advise --html and graph --graphml/--dot named the binlog they read: it was replaced by the
+    report. Refused before reading, as -o is, and the file is untouched."""
+    copy = tmp_path / "binlog.000001"
+    shutil.copy(BINLOG, copy)
+    one_line_error([*option, str(copy), str(copy)], option[1], "is the input file")
+    assert copy.read_bytes() == BINLOG.read_bytes()
+
+
+def test_dot_is_written_where_it_is_named(tmp_path):
+    """--dot PATH writes PATH itself (it wrote PATH.dot when the name had no .dot/.gv)."""
+    target = tmp_path / "deps.txt"
+    code, _, err = run("graph", "--range", "0:50", "--dot", str(target), B)
+    assert code == 0, err
+    assert target.read_text(encoding="utf-8").startswith("digraph dependencies {")
+    assert not (tmp_path / "deps.txt.dot").exists()
 
 
 # -- cost models ---------------------------------------------------------------------------------
@@ -170,6 +194,9 @@ MADE_MODELS = [
     ("unknown-key", '{"insert_us": 1, "inserts_us": 2}', ["inserts_us", "unknown"]),
     ("not-json", '{"insert_us": ', ["not a cost model"]),
     ("neg-infinity", '{"commit_us": -Infinity}', ["-Infinity"]),
+    # a RecursionError and an OverflowError traceback before
+    ("nested-10000-deep", "[" * 10000 + "]" * 10000, ["nested too deeply"]),
+    ("cores-400-digits", '{"cores": ' + "9" * 400 + "}", ["cores", "400-digit integer", "4096"]),
 ]
 
 
@@ -254,3 +281,86 @@ def test_fleet_file_not_a_regular_file(tmp_path):
     fifo = tmp_path / "fleet.toml"
     os.mkfifo(fifo)
     one_line_error(["fleet", "--fleet", str(fifo)], "not a regular file")
+
+
+@pytest.mark.parametrize("option,expect", [("--stop-datetime", 0), ("--start-datetime", None)])
+def test_a_time_before_1970_reads_the_same_natively(option, expect):
+    """The native core took a stop time before 1970 (negative seconds) for no stop and read every
+    transaction, where the reference read none: an event's time is unsigned, so it is 1970."""
+    got = []
+    for native in (True, False):
+        code, out, err = run("simulate", "--format", "json", "--workers", "1", option, "1969-12-31 23:59:59", B,
+                             native=native)
+        assert code == 0, err
+        got.append(json.loads(out)["transactions"])
+    assert got[0] == got[1] and got[0] == (expect if expect is not None else got[0]) and (expect == 0 or got[0] > 0)
+
+
+# -- the output and the terminal ------------------------------------------------------------------
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_full_disk_is_one_line(fmt):
+    """ENOSPC writing stdout was an OSError traceback."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "lagadvisor", "analyze", "--no-progress", "--format", fmt, B],
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip() == "lagadvisor: error: writing the output: No space left on device"
+
+
+@pytest.mark.parametrize("command", [["analyze"], ["simulate", "--workers", "2"], ["advise"]])
+def test_a_reader_that_leaves_ends_quietly_with_0(command):
+    """``| head -1`` on text output exited 1 (rich's own broken-pipe exit); JSON exited 0."""
+    p = subprocess.Popen([sys.executable, "-m", "lagadvisor", *command, "--no-progress", B],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def test_ctrl_c_is_one_line_and_130(tmp_path):
+    """SIGINT at any moment: the command ends within seconds with "lagadvisor: interrupted" and 130
+    (or has finished: 0), never a traceback. A Ctrl-C while the native core called back into
+    Python was taken for the core giving the run back, and the reference read it all again
+    (minutes); typer's Exit(130) ended without the line; during the imports it was a traceback."""
+    import signal
+
+    rotation = sorted((FIXTURES / "single_rotation").glob("binlog.0*"))
+    files = []
+    for i in range(12):
+        for f in rotation:
+            files.append(tmp_path / f"binlog.{len(files) + 1:06d}")
+            shutil.copy(f, files[-1])
+    outcomes = []
+    for delay in (0.05, 0.3, 0.6, 0.9, 1.2):
+        p = subprocess.Popen([sys.executable, "-m", "lagadvisor", "analyze", "--no-progress", str(tmp_path)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        time.sleep(delay)
+        try:
+            os.killpg(p.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+        try:
+            err = p.communicate(timeout=10)[1].decode()
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            pytest.fail(f"still running 10 s after SIGINT at {delay} s")
+        assert "Traceback" not in err, err
+        lines = [ln for ln in err.splitlines() if not ln.startswith("lagadvisor: warning:")]
+        assert (p.returncode, lines) in ((130, ["lagadvisor: interrupted"]), (0, [])), (delay, p.returncode, err)
+        outcomes.append(p.returncode)
+    assert 130 in outcomes
+
+
+def test_a_non_utf8_path_in_the_html_report(tmp_path):
+    """A binlog under a folder whose name is not UTF-8 (bytes 0xff 0xfe): writing the HTML report
+    raised UnicodeEncodeError; the name is written with backslash escapes."""
+    odd = tmp_path / os.fsdecode(b"nu_\xff\xfe")
+    odd.mkdir()
+    shutil.copy(BINLOG, odd / "binlog.000001")
+    html = tmp_path / "report.html"
+    code, _, err = run("advise", "--no-progress", "--html", str(html), str(odd / "binlog.000001"), timeout=60)
+    assert code == 0, err
+    assert "nu_\\udcff\\udcfe" in html.read_text(encoding="utf-8")

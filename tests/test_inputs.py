@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -76,3 +77,81 @@ def test_mixed_directory_is_one_line_exit_2(logdir):
     r = CliRunner().invoke(app, ["analyze", str(logdir)])
     assert r.exit_code == 2
     assert "lagadvisor: error:" in r.output and "several logs" in r.output
+
+
+def test_numbers_past_six_digits_sort_as_numbers(tmp_path):
+    """The server numbers binlog.999999 -> binlog.1000000: by name the seven-digit files came first
+    and the run was read out of order (its lag figures wrong)."""
+    for n in (999998, 999999, 1000000, 1000001):
+        (tmp_path / f"binlog.{n}").write_bytes(b"")
+    want = [str(tmp_path / f"binlog.{n}") for n in (999998, 999999, 1000000, 1000001)]
+    assert resolve([str(tmp_path)]) == want
+    assert resolve([str(tmp_path / "binlog.*")]) == want
+
+
+def test_a_log_kept_plain_and_compressed_is_refused(logdir):
+    shutil.copy(FILES[0], str(logdir / os.path.basename(FILES[0])) + ".gz")
+    with pytest.raises(ConfigError, match="the same log twice"):
+        resolve([str(logdir)])
+
+
+def test_an_empty_index_names_no_files(logdir):
+    """An empty index read as no files at all gave an empty report and exit 0."""
+    (logdir / "binlog.index").write_text("\n")
+    with pytest.raises(ConfigError, match="names no binlog files"):
+        resolve([str(logdir)])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody (root lists any directory)")
+def test_an_unreadable_directory_is_one_line(tmp_path):
+    """os.listdir's PermissionError was a traceback in every command: resolved as nobody, in a
+    forked child (no exec: the virtualenv need not be nobody's)."""
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(dir="/tmp"))   # pytest's own folder is root's alone: nobody stops there
+    d = top / "logs"
+    d.mkdir()
+    shutil.copy(FILES[0], d / "binlog.000001")
+    d.chmod(0o311)   # others may enter, not list
+    top.chmod(0o755)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            try:
+                resolve([str(d)])
+                said = "no error"
+            except ConfigError as err:
+                said = str(err)
+            except BaseException as err:   # what the test must not see
+                said = repr(err)
+            os.write(w, said.encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        said = f.read().decode()
+    os.waitpid(pid, 0)
+    shutil.rmtree(top)
+    assert said == f"{d}: cannot list the directory: Permission denied"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "flipped"])
+def test_a_damaged_zst_is_one_line(tmp_path, damage):
+    """zstandard's ZstdError was a traceback; it is a CompressedFileError naming both offsets."""
+    zstandard = pytest.importorskip("zstandard")
+    data = bytearray(zstandard.ZstdCompressor(write_checksum=True).compress(open(FILES[0], "rb").read()))
+    if damage == "garbage":
+        data[0:4] = b"\x00\x01\x02\x03"          # not a zstd frame's magic
+    else:
+        data[-2] ^= 0xFF                        # the frame's content checksum
+    bad = tmp_path / "binlog.000001.zst"
+    bad.write_bytes(bytes(data))
+    for env in ({}, {"LAGADVISOR_PUREPYTHON": "1"}):
+        r = CliRunner().invoke(app, ["analyze", "--no-progress", str(bad)], env=env)
+        assert r.exit_code == 2, r.output
+        assert r.stderr.startswith(f"lagadvisor: error: {bad}: damaged zstd data near compressed offset "), r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1

@@ -172,7 +172,33 @@ def main() -> None:
     except BrokenPipeError:  # e.g. `lagadvisor simulate --help | head`
         _quiet_stdout()
         sys.exit(0)
+    except OSError as err:   # what no command expected: the output's disk full, a device gone
+        _quiet_stdout()
+        err_console.print(f"lagadvisor: error: {_os_error_line(err)}", soft_wrap=True)
+        sys.exit(1)
+    _flush_stdout()
+    if rv == 130:   # typer turns KeyboardInterrupt into Exit(130), which standalone_mode=False returns
+        err_console.print("lagadvisor: interrupted")
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _os_error_line(err: OSError) -> str:
+    where = f"{err.filename}: " if err.filename else "writing the output: "
+    return where + (err.strerror or str(err))
+
+
+def _flush_stdout() -> None:
+    """Write what is buffered now, so that a full disk is one line here rather than an ignored
+    exception at the interpreter's exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        sys.exit(0)
+    except OSError as err:
+        _quiet_stdout()
+        err_console.print(f"lagadvisor: error: {_os_error_line(err)}", soft_wrap=True)
+        sys.exit(1)
 
 
 def _quiet_stdout() -> None:

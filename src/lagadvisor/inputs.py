@@ -5,8 +5,9 @@ or a glob, expanded in that order into one ordered list of files, each named onc
 The rules follow the server's own listing: an index file names the files in order, relative to
 its folder (``MYSQL_BIN_LOG::find_log_pos`` reads it line by line); a directory holding exactly
 one ``.index`` file is read through it, else its ``<base>.<digits>`` files sorted (one base only:
-a directory mixing ``binlog.*`` and ``relay-bin.*`` is refused, it is ambiguous); a glob's matches
-are sorted.
+a directory mixing ``binlog.*`` and ``relay-bin.*`` is refused, it is ambiguous, and so is one
+holding a log both plain and compressed); a glob's matches are sorted, numbers as numbers
+(``binlog.999999`` before ``binlog.1000000``).
 """
 
 from __future__ import annotations
@@ -22,29 +23,61 @@ BINLOG_NAME = re.compile(r"(?P<base>.+)\.\d+(\.gz|\.zst)?$")
 
 
 def read_index(path: str) -> list[str]:
-    """The files an ``.index`` file names, in order, relative to its folder."""
+    """The files an ``.index`` file names, in order, relative to its folder; one that names none
+    is refused (the server writes at least its current file)."""
     try:
         with open(path, encoding="utf-8") as f:
             lines = [ln.strip() for ln in f if ln.strip()]
     except (OSError, UnicodeDecodeError) as err:
         why = getattr(err, "strerror", None) or "not a text file"
         raise ConfigError(f"{path}: cannot read the index file: {why}") from None
+    if not lines:
+        raise ConfigError(f"{path}: the index file names no binlog files")
     folder = os.path.dirname(path)
     return [ln if os.path.isabs(ln) else os.path.normpath(os.path.join(folder, ln)) for ln in lines]
 
 
+def log_order(path: str):
+    """Sort key of a log file: its folder, its base name, then its number as a number
+    (``binlog.999999`` before ``binlog.1000000``: the server numbers past six digits), then the
+    name; names that are not ``<base>.<digits>`` after those of their folder, by name."""
+    folder, name = os.path.split(path)
+    m = BINLOG_NAME.match(name)
+    if m is None:
+        return (folder, 1, name, 0, name)
+    digits = name[len(m.group("base")) + 1:].split(".")[0]
+    return (folder, 0, m.group("base"), int(digits), name)
+
+
+def _one_copy(folder: str, names: list[str]) -> None:
+    """A log kept both plain and compressed (``binlog.000001`` and ``binlog.000001.gz``) would be
+    read twice: refused, naming both."""
+    seen: dict[str, str] = {}
+    for n in names:
+        plain = re.sub(r"\.(gz|zst)$", "", n)
+        if plain in seen:
+            raise ConfigError(f"{folder}: holds {seen[plain]} and {n}, the same log twice; give the files "
+                              f"to read by name or a glob")
+        seen[plain] = n
+
+
 def _directory(path: str) -> list[str]:
-    names = os.listdir(path)
+    try:
+        names = os.listdir(path)
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot list the directory: {err.strerror or err}") from None
     indexes = sorted(n for n in names if n.endswith(".index") and os.path.isfile(os.path.join(path, n)))
     if len(indexes) == 1:
         return read_index(os.path.join(path, indexes[0]))
-    found = sorted(n for n in names if BINLOG_NAME.match(n) and os.path.isfile(os.path.join(path, n)))
+    found = sorted((n for n in names if BINLOG_NAME.match(n) and os.path.isfile(os.path.join(path, n))),
+                   key=log_order)
     if not found:
         raise ConfigError(f"{path}: no binlog files (name.NNNNNN) in this directory")
     bases = sorted({BINLOG_NAME.match(n).group("base") for n in found})
     if len(bases) > 1:
         raise ConfigError(f"{path}: holds several logs ({', '.join(bases)}); give one index file or a glob "
                           f"such as {os.path.join(path, bases[0] + '.*')}")
+    _one_copy(path, found)
     return [os.path.join(path, n) for n in found]
 
 
@@ -56,7 +89,7 @@ def expand(arg: str) -> list[str]:
     if arg.endswith(".index") and os.path.isfile(arg):
         return read_index(arg)
     if glob.has_magic(arg) and not os.path.exists(arg):
-        found = sorted(p for p in glob.glob(arg) if os.path.isfile(p) and not p.endswith(".index"))
+        found = sorted((p for p in glob.glob(arg) if os.path.isfile(p) and not p.endswith(".index")), key=log_order)
         if not found:
             raise ConfigError(f"{arg}: no file matches")
         return found

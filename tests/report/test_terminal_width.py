@@ -72,3 +72,17 @@ def test_commands_fit_80_columns(command, fixture, tmp_path):
     assert r.returncode in (0, 1), r.stderr  # advise exits 1 only with --fail-on
     assert "…" not in r.stdout, [ln for ln in r.stdout.splitlines() if "…" in ln]
     assert max(len(ln) for ln in r.stdout.splitlines()) <= 80
+
+
+def test_columns_zero_still_prints():
+    """COLUMNS=0 made rich print nothing, the error line included (exit 2 and an empty stderr)."""
+    from conftest import FIXTURES
+
+    binlog = FIXTURES / "single_minimal_metadata" / "binlog.000001"
+    env = dict(os.environ, COLUMNS="0")
+    ok = subprocess.run([sys.executable, "-m", "lagadvisor", "analyze", "--no-progress", str(binlog)],
+                        capture_output=True, text=True, env=env, timeout=120)
+    assert ok.returncode == 0 and "transactions" in ok.stdout, ok.stderr
+    bad = subprocess.run([sys.executable, "-m", "lagadvisor", "analyze", "--no-progress", str(binlog) + ".missing"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.startswith("lagadvisor: error: "), bad.stderr

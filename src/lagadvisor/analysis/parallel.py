@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from multiprocessing import get_context
 
+from ..binlog.scan import note_chain
 from ..cpus import usable_cpus
 from ..depgraph.clock import ClockStats
 from ..depgraph.pipeline import ClockOptions
@@ -63,6 +64,7 @@ def merge(parts: list[Analysis]) -> Analysis:
     for a in parts:
         files += a.files
         merge_totals(total, a.total)
+    note_chain([f.summary for f in files])
     ps = [a.policies for a in parts if a.policies is not None]
     if not ps:
         return Analysis(files, total, None)

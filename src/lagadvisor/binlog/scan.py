@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..errors import BinlogError, TruncatedEventError
+from ..errors import BinlogError, CompressedFileError, TruncatedEventError
 from .decoder import EventReader
 from .events import FormatDescription
 from .framing import check_magic
@@ -86,6 +86,38 @@ class FileSummary:
                              f"transactions before offset {err.offset}.")
 
 
+def _log_number(name: str) -> int | None:
+    """The number of a log file's name (``binlog.000042``, ``x/binlog.000042.gz``: 42)."""
+    base = os.path.basename(name)
+    for suffix in (".gz", ".zst"):
+        base = base[: -len(suffix)] if base.endswith(suffix) else base
+    digits = base.rsplit(".", 1)[-1]
+    return int(digits) if digits.isdigit() else None
+
+
+def note_chain(summaries) -> None:
+    """Warn, on the later file's summary, where consecutive files are not one server's chain: the
+    server closes a file with a ROTATE_EVENT naming the next (``MYSQL_BIN_LOG::new_file_impl``),
+    so a next file of another number means files out of order, a gap, or another server's; a file
+    cut short with another after it lost its tail; MySQL's and MariaDB's files mixed. Lags and
+    timelines assume one chain, so they say so instead of mixing silently. Idempotent."""
+    for a, b in zip(summaries, summaries[1:]):
+        said = None
+        if a.mariadb != b.mariadb:
+            kinds = ("MariaDB", "MySQL") if a.mariadb else ("MySQL", "MariaDB")
+            said = f"{b.path}: a {kinds[1]} binlog after {a.path}, a {kinds[0]} one"
+        elif a.next_file and _log_number(a.next_file) is not None and _log_number(b.path) is not None \
+                and _log_number(a.next_file) != _log_number(b.path):
+            said = f"{b.path}: follows {a.path}, which rotates to {a.next_file} (files out of order, a gap, " \
+                   f"or another server's?)"
+        elif a.truncated_at is not None:
+            said = f"{b.path}: follows {a.path}, which is cut at offset {a.truncated_at}: its tail is missing"
+        if said is not None:
+            said += "; lags and timelines assume the files are one server's chain, in order"
+            if said not in b.warnings:
+                b.warnings.append(said)
+
+
 def open_binlog(path: str, held=None) -> io.BufferedIOBase:
     """Open a binlog, transparently un-gzipping ``*.gz`` files (:mod:`.gz`: a damaged one is a
     :class:`CompressedFileError` naming where). Only regular files: a directory, a FIFO or a
@@ -111,13 +143,43 @@ def open_binlog(path: str, held=None) -> io.BufferedIOBase:
         raise BinlogError(f"cannot open: {err.strerror}", file=path) from err
 
 
+class _ZstdReader(io.RawIOBase):
+    """The uncompressed bytes of a ``.zst`` file; zstandard's ``ZstdError`` on damaged input is a
+    :class:`CompressedFileError` naming the compressed and uncompressed offsets, as for gzip."""
+
+    def __init__(self, path: str) -> None:
+        import zstandard
+
+        self.name = path
+        self._raw = open(path, "rb")
+        self._z = zstandard.ZstdDecompressor().stream_reader(self._raw, read_across_frames=True, closefd=True)
+        self._out = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        try:
+            n = self._z.readinto(b)
+        except Exception as err:  # zstandard raises its own ZstdError
+            if type(err).__name__ != "ZstdError":
+                raise
+            why = str(err).removeprefix("zstd decompress error: ")
+            raise CompressedFileError(f"damaged zstd data near compressed offset {self._raw.tell()} "
+                                      f"(uncompressed offset {self._out}): {why}", file=self.name) from None
+        self._out += n
+        return n
+
+    def close(self) -> None:
+        try:
+            self._z.close()
+        finally:
+            super().close()
+
+
 def _open_zstd(path: str) -> io.BufferedReader:
     """A ``.zst`` binlog (``zstd binlog.000001``), decompressed as it is read."""
-    import zstandard
-
-    raw = open(path, "rb")
-    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
-    return io.BufferedReader(reader, _BUFFER)  # type: ignore[arg-type]
+    return io.BufferedReader(_ZstdReader(path), _BUFFER)
 
 
 from .window import gate  # noqa: E402

@@ -25,6 +25,11 @@ OPENERS = frozenset((33, 34, 42, 162))
 FORMAT_DESCRIPTION = 15
 
 
+#: The largest byte offset a window option takes (the native core's i64; a binlog's offsets are
+#: far below it).
+MAX_POSITION = (1 << 63) - 1
+
+
 @dataclass(frozen=True, slots=True)
 class Window:
     start_position: int | None = None
@@ -57,12 +62,15 @@ def windows_for(paths: list, start_position: int | None, stop_position: int | No
     if start_position is None and stop_position is None and start_datetime is None and stop_datetime is None:
         return None
     for v, name in ((start_position, "--start-position"), (stop_position, "--stop-position")):
-        if v is not None and v < 0:
-            raise ConfigError(f"{name} {v}: expected a byte offset >= 0")
+        if v is not None and not 0 <= v <= MAX_POSITION:
+            raise ConfigError(f"{name} {v}: expected a byte offset from 0 to {MAX_POSITION}")
     t0 = parse_datetime(start_datetime, "--start-datetime") if start_datetime is not None else None
     t1 = parse_datetime(stop_datetime, "--stop-datetime") if stop_datetime is not None else None
     if t0 is not None and t1 is not None and t1 <= t0:
         raise ConfigError(f"--stop-datetime {stop_datetime!r} is not after --start-datetime {start_datetime!r}")
+    # an event's time is an unsigned count of seconds since 1970: a time before it is 1970 itself
+    # (the native core reads -1 as unset: a stop before 1970 was ignored there, and stopped the reference)
+    t0, t1 = (None if t is None else max(0, t) for t in (t0, t1))
     if len(paths) == 1 and start_position is not None and stop_position is not None and stop_position <= start_position:
         raise ConfigError(f"--stop-position {stop_position} is not after --start-position {start_position}")
     out = {}

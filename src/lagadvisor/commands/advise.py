@@ -7,11 +7,10 @@ from enum import Enum
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from ..cpus import usable_cpus
 from ..errors import LagAdvisorError
-from .common import Progress, cost_model as cost_model_of, fail, read_inputs, warn
+from .common import Progress, console, cost_model as cost_model_of, fail, output_path, read_inputs, warn
 from .options import (ClockArgs, CoresOpt, CostModelOpt, FilesArg, FromOpt, OutputFormat, ProgressOpt, ServerArgs,
                       TargetVersionOpt, ToOpt, WindowArgs, format_option, grouped, parse_version_option)
 
@@ -80,6 +79,7 @@ def advise(
         given = parse_replica_settings(replica_setting or [])
         window_s = parse_window(window)
         inp = read_inputs(files, clock, binlog_window, server, from_file=from_file, to_file=to_file)
+        output_path(html, inp.files, "--html")
         settings = settings_from_server(inp.server) if inp.server is not None else None
         with Progress(inp.files, progress) as bar:
             advice = run(inp.files, inp.options, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t),
@@ -88,7 +88,7 @@ def advise(
                          cores_given=cores is not None)
         if html:
             try:
-                with open(html, "w", encoding="utf-8") as f:
+                with open(html, "w", encoding="utf-8", errors="backslashreplace") as f:
                     f.write(render_html(advice))
             except OSError as err:
                 raise LagAdvisorError(f"{html}: cannot write the HTML report: {err.strerror}") from None
@@ -99,7 +99,7 @@ def advise(
     elif output_format == OutputFormat.json:
         print(json.dumps(advice_json(advice), indent=2, sort_keys=True))
     else:
-        render(advice, Console(highlight=False))
+        render(advice, console())
     for w in advice.context.analysis.warnings:
         warn(w)
     worst = advice.worst()

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from rich.console import Console
 
 from ..errors import LagAdvisorError
-from .common import Progress, err_console, fail, read_inputs, warn
+from .common import Progress, console, err_console, fail, read_inputs, warn
 from .options import (ClockArgs, FilesArg, FormatOpt, FromOpt, JobsOpt, OutputFormat, ProgressOpt, ServerArgs,
                       ToOpt, WindowArgs, grouped)
 
@@ -47,7 +46,7 @@ def analyze(
     if output_format == OutputFormat.json:
         print(json.dumps(analysis_json(result), indent=2, sort_keys=True))
     else:
-        render_analysis(result, Console(highlight=False))
+        render_analysis(result, console())
     for w in result.warnings:
         warn(w)
     notice = unavailable_notice()

@@ -18,7 +18,25 @@ if TYPE_CHECKING:  # the commands import the layers below them when a command ru
     from ..depgraph.pipeline import ClockOptions
     from ..server.connection import ServerOptions
 
-err_console = Console(stderr=True, highlight=False)
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """A reader that left (``| head``): the CLI's own handler ends quietly with 0, as for
+        JSON output (rich's own exits 1)."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def console(**kw) -> Console:
+    """A console for what the commands print: names from binlogs, schemas, paths and model files
+    are printed as they are, never read as rich markup (``[/x]`` in a table name raised
+    MarkupError) or emoji codes (``:x:``); renderers style with ``Text``."""
+    c = _Console(highlight=False, markup=False, emoji=False, **kw)
+    if c.width <= 0:   # COLUMNS=0: rich printed nothing at all, errors included
+        c.width = 80
+    return c
+
+
+err_console = console(stderr=True)
 
 EXIT_BAD_INPUT = 2
 
@@ -152,16 +170,17 @@ def clock_options(c: ClockArgs, server=None):
     return ClockOptions(history_size=c.history_size, commit_order=c.commit_order, catalog=catalog)
 
 
-def output_path(output, inputs) -> None:
-    """-o/--output: refused in one line before anything is read when it names a directory, sits in
-    a missing directory, or is one of the input files (writing would truncate it)."""
+def output_path(output, inputs, option: str = "--output") -> None:
+    """-o/--output (or ``option``: --html, --graphml, --dot): refused in one line before anything
+    is read when it names a directory, sits in a missing directory, or is one of the input files
+    (writing would truncate it)."""
     if not output:
         return
     if os.path.isdir(output):
-        raise ConfigError(f"--output {output}: is a directory")
+        raise ConfigError(f"{option} {output}: is a directory")
     parent = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(parent):
-        raise ConfigError(f"--output {output}: the directory {parent} does not exist")
+        raise ConfigError(f"{option} {output}: the directory {parent} does not exist")
     if os.path.exists(output):
         st = os.stat(output)
         for f in inputs:
@@ -170,13 +189,13 @@ def output_path(output, inputs) -> None:
             except OSError:
                 continue
             if (fs.st_dev, fs.st_ino) == (st.st_dev, st.st_ino):
-                raise ConfigError(f"--output {output}: is the input file {f} (it would be overwritten)")
+                raise ConfigError(f"{option} {output}: is the input file {f} (it would be overwritten)")
 
 
 def write_output(output: str, text: str) -> None:
     """``text`` and a newline to -o FILE; a failure is one line."""
     try:
-        with open(output, "w", encoding="utf-8") as f:
+        with open(output, "w", encoding="utf-8", errors="backslashreplace") as f:
             f.write(text + "\n")
     except OSError as err:
         raise fail(LagAdvisorError(f"--output {output}: cannot write: {err.strerror or err}")) from None

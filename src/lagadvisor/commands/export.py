@@ -44,7 +44,7 @@ def export(
     except LagAdvisorError as err:
         raise fail(err) from None
     try:
-        out = open(output, "w", encoding="utf-8") if output else sys.stdout
+        out = open(output, "w", encoding="utf-8", errors="backslashreplace") if output else sys.stdout
     except OSError as err:
         raise fail(LagAdvisorError(f"--output {output}: cannot write: {err.strerror or err}")) from None
     try:

@@ -7,10 +7,9 @@ from dataclasses import replace
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from ..errors import ConfigError, LagAdvisorError
-from .common import EXIT_BAD_INPUT, err_console, fail
+from .common import EXIT_BAD_INPUT, console, err_console, fail
 from .options import ClockArgs, OutputFormat, TargetVersionOpt, format_option, grouped, parse_version_option
 
 FleetFormatOpt = format_option("text (the fleet table) or json (schema: docs/fleet-schema.json: the table plus "
@@ -77,7 +76,7 @@ def fleet(
     if output_format == OutputFormat.json:
         print(json.dumps(doc, indent=2, sort_keys=True))
     else:
-        render_console(doc, Console(highlight=False))
+        render_console(doc, console())
     for s in doc["servers"]:
         for w in s["warnings"]:
             err_console.print(f"lagadvisor: warning: {s['name']}: {w}", soft_wrap=True)

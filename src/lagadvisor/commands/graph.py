@@ -6,10 +6,10 @@ import json
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
+from ..binlog.window import MAX_POSITION
 from ..errors import ConfigError, LagAdvisorError
-from .common import Progress, fail, read_inputs, read_warnings
+from .common import Progress, console, fail, output_path, read_inputs, read_warnings
 from ..kinds import CLOCKS, Policy
 from .options import ClockArgs, FormatOpt, OutputFormat, ServerArgs, WindowArgs, grouped, policy_name
 
@@ -22,8 +22,9 @@ def keep_range(text: str) -> range:
         a, b = (int(x) for x in text.split(":"))
     except ValueError:
         raise ConfigError(f"--range {text}: expected START:END") from None
-    if a < 0 or b <= a:
-        raise ConfigError(f"--range {text}: expected 0 <= START < END (transactions START to END-1)")
+    if a < 0 or b <= a or b > MAX_POSITION:
+        raise ConfigError(f"--range {text}: expected 0 <= START < END <= {MAX_POSITION} (transactions START to "
+                          f"END-1)")
     return range(a, b)
 
 
@@ -56,21 +57,23 @@ def graph(
             raise ConfigError(f"--policy {policy}: expected recorded, COMMIT_ORDER, WRITESET or WRITESET_SESSION")
         kept = keep_range(range_)
         inp = read_inputs(files, clock, window, server, labels=True)
+        output_path(graphml, inp.files, "--graphml")
+        output_path(dot, inp.files, "--dot")
         run = prepare(inp.files, inp.options)
         with Progress(inp.files, True) as bar:
             s, summaries = build_graph(inp.files, run, inp.options, policy, CostModel().graph_weights(), kept,
                             on_progress=bar.on_progress, on_transaction=bar.on_transaction)
-        if graphml:
-            write_graph(s.graph, graphml)
-        if dot:
-            write_graph(s.graph, dot if dot.endswith((".dot", ".gv")) else dot + ".dot")
-    except OSError as err:
-        raise fail(LagAdvisorError(f"cannot write the graph: {err}")) from None
+        for option, path, as_dot in (("--graphml", graphml, False), ("--dot", dot, True)):
+            if path:
+                try:
+                    write_graph(s.graph, path, dot=as_dot)
+                except OSError as err:
+                    raise LagAdvisorError(f"{option} {path}: cannot write the graph: {err.strerror or err}") from None
     except LagAdvisorError as err:
         raise fail(err) from None
     doc = graph_doc(s, policy, top)
     if output_format == OutputFormat.json:
         print(json.dumps(doc, indent=2, sort_keys=True))
     else:
-        render_graph(doc, s, Console(highlight=False), hot_rows_max())
+        render_graph(doc, s, console(), hot_rows_max())
     read_warnings(summaries)

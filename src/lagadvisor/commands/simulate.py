@@ -6,12 +6,11 @@ import json
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from ..cpus import usable_cpus
 from ..errors import ConfigError, LagAdvisorError
 from ..kinds import Applier, Policy, ReplicaMode
-from .common import Progress, cost_model as cost_model_of, fail, finite, int_list, read_inputs, read_warnings
+from .common import Progress, console, cost_model as cost_model_of, fail, finite, int_list, read_inputs, read_warnings
 from .options import (ClockArgs, CoresOpt, CostModelOpt, FormatOpt, JobsOpt, OutputFormat, ProgressOpt,
                       RequiredFilesArg, ServerArgs, WindowArgs, grouped, policy_name)
 
@@ -117,6 +116,6 @@ def simulate(
                                       applier=applier),
                          indent=2, sort_keys=True))
     else:
-        render_simulate(rows, Console(highlight=False), transactions=len(facts), durable=durable,
+        render_simulate(rows, console(), transactions=len(facts), durable=durable,
                         preserve_commit_order=preserve_commit_order, cost=cost, catch_up=catch_up, applier=applier)
     read_warnings(got.summaries)

@@ -208,9 +208,11 @@ class GraphBuilder:
         self._bound()
 
 
-def write_graph(g: nx.DiGraph, path: str) -> None:
-    if path.endswith(".dot") or path.endswith(".gv"):
-        with open(path, "w", encoding="utf-8") as f:
+def write_graph(g: nx.DiGraph, path: str, dot: bool | None = None) -> None:
+    """GraphML, or Graphviz DOT when ``dot`` (``None``: by the name's .dot/.gv suffix), to ``path``
+    exactly as named."""
+    if dot if dot is not None else path.endswith((".dot", ".gv")):
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
             f.write("digraph dependencies {\n  rankdir=LR;\n")
             for n, d in sorted(g.nodes(data=True)):
                 f.write(f'  {n} [label="{d["seq"]}\\n{d["rows"]} rows"];\n')

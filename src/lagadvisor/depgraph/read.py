@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..binlog import FileSummary, Transaction, read_transactions
 from ..binlog.framing import version_tuple
+from ..binlog.scan import note_chain
 from ..writeset.extract import Writeset
 from ..writeset.tracker import KeyTracker
 from .clock import ClockStats
@@ -131,6 +132,9 @@ class ReadResult:
     graph: GraphSummary | None = None
     native: NativeRead | None = field(default=None, repr=False)
 
+    def __post_init__(self):
+        note_chain(self.summaries)
+
 
 # -- the plan: the detection's read of the written policy, and prepare -------------------------
 
@@ -236,6 +240,7 @@ def _native_sample(paths: list[str], sample: int, files: OpenFiles):
     from types import SimpleNamespace
 
     from ..native import Bridge
+    from ..native.run import interrupted
 
     class DetectBridge(Bridge):
         decided: WrittenPolicy | None = None
@@ -269,7 +274,9 @@ def _native_sample(paths: list[str], sample: int, files: OpenFiles):
             n += len(got)
             if n >= sample:
                 break
-    except native.NativeFallback:
+    except native.NativeFallback as err:
+        if interrupted(err):
+            raise KeyboardInterrupt from None
         return bridge.decided  # stopped at the first FDE (MariaDB, 8.4+), else given back
     return summary, items
 

@@ -171,6 +171,8 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     except native.NativeFallback as err:
         if bridge.raised is not None:
             raise bridge.raised from None
+        if interrupted(err):
+            raise KeyboardInterrupt from None
         if os.environ.get("LAGADVISOR_NATIVE_DEBUG"):
             import sys
 
@@ -179,6 +181,14 @@ def read_run(paths, options, run, *, on_progress=None, facts: bool = False, reco
     except BinlogError:
         return None
     return out
+
+
+def interrupted(err: BaseException) -> bool:
+    """The native core stopped because a Python callback it made was interrupted (Ctrl-C: the
+    signal is delivered as KeyboardInterrupt inside the callback, which the core reports as a
+    ``NativeFallback``): the user's answer, not a reason to read the whole run again with the
+    reference (that read went on for minutes after Ctrl-C)."""
+    return str(err).startswith("reference callback raised: KeyboardInterrupt")
 
 
 def _read_file(analyzer, path: str, i: int, opened) -> dict:
@@ -191,4 +201,5 @@ def _read_file(analyzer, path: str, i: int, opened) -> dict:
         return analyzer.read_file(path, i, held.fileno())
 
 
-__all__ = ["GRAPH_POLICIES", "NativeRun", "PROGRESS_EVERY", "RECORDS_CHUNK", "WS_LOG_CHUNK", "read_run", "readable", "reader"]
+__all__ = ["GRAPH_POLICIES", "NativeRun", "PROGRESS_EVERY", "RECORDS_CHUNK", "WS_LOG_CHUNK", "interrupted", "read_run",
+           "readable", "reader"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rich.markup import escape
+from rich.text import Text
 
 from .. import __version__
 from ..advise import Advice
@@ -105,7 +105,8 @@ def render_review(r, console) -> None:
 
     from ..versions import short
 
-    console.print(f"\n[bold]pre-upgrade review[/]: {short(r.current)} (from {r.current_from}) -> {short(r.target)}")
+    console.print(Text.assemble("\n", ("pre-upgrade review", "bold"),
+                                f": {short(r.current)} (from {r.current_from}) -> {short(r.target)}"))
     kv = Table(show_header=False, box=None, pad_edge=False)
     kv.add_column(style="bold", no_wrap=True)
     kv.add_column(overflow="fold")
@@ -229,7 +230,7 @@ def render_summary(advice: Advice, console) -> None:
     for line in doc["confirmed"]:
         tab.add_row("checked", f"{line} (no change needed)")
     for i, line in enumerate(doc["assumptions"]):   # they hold the model file's measured_on: not markup
-        tab.add_row("assumed" if i == 0 else "", escape(line))
+        tab.add_row("assumed" if i == 0 else "", Text(line))
     console.print(tab)
 
 
@@ -258,8 +259,8 @@ def render(advice: Advice, console) -> None:
     ctx = advice.context
     p = ctx.analysis.policies
     b = ctx.baseline
-    console.print(f"[bold]lagadvisor advise[/]: {ctx.analysis.total.transactions:,} transactions, written by "
-                  f"{p.written.name if p else '?'} ({p.written.server_version if p else ''})")
+    console.print(Text.assemble(("lagadvisor advise", "bold"), f": {ctx.analysis.total.transactions:,} transactions, "
+                                f"written by {p.written.name if p else '?'} ({p.written.server_version if p else ''})"))
     render_summary(advice, console)
     if advice.offer is not None:
         console.print(offer_text(advice.offer))
@@ -273,10 +274,10 @@ def render(advice: Advice, console) -> None:
         tab = Table(show_header=False, box=None, pad_edge=False)
         tab.add_column(style="bold", no_wrap=True)
         tab.add_column(overflow="fold")  # a long path in the evidence folds, never ends in '…'
-        tab.add_row("setting", f.setting + f"  [dim]({f.where})[/]")
-        tab.add_row("current", (f.current or "unknown") + ("  [dim](default, not read from a server)[/]"
-                                                           if f.current_assumed else ""))
-        tab.add_row("suggested", f.suggested + (f"  [dim]({f.condition})[/]" if f.condition else ""))
+        tab.add_row("setting", Text.assemble(f.setting, (f"  ({f.where})", "dim")))
+        tab.add_row("current", Text.assemble(f.current or "unknown", ("  (default, not read from a server)"
+                                                                      if f.current_assumed else "", "dim")))
+        tab.add_row("suggested", Text.assemble(f.suggested, (f"  ({f.condition})" if f.condition else "", "dim")))
         if f.alternative is not None:
             tab.add_row("alternative", alternative_text(f.alternative))
         tab.add_row("evidence", f.evidence)
@@ -284,8 +285,9 @@ def render(advice: Advice, console) -> None:
         if e is not None:
             tab.add_row("simulated", effect_text(e))
         for st in f.statements:
-            tab.add_row("", f"[green]{st}[/]")
-        console.print(f"\n[{colors[f.severity.value]}]{i}. [{f.severity.value.upper()}][/] [bold]{f.title}[/]")
+            tab.add_row("", Text(st, style="green"))
+        console.print(Text.assemble("\n", (f"{i}. [{f.severity.value.upper()}]", colors[f.severity.value]), " ",
+                                    (f.title, "bold")))
         console.print(tab)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from rich.console import Console
-from rich.markup import escape
 
 from ..kinds import Applier
 from ..sim.model import CSA_MODEL
@@ -48,10 +47,11 @@ def render_simulate(rows, console: Console, *, transactions: int, durable: bool,
         console.print(f"applier: {CSA_MODEL}")
     # the model file's measured_on is the user's text: printed, not read as markup
     if cost.error_band > 0:
-        console.print(escape(f"cost model: calibrated, {cost.measured()}; {cost.band_words()}; "
-                             "speedups are ratios and carry less of it"))
+        console.print(f"cost model: calibrated, {cost.measured()}; {cost.band_words()}; "
+                      "speedups are ratios and carry less of it", markup=False)
     else:
-        console.print(escape(f"cost model: {cost.origin()}: absolute times are indicative, speedups hold better"))
+        console.print(f"cost model: {cost.origin()}: absolute times are indicative, speedups hold better",
+                      markup=False)
 
 
 def graph_doc(s, policy: str, top: int) -> dict:

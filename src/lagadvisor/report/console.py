@@ -6,6 +6,7 @@ import datetime as _dt
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..analysis.results import WRITESET_POLICIES, Analysis, FileAnalysis, LagDigest, Totals
 from ..kinds import Policy
@@ -155,8 +156,8 @@ def render_analysis(a: Analysis, console: Console) -> None:
     if warnings or unknown:
         # The warnings themselves go to stderr, once, as every command prints them (issue 22):
         # printed here too they appeared twice on a terminal.
-        console.print(f"[bold yellow]warnings[/]: {len(warnings)}, printed on stderr"
-                      + (f"; {unknown:,} unknown events (see the events table)" if unknown else ""),
+        console.print(Text.assemble(("warnings", "bold yellow"), f": {len(warnings)}, printed on stderr"
+                                    + (f"; {unknown:,} unknown events (see the events table)" if unknown else "")),
                       highlight=False)
     else:
-        console.print("[green]no warnings[/]")
+        console.print(Text("no warnings", style="green"))

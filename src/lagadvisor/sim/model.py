@@ -326,6 +326,8 @@ class CostModel:
             data = json.loads(text, parse_constant=_refuse_constant)
         except ValueError as err:
             raise ConfigError(f"{path}: not a cost model: {err}") from err
+        except RecursionError:
+            raise ConfigError(f"{path}: not a cost model: JSON nested too deeply") from None
         return cls.from_dict(data, path)
 
     @classmethod
@@ -353,7 +355,10 @@ class CostModel:
             kind, lo, hi, unit = COST_MODEL_SCHEMA[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise ConfigError(f"{where}: {key}: expected a number, got {_json_kind(v)}")
-            if not math.isfinite(v):
+            if isinstance(v, int) and abs(v) > 1 << 64:   # no float holds it, and no range takes it
+                raise ConfigError(f"{where}: {key}: a {len(str(abs(v)))}-digit integer is outside {lo:g}..{hi:g} "
+                                  f"{unit}".rstrip())
+            if isinstance(v, float) and not math.isfinite(v):
                 raise ConfigError(f"{where}: {key}: expected a finite number, got {v}")
             if kind is int and v != int(v):
                 raise ConfigError(f"{where}: {key}: expected an integer, got {v}")

@@ -17,6 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from multiprocessing import get_context
 
+from ..binlog.scan import note_chain
 from ..cpus import usable_cpus
 from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.read import prepare
@@ -74,6 +75,7 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
                 cols = FactColumns.of_facts(cols)
             cols.file_idx[:] = array("q", [i]) * len(cols)
             store.add(cols)
+    note_chain(summaries)
     return FactsRead(store, tuple(summaries))
 
 
