@@ -69,10 +69,13 @@ def test_fresh_mysql_binlog(options, tmp_path):
         srv.remove()
 
 
-def test_fresh_mariadb_binlog():
+@pytest.mark.parametrize("fmt", ["ROW", "MIXED", "STATEMENT"])
+def test_fresh_mariadb_binlog(fmt):
+    """MIXED is MariaDB's default: a statement-logged group (its GTID event stands for BEGIN) was
+    cut at its first statement and the rest read as GTID-less transactions."""
     need(oracle.have_mariadb_binlog(), "MariaDB 10.11")
-    srv = realservers.MariaDBServer(server_name("lagadvisor-test-maria"), free_port(),
-                                    ["--server-id=4", "--log-bin=mariadb-bin", "--binlog-format=ROW"],
+    srv = realservers.MariaDBServer(server_name(f"lagadvisor-test-maria-{fmt.lower()}"), free_port(),
+                                    ["--server-id=4", "--log-bin=mariadb-bin", f"--binlog-format={fmt}"],
                                     fresh=True)
     srv.start()
     try:
@@ -86,6 +89,38 @@ def test_fresh_mariadb_binlog():
             expected += reference.mariadb_transactions(r.stdout)
         got = [(t.gtid, t.commit_id) for f in files for t in read_transactions(f)]
         assert got == expected and len(got) > 200
+    finally:
+        srv.stop()
+        srv.remove()
+
+
+def test_mariadb_two_phase_alter():
+    """binlog_alter_two_phase (10.8+) logs START ALTER, then COMMIT ALTER or ROLLBACK ALTER with
+    the same statement: applied at both, the second failed and the table's keys were lost for
+    every later transaction (WRITESET fell back to serial); a rolled-back one was applied too."""
+    need(oracle.have_mariadb_binlog(), "MariaDB 10.11")
+    from lagadvisor.analysis.analyze import analyze
+
+    srv = realservers.MariaDBServer(server_name("lagadvisor-test-maria-alter"), free_port(),
+                                    ["--server-id=5", "--log-bin=mariadb-bin", "--binlog-format=ROW",
+                                     "--binlog-alter-two-phase=ON"], fresh=True)
+    srv.start()
+    try:
+        srv.sql("CREATE DATABASE a2; USE a2; CREATE TABLE t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB; "
+                "INSERT INTO t VALUES (1, 1), (2, 1); ALTER TABLE t ADD COLUMN w INT DEFAULT 3; "
+                "UPDATE t SET w = w + 1 WHERE id = 1")
+        with pytest.raises(Exception):   # duplicate v: the server logs ROLLBACK ALTER
+            srv.sql("ALTER TABLE a2.t ADD UNIQUE KEY uv (v), ADD COLUMN x INT")
+        srv.sql("USE a2; UPDATE t SET w = w + 1 WHERE id = 2; ALTER TABLE t DROP COLUMN v; "
+                "UPDATE t SET w = w + 1 WHERE id = 2; FLUSH BINARY LOGS")
+        files = [str(p) for p in srv.binlog_files()][:-1]
+        text = "".join(oracle.mariadb_binlog(f).stdout for f in files)
+        assert "START ALTER" in text and "COMMIT ALTER" in text and "ROLLBACK ALTER" in text
+        got = [(t.gtid, t.commit_id) for f in files for t in read_transactions(f)]
+        assert got == reference.mariadb_transactions(text)
+        a = analyze(files, ClockOptions())
+        assert a.policies is not None and set(a.policies.fallbacks) == {"ddl"}, a.policies.fallbacks  # no unknown_schema
+        assert not [w for w in a.warnings if "unknown" in w], a.warnings
     finally:
         srv.stop()
         srv.remove()

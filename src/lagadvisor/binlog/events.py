@@ -173,6 +173,11 @@ class MariadbGtid:
     FL_DDL = 32
     FL_PREPARED_XA = 64
     FL_COMPLETED_XA = 128
+    # flags_extra (10.8+, binlog_alter_two_phase: log_event.h): START ALTER is logged when the
+    # ALTER begins, then COMMIT ALTER (the same statement) or ROLLBACK ALTER when it ends
+    FL_EXTRA_START_ALTER = 2
+    FL_EXTRA_COMMIT_ALTER = 4
+    FL_EXTRA_ROLLBACK_ALTER = 8
 
     @property
     def gtid(self) -> str:

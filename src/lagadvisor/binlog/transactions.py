@@ -101,6 +101,7 @@ class Transaction:
     commit_id: int | None = None
     domain_id: int | None = None
     mariadb_flags: int = 0
+    mariadb_flags_extra: int = 0
     original_server_version: int = 0
     immediate_server_version: int = 0
 
@@ -241,6 +242,10 @@ class TransactionAssembler:
         elif isinstance(body, ev.MariadbGtid):
             cur.mgtid = body
             self.saw_gtid = True
+            # MariaDB writes no BEGIN: its GTID event opens the group, which a COMMIT or XID ends,
+            # unless FL_STANDALONE (one statement, DDL). A statement-based group was cut at its
+            # first statement, the rest read as GTID-less transactions.
+            cur.in_begin = not body.flags2 & ev.MariadbGtid.FL_STANDALONE
         return cur
 
     def _ends(self, cur: _Open, e: Event, code: int, body) -> bool:
@@ -353,7 +358,7 @@ class TransactionAssembler:
             ddl=cur.ddl or bool(m and m.flags2 & ev.MariadbGtid.FL_DDL), statement_based=cur.sbr,
             xa=cur.xa, incident=cur.incident, incomplete=incomplete,
             commit_id=m.commit_id if m else None, domain_id=m.domain_id if m else None,
-            mariadb_flags=m.flags2 if m else 0,
+            mariadb_flags=m.flags2 if m else 0, mariadb_flags_extra=m.flags_extra if m else 0,
             original_server_version=g.original_server_version if g else 0,
             immediate_server_version=g.immediate_server_version if g else 0,
         )

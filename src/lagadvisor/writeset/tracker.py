@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from ..binlog.constants import FieldType as T
+from ..binlog.events import MariadbGtid
 from ..binlog.rows import TableMap
 from ..binlog.transactions import Transaction
 from ..kinds import Caveat, CaveatKind
@@ -205,6 +206,8 @@ class KeyTracker:
         """Apply the transaction's DDL to the catalog (after its writeset was taken)."""
         if not (t.ddl and self.use_binlog_ddl):
             return
+        if getattr(t, "mariadb_flags_extra", 0) & (MariadbGtid.FL_EXTRA_START_ALTER | MariadbGtid.FL_EXTRA_ROLLBACK_ALTER):
+            return   # MariaDB's two-phase ALTER takes effect at its COMMIT ALTER, never at a rolled-back one
         for s in t.statements:
             if s.kind != "DDL":
                 continue
