@@ -34,7 +34,10 @@ def read_index(path: str) -> list[str]:
 
 
 def _directory(path: str) -> list[str]:
-    names = os.listdir(path)
+    try:
+        names = os.listdir(path)
+    except OSError as err:  # a directory this user may not list
+        raise ConfigError(f"{path}: cannot list the directory: {err.strerror}") from None
     indexes = sorted(n for n in names if n.endswith(".index") and os.path.isfile(os.path.join(path, n)))
     if len(indexes) == 1:
         return read_index(os.path.join(path, indexes[0]))
