@@ -64,7 +64,7 @@ def _one_copy(folder: str, names: list[str]) -> None:
 def _directory(path: str) -> list[str]:
     try:
         names = os.listdir(path)
-    except OSError as err:
+    except OSError as err:  # a directory this user may not list
         raise ConfigError(f"{path}: cannot list the directory: {err.strerror or err}") from None
     indexes = sorted(n for n in names if n.endswith(".index") and os.path.isfile(os.path.join(path, n)))
     if len(indexes) == 1:

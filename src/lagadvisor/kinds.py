@@ -13,6 +13,12 @@ from dataclasses import dataclass
 from enum import Enum
 
 
+#: The replica's cores and the source's writeset history size, as every command and the fleet
+#: file take them (inclusive ranges).
+CORES_RANGE = (1, 4096)
+HISTORY_SIZE_RANGE = (1, 1_000_000)
+
+
 class _Value(str, Enum):
     """A closed set of strings: compares, hashes and renders as its value."""
 

@@ -59,3 +59,87 @@ def test_a_target_version_per_server_or_for_all(tmp_path):
     f.write_text('[defaults]\ntarget_version = "8.4"\n[[servers]]\nname = "a"\nbinlogs = "/x/"\n'
                  '[[servers]]\nname = "b"\nbinlogs = "/y/"\ntarget_version = "26.7"\n')
     assert [s.target_version for s in load_fleet(str(f))] == ["8.4", "26.7"]
+
+
+def _refused(tmp_path, name: str, text: str, message: str) -> str:
+    f = tmp_path / name
+    f.write_text(text)
+    with pytest.raises(ConfigError, match=message) as e:
+        load_fleet(str(f))
+    assert "\n" not in str(e.value) and str(e.value).startswith(f"{f}: ")
+    return str(e.value)
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_is_built(tmp_path):
+    """Ten levels of ten aliases (10^10 nodes from 1 KB, audit: 5 GB and no end) are refused from
+    the composed graph; a recursive alias too; ordinary anchors (a defaults mapping merged into
+    each server) still load."""
+    import time
+
+    levels = "".join(f"  a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10))
+    bomb = (f"defs:\n  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n{levels}servers:\n  - name: a\n    binlogs: /x\n"
+            "    replica: {replica_parallel_workers: *a9}\n")
+    start = time.monotonic()
+    _refused(tmp_path, "bomb.yaml", bomb, "expand to more than 100,000 nodes")
+    assert time.monotonic() - start < 10
+    _refused(tmp_path, "loop.yaml", "servers: &s [{name: a, binlogs: /x, replica: *s}]\n", "alias inside its own")
+    ok = tmp_path / "anchors.yaml"
+    ok.write_text("base: &b {cores: 8, replica: {replica_parallel_workers: 16}}\nservers:\n"
+                  "  - {<<: *b, name: a, binlogs: /x}\n  - {<<: *b, name: b, binlogs: /y, cores: 4}\n")
+    assert [(s.name, s.cores, s.replica) for s in load_fleet(str(ok))] == [
+        ("a", 8, {"replica_parallel_workers": 16}), ("b", 4, {"replica_parallel_workers": 16})]
+
+
+@pytest.mark.parametrize("name, text", [("deep.toml", "servers = " + "[" * 20000 + "]" * 20000 + "\n"),
+                                        ("deep.yaml", "servers: " + "[" * 20000 + "]" * 20000 + "\n")])
+def test_a_deeply_nested_fleet_file_is_one_line(tmp_path, name, text):
+    _refused(tmp_path, name, text, "nested too deeply")
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("[servers.replica]\nreplica_parallel_workers = -5\n", r"server a: replica: replica_parallel_workers is a whole"),
+    ("[servers.replica]\nreplica_parallel_workers = 1000000000\n", r"replica_parallel_workers is a whole number \(0..1024\)"),
+    ('[servers.replica]\nreplica_parallel_workers = "lots"\n', "replica_parallel_workers is a whole number"),
+    ("[servers.replica]\nreplica_preserve_commit_order = [1, 2]\n", "must be a single value"),
+    ('[servers.replica]\nreplica_preserve_commit_order = "maybe"\n', "replica_preserve_commit_order is ON or OFF"),
+    ("[servers.replica]\nread_only = 1\n", "server a: replica: unknown setting 'read_only'"),
+    ("cores = 100000\n", "'cores' must be a whole number from 1 to 4,096"),
+    ("history_size = 1000000000\n", "'history_size' must be a whole number from 1 to 1,000,000"),
+    ("port = 99999\n", "'port' must be a whole number from 1 to 65,535"),
+])
+def test_server_settings_have_the_single_server_commands_limits(tmp_path, entry, message):
+    """advise --replica-setting's rules and --cores / --history-size's ranges, not '-5' reported
+    as the replica's current workers."""
+    _refused(tmp_path, "f.toml", f'[[servers]]\nname = "a"\nbinlogs = "/x"\n{entry}', message)
+
+
+def test_yaml_on_and_numbers_reach_the_settings_as_the_server_shows_them(tmp_path):
+    """YAML 1.1 reads a bare ON as true: it is the replica's ON, not "True" (which the baseline
+    would read as OFF)."""
+    from lagadvisor.fleet import build_job
+
+    f = tmp_path / "f.yaml"
+    f.write_text(f"servers:\n  - name: a\n    binlogs: {ROT}\n    replica:\n      replica_preserve_commit_order: OFF\n"
+                 "      replica_parallel_workers: 16\n      slave_parallel_mode: optimistic\n")
+    job = build_job(load_fleet(str(f))[0], "t")
+    assert job.settings.variables == {"replica_preserve_commit_order": "OFF", "replica_parallel_workers": "16",
+                                      "slave_parallel_mode": "optimistic"}
+
+
+def test_a_server_reads_its_directory_as_advise_does(tmp_path):
+    """The directory's one binlog.index names the files (here two of three), and a directory
+    mixing binlog.* with relay-bin.* is refused: inputs.resolve, advise's resolver."""
+    import shutil
+
+    from lagadvisor.inputs import resolve
+
+    d = tmp_path / "idx"
+    d.mkdir()
+    for i in (1, 2, 3):
+        shutil.copy(ROT / f"binlog.00000{i}", d / f"binlog.00000{i}")
+    (d / "binlog.index").write_text("binlog.000001\nbinlog.000002\n")
+    assert list_binlogs(str(d)) == resolve([str(d)]) == [str(d / "binlog.000001"), str(d / "binlog.000002")]
+    (d / "binlog.index").unlink()
+    (d / "relay-bin.000001").write_bytes((ROT / "binlog.000001").read_bytes())
+    with pytest.raises(ConfigError, match=r"holds several logs \(binlog, relay-bin\)"):
+        list_binlogs(str(d))

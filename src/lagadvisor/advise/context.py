@@ -243,6 +243,19 @@ MARIADB_DEFAULT_THREADS = 0  # slave_parallel_threads: MariaDB's default is the 
 #: What advise --replica-setting may give: the settings the baseline reads.
 REPLICA_SETTINGS = ("replica_parallel_workers", "replica_preserve_commit_order", "sync_binlog",
                     "innodb_flush_log_at_trx_commit", "slave_parallel_mode")
+#: The largest number a numeric replica setting may be given as.
+REPLICA_SETTING_MAX = 1024
+
+
+def replica_setting_problem(name: str, value: str) -> str | None:
+    """Why ``value`` cannot be the replica's ``name`` (one of :data:`REPLICA_SETTINGS`), or None:
+    the one rule for advise --replica-setting and the fleet file's replica table."""
+    if name in ("replica_parallel_workers", "sync_binlog", "innodb_flush_log_at_trx_commit"):
+        if not (value.isascii() and value.isdigit() and int(value) <= REPLICA_SETTING_MAX):
+            return f"{name} is a whole number (0..{REPLICA_SETTING_MAX})"
+    elif name == "replica_preserve_commit_order" and value.upper() not in ("ON", "OFF", "1", "0"):
+        return f"{name} is ON or OFF"
+    return None
 
 
 def baseline_from(settings: ServerSettings | None, mariadb: bool = False,

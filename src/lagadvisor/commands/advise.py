@@ -10,7 +10,7 @@ import typer
 
 from ..cpus import usable_cpus
 from ..errors import LagAdvisorError
-from .common import Progress, console, cost_model as cost_model_of, fail, output_path, read_inputs, warn
+from .common import Progress, console, cost_model as cost_model_of, fail, output_path, read_inputs, warn, write_html
 from .options import (ClockArgs, CoresOpt, CostModelOpt, FilesArg, FromOpt, OutputFormat, ProgressOpt, ServerArgs,
                       TargetVersionOpt, ToOpt, WindowArgs, format_option, grouped, parse_version_option)
 
@@ -87,11 +87,7 @@ def advise(
                          target_version=target, current_version=current, given=given,
                          cores_given=cores is not None)
         if html:
-            try:
-                with open(html, "w", encoding="utf-8", errors="backslashreplace") as f:
-                    f.write(render_html(advice))
-            except OSError as err:
-                raise LagAdvisorError(f"{html}: cannot write the HTML report: {err.strerror}") from None
+            write_html(html, render_html(advice))
     except LagAdvisorError as err:
         raise fail(err) from None
     if mycnf:
@@ -110,7 +106,7 @@ def advise(
 def parse_replica_settings(items: list[str]) -> dict[str, str]:
     """``--replica-setting NAME=VALUE`` items, checked: a known name (what the baseline reads)
     and a value of its kind."""
-    from ..advise.context import REPLICA_SETTINGS
+    from ..advise.context import REPLICA_SETTINGS, replica_setting_problem
 
     out: dict[str, str] = {}
     for item in items:
@@ -119,10 +115,8 @@ def parse_replica_settings(items: list[str]) -> dict[str, str]:
         if not eq or name not in REPLICA_SETTINGS:
             raise LagAdvisorError(f"--replica-setting {item!r}: expected NAME=VALUE with NAME one of "
                                   f"{', '.join(REPLICA_SETTINGS)}")
-        numeric = name in ("replica_parallel_workers", "sync_binlog", "innodb_flush_log_at_trx_commit")
-        if numeric and not (value.isdigit() and int(value) <= 1024):
-            raise LagAdvisorError(f"--replica-setting {item!r}: {name} is a whole number (0..1024)")
-        if name == "replica_preserve_commit_order" and value.upper() not in ("ON", "OFF", "1", "0"):
-            raise LagAdvisorError(f"--replica-setting {item!r}: {name} is ON or OFF")
+        problem = replica_setting_problem(name, value)
+        if problem is not None:
+            raise LagAdvisorError(f"--replica-setting {item!r}: {problem}")
         out[name] = value
     return out

@@ -201,6 +201,16 @@ def write_output(output: str, text: str) -> None:
         raise fail(LagAdvisorError(f"--output {output}: cannot write: {err.strerror or err}")) from None
 
 
+def write_html(path: str, page: str) -> None:
+    """An HTML report to ``path``; a file name that is not UTF-8 (the surrogates ``os.fsdecode``
+    gives its bytes) is written as those bytes. A failure is a LagAdvisorError naming the file."""
+    try:
+        with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(page)
+    except OSError as err:
+        raise LagAdvisorError(f"{path}: cannot write the HTML report: {err.strerror}") from None
+
+
 def input_files(files, from_file=None, to_file=None, server=None) -> list:
     """Local files (:func:`lagadvisor.inputs.resolve`: files, directories, index files, globs,
     each once), or the server's binlogs streamed from --from (live mode)."""

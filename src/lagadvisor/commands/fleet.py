@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from ..errors import ConfigError, LagAdvisorError
-from .common import EXIT_BAD_INPUT, console, err_console, fail
+from ..kinds import CORES_RANGE
+from .common import EXIT_BAD_INPUT, console, err_console, fail, write_html
 from .options import ClockArgs, OutputFormat, TargetVersionOpt, format_option, grouped, parse_version_option
 
 FleetFormatOpt = format_option("text (the fleet table) or json (schema: docs/fleet-schema.json: the table plus "
@@ -34,8 +35,8 @@ def fleet(
         "the fleet overview and a section per server.")] = None,
     cost_model: Annotated[Optional[str], typer.Option("--cost-model",
         help="JSON file of apply cost coefficients for every DIR server.")] = None,
-    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replicas (DIR servers).", min=1,
-                                                 max=4096)] = None,
+    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replicas (DIR servers).",
+                                                 min=CORES_RANGE[0], max=CORES_RANGE[1])] = None,
     clock: ClockArgs,
     target_version: TargetVersionOpt = None,
 ) -> None:
@@ -66,11 +67,7 @@ def fleet(
             if cluster is not None:
                 cluster.close()
         if html:
-            try:
-                with open(html, "w", encoding="utf-8") as f:
-                    f.write(render_html(doc))
-            except OSError as err:
-                raise LagAdvisorError(f"{html}: cannot write the HTML report: {err.strerror}") from None
+            write_html(html, render_html(doc))
     except LagAdvisorError as err:
         raise fail(err) from None
     if output_format == OutputFormat.json:

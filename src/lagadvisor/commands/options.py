@@ -18,7 +18,7 @@ from typing import Annotated, ClassVar, Optional
 
 import typer
 
-from ..kinds import CLOCKS, CommitOrderInput
+from ..kinds import CLOCKS, CORES_RANGE, HISTORY_SIZE_RANGE, CommitOrderInput
 from ..versions import WRITESET_ONLY_SINCE, describe_history_defaults, parse_version, short
 
 
@@ -67,7 +67,7 @@ ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar on a termin
 CostModelOpt = Annotated[Optional[str], typer.Option(
     "--cost-model", help="JSON file of apply cost coefficients (see `lagadvisor calibrate`).")]
 CoresOpt = Annotated[Optional[int], typer.Option(help="CPU cores of the replica (default: the cost "
-                                                     "model's).", min=1, max=4096)]
+                                                     "model's).", min=CORES_RANGE[0], max=CORES_RANGE[1])]
 FromOpt = Annotated[Optional[str], typer.Option(
     "--from", rich_help_panel=SERVER_PANEL,
     help="With --host: stream the server's binlogs from this file (e.g. binlog.000042) to the newest, over "
@@ -75,7 +75,7 @@ FromOpt = Annotated[Optional[str], typer.Option(
 ToOpt = Annotated[Optional[str], typer.Option("--to", rich_help_panel=SERVER_PANEL,
                                               help="With --from: the last file to stream.")]
 HistoryOpt = Annotated[Optional[int], typer.Option(
-    "--history-size", min=1, max=1_000_000,
+    "--history-size", min=HISTORY_SIZE_RANGE[0], max=HISTORY_SIZE_RANGE[1],
     help="binlog_transaction_dependency_history_size of the source (default: the server "
          f"version's default: {describe_history_defaults()}).")]
 CommitOrderOpt = Annotated[CommitOrder, typer.Option(

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from ..errors import LagAdvisorError
 from .cluster import FleetRun, connect, run_fleet
-from .spec import ServerEntry, entries_from_dirs, list_binlogs, load_fleet
-from .tasks import ServerJob, ServerResult
+from .spec import ServerEntry, entries_from_dirs, list_binlogs, load_fleet, setting_text
+from .tasks import ServerJob, ServerResult, _error
 from ..kinds import CommitOrderInput
 from ..report.fleet import FLEET_SCHEMA_VERSION
 from ..versions import parse_version
@@ -59,7 +59,7 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
             raise SchemaError(loaded.warnings(entry.schema)[-1])
         catalog = loaded.catalog
     if entry.replica:
-        variables = {k: str(v) for k, v in entry.replica.items()}
+        variables = {k: setting_text(v) for k, v in entry.replica.items()}
         if settings is None:
             settings = ServerSettings("fleet file", variables, None, ("replica settings from the fleet file",))
         else:
@@ -86,8 +86,8 @@ def fleet(entries: list[ServerEntry], client) -> FleetRun:
     for n, e in enumerate(entries):
         try:
             jobs.append(build_job(e, run_id))
-        except LagAdvisorError as err:
-            early[n] = ServerResult(e.name, [], error=" ".join(str(err).split()))
+        except (LagAdvisorError, OSError) as err:  # this server's input: its line, the others still run
+            early[n] = ServerResult(e.name, [], error=_error(err, shown=e.binlogs))
     run = run_fleet(jobs, client)
     done = iter(run.results)
     run.results = [early[n] if n in early else next(done) for n in range(len(entries))]

@@ -9,6 +9,7 @@ simulation). Dask retries a task whose worker died on another worker (the schedu
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -39,10 +40,10 @@ def connect(scheduler: str | None, workers: int | None):
 
     if scheduler:
         try:
+            _handshake(scheduler)
             client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
-        except (OSError, TimeoutError, ValueError) as err:
-            raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: "
-                              f"{' '.join(str(err).split()) or type(err).__name__}") from None
+        except Exception as err:  # noqa: BLE001 - whatever answered (or did not): one line naming it
+            raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {_why(err)}") from None
         return client, None
     import dask
 
@@ -54,6 +55,29 @@ def connect(scheduler: str | None, workers: int | None):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                                silence_logs=logging.ERROR)
     return Client(cluster), cluster
+
+
+def _handshake(address: str) -> None:
+    """Open a comm to ``address`` and take its Dask handshake within ``CONNECT_TIMEOUT_S``, then
+    close it (so at most twice that). ``Client`` bounds the TCP connect but then waits for the handshake without a
+    limit (an HTTP server never sends one), and reads whatever a server that speaks first sends
+    as frame lengths (an SSH banner: a MemoryError)."""
+    from distributed.comm import connect as open_comm
+
+    async def shake() -> None:
+        # the connect's own limit first (its retries name a refused port), then the handshake's
+        comm = await asyncio.wait_for(open_comm(address, timeout=CONNECT_TIMEOUT_S), 2 * CONNECT_TIMEOUT_S)
+        await comm.close()
+
+    asyncio.run(shake())
+
+
+def _why(err: BaseException) -> str:
+    if isinstance(err, (TimeoutError, asyncio.TimeoutError)):
+        return f"no Dask handshake within {2 * CONNECT_TIMEOUT_S} s (is it a Dask scheduler?)"
+    if isinstance(err, MemoryError):
+        return "not a Dask scheduler (it answered with something else)"
+    return " ".join(str(err).split()) or type(err).__name__
 
 
 def run_fleet(jobs: list[ServerJob], client, *, stream: bool = False) -> FleetRun:

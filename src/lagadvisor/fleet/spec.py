@@ -32,9 +32,8 @@ import posixpath
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
-from ..kinds import CommitOrderInput
-
-from ..inputs import BINLOG_NAME
+from ..inputs import BINLOG_NAME, resolve
+from ..kinds import CORES_RANGE, HISTORY_SIZE_RANGE, CommitOrderInput
 
 KEYS = frozenset({"name", "binlogs", "schema", "cost_model", "cores", "history_size", "commit_order", "target_version", "host",
                   "port", "user", "socket", "login_path", "defaults_file", "ssl_ca", "ssl_cert", "ssl_key",
@@ -86,9 +85,22 @@ def local_path(location: str) -> str:
     return location[len("file://"):] if location.startswith("file://") else location
 
 
+#: A YAML fleet file whose aliases would expand past this many nodes is refused before it is
+#: built (a "billion laughs": a 1.5 KB file can name 10^10 nodes); plain anchors stay far below.
+YAML_MAX_NODES = 100_000
+
+
 def load_fleet(path: str) -> list[ServerEntry]:
     """The servers of a fleet file (TOML unless it ends in .yaml/.yml)."""
-    import os
+    raw = _read_fleet_file(path)
+    try:
+        doc = _load_yaml(raw, path) if path.endswith((".yaml", ".yml")) else _load_toml(raw, path)
+    except RecursionError:  # the parsers (and YAML's composer) recurse once per level
+        raise ConfigError(f"{path}: the fleet file is nested too deeply") from None
+    return parse_fleet(doc, path)
+
+
+def _read_fleet_file(path: str) -> bytes:
     import stat
 
     try:
@@ -99,28 +111,68 @@ def load_fleet(path: str) -> list[ServerEntry]:
         if st.st_size > 64 << 20:
             raise ConfigError(f"{path}: a fleet file of {st.st_size:,} bytes: larger than 64 MiB")
         with open(path, "rb") as f:
-            raw = f.read()
+            return f.read()
     except OSError as err:
         raise ConfigError(f"{path}: cannot read the fleet file: {err.strerror}") from None
-    if path.endswith((".yaml", ".yml")):
-        import yaml
 
-        try:
-            doc = yaml.safe_load(raw.decode("utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as err:
-            raise ConfigError(f"{path}: not a YAML fleet file: {' '.join(str(err).split())}") from None
-    else:
-        try:
-            import tomllib
-        except ModuleNotFoundError:  # Python 3.10: the same parser as the tomli distribution (declared there)
-            import importlib
 
-            tomllib = importlib.import_module("tomli")
+def _load_yaml(raw: bytes, path: str):
+    """The YAML document, composed first (aliased nodes shared, as the file writes them) and
+    built only when its expanded size is below :data:`YAML_MAX_NODES`."""
+    import yaml
+
+    try:
+        loader = yaml.SafeLoader(raw.decode("utf-8"))
         try:
-            doc = tomllib.loads(raw.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-            raise ConfigError(f"{path}: not a TOML fleet file: {err}") from None
-    return parse_fleet(doc, path)
+            node = loader.get_single_node()
+            if node is not None and _expanded_nodes(node, path) > YAML_MAX_NODES:
+                raise ConfigError(f"{path}: the YAML fleet file's aliases expand to more than "
+                                  f"{YAML_MAX_NODES:,} nodes: refused")
+            return loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not a YAML fleet file: {' '.join(str(err).split())}") from None
+
+
+def _expanded_nodes(root, path: str) -> int:
+    """How many nodes the document under ``root`` has once every alias is copied out: each
+    node's count computed once (memoised by identity), iteratively, so neither a deep nor an
+    aliased document costs more than its composed size; an alias inside itself is refused."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        kids = _yaml_children(node)
+        if closing:
+            sizes[id(node)] = min(1 + sum(sizes[id(k)] for k in kids), YAML_MAX_NODES + 1)
+        elif id(node) not in sizes:
+            if id(node) in open_:
+                raise ConfigError(f"{path}: the YAML fleet file has an alias inside its own anchor")
+            open_.add(id(node))
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in sizes)
+    return sizes[id(root)]
+
+
+def _yaml_children(node) -> list:
+    if isinstance(node.value, list):  # a sequence's items, a mapping's (key, value) pairs
+        return [x for item in node.value for x in (item if isinstance(item, tuple) else (item,))]
+    return []
+
+
+def _load_toml(raw: bytes, path: str):
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the same parser as the tomli distribution (declared there)
+        import importlib
+
+        tomllib = importlib.import_module("tomli")
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not a TOML fleet file: {err}") from None
 
 
 def parse_fleet(doc, where: str = "fleet file") -> list[ServerEntry]:
@@ -134,36 +186,74 @@ def parse_fleet(doc, where: str = "fleet file") -> list[ServerEntry]:
         if not isinstance(item, dict):
             raise ConfigError(f"{where}: server #{n} is not a table")
         merged = {**defaults, **item}
-        secret = sorted(k for k in merged if k.lower() in _SECRET_KEYS)
-        if secret:
-            raise ConfigError(f"{where}: server #{n}: '{secret[0]}' does not belong in a fleet file (passwords come "
-                              "from LAGADVISOR_PASSWORD/MYSQL_PWD or defaults_file, object-storage credentials "
-                              "from fsspec's environment and config)")
-        unknown = sorted(set(merged) - KEYS)
-        if unknown:
-            raise ConfigError(f"{where}: server #{n}: unknown key '{unknown[0]}' (known: {', '.join(sorted(KEYS))})")
-        for key in ("name", "binlogs"):
-            if not isinstance(merged.get(key), str) or not merged[key]:
-                raise ConfigError(f"{where}: server #{n}: '{key}' (a string) is required")
-        for key in ("cores", "history_size", "port"):
-            if key in merged and (not isinstance(merged[key], int) or isinstance(merged[key], bool)
-                                  or merged[key] < 1):
-                raise ConfigError(f"{where}: server {merged['name']}: '{key}' must be a positive integer")
-        if merged.get("commit_order", CommitOrderInput.AUTO) not in tuple(CommitOrderInput):
-            raise ConfigError(f"{where}: server {merged['name']}: commit_order must be auto, recorded, serial "
-                              "or flush-groups")
-        tv = merged.get("target_version")
-        if tv is not None and not _is_version(tv):
-            raise ConfigError(f"{where}: server {merged['name']}: target_version must be a version string such "
-                              "as \"8.4\", \"9.7\" or \"26.7\"")
-        if not isinstance(merged.get("replica", {}), dict):
-            raise ConfigError(f"{where}: server {merged['name']}: 'replica' must be a table of variables")
+        _check_keys(merged, where, n)
+        _check_values(merged, where)
+        _check_replica(merged.get("replica", {}), where, merged["name"])
         out.append(ServerEntry(**merged))
     names = [s.name for s in out]
     dup = sorted({x for x in names if names.count(x) > 1})
     if dup:
         raise ConfigError(f"{where}: server name '{dup[0]}' is used twice")
     return out
+
+
+def _check_keys(merged: dict, where: str, n: int) -> None:
+    secret = sorted(k for k in merged if k.lower() in _SECRET_KEYS)
+    if secret:
+        raise ConfigError(f"{where}: server #{n}: '{secret[0]}' does not belong in a fleet file (passwords come "
+                          "from LAGADVISOR_PASSWORD/MYSQL_PWD or defaults_file, object-storage credentials "
+                          "from fsspec's environment and config)")
+    unknown = sorted(set(merged) - KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: server #{n}: unknown key '{unknown[0]}' (known: {', '.join(sorted(KEYS))})")
+    for key in ("name", "binlogs"):
+        if not isinstance(merged.get(key), str) or not merged[key]:
+            raise ConfigError(f"{where}: server #{n}: '{key}' (a string) is required")
+
+
+#: The numbers a server entry may give, in the ranges the single-server commands take them.
+_RANGES = {"cores": CORES_RANGE, "history_size": HISTORY_SIZE_RANGE, "port": (1, 65535)}
+
+
+def _check_values(merged: dict, where: str) -> None:
+    for key, (lo, hi) in _RANGES.items():
+        v = merged.get(key)
+        if key in merged and (not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi):
+            raise ConfigError(f"{where}: server {merged['name']}: '{key}' must be a whole number from {lo:,} "
+                              f"to {hi:,}")
+    if merged.get("commit_order", CommitOrderInput.AUTO) not in tuple(CommitOrderInput):
+        raise ConfigError(f"{where}: server {merged['name']}: commit_order must be auto, recorded, serial "
+                          "or flush-groups")
+    tv = merged.get("target_version")
+    if tv is not None and not _is_version(tv):
+        raise ConfigError(f"{where}: server {merged['name']}: target_version must be a version string such "
+                          "as \"8.4\", \"9.7\" or \"26.7\"")
+
+
+def setting_text(value) -> str | None:
+    """A replica table's value as the server shows it (a YAML/TOML boolean: ON or OFF), or None
+    when it is no single value (a list, a table, a float, null)."""
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    if isinstance(value, (int, str)):
+        return str(value).strip()
+    return None
+
+
+def _check_replica(replica, where: str, name: str) -> None:
+    """The replica table: advise --replica-setting's names and rules (advise.context)."""
+    from ..advise.context import REPLICA_SETTINGS, replica_setting_problem
+
+    if not isinstance(replica, dict):
+        raise ConfigError(f"{where}: server {name}: 'replica' must be a table of variables")
+    for key, value in replica.items():
+        if key not in REPLICA_SETTINGS:
+            raise ConfigError(f"{where}: server {name}: replica: unknown setting '{key}' (known: "
+                              f"{', '.join(REPLICA_SETTINGS)})")
+        text = setting_text(value)
+        problem = f"{key} must be a single value (a number or a word)" if text is None else replica_setting_problem(key, text)
+        if problem is not None:
+            raise ConfigError(f"{where}: server {name}: replica: {problem}")
 
 
 def entries_from_dirs(dirs: list[str], **options) -> list[ServerEntry]:
@@ -179,34 +269,17 @@ def entries_from_dirs(dirs: list[str], **options) -> list[ServerEntry]:
 
 
 def list_binlogs(location: str) -> list[str]:
-    """The binlog files a location names, in order: a directory's ``name.NNNNNN`` files sorted,
-    a glob's matches sorted, an ``.index`` file's lines (relative to its folder), or one file.
-    Remote locations are listed through fsspec and returned as full URLs."""
+    """The binlog files a location names, in order: a local one as ``advise`` reads its argument
+    (:func:`lagadvisor.inputs.resolve`: a directory through its one ``.index`` file or its
+    ``name.NNNNNN`` files of one log, an ``.index`` file's lines, a glob's matches, one file), so
+    a server's files are those ``advise`` reads. Remote locations are listed through fsspec and
+    returned as full URLs."""
     if is_url(location):
         return _list_remote(location)
     path = local_path(location)
-    if glob.has_magic(path):
-        found = sorted(p for p in glob.glob(path) if os.path.isfile(p))
-        if not found:
-            raise ConfigError(f"{location}: no file matches")
-        return found
-    if os.path.isdir(path):
-        found = sorted(os.path.join(path, n) for n in os.listdir(path)
-                       if BINLOG_NAME.match(n) and os.path.isfile(os.path.join(path, n)))
-        if not found:
-            raise ConfigError(f"{location}: no binlog files (name.NNNNNN) in this directory")
-        return found
-    if path.endswith(".index"):
-        try:
-            with open(path, encoding="utf-8") as f:
-                lines = [ln.strip() for ln in f if ln.strip()]
-        except OSError as err:
-            raise ConfigError(f"{location}: cannot read the index file: {err.strerror}") from None
-        folder = os.path.dirname(path)
-        return [ln if os.path.isabs(ln) else os.path.normpath(os.path.join(folder, ln)) for ln in lines]
-    if not os.path.exists(path):
+    if not glob.has_magic(path) and not os.path.lexists(path):
         raise ConfigError(f"{location}: no such file or directory")
-    return [path]
+    return resolve([path])
 
 
 def _list_remote(url: str) -> list[str]:

@@ -289,6 +289,9 @@ def map_on_cluster(fn, args: list[tuple], name: str) -> list:
     import uuid
 
     tok = uuid.uuid4().hex[:8]
+    # Dask sends keys as msgpack text (UTF-8): a server named by a directory whose name is not
+    # UTF-8 (os.fsdecode's surrogates) would fail the scheduler's message, not just this task
+    name = name.encode("utf-8", "backslashreplace").decode("utf-8")
     with worker_client() as client:
         futures = [client.submit(fn, *a, key=f"{name}-{tok}-{i}", pure=False) for i, a in enumerate(args)]
         return client.gather(futures)
