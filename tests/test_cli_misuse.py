@@ -108,7 +108,7 @@ MISUSE = [
     ("cores-zero", ["simulate", "--cores", "0", B], ["--cores"]),
     ("cores-huge", ["advise", "--cores", "99999", B], ["--cores", "4096"]),
     ("history-size-zero", ["simulate", "--history-size", "0", B], ["--history-size"]),
-    ("history-size-over-server-max", ["analyze", "--history-size", "1000001", B], ["--history-size"]),
+    ("history-size-over-server-max", ["analyze", "--history-size", "10000001", B], ["--history-size"]),
     ("top-not-a-number", ["graph", "--top", "x", B], ["--top"]),
     ("mode-bogus", ["simulate", "--mode", "x", B], ["--mode"]),
     ("schema-and-host", ["analyze", "--schema", "/dev/null", "--host", "127.0.0.1", "--port", "1", B],
@@ -275,6 +275,26 @@ def test_schema_not_a_regular_file(tmp_path):
     os.mkfifo(fifo)
     one_line_error(["simulate", "--schema", str(fifo), B], "not a regular file")
     one_line_error(["analyze", "--schema", str(tmp_path / "missing.sql"), B], "missing.sql")
+
+
+def test_a_statement_of_comment_only_is_counted(tmp_path):
+    """An unterminated comment was 'not understood' but not counted: "1 of 0 statements"."""
+    path = tmp_path / "comment.sql"
+    path.write_text("/* unterminated comment CREATE TABLE t (id int primary key);\n")
+    code, _, err = run("analyze", "--no-progress", "--schema", str(path), B)
+    assert code == 0 and "1 of 1 statements not understood" in err, err
+
+
+@pytest.mark.parametrize("what,data", [("a binlog", None), ("UTF-16", "\ufeffCREATE TABLE t (id INT PRIMARY KEY);"),
+                                       ("binary data", "CREATE\x00TABLE")])
+def test_a_schema_file_that_is_not_sql_text(tmp_path, what, data):
+    """A binlog given as --schema read as 126 of 6 statements not understood; UTF-16 as garbage."""
+    path = tmp_path / "schema.sql"
+    if data is None:
+        shutil.copy(BINLOG, path)
+    else:
+        path.write_bytes(data.encode("utf-16") if what == "UTF-16" else data.encode())
+    one_line_error(["analyze", "--schema", str(path), B], str(path), "not a schema file", what)
 
 
 def test_fleet_file_not_a_regular_file(tmp_path):

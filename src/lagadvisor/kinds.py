@@ -14,9 +14,10 @@ from enum import Enum
 
 
 #: The replica's cores and the source's writeset history size, as every command and the fleet
-#: file take them (inclusive ranges).
+#: file take them (inclusive ranges). The history size reaches 9.7's default, 10,000,000
+#: (``versions.py``): a 9.7 source's own value was refused at 1,000,000.
 CORES_RANGE = (1, 4096)
-HISTORY_SIZE_RANGE = (1, 1_000_000)
+HISTORY_SIZE_RANGE = (1, 10_000_000)
 
 
 class _Value(str, Enum):

@@ -104,7 +104,7 @@ def test_a_deeply_nested_fleet_file_is_one_line(tmp_path, name, text):
     ('[servers.replica]\nreplica_preserve_commit_order = "maybe"\n', "replica_preserve_commit_order is ON or OFF"),
     ("[servers.replica]\nread_only = 1\n", "server a: replica: unknown setting 'read_only'"),
     ("cores = 100000\n", "'cores' must be a whole number from 1 to 4,096"),
-    ("history_size = 1000000000\n", "'history_size' must be a whole number from 1 to 1,000,000"),
+    ("history_size = 1000000000\n", "'history_size' must be a whole number from 1 to 10,000,000"),
     ("port = 99999\n", "'port' must be a whole number from 1 to 65,535"),
 ])
 def test_server_settings_have_the_single_server_commands_limits(tmp_path, entry, message):

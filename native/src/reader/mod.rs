@@ -1891,6 +1891,15 @@ impl Analyzer {
             o.hash_tab.truncate(k);
             o.hash_fk.truncate(k);
         }
+        if k == 0 {
+            // every row it wrote was taken out: it still writes rows, shared with no one
+            o.hashes.push(own_rows_hash(o.start as i64));
+            o.labels.push(String::new());
+            if tagged {
+                o.hash_tab.push(0);
+                o.hash_fk.push(0);
+            }
+        }
     }
 
     /// The transaction's record in the writeset log (with the facts), handed over in chunks.
@@ -2304,6 +2313,12 @@ fn number_key_hash(v: i128) -> i64 {
     writeset::number_key_hash(v)
 }
 
+/// `tracker.own_rows_hash`: the one hash a what-if leaves a transaction whose every row it took
+/// out (left empty, it read as DDL and reset the history); unique per transaction of a file.
+pub fn own_rows_hash(unique: i64) -> i64 {
+    i64::MIN + 1 + unique
+}
+
 /// A readable row key as one int64 (FNV-1a over its UTF-8): what a what-if's ignored rows are
 /// matched by in the writeset log.
 pub fn label_key(l: &str) -> i64 {
@@ -2391,13 +2406,18 @@ impl WsReplay {
             }
             let shadowed = |k: usize| tab(k)[1] != 0 && self.add_pk.contains(&tab(k)[1]);
             self.hashes.clear();
+            let mut ignored = false;
             for k in 0..n {
                 let at = i + H + 4 * k;
                 let (h, l, slot, fk) = (v[at], v[at + 1], v[at + 2], v[at + 3]);
                 if slot < 0 || slot as usize >= nt {
                     return Err(bad());
                 }
-                if shadowed(slot as usize) || (fk != 0 && self.drop_fk.contains(&fk)) || self.ignore.contains(&l) {
+                if self.ignore.contains(&l) && !shadowed(slot as usize) {
+                    ignored = true;
+                    continue;
+                }
+                if shadowed(slot as usize) || (fk != 0 && self.drop_fk.contains(&fk)) {
                     continue;
                 }
                 self.hashes.push(h);
@@ -2419,6 +2439,9 @@ impl WsReplay {
                     scan += t[3];
                 }
                 at += count;
+            }
+            if ignored && self.hashes.is_empty() {
+                self.hashes.push(own_rows_hash(seq));   // as drop_ignored
             }
             let flags = WsFlags { has_missing_keys: missing, has_related_foreign_keys: parent };
             let reason = if reason < 0 { None } else { Some(reason as u8) };

@@ -988,6 +988,7 @@ def _read_schema_file(text: str, cat: Catalog | None, default_db: str) -> Schema
         word = (m.group(1) or "").upper()
         if not word:
             if stmt[m.end():].strip():
+                out.statements += 1   # counted, so that "N of M not understood" never has N > M
                 _not_understood(out, text, offset, stmt)
             continue  # only comments (a dump's /*!40101 ... */ settings are SET statements)
         out.statements += 1
@@ -1088,4 +1089,21 @@ def read_schema_path(path: str, limit: int = 4 << 30) -> SchemaLoad:
             text = f.read()
     except OSError as err:
         raise SchemaError(f"{path}: cannot read the schema file: {err.strerror or err}") from None
+    what = _not_sql(text)
+    if what:
+        raise SchemaError(f"{path}: not a schema file: {what} (--schema takes `mysqldump --no-data` output, UTF-8)")
     return read_schema_file(text)
+
+
+def _not_sql(text: str) -> str:
+    """What a ``--schema`` file is instead of SQL text, from its first bytes ('' when it may be SQL)."""
+    head = text[:4].encode("utf-8", "surrogateescape")
+    if head == b"\xfebin":
+        return "a binlog (it starts with the binlog magic): give it as a file to read, not as --schema"
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "UTF-16 text (save it as UTF-8)"
+    if head[:2] == b"\x1f\x8b":
+        return "gzip-compressed (uncompress it first)"
+    if "\x00" in text[:4096]:
+        return "binary data (NUL bytes)"
+    return ""

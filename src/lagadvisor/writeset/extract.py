@@ -356,8 +356,10 @@ def _value(v, canon):
 
 
 def _label(name: str, db: str, table: str, vals) -> str:
-    """``vals``: the raw values of the key's parts (not their canonical forms)."""
-    shown = ", ".join(repr(v.decode("utf-8", "replace") if isinstance(v, (bytes, bytearray)) else v)
+    """``vals``: the raw values of the key's parts (not their canonical forms). Bytes that are not
+    UTF-8 (a latin1 column's 'ß') show as escapes: replaced by one '\ufffd' they made distinct rows
+    one label, and the hot-row counts and the what-if that ignores a row by its label merged them."""
+    shown = ", ".join(repr(v.decode("utf-8", "backslashreplace") if isinstance(v, (bytes, bytearray)) else v)
                       for v in vals)
     return f"{db}.{table} {name}=({shown})"
 

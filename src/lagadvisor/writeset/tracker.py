@@ -115,6 +115,15 @@ _NOT_KEYABLE = frozenset({"tinytext", "text", "mediumtext", "longtext", "tinyblo
                           "longblob", "json", "geometry", "vector"})
 
 
+def own_rows_hash(where: int) -> int:
+    """The one hash a what-if leaves a transaction whose every row it took out (``ignore_rows``):
+    it still writes rows, now shared with no one. Left with no hash it read as DDL (MySQL:
+    an empty writeset cannot use writesets) and reset the history, so "without the hot rows"
+    simulated slower than with them. Unique per transaction of a file (``where``: its start
+    offset), far from the hashes of real keys."""
+    return -(1 << 63) + 1 + where
+
+
 class KeyTracker:
     """Column selector for the reader and writeset builder for the policies."""
 
@@ -193,6 +202,8 @@ class KeyTracker:
         ws = transaction_writeset(t, self._current, labels=labels or self.labels or bool(ignore))
         if ignore and ws.hashes:
             kept = [(h, lab) for h, lab in zip(ws.hashes, ws.labels) if lab not in ignore]
+            if not kept:
+                kept = [(own_rows_hash(t.start_offset), "")]
             ws.hashes = [h for h, _ in kept]
             ws.labels = [lab for _, lab in kept] if (labels or self.labels) else []
         for u in ws.unknown:
