@@ -13,7 +13,7 @@ import pytest
 
 from conftest import FIXTURES
 from lagadvisor.binlog.constants import FieldType, RowsKind
-from lagadvisor.binlog.framing import READ_CHUNK, EventFramer, read_at_most
+from lagadvisor.binlog.framing import READ_CHUNK, EventFramer, read_event
 from lagadvisor.binlog.gz import GzipReader
 from lagadvisor.binlog.rows import RowsEvent, TableMap, iter_rows, table_plan
 from lagadvisor.errors import CompressedFileError, CorruptEventError, TruncatedEventError
@@ -68,12 +68,12 @@ def _event(type_code: int, size: int, body: bytes, log_pos: int = 0) -> bytes:
     return struct.pack("<IBIIIH", 0, type_code, 1, size, log_pos, 0) + body
 
 
-def test_read_at_most_reads_in_chunks():
+def test_read_event_reads_in_chunks():
     s = _Recorder(b"x" * 10)
-    assert read_at_most(s.read, 1 << 30) == b"x" * 10
+    assert read_event(s.read, b"h", 1 << 30) == b"h" + b"x" * 10
     assert s.largest <= READ_CHUNK
     s = _Recorder(b"y" * (READ_CHUNK + 5))
-    assert read_at_most(s.read, READ_CHUNK + 5) == b"y" * (READ_CHUNK + 5)
+    assert read_event(s.read, b"h", READ_CHUNK + 5) == b"h" + b"y" * (READ_CHUNK + 5)
 
 
 def test_a_1gib_event_length_reads_what_is_there():

@@ -176,9 +176,13 @@ pub struct Framer<R: Read> {
     positioned: bool,
     /// Set when the input ended inside an event (a binlog still being written).
     pub truncated: Option<Truncation>,
+    /// The regular file being read, when it is one: its size says how many bytes are left, so
+    /// an event length past them is known before anything is allocated (`framing.bytes_left`).
+    pub sized: Option<std::fs::File>,
 }
 
-fn read_full<R: Read>(src: &mut R, buf: &mut [u8]) -> Res<usize> {
+/// Fill `buf` from `src`: fewer bytes only at its end.
+pub fn read_full<R: Read>(src: &mut R, buf: &mut [u8]) -> Res<usize> {
     let mut got = 0;
     while got < buf.len() {
         match src.read(&mut buf[got..]) {
@@ -193,7 +197,7 @@ fn read_full<R: Read>(src: &mut R, buf: &mut [u8]) -> Res<usize> {
 
 impl<R: Read> Framer<R> {
     pub fn new(src: R, base_offset: u64) -> Self {
-        Framer { src, buf: Vec::with_capacity(1 << 16), offset: base_offset, checksum_alg: ALG_UNDEF, positioned: true, truncated: None }
+        Framer { src, buf: Vec::with_capacity(1 << 16), offset: base_offset, checksum_alg: ALG_UNDEF, positioned: true, truncated: None, sized: None }
     }
 
     /// Consume and check the 4-byte magic.
@@ -227,13 +231,27 @@ impl<R: Read> Framer<R> {
             return Err(Abort::new("impossible event length"));
         }
         let size_us = size as usize;
+        let want = size_us - HEADER_LEN;
+        if self.buf.capacity() > (64 << 20) && size_us <= READ_CHUNK {
+            // The buffer of a huge event is not kept for the small ones that follow.
+            self.buf = Vec::with_capacity(1 << 16);
+        }
+        // The bytes left in a regular file: a length past them is a truncation (or corruption)
+        // known before the body is read or its buffer sized.
+        let left = match (&self.sized, want > READ_CHUNK) {
+            (Some(f), true) => f.metadata().ok().map(|m| m.len().saturating_sub(offset + HEADER_LEN as u64)),
+            _ => None,
+        };
         self.buf.clear();
         self.buf.extend_from_slice(&header);
-        // The body is read a chunk at a time: a corrupt length never sizes an allocation, the
-        // buffer grows only with the bytes actually there (`framing.read_at_most`).
-        let want = size_us - HEADER_LEN;
-        let mut got = 0usize;
-        while got < want {
+        let short = matches!(left, Some(l) if l < want as u64);
+        let mut got = if short { left.unwrap_or(0) as usize } else { 0 };
+        if left.is_some() && !short {
+            self.buf.reserve_exact(want); // the bytes are there: one allocation, no regrowth
+        }
+        // Otherwise the body is read a chunk at a time: a corrupt length never sizes an
+        // allocation, the buffer grows only with the bytes actually there (`framing.read_event`).
+        while !short && got < want {
             let chunk = (want - got).min(READ_CHUNK);
             let at = self.buf.len();
             self.buf.resize(at + chunk, 0);

@@ -1141,7 +1141,9 @@ impl Analyzer {
             return Err(Abort::new("gzip input is read by the reference"));
         }
         let f = open_input(path, fd)?;
+        let sized = f.try_clone().ok().filter(|c| c.metadata().map(|m| m.is_file()).unwrap_or(false));
         let mut framer = Framer::new(BufReader::with_capacity(1 << 20, f), 4);
+        framer.sized = sized;
         framer.check_magic()?;
         let mut cur: Option<Open> = None;
         let w = std::mem::replace(&mut self.window, [-1; 4]);
@@ -1288,7 +1290,12 @@ impl Analyzer {
         match code {
             2 => {
                 let post = self.fde.post_header(2, 13);
-                query = Some(decode_query(e, post)?);
+                let q = decode_query(e, post)?;
+                if q.2.first().map_or(true, |b| *b == 0) {
+                    // `decoder.not_sql`: the reference counts and locates it in a warning.
+                    return Err(Abort::new("a statement that is not SQL text"));
+                }
+                query = Some(q);
             }
             16 => {
                 Cursor::new(e.data, HEADER_LEN, e.body_end).uint(8, "xid")?;
@@ -1449,52 +1456,77 @@ impl Analyzer {
             o.compressed = true;
         }
         self.fs.saw_compression = true;
-        let inner: Vec<u8> = match ctype {
-            255 => payload.to_vec(),
-            0 => {
-                // Bounded: a payload that inflates beyond this is left to the reference's
-                // streaming reader.
-                const LIMIT: u64 = 256 << 20;
-                let mut out = Vec::new();
-                let dec = zstd::stream::read::Decoder::new(payload).map_err(|e| Abort(format!("zstd: {e}")))?;
-                use std::io::Read;
-                dec.take(LIMIT + 1).read_to_end(&mut out).map_err(|e| Abort(format!("zstd: {e}")))?;
-                if out.len() as u64 > LIMIT {
-                    return Err(Abort::new("payload larger than the native limit"));
-                }
-                out
-            }
+        // The inner events are decompressed as they are read (`payload.DeclaredSize`): one
+        // inner event at a time in `ibuf`, never the whole transaction, and never more than
+        // one byte beyond the declared uncompressed size.
+        let declared = fields[3];
+        let src: Box<dyn std::io::Read + '_> = match ctype {
+            255 => Box::new(payload),
+            0 => Box::new(zstd::stream::read::Decoder::with_buffer(payload).map_err(|e| Abort(format!("zstd: {e}")))?),
             _ => return Err(Abort::new("unsupported payload compression")),
         };
-        let mut pos = 0usize;
-        while pos < inner.len() {
-            if inner.len() - pos < HEADER_LEN {
+        use std::io::Read;
+        let mut src = src.take(declared.map_or(u64::MAX, |d| d.saturating_add(1)));
+        let mut produced: u64 = 0;
+        let mut ibuf: Vec<u8> = Vec::new();
+        loop {
+            let mut h = [0u8; HEADER_LEN];
+            let n = framing::read_full(&mut src, &mut h)?;
+            produced += n as u64;
+            if n == 0 {
+                break;
+            }
+            if n < HEADER_LEN {
                 return Err(Abort::new("truncated inner event header"));
             }
-            let h = &inner[pos..pos + HEADER_LEN];
             let type_code = h[4];
             let size = u32::from_le_bytes([h[9], h[10], h[11], h[12]]) as usize;
-            if size < HEADER_LEN || size as u64 > framing::MAX_EVENT_SIZE || size > inner.len() - pos {
+            if size < HEADER_LEN || size as u64 > framing::MAX_EVENT_SIZE {
                 return Err(Abort::new("bad inner event size"));
+            }
+            if let Some(d) = declared {
+                // Past the declared size: known before the body's buffer is sized.
+                if (size - HEADER_LEN) as u64 > d.saturating_sub(produced) {
+                    return Err(Abort::new("inner event runs past the declared uncompressed size"));
+                }
             }
             if type_code == 15 || type_code == 40 {
                 return Err(Abort::new("FDE or payload inside a payload"));
             }
-            let data = &inner[pos..pos + size];
+            if ibuf.capacity() > (64 << 20) && size <= framing::READ_CHUNK {
+                ibuf = Vec::new(); // a huge inner event's buffer is not kept for small ones
+            }
+            ibuf.clear();
+            ibuf.extend_from_slice(&h);
+            // Without a declared size the body grows a chunk at a time with what is there.
+            let mut got = 0usize;
+            while got < size - HEADER_LEN {
+                let chunk = (size - HEADER_LEN - got).min(framing::READ_CHUNK);
+                let at = ibuf.len();
+                ibuf.resize(at + chunk, 0);
+                let k = framing::read_full(&mut src, &mut ibuf[at..])?;
+                got += k;
+                if k < chunk {
+                    return Err(Abort::new("truncated inner event"));
+                }
+            }
+            produced += got as u64;
             let ev = RawEvent {
                 offset: e.offset,
                 timestamp: u32::from_le_bytes([h[0], h[1], h[2], h[3]]),
                 type_code,
                 server_id: u32::from_le_bytes([h[5], h[6], h[7], h[8]]),
                 size: size as u64,
-                data,
+                data: &ibuf,
                 body_end: size,
             };
             self.in_payload = true;
             let r = self.event(py, &ev, cur);
             self.in_payload = false;
             r?;
-            pos += size;
+        }
+        if declared.is_some_and(|d| d != produced) {
+            return Err(Abort::new("payload does not decompress to its declared uncompressed size"));
         }
         Ok(())
     }

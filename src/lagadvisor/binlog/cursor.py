@@ -75,6 +75,13 @@ class Cursor:
         self.pos = self.end
         return bytes(v)
 
+    def rest_view(self) -> memoryview:
+        """The rest as a view of ``data``, not a copy (a statement of up to 1 GiB is decoded to
+        text straight from the event's bytes)."""
+        v = memoryview(self.data)[self.pos:self.end]
+        self.pos = self.end
+        return v
+
     def packed(self, field: str) -> int:
         """``net_field_length``: 1, 3, 4 or 9 bytes; 251 (SQL NULL) is not valid here."""
         first = self.u8(field)

@@ -70,6 +70,25 @@ class Event:
     inner: bool = False
 
 
+_QUERIES = (E.QUERY_EVENT, E.QUERY_COMPRESSED_EVENT)
+
+
+def not_sql(query: str) -> bool:
+    """A statement no server wrote: empty, or starting with a NUL byte (MySQL's lexer takes a
+    NUL that is not the end of the text as a character, so the replica's applier stops on a
+    syntax error). Crafted or damaged bytes that happen to frame as a QUERY event."""
+    return not query or query[0] == "\0"
+
+
+def not_sql_warning(file: str, count: int, first: tuple[int, bool, int]) -> str:
+    """The file's one warning for its :func:`not_sql` statements (counted, first one located)."""
+    offset, inner, size = first
+    where = "QUERY_EVENT inside TRANSACTION_PAYLOAD_EVENT" if inner else "QUERY_EVENT"
+    return (f"{file} at offset {offset} ({where}): statement is not SQL text ({size:,}-byte event, "
+            f"empty or starting with a NUL byte); {count:,} such statement(s) in the file, read as "
+            f"statement-based (kind OTHER)")
+
+
 class EventReader:
     """Decodes the events of one binlog stream. ``counts`` tallies every event by type name,
     inner events of compressed payloads included."""
@@ -85,6 +104,10 @@ class EventReader:
         self._tm_cache: dict[bytes, TableMap] = {}
         self.counts: Counter[str] = Counter()
         self.unknown: Counter[int] = Counter()
+        # QUERY events whose statement is not SQL text (empty, or a NUL byte first): how many,
+        # and the first one's (offset, inside a payload, event size) for the file's warning.
+        self.not_sql = 0
+        self.first_not_sql: tuple[int, bool, int] | None = None
 
     def plans(self, tm: TableMap) -> tuple[ColumnPlan, ...]:
         cached = self._plans.get(tm.table_id)
@@ -157,6 +180,10 @@ class EventReader:
         except (ValueError, IndexError, OverflowError, UnicodeError) as err:
             raise CorruptEventError(f"undecodable body: {err}", file=self.file, offset=raw.offset,
                                     event_type=name) from err
+        if code in _QUERIES and not_sql(body.query):  # type: ignore[union-attr]
+            self.not_sql += 1
+            if self.first_not_sql is None:
+                self.first_not_sql = (raw.offset, inner, raw.event_size)
         yield Event(raw.offset, code, raw.timestamp, raw.server_id, raw.event_size, body, inner)
         if code == E.TRANSACTION_PAYLOAD_EVENT:
             yield from self._inner(raw, body)  # type: ignore[arg-type]

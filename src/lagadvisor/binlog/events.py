@@ -205,8 +205,8 @@ class Other:
     known: bool
 
 
-def _text(b: bytes) -> str:
-    return b.decode("utf-8", "surrogateescape")
+def _text(b: bytes | memoryview) -> str:
+    return str(b, "utf-8", "surrogateescape")
 
 
 # --------------------------------------------------------------------------- decoders
@@ -400,7 +400,7 @@ def decode_query(raw: RawEvent, fde: FormatDescription, query_bytes: bytes | Non
     status = c.bytes(status_len, "status_vars")
     db = c.bytes(db_len, "db")
     c.skip(1, "db terminator")
-    query = c.rest() if query_bytes is None else query_bytes
+    query = c.rest_view() if query_bytes is None else query_bytes
     return Query(thread_id, exec_time, error_code, _text(db), _text(query), status)
 
 
@@ -472,7 +472,7 @@ def decode_rows_query(raw: RawEvent, fde: FormatDescription) -> RowsQuery:
     c = Cursor(raw.data, LOG_EVENT_HEADER_LEN, raw.body_end)
     if raw.type_code == EventType.ROWS_QUERY_LOG_EVENT:
         c.skip(1, "length byte")  # an obsolete 1-byte length; the text runs to the end
-    return RowsQuery(_text(c.rest()))
+    return RowsQuery(_text(c.rest_view()))
 
 
 def decode_heartbeat(raw: RawEvent, fde: FormatDescription) -> Heartbeat:

@@ -9,6 +9,9 @@ References: ``binlog_event.h`` (``Log_event_header``, ``Log_event_footer``),
 
 from __future__ import annotations
 
+import io
+import os
+import stat
 import struct
 import zlib
 from dataclasses import dataclass
@@ -95,7 +98,8 @@ def _crc_ok(data: bytes, type_code: int) -> bool:
         # The server computes the FDE's checksum with the in-use flag clear (it sets and resets
         # that flag in place without rewriting the checksum).
         data = data[:17] + bytes([data[17] & ~LOG_EVENT_BINLOG_IN_USE_F]) + data[18:]
-    return zlib.crc32(data[:-BINLOG_CHECKSUM_LEN]) == stored
+    # A view, not a slice: a 1 GiB event is not copied to be checked.
+    return zlib.crc32(memoryview(data)[:-BINLOG_CHECKSUM_LEN]) == stored
 
 
 class EventFramer:
@@ -141,18 +145,23 @@ class EventFramer:
                 raise CorruptEventError(f"impossible event length {size}: larger than any event "
                                         f"({MAX_EVENT_SIZE} bytes)", file=self.file, offset=offset,
                                         event_type=name)
-            rest = read_at_most(read, size - LOG_EVENT_HEADER_LEN)
+            want = size - LOG_EVENT_HEADER_LEN
+            # A length beyond the bytes the input still holds is known before anything is read
+            # or allocated (a regular file, a payload's declared size): a 1 GiB length field in
+            # a short or sparse file costs nothing.
+            left = bytes_left(self.stream) if want > READ_CHUNK else None
+            data = read_event(read, header, want) if left is None or left >= want else b""
+            got = len(data) - LOG_EVENT_HEADER_LEN if data else left
             if log_pos != offset + size:
-                if self.positioned and len(rest) < size - LOG_EVENT_HEADER_LEN:
+                if self.positioned and got < want:
                     raise CorruptEventError(
                         f"event length {size} runs past the end of the file and disagrees with the "
                         f"event's end position {log_pos}", file=self.file, offset=offset, event_type=name)
                 self.positioned = False
-            if len(rest) < size - LOG_EVENT_HEADER_LEN:
+            if got < want:
                 raise TruncatedEventError(
-                    f"input ends inside the event ({LOG_EVENT_HEADER_LEN + len(rest)} of {size} bytes)",
+                    f"input ends inside the event ({LOG_EVENT_HEADER_LEN + got} of {size} bytes)",
                     file=self.file, offset=offset, event_type=name)
-            data = header + rest
             if type_code == _FDE and self._fixed is None:
                 self.checksum_alg = fde_checksum_alg(data)
             elif type_code == _START_V3 and self._fixed is None:
@@ -178,20 +187,45 @@ class EventFramer:
 READ_CHUNK = 1 << 20
 
 
-def read_at_most(read, n: int) -> bytes:
-    """Up to ``n`` bytes from ``read`` (fewer only at the end of the input), in chunks of at
-    most :data:`READ_CHUNK` (``read(n)`` of a buffered file or a decompressor allocates ``n``)."""
+def read_event(read, header: bytes, n: int) -> bytes:
+    """``header`` followed by up to ``n`` bytes from ``read`` (fewer only at the end of the
+    input), as one ``bytes``: the event's only copy in memory.
+
+    A large body is read in chunks of at most :data:`READ_CHUNK` (``read(n)`` of a buffered
+    file or a decompressor allocates ``n`` whatever the input holds) into a :class:`io.BytesIO`,
+    whose ``getvalue()`` hands over its own buffer: no list of parts joined into a second copy,
+    no ``header + body`` making a third.
+    """
     if n <= READ_CHUNK:
-        return read(n)
-    parts = []
+        return header + read(n)
+    out = io.BytesIO()
+    out.write(header)
     left = n
     while left > 0:
         part = read(min(left, READ_CHUNK))
         if not part:
             break
-        parts.append(part)
+        out.write(part)
         left -= len(part)
-    return b"".join(parts)
+    return out.getvalue()
+
+
+def bytes_left(stream) -> int | None:
+    """How many bytes ``stream`` still holds, when that is known without reading: a regular
+    file (its size less the position), or a stream that says (``bytes_left()``, a transaction
+    payload's declared uncompressed size); ``None`` for a pipe or a gzip/zstd file."""
+    own = getattr(stream, "bytes_left", None)
+    if own is not None:
+        return own()
+    try:
+        fd = stream.fileno()
+        pos = stream.tell()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return max(0, st.st_size - pos)
 
 
 def check_magic(stream: BinaryIO, file: str) -> None:

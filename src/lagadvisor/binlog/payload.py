@@ -28,18 +28,59 @@ class TransactionPayload:
     EVENT_TYPE = EventType.TRANSACTION_PAYLOAD_EVENT
     compression_type: int
     payload_size: int
-    uncompressed_size: int
-    payload: bytes
+    #: The header's uncompressed_size; ``None`` when the event has no such field.
+    uncompressed_size: int | None
+    payload: bytes | memoryview
 
-    def open(self) -> io.RawIOBase | io.BufferedIOBase:
-        """A stream of the inner events' bytes, decompressed as it is read (bounded memory)."""
+    def open(self) -> DeclaredSize:
+        """A stream of the inner events' bytes, decompressed as it is read (bounded memory),
+        held to the declared uncompressed size."""
         if self.compression_type == NONE:
-            return io.BytesIO(self.payload)
+            return DeclaredSize(io.BytesIO(self.payload), self.uncompressed_size)
         if self.compression_type != ZSTD:
             raise UnsupportedFormatError(f"transaction payload compression type {self.compression_type}")
         import zstandard
 
-        return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(self.payload), read_across_frames=True)
+        # zstandard reads a buffer-protocol source in place: the compressed bytes are not copied.
+        reader = zstandard.ZstdDecompressor().stream_reader(self.payload, read_across_frames=True)
+        return DeclaredSize(reader, self.uncompressed_size)
+
+
+class DeclaredSize(io.RawIOBase):
+    """The inner events' bytes, checked against the payload header's ``uncompressed_size``:
+    the stream may yield neither more (it stops one byte past, so a zstd bomb costs no more
+    than it declares) nor fewer bytes than declared. ``bytes_left`` tells the framer how much
+    the payload still holds, so an inner event's length past it fails before anything is read.
+    """
+
+    def __init__(self, stream, declared: int | None) -> None:
+        self.stream = stream
+        self.declared = declared
+        self.produced = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def bytes_left(self) -> int | None:
+        return None if self.declared is None else max(0, self.declared - self.produced)
+
+    def read(self, n: int = -1) -> bytes:
+        if self.declared is not None:
+            # At most one byte beyond the declared size is ever decompressed.
+            cap = self.declared - self.produced + 1
+            n = cap if n < 0 else min(n, cap)
+        elif n < 0:
+            n = 1 << 20
+        out = self.stream.read(n) if n > 0 else b""
+        self.produced += len(out)
+        if self.declared is not None:
+            if self.produced > self.declared:
+                raise CorruptEventError(f"payload decompresses to more than its declared uncompressed_size "
+                                        f"{self.declared}")
+            if not out and n > 0 and self.produced < self.declared:
+                raise CorruptEventError(f"payload decompresses to {self.produced} bytes, its declared "
+                                        f"uncompressed_size is {self.declared}")
+        return out
 
 
 def decode_transaction_payload(raw: RawEvent, fde) -> TransactionPayload:
@@ -55,13 +96,13 @@ def decode_transaction_payload(raw: RawEvent, fde) -> TransactionPayload:
         if ftype in fields:
             fields[ftype] = Cursor(c.data, c.pos, end).packed("payload field value")
         c.pos = end
-    payload = c.rest()
+    payload = c.rest_view()  # a view of the event: the compressed bytes are not copied
     size = fields[PAYLOAD_SIZE]
     if size is not None and size != len(payload):
         raise CorruptEventError(f"payload_size {size} but {len(payload)} payload bytes")
     ctype = fields[COMPRESSION_TYPE]
     return TransactionPayload(ZSTD if ctype is None else ctype, len(payload),
-                              fields[UNCOMPRESSED_SIZE] or 0, payload)
+                              fields[UNCOMPRESSED_SIZE], payload)
 
 
 def mariadb_uncompress(data: bytes) -> bytes:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..errors import BinlogError, CompressedFileError, TruncatedEventError
-from .decoder import EventReader
+from .decoder import EventReader, not_sql_warning
 from .events import FormatDescription
 from .framing import check_magic
 from .gz import open_gzip
@@ -225,6 +225,8 @@ def read_stream(name: str, stream, summary: FileSummary, selector: ColumnSelecto
     if reader.unknown:
         codes = ", ".join(f"type {c} x{n}" for c, n in sorted(reader.unknown.items()))
         summary.warnings.append(f"{name}: unknown event types counted but not decoded: {codes}")
+    if reader.first_not_sql is not None:
+        summary.warnings.append(not_sql_warning(name, reader.not_sql, reader.first_not_sql))
     summary.complete = True
 
 

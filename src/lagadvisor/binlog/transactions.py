@@ -143,6 +143,23 @@ def classify_statement(query: str) -> str:
     return "OTHER"
 
 
+_ADMIN = ("ANALYZE", "REPAIR", "OPTIMIZE")
+#: The first two words of a statement, each cut at 32 characters: no word the checks below look
+#: for is that long, and a statement of up to 1 GiB is not split or upper-cased whole to find them.
+_HEAD_WORDS = re.compile(r"\s*(\S{1,32})(?:\s+(\S{1,32}))?")
+
+
+def statement_blocks(query: str) -> bool:
+    """``is_trx_unsafe_for_parallel_slave()``'s part for one statement: admin statements and
+    CREATE/ALTER/DROP DATABASE (8.0.4x+) make later transactions wait."""
+    m = _HEAD_WORDS.match(query)
+    head = m.group(1).upper() if m else ""
+    if head in _ADMIN:
+        return True
+    second = m.group(2) if m else None
+    return head in ("CREATE", "ALTER", "DROP") and second is not None and second.upper() in ("DATABASE", "SCHEMA")
+
+
 class _Open:
     """A transaction being assembled."""
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ..binlog import Transaction
+from ..binlog.transactions import statement_blocks
 from ..kinds import POLICIES as _POLICIES, CommitOrderInput, Policy
 from ..writeset.extract import Writeset
 from ..versions import HISTORY_SIZE_DEFAULTS, history_size_default  # noqa: F401  (re-exported)
@@ -184,7 +185,6 @@ class SessionTracker:
 # ----------------------------------------------------------------------------- engine
 
 
-_ADMIN = ("ANALYZE", "REPAIR", "OPTIMIZE")
 
 
 def _kind_fallback(t: Transaction, ws: Writeset) -> Fallback | None:
@@ -213,14 +213,7 @@ def _blocks(t: Transaction) -> bool:
     (8.0.4x+), and incidents, make later transactions wait (m_last_blocking_transaction)."""
     if t.incident:
         return True
-    for s in t.statements:
-        words = s.query.lstrip().split(None, 2)
-        head = words[0].upper() if words else ""
-        if head in _ADMIN:
-            return True
-        if head in ("CREATE", "ALTER", "DROP") and len(words) > 1 and words[1].upper() in ("DATABASE", "SCHEMA"):
-            return True
-    return False
+    return any(statement_blocks(s.query) for s in t.statements)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,24 +20,14 @@ from ..binlog.constants import LOG_EVENT_HEADER_LEN, FieldType
 from ..binlog.decoder import DECODERS
 from ..binlog.framing import RawEvent
 from ..binlog.rows import decode_table_map, decode_value, table_plan
-from ..binlog.transactions import Statement, classify_statement
+from ..binlog.transactions import Statement, classify_statement, statement_blocks
 from ..errors import LagAdvisorError
 from ..kinds import Caveat
 from ..writeset.extract import TablePlan, _label, primary_columns, row_hashes, row_image_caveat, schema_unknown
 from ..writeset.tracker import KeyTracker
 from .results import NativeFile
 
-_ADMIN = ("ANALYZE", "REPAIR", "OPTIMIZE")
 _INT_KINDS = frozenset({FieldType.TINY, FieldType.SHORT, FieldType.INT24, FieldType.LONG, FieldType.LONGLONG})
-
-
-def statement_blocks(query: str) -> bool:
-    """One statement's part of ``policies._blocks``."""
-    words = query.lstrip().split(None, 2)
-    head = words[0].upper() if words else ""
-    if head in _ADMIN:
-        return True
-    return head in ("CREATE", "ALTER", "DROP") and len(words) > 1 and words[1].upper() in ("DATABASE", "SCHEMA")
 
 
 def native_summary(path: str, size: int, first_fde, r: NativeFile):
