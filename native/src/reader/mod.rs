@@ -280,6 +280,12 @@ struct Open {
     fk_counts: Vec<(i64, i64)>,
     /// The secondary index entries of its kept row changes (`index_entry_count`).
     index_entries: i64,
+    /// Its TRANSACTION_PAYLOAD events: where the last ends in the file, their sizes on disk, and
+    /// the sizes of the events inside them (`_Open.payload_end` ...): the transaction ends where
+    /// its payload does, and its bytes are its events' uncompressed.
+    payload_end: u64,
+    payload_size: u64,
+    inner_bytes: u64,
 }
 
 impl Open {
@@ -290,7 +296,7 @@ impl Open {
                current: Vec::new(), kept: 0, hashes: Vec::new(), incomplete_tables: Vec::new(), dbs: Vec::new(),
                compressed: false, labels: Vec::new(), hash_tab: Vec::new(), hash_fk: Vec::new(),
                shadow: Vec::new(), shadow_kept: 0, shadow_unsafe: false, fk_counts: Vec::new(),
-               index_entries: 0 }
+               index_entries: 0, payload_end: 0, payload_size: 0, inner_bytes: 0 }
     }
 }
 
@@ -371,17 +377,17 @@ struct Records {
     /// file_idx, start_offset, end_offset, last_committed, sequence_number, thread_id,
     /// commit_ts_us, immediate_commit_ts_us, rows, flags (ddl, statement_based, xa, incident,
     /// incomplete, compressed: bits 0..5), COMMIT_ORDER, WRITESET, WRITESET_SESSION, fallback,
-    /// original_commit_ts_us, inserts, updates, deletes.
-    cols: [Vec<i64>; 18],
+    /// original_commit_ts_us, inserts, updates, deletes, nbytes (`Transaction.bytes`).
+    cols: [Vec<i64>; 19],
     gtids: Vec<Option<String>>,
     table_ends: Vec<i64>,
     tables: Vec<i64>,
 }
 
-const RECORD_COLUMNS: [&str; 18] = ["file_idx", "start_offset", "end_offset", "last_committed", "sequence_number",
+const RECORD_COLUMNS: [&str; 19] = ["file_idx", "start_offset", "end_offset", "last_committed", "sequence_number",
                                      "thread_id", "commit_ts_us", "immediate_commit_ts_us", "rows", "flags",
                                      "commit_order", "writeset", "writeset_session", "fallback",
-                                     "original_commit_ts_us", "inserts", "updates", "deletes"];
+                                     "original_commit_ts_us", "inserts", "updates", "deletes", "nbytes"];
 
 /// `depgraph.graph.GraphBuilder.add`, transaction by transaction, with the same float
 /// operations in the same order; the apply-time weights come as plain numbers.
@@ -1204,7 +1210,11 @@ impl Analyzer {
         let Some(o) = cur.as_mut() else { return Ok(()) };
         o.events += 1;
         o.compressed |= self.in_payload;
-        let end = e.offset + e.size;
+        let mut end = e.offset + e.size;
+        if self.in_payload {
+            o.inner_bytes += e.size;
+            end = end.max(o.payload_end);
+        }
         if let Some(query) = query {
             return self.assemble_query(py, query, cur, end);
         }
@@ -1454,6 +1464,8 @@ impl Analyzer {
         if let Some(o) = cur.as_mut() {
             o.events += 1;
             o.compressed = true;
+            o.payload_end = e.offset + e.size;
+            o.payload_size += e.size;
         }
         self.fs.saw_compression = true;
         // The inner events are decompressed as they are read (`payload.DeclaredSize`): one
@@ -1777,7 +1789,7 @@ impl Analyzer {
         let c = Closed {
             last_committed, sequence_number, imm, orig, seq, co, wparent, sparent, reason, incomplete, end, commit_ts,
             rows3,
-            bytes: end as i64 - o.start as i64,
+            bytes: end as i64 - o.start as i64 - o.payload_size as i64 + o.inner_bytes as i64,
             ts: if commit_ts != 0 { commit_ts } else { o.timestamp as i64 * 1_000_000 },
         };
         self.add_totals(&o, &c, g);
@@ -2052,7 +2064,7 @@ impl Analyzer {
         let vals = [file_idx as i64, o.start as i64, c.end as i64, c.last_committed.unwrap_or(NONE),
                     c.sequence_number.unwrap_or(NONE), o.thread_id.map_or(NONE, |t| t as i64), c.commit_ts,
                     c.imm, o.rows as i64, flags, c.co, c.wparent, c.sparent, c.reason.map_or(-1, |r| r as i64),
-                    c.orig, c.rows3[0], c.rows3[1], c.rows3[2]];
+                    c.orig, c.rows3[0], c.rows3[1], c.rows3[2], c.bytes];
         for (col, v) in r.cols.iter_mut().zip(vals) {
             col.push(v);
         }

@@ -71,17 +71,17 @@ def native_records(path: str, r: NativeRecords):
     :func:`transaction_record` plus ``computed`` and ``fallback`` build them."""
     names, tables, fallbacks = r.names, r.tables, _FALLBACKS
     first = 0
-    for (so, eo, lc, sn, th, cts, imm, rows, flags, co, ws, wss, fb, gtid, end) in zip(
+    for (so, eo, lc, sn, th, cts, imm, rows, nbytes, flags, co, ws, wss, fb, gtid, end) in zip(
             r.start_offset, r.end_offset, r.last_committed, r.sequence_number, r.thread_id, r.commit_ts_us,
-            r.immediate_commit_ts_us, r.rows, r.flags, r.commit_order, r.writeset, r.writeset_session, r.fallback,
-            r.gtids, r.table_ends):
+            r.immediate_commit_ts_us, r.rows, r.nbytes, r.flags, r.commit_order, r.writeset, r.writeset_session,
+            r.fallback, r.gtids, r.table_ends):
         yield {
             "file": path, "start_offset": so, "end_offset": eo, "gtid": gtid,
             "sequence_number": None if sn == _NONE else sn,
             "last_committed": None if lc == _NONE else lc,
             "thread_id": None if th == _NONE else th,
             "commit_ts_us": cts or None, "immediate_commit_ts_us": imm or None,
-            "rows": rows, "bytes": eo - so, "tables": [names[k] for k in tables[first:end]],
+            "rows": rows, "bytes": nbytes, "tables": [names[k] for k in tables[first:end]],
             "ddl": bool(flags & 1), "statement_based": bool(flags & 2), "xa": bool(flags & 4),
             "incident": bool(flags & 8), "incomplete": bool(flags & 16), "compressed": bool(flags & 32),
             "computed": {Policy.COMMIT_ORDER: co, Policy.WRITESET: ws, Policy.WRITESET_SESSION: wss},

@@ -102,12 +102,16 @@ class Transaction:
     domain_id: int | None = None
     mariadb_flags: int = 0
     mariadb_flags_extra: int = 0
+    payload_bytes: int = 0   # its TRANSACTION_PAYLOAD events on disk ...
+    inner_bytes: int = 0     # ... and the events inside them, uncompressed
     original_server_version: int = 0
     immediate_server_version: int = 0
 
     @property
     def bytes(self) -> int:
-        return self.end_offset - self.start_offset
+        """Its events' bytes, a compressed payload's as the events it holds (what the replica
+        applies): a compressed transaction of 6,000 rows counted the 107 bytes before its payload."""
+        return self.end_offset - self.start_offset - self.payload_bytes + self.inner_bytes
 
     @property
     def commit_ts_us(self) -> int:
@@ -165,7 +169,7 @@ class _Open:
 
     __slots__ = ("start", "timestamp", "truncated", "gtid_ev", "mgtid", "thread_id", "dbs", "stats", "changes", "statements",
                  "events", "compressed", "ddl", "sbr", "xa", "incident", "rows", "server_id",
-                 "in_begin")
+                 "in_begin", "payload_end", "payload_bytes", "inner_bytes")
 
     def __init__(self, start: int, server_id: int, timestamp: int) -> None:
         self.start = start
@@ -183,6 +187,9 @@ class _Open:
         self.rows = 0
         self.server_id = server_id
         self.in_begin = False
+        self.payload_end = 0     # where its last TRANSACTION_PAYLOAD event ends in the file
+        self.payload_bytes = 0   # its payload events' sizes on disk
+        self.inner_bytes = 0     # the events inside them
 
 
 class TransactionAssembler:
@@ -238,10 +245,13 @@ class TransactionAssembler:
                 cur = _Open(e.offset, e.server_id, e.timestamp)
                 self._selected.clear()
             cur.events += 1
+            end = e.offset + e.size
             if e.inner:
                 cur.compressed = True
+                cur.inner_bytes += e.size
+                end = max(end, cur.payload_end)   # inner events carry the payload's offset
             if self._ends(cur, e, code, body):
-                yield self._close(cur, e.offset + e.size)
+                yield self._close(cur, end)
                 cur = None
         if cur is not None:
             yield self._close(cur, self.reader_end, incomplete=True)
@@ -270,6 +280,8 @@ class TransactionAssembler:
         if code == E.TRANSACTION_PAYLOAD_EVENT:
             self.saw_compression = True
             cur.compressed = True
+            cur.payload_end = e.offset + e.size
+            cur.payload_bytes += e.size
             return False
         if isinstance(body, ev.Query) and code != E.EXECUTE_LOAD_QUERY_EVENT:
             return self._query_ends(cur, body)
@@ -376,6 +388,7 @@ class TransactionAssembler:
             xa=cur.xa, incident=cur.incident, incomplete=incomplete,
             commit_id=m.commit_id if m else None, domain_id=m.domain_id if m else None,
             mariadb_flags=m.flags2 if m else 0, mariadb_flags_extra=m.flags_extra if m else 0,
+            payload_bytes=cur.payload_bytes, inner_bytes=cur.inner_bytes,
             original_server_version=g.original_server_version if g else 0,
             immediate_server_version=g.immediate_server_version if g else 0,
         )

@@ -22,7 +22,7 @@ FACT_COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writ
 #: ``take_records``'s columns (``mod.rs`` RECORD_COLUMNS; None is i64 min), in :class:`NativeRecords` order.
 RECORD_COLUMNS = ("file_idx", "start_offset", "end_offset", "last_committed", "sequence_number", "thread_id",
                   "commit_ts_us", "immediate_commit_ts_us", "rows", "flags", "commit_order", "writeset",
-                  "writeset_session", "fallback", "original_commit_ts_us", "inserts", "updates", "deletes")
+                  "writeset_session", "fallback", "original_commit_ts_us", "inserts", "updates", "deletes", "nbytes")
 
 
 def _q(b: bytes) -> array:
@@ -201,6 +201,7 @@ class NativeRecords:
     inserts: array
     updates: array
     deletes: array
+    nbytes: array   # Transaction.bytes: a compressed payload's as the events it holds
     table_ends: array
     tables: array
     gtids: tuple[str | None, ...]
