@@ -76,6 +76,8 @@ B = str(BINLOG)
 
 #: (id, arguments, words the one line must hold)
 MISUSE = [
+    # simulated MariaDB's parallel replication on a MySQL binlog: 1.00x, as if it meant something
+    ("mariadb-mode-on-mysql", ["simulate", "--mode", "mariadb_optimistic", B], ["--mode mariadb_optimistic", "MySQL"]),
     # an OverflowError traceback in the native core before
     ("start-position-beyond-64-bits", ["simulate", "--start-position", "9" * 26, B], ["--start-position", "byte offset"]),
     ("stop-position-beyond-64-bits", ["analyze", "--stop-position", "9" * 20, B], ["--stop-position", "byte offset"]),

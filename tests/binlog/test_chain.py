@@ -50,3 +50,13 @@ def test_the_json_document_carries_it():
     r = CliRunner().invoke(app, ["analyze", "--format", "json", ROT[1], ROT[0]])
     doc = json.loads(r.stdout)
     assert any("follows" in w for w in doc["warnings"])
+
+
+def test_a_file_of_the_magic_alone_says_so(tmp_path):
+    """Four bytes (a binlog just created): 'no warnings' and zero transactions before."""
+    f = tmp_path / "binlog.000001"
+    f.write_bytes(b"\xfebin")
+    for command in (["analyze", "--no-progress"], ["simulate", "--no-progress", "--workers", "2"]):
+        said = _warnings(*command, str(f))
+        assert said == [f"lagadvisor: warning: {f}: no event after the binlog magic (a binlog just created, or cut "
+                        "after 4 bytes?): nothing read from it"], said

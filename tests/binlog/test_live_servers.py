@@ -124,3 +124,41 @@ def test_mariadb_two_phase_alter():
     finally:
         srv.stop()
         srv.remove()
+
+
+def test_approximated_collations_warn_alike_natively_and_in_the_reference(tmp_path):
+    """Values a collation's weight table cannot decide (emoji under utf8mb4_general_ci and
+    utf8mb4_unicode_ci): the native core said one line for the run counting values, the
+    reference one line per transaction's set of collations counting transactions."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+    srv = realservers.MySQLServer(server_name("lagadvisor-test-approx"), free_port(),
+                                  ["--server-id=6", "--log-bin=binlog", "--binlog-row-metadata=FULL"], fresh=True)
+    srv.start()
+    try:
+        stmts = ["CREATE DATABASE c", "USE c",
+                 "CREATE TABLE g (id INT PRIMARY KEY, k VARCHAR(8) COLLATE utf8mb4_general_ci, UNIQUE KEY (k))",
+                 "CREATE TABLE u (id INT PRIMARY KEY, k VARCHAR(8) COLLATE utf8mb4_unicode_ci, UNIQUE KEY (k))"]
+        for i, ch in enumerate(["\U0001F600", "\U0001F601", "\U0001F680", "a", "b"]):
+            # (both collations weigh every character past U+FFFF alike: one per prefix)
+            stmts += [f"INSERT INTO g VALUES ({i}, '{i}{ch}')", f"INSERT INTO u VALUES ({i}, '{ch}{i}')"]
+        srv.sql(";\n".join(stmts) + ";\nFLUSH BINARY LOGS;")
+        files = [str(p) for p in srv.binlog_files()][:-1]
+        out = []
+        for pure in (False, True):
+            env = dict(os.environ, LAGADVISOR_PUREPYTHON="1") if pure else {k: v for k, v in os.environ.items()
+                                                                           if k != "LAGADVISOR_PUREPYTHON"}
+            r = subprocess.run([sys.executable, "-m", "lagadvisor", "analyze", "--format", "json", *files],
+                               capture_output=True, text=True, env=env, timeout=300)
+            assert r.returncode == 0, r.stderr
+            out.append(json.loads(r.stdout)["warnings"])
+        assert out[0] == out[1], out
+        said = [w for w in out[0] if "cannot decide" in w]
+        assert len(said) == 1 and said[0].endswith(" values)"), out[0]
+    finally:
+        srv.stop()
+        srv.remove()

@@ -1435,27 +1435,7 @@ impl Analyzer {
     /// the payload event itself, then its inner events (no checksums), each reported at the
     /// payload event's offset as the reference does.
     fn payload(&mut self, py: Python<'_>, e: &RawEvent, cur: &mut Option<Open>) -> Res<()> {
-        let mut c = Cursor::new(e.data, HEADER_LEN, e.body_end);
-        let mut fields: [Option<u64>; 4] = [None; 4];
-        loop {
-            let ftype = c.packed("payload field type")?;
-            if ftype == 0 {
-                break;
-            }
-            let flen = c.packed("payload field length")? as usize;
-            c.need(flen, "payload field")?;
-            let end = c.pos + flen;
-            if (1..=3).contains(&ftype) {
-                fields[ftype as usize] = Some(Cursor::new(c.data, c.pos, end).packed("payload field value")?);
-            }
-            c.pos = end;
-        }
-        let payload = c.rest();
-        if let Some(size) = fields[1] {
-            if size != payload.len() as u64 {
-                return Err(Abort::new("payload_size disagrees with the payload"));
-            }
-        }
+        let (fields, payload) = payload_fields(e)?;
         let ctype = fields[2].unwrap_or(0);
         // The reference's assembler: the payload event opens (or joins) the transaction.
         if cur.is_none() {
@@ -2355,6 +2335,33 @@ fn int_hash(v: i128) -> i64 {
 #[pyfunction]
 fn number_key_hash(v: i128) -> i64 {
     writeset::number_key_hash(v)
+}
+
+/// A TRANSACTION_PAYLOAD event's header fields (1 payload_size, 2 compression type, 3
+/// uncompressed size: `Transaction_payload_event`) and its payload, the size checked.
+fn payload_fields<'a>(e: &RawEvent<'a>) -> Res<([Option<u64>; 4], &'a [u8])> {
+    let mut c = Cursor::new(e.data, HEADER_LEN, e.body_end);
+    let mut fields: [Option<u64>; 4] = [None; 4];
+    loop {
+        let ftype = c.packed("payload field type")?;
+        if ftype == 0 {
+            break;
+        }
+        let flen = c.packed("payload field length")? as usize;
+        c.need(flen, "payload field")?;
+        let end = c.pos + flen;
+        if (1..=3).contains(&ftype) {
+            fields[ftype as usize] = Some(Cursor::new(c.data, c.pos, end).packed("payload field value")?);
+        }
+        c.pos = end;
+    }
+    let payload = c.rest();
+    if let Some(size) = fields[1] {
+        if size != payload.len() as u64 {
+            return Err(Abort::new("payload_size disagrees with the payload"));
+        }
+    }
+    Ok((fields, payload))
 }
 
 /// `tracker.own_rows_hash`: the one hash a what-if leaves a transaction whose every row it took

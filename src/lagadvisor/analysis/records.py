@@ -15,6 +15,7 @@ from ..depgraph.pipeline import ClockOptions, ClockRun
 from ..depgraph.read import Collectors, ReadPolicy, ReadRequest, read
 from ..depgraph.policies import Fallback
 from ..kinds import Policy
+from .results import caveat_line
 
 if TYPE_CHECKING:
     from ..native.results import NativeRecords
@@ -128,7 +129,5 @@ def export_records(paths: list[str], options: ClockOptions, run: ClockRun, emit:
 
 def _notes(unknown, caveats) -> list[str]:
     out = [f"{what} ({n} transactions fell back)" for what, n in sorted(unknown)]
-    out += [f"{what} ({n} transactions)" if "WRITESET may" in what
-            else f"{what}: WRITESET may overstate parallelism ({n} transactions)"
-            for what, n in sorted(caveats)]
+    out += [caveat_line(what, n) for what, n in sorted(caveats)]
     return out

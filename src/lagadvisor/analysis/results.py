@@ -280,6 +280,16 @@ NOT_COMPUTED_HOW = "pass --schema FILE (mysqldump --no-data) or --host to comput
 WRITESET_POLICIES = (Policy.WRITESET, Policy.WRITESET_SESSION)
 
 
+def caveat_line(what: str, n: int) -> str:
+    """A writeset caveat as its warning line, with what ``n`` counts: transactions, or for the
+    collations' approximated values (``writeset.extract.approximated_since``) those values."""
+    if "weight table cannot decide" in what:
+        return f"{what} ({n:,} values)"
+    if "WRITESET may" in what:
+        return f"{what} ({n} transactions)"
+    return f"{what}: WRITESET may overstate parallelism ({n} transactions)"
+
+
 @dataclass
 class Analysis:
     files: list[FileAnalysis]
@@ -292,10 +302,8 @@ class Analysis:
         out = [w for f in self.files for w in f.summary.warnings]
         if self.policies is not None:
             out += [f"{what} ({n} transactions fell back)" for what, n in self.policies.unknown]
-            out += [f"{what} ({n} transactions)" if "WRITESET may" in what
-                    else f"{what}: WRITESET may overstate parallelism ({n} transactions)"
-                    for what, n in self.policies.caveats]
+            out += [caveat_line(what, n) for what, n in self.policies.caveats]
         return out
 
 
-__all__ = ["TOP_N", "LagDigest", "Analysis", "FileAnalysis", "PolicyResults", "Totals"]
+__all__ = ["TOP_N", "LagDigest", "Analysis", "FileAnalysis", "PolicyResults", "Totals", "caveat_line"]

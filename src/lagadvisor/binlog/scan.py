@@ -100,7 +100,12 @@ def note_chain(summaries) -> None:
     server closes a file with a ROTATE_EVENT naming the next (``MYSQL_BIN_LOG::new_file_impl``),
     so a next file of another number means files out of order, a gap, or another server's; a file
     cut short with another after it lost its tail; MySQL's and MariaDB's files mixed. Lags and
-    timelines assume one chain, so they say so instead of mixing silently. Idempotent."""
+    timelines assume one chain, so they say so instead of mixing silently. A file of the magic
+    alone (just created, or cut) says it held nothing. Idempotent."""
+    for s in summaries:
+        if not s.server_version and not s.events and s.truncated_at is None and s.warnings == []:
+            s.warnings.append(f"{s.path}: no event after the binlog magic (a binlog just created, or cut "
+                              f"after {s.size} bytes?): nothing read from it")
     for a, b in zip(summaries, summaries[1:]):
         said = None
         if a.mariadb != b.mariadb:

@@ -82,15 +82,11 @@ def simulate(
                 raise ConfigError(f"--policy {p}: expected one of recorded, {', '.join(POLICIES)}")
         if preserve_commit_order not in ("on", "off"):
             raise ConfigError("--preserve-commit-order: expected on or off")
-        if applier is Applier.CSA and mode is not Mode.LOGICAL_CLOCK:
-            raise ConfigError(f"--applier csa schedules by last_committed/sequence_number: it has no "
-                              f"--mode {mode.value}")
-        if applier is Applier.CSA and 0 in wl:
-            raise ConfigError("--applier csa: --workers are APPLIER_WORKER_COUNT values, at least 1 "
-                              "(0 is the MTA's single-threaded applier)")
+        _check_applier(applier, mode, wl)
         cost = cost_model_of(cost_model, cores)
         inp = read_inputs(files, clock, binlog_window, server)
         run = prepare(inp.files, inp.options)
+        _check_mode_fits(mode, run)
         with Progress(inp.files, progress) as bar:
             if jobs != 1 and len(inp.files) > 1:
                 from ..sim.parallel import read_facts_parallel
@@ -119,3 +115,21 @@ def simulate(
         render_simulate(rows, console(), transactions=len(facts), durable=durable,
                         preserve_commit_order=preserve_commit_order, cost=cost, catch_up=catch_up, applier=applier)
     read_warnings(got.summaries)
+
+
+def _check_applier(applier, mode, wl) -> None:
+    if applier is Applier.CSA and mode is not Mode.LOGICAL_CLOCK:
+        raise ConfigError(f"--applier csa schedules by last_committed/sequence_number: it has no "
+                          f"--mode {mode.value}")
+    if applier is Applier.CSA and 0 in wl:
+        raise ConfigError("--applier csa: --workers are APPLIER_WORKER_COUNT values, at least 1 "
+                          "(0 is the MTA's single-threaded applier)")
+
+
+def _check_mode_fits(mode, run) -> None:
+    """A MariaDB mode on a MySQL source's binlogs simulated 1.00x as if it meant something: they
+    carry no commit ids or MariaDB GTID flags to schedule by."""
+    if mode.mariadb and not run.written.mariadb:
+        raise ConfigError(f"--mode {mode.value} schedules by a MariaDB source's commit ids and GTID flags: "
+                          f"these binlogs were written by MySQL {run.written.server_version} (use --mode "
+                          f"logical_clock or database)")

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from ..binlog import FileSummary, Transaction, read_transactions
 from ..binlog.framing import version_tuple
 from ..binlog.scan import note_chain
-from ..writeset.extract import Writeset
+from ..writeset.extract import Writeset, approximated_since
 from ..writeset.tracker import KeyTracker
+from ..writeset.weights import APPROXIMATED
 from .clock import ClockStats
 from .pipeline import (DETECT_SAMPLE, ClockOptions, ClockRun, OpenFiles, WrittenPolicy, _by_server, commit_order_for,
                        judge_sample)
@@ -362,6 +363,7 @@ class ReferenceRead:
             self.tracker = KeyTracker(o.catalog, use_binlog_ddl=o.use_binlog_ddl, labels=o.labels, what_if=o.what_if)
             self.computer = ClockComputer(run.history_size, COMMIT_ORDER_SOURCES[run.commit_order]())
             self.clocks = {p: ClockStats() for p in POLICIES}
+            self.approximated_before = dict(APPROXIMATED)
 
     def transactions(self) -> Iterator[tuple[FileSummary, Transaction, Writeset | None, Computed | None]]:
         """``(summary, transaction, writeset, clocks)`` of every file in order; each file's
@@ -399,7 +401,8 @@ class ReferenceRead:
             tuple(sorted(((k.value, v) for k, v in comp.fallbacks.items()), key=lambda kv: (-kv[1], kv[0]))),
             tuple(sorted(((r, t, n) for (r, t), n in comp.fallback_tables.items()),
                          key=lambda x: (-x[2], x[0], x[1]))),
-            _most_first(tracker.unknown.items()), _most_first(tracker.caveats.items()), comp.ws.resets,
+            _most_first(tracker.unknown.items()),
+            _most_first([*tracker.caveats.items(), *approximated_since(self.approximated_before)]), comp.ws.resets,
             tuple(tracker.applied))
 
 

@@ -88,14 +88,9 @@ class NativeRun:
     def approximated(self) -> list[tuple[str, int]]:
         """The collations whose weight tables could not decide some values during this read,
         as the caveat line and its count (values hashed through the bridge)."""
-        from ..writeset.extract import approximated_caveat
-        from ..writeset.weights import APPROXIMATED
+        from ..writeset.extract import approximated_since
 
-        before = self.approximated_before
-        outside = sorted(c for c, n in APPROXIMATED.items() if n != before.get(c))
-        if not outside:
-            return []
-        return [(approximated_caveat(outside), sum(APPROXIMATED[c] - before.get(c, 0) for c in outside))]
+        return approximated_since(self.approximated_before)
 
 
 def read_run(paths, options, run, *, on_progress=None, facts: bool = False, records=None,

@@ -470,7 +470,6 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | Caveat], *
             ws.scans.append((st.table, st.search_events, plan.table_rows))
     hashes = ws.hashes
     incomplete: set[str] = set()
-    approximated_before = dict(APPROXIMATED)
     for ch in t.row_changes:
         plan = plans.get(ch.table)
         if not isinstance(plan, TablePlan):
@@ -492,9 +491,6 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | Caveat], *
             ok = row_hashes(plan, ch.before or {}, hashes, fk_checks, lab)
         if not ok:
             incomplete.add(ch.table)
-    if APPROXIMATED != approximated_before:
-        ws.caveats.append(approximated_caveat(sorted(c for c, n in APPROXIMATED.items()
-                                                     if n != approximated_before.get(c))))
     for name in sorted(incomplete):
         ws.caveats.append(row_image_caveat(name))
     return ws
@@ -509,6 +505,18 @@ def row_image_caveat(table: str) -> Caveat:
     """Row images of ``table`` without its key columns (the native reader words it the same)."""
     return Caveat(f"key columns of {table} are missing from the row images (binlog_row_image=MINIMAL?)",
                   {CaveatKind.ROW_IMAGE_KEYS_MISSING}, table)
+
+
+def approximated_since(before: dict) -> list[tuple[Caveat, int]]:
+    """The collations whose weight tables could not decide some values since ``before`` (a copy
+    of :data:`.weights.APPROXIMATED`), as one caveat line and the count of those values: what a
+    read reports once for the run, the reference as the native core (whose values the bridge
+    hashes); per transaction the reference named each transaction's own collations, and the two
+    readers' warnings differed."""
+    outside = sorted(c for c, n in APPROXIMATED.items() if n != before.get(c))
+    if not outside:
+        return []
+    return [(approximated_caveat(outside), sum(APPROXIMATED[c] - before.get(c, 0) for c in outside))]
 
 
 def approximated_caveat(names) -> Caveat:
