@@ -224,3 +224,7 @@ def test_calibrate_combine_pools_cost_models(tmp_path):
                                            "(calibrations of one replica)\n")
     r = run("--combine", "--window", "5", *files)
     assert (r.returncode, r.stderr) == (2, "lagadvisor: error: --combine takes only cost model files (and -o)\n")
+    link = tmp_path / "again.json"   # one calibration twice was pooled as two ("spread +-0.0%")
+    link.symlink_to(files[0])
+    r = run("--combine", files[0], str(link))
+    assert r.returncode == 2 and "the same file is given twice" in r.stderr, r.stderr

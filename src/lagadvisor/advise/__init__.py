@@ -115,7 +115,10 @@ def _in_plan(f: Finding, plan: Plan, ctx: Context) -> Finding:
         evidence = f.evidence
         if steps:
             s = steps[-1]
-            evidence += (f". On top of the plan's other changes it gains {s.marginal_gain:.1%} "
+            # the plan tries its own value (the knee under its other changes), which may not be
+            # the one this finding suggests alone: name it, or the two read as one contradiction
+            what = "it" if s.after == f.suggested else f"{s.before} -> {s.after} (what the plan tried)"
+            evidence += (f". On top of the plan's other changes {what} gains {s.marginal_gain:.1%} "
                          f"({s.seconds_before:,.3f} s -> {s.seconds_after:,.3f} s): left out of the plan")
         else:
             evidence += ". Under the plan's configuration it changes nothing: left out of the plan"

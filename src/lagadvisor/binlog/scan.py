@@ -66,7 +66,9 @@ class FileSummary:
                 fde.checksum_alg, f"alg {fde.checksum_alg}")
         self.events = events
         self.unknown_events = unknown
-        self.compression = compression
+        # MariaDB compresses events one by one (log_bin_compress), not transactions
+        self.compression = compression or any(n.endswith("_COMPRESSED_EVENT") or "_COMPRESSED_EVENT_V" in n
+                                              for n in events if events[n])
         self.tagged_gtids = tagged_gtids
         self.gtids = gtids
         self.logical_clock = logical_clock
@@ -76,7 +78,10 @@ class FileSummary:
             self.row_metadata = "MINIMAL"
         elif self.events.get("TABLE_MAP_EVENT"):
             v = fde.version if fde else (0, 0, 0)
-            self.row_metadata = "MINIMAL" if v >= (8, 0, 1) and not self.mariadb else "none (pre-8.0.1)"
+            if self.mariadb:
+                self.row_metadata = "NO_LOG"   # MariaDB's own name for none, its default
+            else:
+                self.row_metadata = "MINIMAL" if v >= (8, 0, 1) else "none (pre-8.0.1)"
         self.next_file = next_file
 
     def truncated(self, err: TruncatedEventError) -> None:

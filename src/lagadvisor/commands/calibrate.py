@@ -181,8 +181,11 @@ def _combine(files: list[str], output: str | None) -> None:
     from ..sim.calibrate import combine_models
     from ..sim.model import CostModel, workers_text
 
+    from ..inputs import resolve
+
     try:
         output_path(output, files)
+        files = resolve(files)   # one model given twice (or through a link) pooled as two: refused
         result = combine_models([CostModel.from_file(f) for f in files])
     except LagAdvisorError as err:
         raise fail(err) from None
