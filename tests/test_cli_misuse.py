@@ -357,8 +357,11 @@ def test_ctrl_c_is_one_line_and_130(tmp_path):
             shutil.copy(f, files[-1])
     outcomes = []
     for delay in (0.05, 0.3, 0.6, 0.9, 1.2):
+        # SIGINT back to its default in the child: a test run in the background (CI's nohup, `&`)
+        # inherits it ignored, and Python then installs no handler of its own
         p = subprocess.Popen([sys.executable, "-m", "lagadvisor", "analyze", "--no-progress", str(tmp_path)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         time.sleep(delay)
         try:
             os.killpg(p.pid, signal.SIGINT)
