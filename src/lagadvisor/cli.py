@@ -161,6 +161,7 @@ def main() -> None:
     click_exception, usage_error, abort = _click_exceptions()
     try:
         rv = app(standalone_mode=False)
+        sys.stdout.flush()   # a full disk here is this one line, not an ignored error at exit
     except (KeyboardInterrupt, abort):
         err_console.print("lagadvisor: interrupted")
         sys.exit(130)
@@ -176,7 +177,6 @@ def main() -> None:
         _quiet_stdout()
         err_console.print(f"lagadvisor: error: {_os_error_line(err)}", soft_wrap=True)
         sys.exit(1)
-    _flush_stdout()
     if rv == 130:   # typer turns KeyboardInterrupt into Exit(130), which standalone_mode=False returns
         err_console.print("lagadvisor: interrupted")
     sys.exit(rv if isinstance(rv, int) else 0)
@@ -185,20 +185,6 @@ def main() -> None:
 def _os_error_line(err: OSError) -> str:
     where = f"{err.filename}: " if err.filename else "writing the output: "
     return where + (err.strerror or str(err))
-
-
-def _flush_stdout() -> None:
-    """Write what is buffered now, so that a full disk is one line here rather than an ignored
-    exception at the interpreter's exit."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _quiet_stdout()
-        sys.exit(0)
-    except OSError as err:
-        _quiet_stdout()
-        err_console.print(f"lagadvisor: error: {_os_error_line(err)}", soft_wrap=True)
-        sys.exit(1)
 
 
 def _quiet_stdout() -> None:

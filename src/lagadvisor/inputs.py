@@ -37,16 +37,23 @@ def read_index(path: str) -> list[str]:
     return [ln if os.path.isabs(ln) else os.path.normpath(os.path.join(folder, ln)) for ln in lines]
 
 
+def log_number(path: str) -> int | None:
+    """The number of a log file's name (``binlog.000042``, ``x/binlog.000042.gz``: 42), None
+    for a name that is not ``<base>.<digits>``."""
+    name = os.path.basename(path)
+    m = BINLOG_NAME.match(name)
+    return None if m is None else int(name[len(m.group("base")) + 1:].split(".")[0])
+
+
 def log_order(path: str):
     """Sort key of a log file: its folder, its base name, then its number as a number
     (``binlog.999999`` before ``binlog.1000000``: the server numbers past six digits), then the
     name; names that are not ``<base>.<digits>`` after those of their folder, by name."""
     folder, name = os.path.split(path)
-    m = BINLOG_NAME.match(name)
-    if m is None:
+    n = log_number(name)
+    if n is None:
         return (folder, 1, name, 0, name)
-    digits = name[len(m.group("base")) + 1:].split(".")[0]
-    return (folder, 0, m.group("base"), int(digits), name)
+    return (folder, 0, BINLOG_NAME.match(name).group("base"), n, name)
 
 
 def _one_copy(folder: str, names: list[str]) -> None:

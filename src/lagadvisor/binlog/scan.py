@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..errors import BinlogError, CompressedFileError, TruncatedEventError
+from ..inputs import log_number
 from .decoder import EventReader, not_sql_warning
 from .events import FormatDescription
 from .framing import check_magic
@@ -91,15 +92,6 @@ class FileSummary:
                              f"transactions before offset {err.offset}.")
 
 
-def _log_number(name: str) -> int | None:
-    """The number of a log file's name (``binlog.000042``, ``x/binlog.000042.gz``: 42)."""
-    base = os.path.basename(name)
-    for suffix in (".gz", ".zst"):
-        base = base[: -len(suffix)] if base.endswith(suffix) else base
-    digits = base.rsplit(".", 1)[-1]
-    return int(digits) if digits.isdigit() else None
-
-
 def note_chain(summaries) -> None:
     """Warn, on the later file's summary, where consecutive files are not one server's chain: the
     server closes a file with a ROTATE_EVENT naming the next (``MYSQL_BIN_LOG::new_file_impl``),
@@ -113,11 +105,11 @@ def note_chain(summaries) -> None:
                               f"after {s.size} bytes?): nothing read from it")
     for a, b in zip(summaries, summaries[1:]):
         said = None
+        rotates_to, number = log_number(a.next_file or ""), log_number(b.path)
         if a.mariadb != b.mariadb:
             kinds = ("MariaDB", "MySQL") if a.mariadb else ("MySQL", "MariaDB")
             said = f"{b.path}: a {kinds[1]} binlog after {a.path}, a {kinds[0]} one"
-        elif a.next_file and _log_number(a.next_file) is not None and _log_number(b.path) is not None \
-                and _log_number(a.next_file) != _log_number(b.path):
+        elif None not in (rotates_to, number) and rotates_to != number:
             said = f"{b.path}: follows {a.path}, which rotates to {a.next_file} (files out of order, a gap, " \
                    f"or another server's?)"
         elif a.truncated_at is not None:

@@ -208,10 +208,9 @@ class GraphBuilder:
         self._bound()
 
 
-def write_graph(g: nx.DiGraph, path: str, dot: bool | None = None) -> None:
-    """GraphML, or Graphviz DOT when ``dot`` (``None``: by the name's .dot/.gv suffix), to ``path``
-    exactly as named."""
-    if dot if dot is not None else path.endswith((".dot", ".gv")):
+def write_graph(g: nx.DiGraph, path: str, dot: bool) -> None:
+    """Graphviz DOT when ``dot``, else GraphML, to ``path`` exactly as named."""
+    if dot:
         with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
             f.write("digraph dependencies {\n  rankdir=LR;\n")
             for n, d in sorted(g.nodes(data=True)):
