@@ -112,9 +112,12 @@ def test_busy_gaps_are_the_serial_time_while_the_next_transaction_waits():
     assert busy_gaps(commits[:1]) == (0.0, 0)
 
 
-def _four_worker_catch_up(cpu: float, commit: float, n: int = 3000, seed: int = 5):
+def _four_worker_catch_up(cpu: float, commit: float, n: int = 3000, seed: int = 5, wake: float = 1.0,
+                          chain: float = 0.0):
     """A 4-worker catch-up simulated with a known model (the truth), as a replica's binlog would
-    record it: (file, last_committed, sequence_number, original ts, immediate ts, rows by kind, bytes)."""
+    record it: (file, last_committed, sequence_number, original ts, immediate ts, rows by kind, bytes).
+    ``wake``: the truth's wake-up latencies over the base's; ``chain``: the share of transactions
+    that depend on the one just before (a hot row)."""
     from lagadvisor.sim.build import TrxFacts, logical_clock
     from lagadvisor.sim.engine import simulate
     from lagadvisor.sim.model import ReplicaConfig
@@ -123,9 +126,10 @@ def _four_worker_catch_up(cpu: float, commit: float, n: int = 3000, seed: int = 
     rows = []
     for seq in range(1, n + 1):
         i, u, d = rnd.choice((0, 1, 3, 10)), rnd.choice((1, 3, 10)), rnd.choice((0, 1, 3))
-        rows.append((0, max(0, seq - 1 - rnd.randint(0, 6)), seq, 0, 0, i, u, d, 300 * (i + u + d)))
+        back = 0 if rnd.random() < chain else rnd.randint(0, 6)
+        rows.append((0, max(0, seq - 1 - back), seq, 0, 0, i, u, d, 300 * (i + u + d)))
     # the base model on a machine ``cpu`` times as slow, its commit stage ``commit`` times more so
-    truth = _scaled(CostModel(), cpu, commit, 1.0)
+    truth = _scaled(CostModel(), cpu, commit, 1.0, wake)
     facts = [TrxFacts(f, seq, (lc,) * 4, 0, i, u, d, nb, (), None) for f, lc, seq, _, _, i, u, d, nb in rows]
     res = simulate(logical_clock(facts, "recorded", truth, catch_up=True), ReplicaConfig(4, True, False), truth)
     start = 10_000_000   # the source committed them all at 0; the replica starts 10 s behind
@@ -248,6 +252,53 @@ def test_a_catch_up_that_hid_the_workers_cpu_says_so():
     assert ev["worker_cpu_share"]["one_worker"] - ev["worker_cpu_share"]["calibrated"] < UNSEEN_WORKERS
     assert unseen_workers_note(ev["worker_cpu_share"]) is None
     assert unseen_workers_note({"calibrated": 0.3, "one_worker": 0.31 + UNSEEN_WORKERS}) is not None
+
+
+def _hot_row_catch_up(wake: float, workers: int = 8, n: int = 3000, seed: int = 3):
+    """A catch-up of a hot row: 70% of the transactions update it (one row each, each depending on
+    the one before it), the rest insert and update 5-20 rows each, independent of what is in
+    flight, simulated with the base model whose wake-up latencies are ``wake`` times the base's
+    (the 16-core lab's loans: 36-77 us for one backlog's coordinator wake-up)."""
+    from lagadvisor.sim.build import TrxFacts, logical_clock
+    from lagadvisor.sim.engine import simulate
+    from lagadvisor.sim.model import ReplicaConfig
+
+    rnd, rows, hot = random.Random(seed), [], 0
+    for seq in range(1, n + 1):
+        if rnd.random() < 0.3:
+            i, u, lc = rnd.choice((5, 10, 20)), rnd.choice((5, 10)), max(0, seq - 20)
+        else:
+            i, u, lc, hot = 0, 1, hot, seq
+        rows.append((0, lc, seq, 0, 0, i, u, 0, 300 * (i + u)))
+    truth = _scaled(CostModel(), 1.0, 1.0, 1.0, wake)
+    facts = [TrxFacts(f, seq, (lc,) * 4, 0, i, u, d, nb, (), None) for f, lc, seq, _, _, i, u, d, nb in rows]
+    res = simulate(logical_clock(facts, "recorded", truth, catch_up=True), ReplicaConfig(workers, True, False), truth)
+    return [(f, lc, seq, 0, 10_000_000 + int(c), i, u, d, nb)
+            for (f, lc, seq, _, _, i, u, d, nb), c in zip(rows, res.commit_us)], truth
+
+
+@pytest.mark.parametrize("wake", [0.45, 2.0])
+def test_a_catch_up_s_dependency_chains_fit_its_wake_ups(wake):
+    """calibrate --workers: where the catch-up's dependency chains show the wake-up latencies
+    (wake_share: a change in them moves its simulated time), the fit scales them with the CPU
+    (the 16-core lab's hot-row backlog fitted 46-56 us on one loan against the base's 67.6); a
+    catch-up without chains keeps the base's and says they were not fitted."""
+    from lagadvisor.sim.calibrate import WAKE_SEEN
+
+    applied, truth = _hot_row_catch_up(wake)
+    model, ev = fit_workers(lagging_pieces(applied, 100_000), 8, durable=False, base=CostModel())
+    fitted = ev["wake"]
+    assert fitted["fitted"] and fitted["share"] >= WAKE_SEEN, fitted
+    # toward the truth (the prior on the scales holds it back where the CPU can stand in for it)
+    assert (fitted["scale"] < 0.9) if wake < 1 else (fitted["scale"] > 1.1), fitted
+    assert model.wakeup_us == pytest.approx(CostModel().wakeup_us * fitted["scale"], rel=1e-3)
+    assert model.handoff_us == pytest.approx(CostModel().handoff_us * fitted["scale"], rel=1e-3)
+    assert fitted["wakeup_us"] == round(model.wakeup_us, 1)
+    for w in (1, 2, 4, 8, 16):
+        assert _total(applied, model, w) == pytest.approx(_total(applied, truth, w), rel=0.05), (w, ev)
+    _, ev = fit_workers(lagging_pieces(_uniform_catch_up(16), 100_000), 16, durable=False, base=CostModel())
+    assert not ev["wake"]["fitted"] and ev["wake"]["scale"] == 1.0 and ev["wake"]["share"] < WAKE_SEEN, ev["wake"]
+    assert ev["wake"]["wakeup_us"] == CostModel().wakeup_us
 
 
 def test_lagging_pieces_keep_only_what_was_applied_behind_the_source():

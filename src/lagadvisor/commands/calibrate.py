@@ -90,7 +90,7 @@ def calibrate(
             f"{workers_text(e['workers'])} (held-out checks: every other piece {e['held_out']['interleaved']:+.1%}, "
             f"second half {e['held_out']['time_split']:+.1%}{_stalls_text(e)}){_elsewhere(result.model)}",
             soft_wrap=True)
-        _latencies_note(result.model)
+        _latencies_note(result.model, e)
     else:
         err_console.print(f"lagadvisor: fitted on {result.samples:,} commit gaps (mean {result.mean_gap_us:,.0f} us, "
                           f"R^2 {result.r2:.3f}; stalls left out of the fit, their time spread over the costs: "
@@ -112,11 +112,19 @@ def _stalls_text(evidence: dict) -> str:
 def _latencies_note(model, evidence: dict | None = None) -> None:
     """The wake-up latencies a dependency chain pays on every transaction: ``calibrate --host``
     measures them on the replica when its window holds enough (sim.live ``handoffs``,
-    ``coordinator_wakeups``; the evidence's ``wakeups``), else, like ``calibrate --workers`` (a
-    binlog of several workers cannot show them; one of one worker shows the coordinator's:
-    sim.calibrate ``take_out_wakeups``), they are the base model's (the built-in ones were measured on the
+    ``coordinator_wakeups``; the evidence's ``wakeups``); ``calibrate --workers`` fits them through
+    the simulation where the catch-up's dependency chains show them (the evidence's ``wake``:
+    sim.calibrate ``wake_share``); one of one worker measures the coordinator's (sim.calibrate
+    ``take_out_wakeups``); else they are the base model's (the built-in ones were measured on the
     16-core lab's per-transaction timelines, bench/manycore/timeline.py; with the earlier fitted
     ones, 55 and 79 us, a 2-core VM's pinned replica caught up conflict-heavy +43% to +61% off)."""
+    fitted = (evidence or {}).get("wake") or {}
+    if fitted.get("fitted"):
+        err_console.print(f"lagadvisor: note: wake-up latencies fitted through the simulation: wakeup_us "
+                          f"{fitted['wakeup_us']:g} us, handoff_us {fitted['handoff_us']:g} us (x{fitted['scale']:.3f} of "
+                          f"the base model's; this catch-up's dependency chains moved with them by "
+                          f"{fitted['share']:.0%} of a change in them)", soft_wrap=True)
+        return
     wake = (evidence or {}).get("wakeups", {})
     measured = [f for f in ("wakeup_us", "handoff_us") if "median_us" in wake.get(f, {})]
     kept = [f for f in ("wakeup_us", "handoff_us") if f not in measured and getattr(model, f)]
@@ -130,6 +138,8 @@ def _latencies_note(model, evidence: dict | None = None) -> None:
                           + f" ({', '.join(kept)}), paid by every transaction of a dependency chain; "
                           + ("too few in the window: " + "; ".join(wake[f]["why"] for f in kept if "why" in wake.get(f, {}))
                              + "; " if wake else "")
+                          + (f"this catch-up's dependency chains hardly show them (a change in them moves its time "
+                             f"by {fitted['share']:.0%} of it); " if fitted else "")
                           + "set this replica's in the model file if you know them", soft_wrap=True)
 
 

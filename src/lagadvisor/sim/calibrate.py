@@ -633,16 +633,18 @@ def _workers_scaled(model: CostModel, f: float, **more) -> CostModel:
     return replace(model, **{k: getattr(model, k) * f for k in WORKER_COSTS}, **more)
 
 
-def _scaled(base: CostModel, cpu: float, commit: float, fsync: float) -> CostModel:
+def _scaled(base: CostModel, cpu: float, commit: float, fsync: float, wake: float = 1.0) -> CostModel:
     """``base`` on a replica whose CPU is ``cpu`` times as slow: every CPU cost (the workers',
     the coordinator's, the commit stage's) scaled by it, the commit stage's by ``commit`` more,
-    the fsyncs by ``fsync``. The base's structure (which share of the work is serial, what grows
-    with concurrency, the wake-up latencies) is kept: it is what carries a fit of one worker
-    count to the others (issue 33)."""
+    the fsyncs by ``fsync``, and the two thread wake-up latencies a dependency chain pays
+    (``wakeup_us``, ``handoff_us``) by ``wake``. The base's structure (which share of the work is
+    serial, what grows with concurrency) is kept: it is what carries a fit of one worker count to
+    the others (issue 33)."""
     return _workers_scaled(base, cpu, dispatch_us=base.dispatch_us * cpu, dispatch_byte_us=base.dispatch_byte_us * cpu,
                            commit_us=base.commit_us * cpu * commit,
                            redo_flush_us=base.redo_flush_us * fsync, flush_us=base.flush_us * fsync,
-                           fsync_byte_us=base.fsync_byte_us * fsync)
+                           fsync_byte_us=base.fsync_byte_us * fsync,
+                           wakeup_us=base.wakeup_us * wake, handoff_us=base.handoff_us * wake)
 
 
 #: Transactions per block of a piece whose commit-to-commit times are matched: a block of heavy
@@ -689,34 +691,63 @@ SCALE_PRIOR = 0.01
 
 
 def _search(pieces, base: CostModel, workers: int, durable: bool,
-            threads: int | None = None) -> tuple[float, float, float]:
-    """(CPU scale, commit-stage scale on top of it, fsync scale) minimising the blocks' squared time errors: a
-    grid over all of them at once (the costs trade against each other along a valley, which a
-    search one cost at a time does not follow), then finer grids around the best (deterministic).
+            threads: int | None = None, chains: bool | None = None) -> tuple[float, float, float, float]:
+    """(CPU scale, commit-stage scale on top of it, fsync scale, wake-up scale) minimising the blocks'
+    squared time errors: a grid over the first three at once (the costs trade against each other
+    along a valley, which a search one cost at a time does not follow), then, when the catch-up's
+    dependency chains show the wake-up latencies (:func:`wake_share`), a grid of them against the
+    CPU, then finer grids around the best over all four (deterministic).
     A cost the catch-up cannot tell (the workers' CPU when the commit stage limits everything)
     stays near ``base``'s: a penalty on moving the scales away from 1 (:data:`SCALE_PRIOR`,
-    :data:`COMMIT_PRIOR`). ``threads``: see :class:`_grid_threads`."""
+    :data:`COMMIT_PRIOR`). ``threads``: see :class:`_grid_threads`; ``chains``: whether the wake-ups
+    are fitted (default: :func:`wake_share` of these pieces at least :data:`WAKE_SEEN`)."""
     import itertools
 
     def loss(p) -> float:
         errs = _errors(pieces, p, base, workers, durable, blocks=True)
         return (sum(e * e for e in errs) / max(1, len(errs))
-                + SCALE_PRIOR * (math.log(p[0]) ** 2 + math.log(p[2]) ** 2) + COMMIT_PRIOR * math.log(max(p[1], 1 / 64)) ** 2)
+                + SCALE_PRIOR * (math.log(p[0]) ** 2 + math.log(p[2]) ** 2 + math.log(p[3]) ** 2) + COMMIT_PRIOR * math.log(max(p[1], 1 / 64)) ** 2)
 
     cpus = [2 ** (k / 2) for k in range(-8, 7)]                    # 1/16 .. 8 x base
     commits = [0.0] + [2 ** (k / 2) for k in range(-10, 9)]       # 0, 1/32 .. 16 x base (after cpu)
     if base.commit_us <= 0:
         commits = [1.0]
     fsyncs = [2 ** (k / 2) for k in range(-4, 5)] if durable else [1.0]
+    if chains is None:
+        chains = wake_share(pieces, base, workers, durable) >= WAKE_SEEN
     with _grid_threads(threads) as run:
-        best, params = min(run(loss, itertools.product(cpus, commits, fsyncs)))
+        best, params = min(run(loss, itertools.product(cpus, commits, fsyncs, [1.0])))
+        if chains:   # then the wake-ups, with the CPU they trade against
+            best, params = min([(best, params)] + run(loss, itertools.product(
+                [params[0] * 2 ** (k / 4) for k in range(-4, 5)], [params[1]], [params[2]], WAKES)))
         for width in (1.41, 1.19, 1.09, 1.04):
             steps = [width ** (j / 2) for j in range(-2, 3)]
             grid = itertools.product([params[0] * f for f in steps],
                                      [params[1] * f for f in steps] if params[1] > 0 else [0.0, 1 / 64, 1 / 32],
-                                     [params[2] * f for f in steps] if durable else [1.0])
+                                     [params[2] * f for f in steps] if durable else [1.0],
+                                     [params[3] * f for f in steps[1:4]] if chains else [1.0])
             best, params = min([(best, params)] + run(loss, grid))
     return params
+
+
+#: The wake-up scales the fit tries (:func:`_search`): a quarter of the base's to twice it. The
+#: 16-core lab's timelines put the coordinator's wake-up (a commit to the next start on a worker)
+#: of one backlog at 36-77 us on five loans of the same VM type (bench/manycore/timeline.py), and a
+#: dependency chain pays it on every transaction.
+WAKES = [2 ** (k / 2) for k in range(-4, 3)]
+#: A catch-up shows its wake-up latencies when doubling them moves its simulated time by this
+#: share of a doubling or more (:func:`wake_share`); else they keep the base model's.
+WAKE_SEEN = 0.05
+
+
+def wake_share(pieces, model: CostModel, workers: int, durable: bool) -> float:
+    """d log(time) / d log(wake-up latencies) of these pieces simulated with ``workers`` workers:
+    what share of the catch-up a dependency chain's wake-ups are."""
+    def total(m: CostModel) -> float:
+        return sum(c[-1] - c[0] for c in (p.commits(m, workers, durable) for p in pieces))
+
+    t0, t1 = total(model), total(_scaled(model, 1.0, 1.0, 1.0, 2.0))
+    return math.log(t1 / t0) / math.log(2.0) if t0 > 0 and t1 > 0 else 0.0
 
 
 class _grid_threads:
@@ -796,8 +827,9 @@ def fit_workers(pieces: list[list[tuple]], workers: int, *, durable: bool, base:
     the simulation models. So the fit goes through the simulation: the catch-up's ``pieces``
     (:class:`_Pieces`; ``min_lag_us`` is only named in the error), each simulated with ``workers`` workers, scheduled by the
     replica's own recorded clock, and the model's worker CPU (per row, in ``base``'s
-    proportions), its serial ``commit_us`` and, durable, its fsync times are scaled until the
-    simulated times of the pieces match the measured ones (:func:`_search`). The held-out checks
+    proportions), its serial ``commit_us``, durable, its fsync times and, where its dependency
+    chains show them, the wake-up latencies they pay (``wakeup_us``, ``handoff_us``: :func:`wake_share`)
+    are scaled until the simulated times of the pieces match the measured ones (:func:`_search`). The held-out checks
     (fit on every other piece, predict the rest; fit on the first half, predict the second) give
     the error band. Returns the model and the evidence."""
     if len(pieces) < MIN_PIECES:
@@ -807,16 +839,18 @@ def fit_workers(pieces: list[list[tuple]], workers: int, *, durable: bool, base:
                           "source)")
     n = sum(map(len, pieces))
     pieces = [_Piece(p) for p in pieces]
-    cpu, commit, fsync = _search(pieces, base, workers, durable)
+    chain_share = wake_share(pieces, base, workers, durable)
+    chains = chain_share >= WAKE_SEEN
+    cpu, commit, fsync, wake = _search(pieces, base, workers, durable, chains=chains)
     spans = sum(p.measured_us for p in pieces)
-    first = _scaled(base, cpu, commit, fsync)
+    first = _scaled(base, cpu, commit, fsync, wake)
     stalls = [s for p in pieces for s in p.take_out_stalls(first, workers, durable)]
     if stalls:   # fitted again on the time between them (the first fit's scales found them)
-        cpu, commit, fsync = _search(pieces, base, workers, durable)
-    errs = _errors(pieces, (cpu, commit, fsync), base, workers, durable)
+        cpu, commit, fsync, wake = _search(pieces, base, workers, durable, chains=chains)
+    errs = _errors(pieces, (cpu, commit, fsync, wake), base, workers, durable)
 
     def held_out(train, test) -> float:
-        p = _search(train, base, workers, durable)
+        p = _search(train, base, workers, durable, chains=chains)
         sim = sum((1 + e) * t.measured_us for e, t in zip(_errors(test, p, base, workers, durable), test))
         meas = sum(t.measured_us for t in test)
         return (sim - meas) / meas if meas else 0.0
@@ -828,11 +862,13 @@ def fit_workers(pieces: list[list[tuple]], workers: int, *, durable: bool, base:
     # The stalls are not in the fit, but a catch-up like this one may stall as it did: the band
     # holds their share of its time too (in quadrature with the held-out checks').
     band = math.hypot(max(abs(v) for v in checks.values()), stall_share)
-    model = replace(_scaled(base, cpu, commit, fsync), error_band=round(band, 4))
+    model = replace(_scaled(base, cpu, commit, fsync, wake), error_band=round(band, 4))
     mean = sum(errs) / len(errs)
     evidence = {"workers": workers, "pieces": len(pieces), "transactions": n,
                 "cpu_scale": round(cpu, 4), "commit_scale": round(commit, 4),
                 "commit_us": round(model.commit_us, 2), "fsync_scale": round(fsync, 4),
+                "wake": {"scale": round(wake, 4), "share": round(chain_share, 3), "fitted": chains,
+                         "wakeup_us": round(model.wakeup_us, 1), "handoff_us": round(model.handoff_us, 1)},
                 "piece_error_mean": round(mean, 4),
                 "piece_error_rms": round((sum(e * e for e in errs) / len(errs)) ** 0.5, 4),
                 "held_out": {k: round(v, 4) for k, v in checks.items()}, "error_band": round(band, 4),
