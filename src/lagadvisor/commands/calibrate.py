@@ -122,8 +122,8 @@ def _latencies_note(model, evidence: dict | None = None) -> None:
     if fitted.get("fitted"):
         err_console.print(f"lagadvisor: note: wake-up latencies fitted through the simulation: wakeup_us "
                           f"{fitted['wakeup_us']:g} us, handoff_us {fitted['handoff_us']:g} us (x{fitted['scale']:.3f} of "
-                          f"the base model's; this catch-up's dependency chains moved with them by "
-                          f"{fitted['share']:.0%} of a change in them)", soft_wrap=True)
+                          f"the base model's; about {fitted['share']:.0%} of this catch-up's simulated time is its "
+                          f"dependency chains' wake-ups)", soft_wrap=True)
         return
     wake = (evidence or {}).get("wakeups", {})
     measured = [f for f in ("wakeup_us", "handoff_us") if "median_us" in wake.get(f, {})]
@@ -138,8 +138,8 @@ def _latencies_note(model, evidence: dict | None = None) -> None:
                           + f" ({', '.join(kept)}), paid by every transaction of a dependency chain; "
                           + ("too few in the window: " + "; ".join(wake[f]["why"] for f in kept if "why" in wake.get(f, {}))
                              + "; " if wake else "")
-                          + (f"this catch-up's dependency chains hardly show them (a change in them moves its time "
-                             f"by {fitted['share']:.0%} of it); " if fitted else "")
+                          + (f"this catch-up's dependency chains hardly show them (about {fitted['share']:.0%} of its "
+                             f"simulated time); " if fitted else "")
                           + "set this replica's in the model file if you know them", soft_wrap=True)
 
 

@@ -60,7 +60,9 @@ class CostModel:
     #   next transaction's start on a worker (its own wake-up, 12-42 us, the first events' read and
     #   the worker's wake-up: 67.6 us, the median of the 12 runs with 100+ such waits), which is
     #   when the model's worker starts. Fitting them with the rest had put them at 79 and 55 us (84
-    #   and 36 on both runs): the fit spent them on other serial time.
+    #   and 36 on both runs): the fit spent them on other serial time. Five loans' timelines (runs 2,
+    #   3, 4, 5, 7b) give 58.4-101.7 us a loan, whose median is run 2's 67.6; a replica's own is what
+    #   calibrate --workers fits where its chains show it (sim.calibrate wake_share).
     # Fitted (bench/manycore/fit.py, Nelder-Mead on the log time and speedup errors of both lab
     # runs' 120 medians: 5 backlogs x 1-32 workers x relaxed/durable, each run less its own start;
     # the latencies and the durable costs held: fit.py bench/manycore_16core.json
