@@ -163,3 +163,23 @@ def test_mariadb_plan_reproduced_by_simulate():
         assert set(modes["metrics"]["catch_up_seconds"]) == {"conservative", "optimistic", "aggressive"}
     else:
         assert any(c.startswith("slave_parallel_mode = ") for c in doc["summary"]["confirmed"])
+
+
+def test_a_left_out_worker_finding_names_the_value_the_plan_tried():
+    """The plan tries its own worker count (the knee under its other changes), which can differ
+    from the one the finding suggests alone: a left-out finding names what the plan tried, with
+    that step's numbers, instead of reading as a loss of its own suggestion (2 cores, 32 workers set:
+    the finding suggests 4, the plan tried 2 on top of relaxed durability)."""
+    doc = json.loads(lagadvisor("advise", str(SYSBENCH), "--cores", "2", "--replica-setting",
+                                "replica_parallel_workers=32", "--format", "json").stdout)
+    (step,) = [s for s in doc["plan"]["steps"] if s["finding"] == "replica_parallel_workers"]
+    (f,) = [f for f in doc["findings"] if f["id"] == "replica_parallel_workers"]
+    assert not step["kept"] and f["severity"] == "info"
+    assert step["to"] != f["suggested"], (step, f["suggested"])
+    assert (f"On top of the plan's other changes {step['from']} -> {step['to']} (what the plan tried) gains "
+            f"{step['marginal_gain']:.1%} ({step['catch_up_seconds_before']:,.3f} s -> "
+            f"{step['catch_up_seconds_after']:,.3f} s): left out of the plan") in f["evidence"], f["evidence"]
+    # where the plan tried the finding's own value, it is "it"
+    for g in json.loads(lagadvisor("advise", str(SYSBENCH), "--format", "json").stdout)["findings"]:
+        if "left out of the plan" in g["evidence"] and "(what the plan tried)" not in g["evidence"]:
+            assert "On top of the plan's other changes it gains" in g["evidence"] or "changes nothing" in g["evidence"]
