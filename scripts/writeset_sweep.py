@@ -57,6 +57,16 @@ HARD_STRINGS = (
     "σ", "ς", "Σ", "е", "ё", "Ё", "Е", "и", "й", "ă", "ạ", "ả", "ơ", "ư", "x\u200b", "x", "x\u00a0",
 )
 
+#: And under the ``*_bin`` collations, which need no weight table: characters outside the generated
+#: table (emoji, CJK Extension B, private use, CJK), with trailing spaces, NULs and tabs, and the
+#: wide character sets' lookalikes of a space (U+2020 is the bytes 20 20 in ucs2, U+4E20 4E 20).
+BIN_STRINGS = (
+    "\U0001F600", "\U0001F601", "\U0001F600 ", "\U0001F600  ", "a\U0001F600", "A\U0001F600", " \U0001F600",
+    "\U0001F600\0", "\U0001F600\t", "\U00020000", "\U00020001", "\U00020000 ", "\uE000", "\uE001", "\uE000 ",
+    "\U000F0000", "\U000F0001", "\U000F0000 ", "中", "中 ", "丁", "表", "ア", "\u2020", "\u2020 ", "\u4e20",
+    "\u4e00", "\uff3c", "\\",
+)
+
 
 @dataclass
 class Table:
@@ -184,14 +194,15 @@ def functional_tables() -> list[Table]:
 
 
 def collation_tables(collations: list[tuple[str, str]], char_too: set[str]) -> list[Table]:
-    """One VARCHAR(20) table per collation (and a CHAR(10) one for ``char_too``); collations
+    """One VARCHAR(20) table per collation (and a CHAR(10) one for ``char_too``), with
+    :data:`BIN_STRINGS` too under the ``*_bin`` collations; collations
     lagadvisor only approximates (:func:`lagadvisor.writeset.weights.is_exact`) are of kind
     "approximated": their misses are counted apart, and analyze must name them."""
     from lagadvisor.writeset.weights import is_exact
 
     out = []
-    vals = [(_lit(s),) for s in HARD_STRINGS]
     for i, (name, charset) in enumerate(collations):
+        vals = [(_lit(s),) for s in HARD_STRINGS + (BIN_STRINGS if name.endswith("_bin") else ())]
         kind = "collation" if is_exact(name) else "approximated"
         out.append(Table(f"co{i:03d}", f"(id INT PRIMARY KEY, k VARCHAR(20) CHARACTER SET {charset} COLLATE {name}, "
                                        "UNIQUE KEY uk (k))", ("k",), _twice(vals, i), f"{name} VARCHAR(20)", kind))

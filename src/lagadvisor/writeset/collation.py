@@ -13,7 +13,10 @@ is mapped to a canonical Python value with the same equality classes:
   trailing spaces; NO PAD ones (``utf8mb4_0900_*``) do not.
 * ``_ai`` collations ignore accents (Unicode canonical decomposition, combining marks dropped),
   ``_ci`` ones ignore case (Unicode case folding: 'ß' folds to 'ss' as UCA does at level 1).
-* ``binary`` / ``*_bin`` on bytes compare bytes.
+* ``binary`` compares bytes, and so do the ``*_bin`` collations (:func:`binary_canonicalizer`):
+  their sort key is the characters' code points or the stored bytes themselves, never a weight
+  table, so they are exact for every character (PAD SPACE ones with trailing spaces dropped) and
+  never counted as approximated.
 
 This approximates the UCA tables (contractions and ignorable characters of a few scripts are not
 modelled); the fixtures exercise the common cases (case, accents, trailing spaces).
@@ -83,27 +86,67 @@ def canonicalizer(collation: str | None):
     else the approximation below."""
     if collation is None or collation == "binary":
         return lambda b: b
+    if is_binary_collation(collation):
+        return binary_canonicalizer(collation.lower())
     from .weights import exact_canonicalizer
 
     exact = exact_canonicalizer(collation.lower(), approximate_canonicalizer(collation))
     return exact if exact is not None else approximate_canonicalizer(collation)
 
 
+def is_binary_collation(collation: str) -> bool:
+    """A ``*_bin`` collation: MySQL's utf8mb4_bin, utf8mb4_0900_bin, utf8mb3_bin, latin1_bin...,
+    MariaDB's ``*_bin`` and ``*_nopad_bin`` (``binary``, the binary strings' own, is apart)."""
+    return collation.lower().endswith("_bin")
+
+
+#: How a space is stored in the character sets whose code unit is wider than a byte (everywhere
+#: else it is the byte 0x20, which no multi-byte character holds as a trailing byte: UTF-8
+#: continuation bytes are 0x80-0xBF, the CJK sets' trailing bytes 0x30 and up).
+_WIDE_SPACE = {"ucs2": b"\x00 ", "utf16": b"\x00 ", "utf16le": b" \x00", "utf32": b"\x00\x00\x00 "}
+
+
+@lru_cache(maxsize=512)
+def binary_canonicalizer(collation: str):
+    """``bytes -> canonical value`` of a ``*_bin`` collation, exact for every character.
+
+    The server's sort key there is no weight table: ``my_strnxfrm_unicode`` /
+    ``my_strnxfrm_unicode_full_bin`` write each character's code point (utf8mb4_bin,
+    utf8mb3_bin, ucs2/utf16/utf32_bin), ``my_strnxfrm_8bit_bin`` / ``my_strnxfrm_mb`` and
+    utf8mb4_0900_bin the stored bytes; the generated table agrees for every code point it holds.
+    Code points and valid encodings map one to one, so the bytes are the canonical value, with the
+    trailing spaces dropped under PAD SPACE (whole code units: U+2020 in ucs2 is the bytes 20 20,
+    no space) and kept under NO PAD (utf8mb4_0900_bin, MariaDB's ``*_nopad_bin``)."""
+    if not is_pad_space(collation):
+        return lambda b: b
+    space = _WIDE_SPACE.get(charset_of(collation))
+    if space is None:
+        return lambda b: b.rstrip(b" ")
+    width = len(space)
+
+    def canon(b: bytes) -> bytes:
+        if len(b) % width:
+            return b  # not whole code units (the server stores none): as it is
+        end = len(b)
+        while end and b[end - width:end] == space:
+            end -= width
+        return b[:end]
+
+    return canon
+
+
 @lru_cache(maxsize=512)
 def approximate_canonicalizer(collation: str):
     """Case folding, accent stripping and PAD SPACE trimming: the equality classes of the
-    common collations, not their UCA tables (see the module doc)."""
+    common collations, not their UCA tables (see the module doc; ``*_bin`` ones never come here)."""
     c = collation.lower()
     codec = _PYTHON_CODEC.get(charset_of(c), "utf-8")
     pad = is_pad_space(c)
-    binary = c.endswith("_bin")
     ai = c.endswith("_ai_ci") or (c.endswith("_ci") and "_as_" not in c)
     ci = c.endswith("_ci")
     nordic = c.startswith(("latin1_swedish", "utf8mb4_sv_", "latin1_danish", "utf8mb4_da_"))
 
     def canon(b: bytes):
-        if binary:
-            return b.rstrip(b" ") if pad else b
         s = b.decode(codec, "surrogateescape")
         if pad:
             s = s.rstrip(" ")

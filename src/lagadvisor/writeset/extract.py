@@ -23,7 +23,7 @@ from ..binlog.rows import TableMap
 from ..binlog.transactions import Transaction
 from ..kinds import Caveat, CaveatKind
 from ..schema.model import Catalog, TableSchema
-from .collation import canonicalizer, is_pad_space, prefix_chars
+from .collation import canonicalizer, is_binary_collation, is_pad_space, prefix_chars
 from .weights import APPROXIMATED, is_exact
 
 _VARLEN = frozenset({"varchar", "varbinary", "tinytext", "text", "mediumtext", "longtext", "tinyblob",
@@ -200,7 +200,8 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
     approx = sorted({f"collation {collations[i]} of {name}.{cols[i].name}: equality "
                      "approximated, WRITESET may be off"
                      for i in used if isinstance(collations[i], str) and cols[i].type not in _BINARY_TYPES
-                     and collations[i].lower() != "binary" and not is_exact(collations[i].lower())})
+                     and collations[i].lower() != "binary" and not is_binary_collation(collations[i])
+                     and not is_exact(collations[i].lower())})
     if approx:
         approx = [Caveat(a, {CaveatKind.COLLATION_APPROXIMATED}, name) for a in approx]
         partial = Caveat.joined([partial, *approx] if partial else approx)

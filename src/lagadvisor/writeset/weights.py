@@ -18,7 +18,8 @@ not always the space's weight: latin7 weighs a space 0x30 and fills with 0x20, s
 'a ' differ; the czech_cs collations give a space no weight at all). A value with a character the table does not hold or an undecodable byte
 sequence falls back to the approximation of
 :mod:`.collation`; :data:`APPROXIMATED` counts those values per collation so the report can
-say so.
+say so. The ``*_bin`` collations never come here: their sort key is the code points or bytes
+themselves (:func:`.collation.binary_canonicalizer`, exact for every character).
 """
 
 from __future__ import annotations
