@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from lagadvisor.cli import app
 from lagadvisor.errors import ConfigError
-from lagadvisor.inputs import resolve
+from lagadvisor.inputs import distinct_files, resolve
 
 from conftest import FIXTURES
 
@@ -155,3 +155,61 @@ def test_a_damaged_zst_is_one_line(tmp_path, damage):
         assert r.exit_code == 2, r.output
         assert r.stderr.startswith(f"lagadvisor: error: {bad}: damaged zstd data near compressed offset "), r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+# -- one binlog under two names ------------------------------------------------------------------
+
+def test_a_copy_under_another_name_is_read_once(tmp_path):
+    """`simulate dir1/binlog.000005 backup/binlog.000005` read the one binlog twice: every figure
+    doubled, and only the generic chain warning said anything."""
+    one, backup = tmp_path / "dir1", tmp_path / "backup"
+    one.mkdir()
+    backup.mkdir()
+    a, b = one / "binlog.000005", backup / "binlog.000005"
+    shutil.copy(FILES[4], a)
+    shutil.copy(FILES[4], b)
+    for command in (["simulate", "--workers", "1,4", "--format", "json"], ["analyze", "--format", "json"]):
+        alone = CliRunner().invoke(app, [*command, str(a)])
+        both = CliRunner().invoke(app, [*command, str(a), str(b)])
+        assert both.exit_code == 0, both.output
+        assert both.stdout == alone.stdout
+        said = f"lagadvisor: warning: {b} is the same binlog as {a}: read once"
+        assert both.stderr.splitlines() == [said, *alone.stderr.splitlines()]
+
+
+def test_a_glob_matching_a_backup_copy_keeps_the_first(logdir):
+    copy = logdir / "binlog.000005.bak-copy"
+    shutil.copy(FILES[4], copy)
+    names = resolve([str(logdir / "binlog.000005*")])
+    assert names == [str(logdir / "binlog.000005"), str(copy)]
+    assert distinct_files(names) == ([names[0]], [f"{copy} is the same binlog as {names[0]}: read once"])
+
+
+def test_the_same_file_through_a_hard_link_or_a_symlink_stays_refused(tmp_path):
+    """One file reached twice is a mistake in the arguments (refused since issue 20), not a copy."""
+    shutil.copy(FILES[4], tmp_path / "binlog.000005")
+    os.link(tmp_path / "binlog.000005", tmp_path / "hard.000005")
+    (tmp_path / "soft.000005").symlink_to(tmp_path / "binlog.000005")
+    for other in ("hard.000005", "soft.000005"):
+        with pytest.raises(ConfigError, match="given twice") as err:
+            resolve([str(tmp_path / "binlog.000005"), str(tmp_path / other)])
+        assert str(tmp_path / other) in str(err.value) and str(tmp_path / "binlog.000005") in str(err.value)
+
+
+def test_different_binlogs_of_one_size_are_both_read(tmp_path):
+    """single_full and single_history50 are two servers' binlogs of 712,179 bytes each."""
+    a, b = (str(FIXTURES / d / "binlog.000001") for d in ("single_full", "single_history50"))
+    assert os.path.getsize(a) == os.path.getsize(b) and open(a, "rb").read() != open(b, "rb").read()
+    assert distinct_files([a, b]) == ([a, b], [])
+    # one byte changed within the first 64 KiB, or within the last, is another binlog
+    data = bytearray(open(a, "rb").read())
+    for at in (100, len(data) - 100):
+        changed = bytearray(data)
+        changed[at] ^= 0xFF
+        (tmp_path / "binlog.000001").write_bytes(bytes(changed))
+        assert distinct_files([a, str(tmp_path / "binlog.000001")])[1] == []
+    # files holding no event, and missing ones, are left to the reader
+    (tmp_path / "x.000001").write_bytes(b"\xfebin")
+    (tmp_path / "x.000002").write_bytes(b"\xfebin")
+    gone = str(tmp_path / "missing.000001")
+    assert distinct_files([str(tmp_path / "x.000001"), str(tmp_path / "x.000002"), gone, gone])[1] == []

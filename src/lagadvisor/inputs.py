@@ -7,14 +7,18 @@ its folder (``MYSQL_BIN_LOG::find_log_pos`` reads it line by line); a directory 
 one ``.index`` file is read through it, else its ``<base>.<digits>`` files sorted (one base only:
 a directory mixing ``binlog.*`` and ``relay-bin.*`` is refused, it is ambiguous, and so is one
 holding a log both plain and compressed); a glob's matches are sorted, numbers as numbers
-(``binlog.999999`` before ``binlog.1000000``).
+(``binlog.999999`` before ``binlog.1000000``). A file reached twice (named twice, through a
+link or another path) is refused; a byte-identical copy under another name is read once, with
+a warning (:func:`distinct_files`).
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import re
+import stat
 
 from .errors import ConfigError
 
@@ -123,4 +127,52 @@ def resolve(args) -> list[str]:
     return out
 
 
-__all__ = ["BINLOG_NAME", "expand", "read_index", "resolve"]
+#: Bytes hashed at each end of two files of one size to tell whether they are one binlog
+#: (:func:`distinct_files`): each binlog starts with its own FORMAT_DESCRIPTION and GTID set and
+#: ends with its own last transactions and ROTATE; a multi-GB file is not read whole for it.
+SAMPLE_BYTES = 64 * 1024
+#: The magic and one event header: a shorter file holds no event to tell it apart by.
+_SMALLEST = 4 + 19
+
+
+def _ends_hash(path: str, size: int) -> bytes | None:
+    """A hash of the first and last :data:`SAMPLE_BYTES` of a file (None: it cannot be read;
+    the reader names it)."""
+    try:
+        with open(path, "rb") as f:
+            h = hashlib.blake2b(f.read(SAMPLE_BYTES))
+            if size > SAMPLE_BYTES:
+                f.seek(max(SAMPLE_BYTES, size - SAMPLE_BYTES))
+                h.update(f.read(SAMPLE_BYTES))
+    except OSError:
+        return None
+    return h.digest()
+
+
+def distinct_files(files: list[str]) -> tuple[list[str], list[str]]:
+    """``files`` (resolved: none named twice) without the byte-identical copies of a file before
+    them, and a line for each copy left out, naming both: a binlog and its backup copy under
+    another name (``dir/binlog.000005 backup/binlog.000005``, a glob matching
+    ``binlog.000005.bak``) were both read, every figure doubled. Identical: the same size, then
+    the same first and last :data:`SAMPLE_BYTES`; only regular files are compared (a FIFO is
+    never opened here), and only files of one size are read at all."""
+    by_size: dict[int, list[str]] = {}
+    for f in files:
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue  # missing: the reader names it
+        if stat.S_ISREG(st.st_mode) and st.st_size >= _SMALLEST:
+            by_size.setdefault(st.st_size, []).append(f)
+    first: dict[tuple[int, bytes], str] = {}
+    copy_of: dict[str, str] = {}
+    for size, same_size in by_size.items():
+        for f in same_size if len(same_size) > 1 else ():
+            key = (size, _ends_hash(f, size))
+            if key[1] is not None:
+                copy_of[f] = first.setdefault(key, f)
+    kept = [f for f in files if copy_of.get(f, f) == f]
+    return kept, [f"{f} is the same binlog as {copy_of[f]}: read once" for f in files if copy_of.get(f, f) != f]
+
+
+__all__ = ["BINLOG_NAME", "distinct_files", "expand", "read_index", "resolve"]

@@ -143,3 +143,20 @@ def test_a_server_reads_its_directory_as_advise_does(tmp_path):
     (d / "relay-bin.000001").write_bytes((ROT / "binlog.000001").read_bytes())
     with pytest.raises(ConfigError, match=r"holds several logs \(binlog, relay-bin\)"):
         list_binlogs(str(d))
+
+
+def test_a_backup_copy_in_a_server_location_is_read_once(tmp_path):
+    """A glob matching binlog.000002 and its copy binlog.000002.bak read it twice (advise's
+    inputs.distinct_files): the job keeps the first and says so in its warnings."""
+    import shutil
+
+    from lagadvisor.fleet import build_job
+    from lagadvisor.fleet.spec import ServerEntry
+
+    for name in ("binlog.000001", "binlog.000002"):
+        shutil.copy(ROT / name, tmp_path / name)
+    shutil.copy(ROT / "binlog.000002", tmp_path / "binlog.000002.bak")
+    job = build_job(ServerEntry(name="a", binlogs=str(tmp_path / "binlog.0*")), "run")
+    assert job.files == (str(tmp_path / "binlog.000001"), str(tmp_path / "binlog.000002"))
+    assert job.copies == (f"{tmp_path / 'binlog.000002.bak'} is the same binlog as {tmp_path / 'binlog.000002'}: "
+                          "read once",)

@@ -7,8 +7,10 @@ result; anything else wrong raises a :class:`BinlogError` naming file, offset an
 from __future__ import annotations
 
 import io
+import mmap
 import os
 import stat
+import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -44,6 +46,7 @@ class FileSummary:
     unknown_events: Counter = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
     truncated_at: int | None = None
+    unfinished_at: int | None = None
     bytes_read: int = 0
     next_file: str | None = None
     transactions: int = 0
@@ -91,14 +94,22 @@ class FileSummary:
         self.warnings.append(f"{err} — a binlog still being written? Reported the "
                              f"transactions before offset {err.offset}.")
 
+    def unfinished(self, offset: int) -> None:
+        """The file ends, between two events, inside the transaction at ``offset`` (its commit
+        not written yet): the warning. Both readers count that transaction, flagged incomplete."""
+        self.unfinished_at = offset
+        self.warnings.append(f"{self.path}: ends inside the transaction at offset {offset}, before its commit "
+                             f"(a binlog still being written?); it is counted as an incomplete transaction, "
+                             f"with the events written so far")
+
 
 def note_chain(summaries) -> None:
     """Warn, on the later file's summary, where consecutive files are not one server's chain: the
     server closes a file with a ROTATE_EVENT naming the next (``MYSQL_BIN_LOG::new_file_impl``),
     so a next file of another number means files out of order, a gap, or another server's; a file
-    cut short with another after it lost its tail; MySQL's and MariaDB's files mixed. Lags and
-    timelines assume one chain, so they say so instead of mixing silently. A file of the magic
-    alone (just created, or cut) says it held nothing. Idempotent."""
+    cut short, or ending inside a transaction, with another after it lost its tail; MySQL's and
+    MariaDB's files mixed. Lags and timelines assume one chain, so they say so instead of mixing
+    silently. A file of the magic alone (just created, or cut) says it held nothing. Idempotent."""
     for s in summaries:
         if not s.server_version and not s.events and s.truncated_at is None and s.warnings == []:
             s.warnings.append(f"{s.path}: no event after the binlog magic (a binlog just created, or cut "
@@ -114,6 +125,9 @@ def note_chain(summaries) -> None:
                    f"or another server's?)"
         elif a.truncated_at is not None:
             said = f"{b.path}: follows {a.path}, which is cut at offset {a.truncated_at}: its tail is missing"
+        elif a.unfinished_at is not None:
+            said = f"{b.path}: follows {a.path}, which ends inside the transaction at offset {a.unfinished_at}: " \
+                   f"its tail is missing"
         if said is not None:
             said += "; lags and timelines assume the files are one server's chain, in order"
             if said not in b.warnings:
@@ -184,6 +198,80 @@ def _open_zstd(path: str) -> io.BufferedReader:
     return io.BufferedReader(_ZstdReader(path), _BUFFER)
 
 
+class Spliced(io.RawIOBase):
+    """A file's preamble (magic, FORMAT_DESCRIPTION and what follows it up to the first
+    transaction), then the same file from ``pos`` on, up to ``limit`` bytes of it: a binlog
+    stream that starts at a transaction boundary in the middle of a file."""
+
+    def __init__(self, preamble: bytes, f, pos: int, limit: int | None = None) -> None:
+        self._pre = memoryview(preamble)
+        self._f = f
+        self._left = limit
+        f.seek(pos)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self._pre:
+            n = min(len(b), len(self._pre))
+            b[:n] = self._pre[:n]
+            self._pre = self._pre[n:]
+            return n
+        want = len(b) if self._left is None else min(len(b), self._left)
+        if want <= 0:
+            return 0
+        data = self._f.read(want)
+        b[:len(data)] = data
+        if self._left is not None:
+            self._left -= len(data)
+        return len(data)
+
+
+#: The event types that open a transaction whatever came before (``TransactionAssembler``):
+#: GTID_LOG, ANONYMOUS_GTID_LOG, GTID_TAGGED_LOG, MariaDB's GTID.
+_OPENERS = frozenset({33, 34, 42, 162})
+_FDE_CODE = 15
+_SIZE = struct.Struct("<I")
+
+
+def unfinished_tail(path: str) -> int | None:
+    """Where the transaction a plain binlog file ends inside starts, as the reference reads it
+    (None: the file leaves none open, or does not read): the native core counts such a
+    transaction but does not say where it is. The event headers are walked to the last GTID
+    event (no body read; a file without one is read whole), and the reference reads from there,
+    after the FORMAT_DESCRIPTION event before it."""
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            (fde_start, fde_end), start = _last_opener(m)
+            pre = m[:4] + m[fde_start:fde_end]
+            seen = FileSummary(path)
+            for _ in read_stream(path, io.BufferedReader(Spliced(pre, f, start), _BUFFER), seen,
+                                 lambda _tm: frozenset()):
+                pass
+    except (OSError, ValueError, BinlogError):
+        return None
+    return None if seen.unfinished_at is None else start + seen.unfinished_at - len(pre)
+
+
+def _last_opener(m) -> tuple[tuple[int, int], int]:
+    """The span of the last FORMAT_DESCRIPTION event before the last GTID event of a binlog's
+    bytes ``m``, and that GTID event's offset; ``((4, 4), 4)`` where there is none."""
+    pos, n, fde, at, last = 4, len(m), (4, 4), (4, 4), 4
+    unpack = _SIZE.unpack_from
+    while pos + 19 <= n:
+        size = unpack(m, pos + 9)[0]
+        if size < 19:
+            break
+        code = m[pos + 4]
+        if code == _FDE_CODE:
+            fde = (pos, pos + size)
+        elif code in _OPENERS:
+            at, last = fde, pos
+        pos += size
+    return at, last
+
+
 from .window import gate  # noqa: E402
 
 
@@ -224,6 +312,8 @@ def read_stream(name: str, stream, summary: FileSummary, selector: ColumnSelecto
             yield trx
     finally:
         summary.fill(reader, asm)
+    if asm.unfinished is not None and summary.truncated_at is None:  # a cut tail has its own warning
+        summary.unfinished(asm.unfinished)
     if reader.unknown:
         codes = ", ".join(f"type {c} x{n}" for c, n in sorted(reader.unknown.items()))
         summary.warnings.append(f"{name}: unknown event types counted but not decoded: {codes}")

@@ -215,6 +215,8 @@ class TransactionAssembler:
         # selector's answer may change with DDL even when the table map bytes do not).
         self._selected: dict[int, frozenset[int]] = {}
         self.reader_end = 0  # set by the caller to the offset where reading stopped
+        #: Where the transaction left open when the events ran out starts (None: none was).
+        self.unfinished: int | None = None
 
     def transactions(self, events: Iterable[Event]) -> Iterator[Transaction]:
         cur: _Open | None = None
@@ -254,6 +256,7 @@ class TransactionAssembler:
                 yield self._close(cur, end)
                 cur = None
         if cur is not None:
+            self.unfinished = cur.start
             yield self._close(cur, self.reader_end, incomplete=True)
 
     def _begin_gtid(self, e: Event, body) -> _Open:

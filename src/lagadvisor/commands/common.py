@@ -213,15 +213,19 @@ def write_html(path: str, page: str) -> None:
 
 def input_files(files, from_file=None, to_file=None, server=None) -> list:
     """Local files (:func:`lagadvisor.inputs.resolve`: files, directories, index files, globs,
-    each once), or the server's binlogs streamed from --from (live mode)."""
-    from ..inputs import resolve
+    each once; a byte-identical copy of one of them read once, with a warning:
+    :func:`lagadvisor.inputs.distinct_files`), or the server's binlogs streamed from --from (live mode)."""
+    from ..inputs import distinct_files, resolve
 
     if from_file is None:
         if to_file is not None:
             raise ConfigError("--to needs --from")
         if not files:
             raise ConfigError("give binlog files, or --host with --from FILE to stream from a server")
-        return resolve(files)
+        kept, copies = distinct_files(resolve(files))
+        for w in copies:
+            warn(w)
+        return kept
     if server is None:
         raise ConfigError("--from needs --host (the server to stream binlogs from)")
     if files:

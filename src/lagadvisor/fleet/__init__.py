@@ -25,13 +25,14 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
     settings read (``--host``-style settings as ``advise`` reads them), its cost model loaded."""
     from ..depgraph.pipeline import ClockOptions
     from ..errors import ConfigError, SchemaError
+    from ..inputs import distinct_files
     from ..schema.ddl import read_schema_path
     from ..server.connection import ClientArgs, ServerOptions, password_from_env, resolve
     from ..server.schema import ServerSettings, catalog_from_server, settings_from_server
     from ..server.tls import Tls
     from ..sim.model import CostModel
 
-    files = tuple(list_binlogs(entry.binlogs))
+    files, copies = distinct_files(list_binlogs(entry.binlogs))
     settings = None
     catalog = None
     resolved = None
@@ -73,8 +74,8 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
         raise ConfigError(f"commit_order must be auto, recorded, serial or flush-groups, not {entry.commit_order}")
     opts = ClockOptions(history_size=entry.history_size, commit_order=entry.commit_order, catalog=catalog)
     target = parse_version(entry.target_version) if entry.target_version else None
-    return ServerJob(entry.name, files, opts, cost, settings, run_id, target, cores_given=bool(entry.cores),
-                     cores_read=exposed.sentence(settings.host) if exposed is not None else "")
+    return ServerJob(entry.name, tuple(files), opts, cost, settings, run_id, target, cores_given=bool(entry.cores),
+                     cores_read=exposed.sentence(settings.host) if exposed is not None else "", copies=tuple(copies))
 
 
 def fleet(entries: list[ServerEntry], client) -> FleetRun:

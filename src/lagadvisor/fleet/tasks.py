@@ -66,6 +66,7 @@ class ServerJob:
     target_version: tuple[int, int, int] | None = None  # advise --target-version (the fleet file's target_version)
     cores_given: bool = False       # the entry named the replica's cores (advise --cores)
     cores_read: str = ""            # not named: how the server's settings showed them (server.cores)
+    copies: tuple[str, ...] = ()    # the byte-identical copies left out of files (inputs.distinct_files)
 
 
 @dataclass(frozen=True)
@@ -403,7 +404,7 @@ def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> 
     advice = replace(advice, context=replace(ctx, paths=list(job.files)))
     doc = advice_json(advice)
     return ServerResult(job.name, list(job.files), doc, fleet_row(job.name, advice, doc),
-                        list(analysis.warnings), None, time.perf_counter() - start, waited[0])
+                        [*job.copies, *analysis.warnings], None, time.perf_counter() - start, waited[0])
 
 
 def fleet_row(name: str, advice, doc: dict) -> dict:

@@ -32,11 +32,13 @@ _INT_KINDS = frozenset({FieldType.TINY, FieldType.SHORT, FieldType.INT24, FieldT
 
 def native_summary(path: str, size: int, first_fde, r: NativeFile):
     """``FileSummary.fill`` from the counters of ``Analyzer.read_file`` (``r``), with the
-    truncated-tail warning worded as the reference's framer words it (``scan._tail_tolerant``)."""
+    truncated-tail warning worded as the reference's framer words it (``scan._tail_tolerant``)
+    and the unfinished last transaction's as ``scan.read_stream`` words it (the core counts
+    incomplete transactions; where the last one starts, ``scan.unfinished_tail`` finds)."""
     from collections import Counter
 
     from ..binlog.constants import event_type_name
-    from ..binlog.scan import FileSummary
+    from ..binlog.scan import FileSummary, unfinished_tail
     from ..errors import TruncatedEventError
 
     s = FileSummary(path)
@@ -55,6 +57,8 @@ def native_summary(path: str, size: int, first_fde, r: NativeFile):
             err = TruncatedEventError(f"input ends inside the event ({got} of {esize} bytes)",
                                       file=path, offset=offset, event_type=event_type_name(code))
         s.truncated(err)
+    elif r.totals.incomplete and (at := unfinished_tail(path)) is not None:
+        s.unfinished(at)
     s.transactions = r.transactions
     if s.unknown_events:
         codes = ", ".join(f"type {c} x{n}" for c, n in sorted(s.unknown_events.items()))

@@ -32,7 +32,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from ..binlog import FileSummary, read_transactions
-from ..binlog.scan import read_stream
+from ..binlog.scan import Spliced, read_stream
 from ..errors import BinlogError
 from .build import TrxFacts
 
@@ -79,36 +79,6 @@ class Window:
     facts: list
     nbytes: int
     at: float          # where it starts, as a share of the backlog's bytes (0: the head)
-
-
-class _Spliced(io.RawIOBase):
-    """A file's preamble (magic, FORMAT_DESCRIPTION and what follows it up to the first
-    transaction), then the same file from ``pos`` on, up to ``limit`` bytes of it: a binlog
-    stream that starts at a transaction boundary in the middle of a file."""
-
-    def __init__(self, preamble: bytes, f, pos: int, limit: int | None = None) -> None:
-        self._pre = memoryview(preamble)
-        self._f = f
-        self._left = limit
-        f.seek(pos)
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
-        if self._pre:
-            n = min(len(b), len(self._pre))
-            b[:n] = self._pre[:n]
-            self._pre = self._pre[n:]
-            return n
-        want = len(b) if self._left is None else min(len(b), self._left)
-        if want <= 0:
-            return 0
-        data = self._f.read(want)
-        b[:len(data)] = data
-        if self._left is not None:
-            self._left -= len(data)
-        return len(data)
 
 
 def preamble(f) -> tuple[bytes, bool, int]:
@@ -182,7 +152,7 @@ def read_window(path: str, offset: int, is_wanted, idx: int) -> list | None:
             p = next_boundary(data, 0, crc)
             if p is None:
                 return None
-            stream = io.BufferedReader(_Spliced(pre, f, max(offset, first) + p, WINDOW_BYTES - p))
+            stream = io.BufferedReader(Spliced(pre, f, max(offset, first) + p, WINDOW_BYTES - p))
             out = []
             try:
                 for t in read_stream(path, stream, FileSummary(path), _no_columns):
@@ -304,7 +274,7 @@ class SequentialReader:
         if i == self.start[0] and self.start[1] > 4 and isinstance(path, str) and _gtid_at(path, self.start[1]):
             with open(path, "rb") as f:
                 pre, _crc, _first = preamble(f)
-                stream = io.BufferedReader(_Spliced(pre, f, self.start[1]), 1 << 20)
+                stream = io.BufferedReader(Spliced(pre, f, self.start[1]), 1 << 20)
                 summary = FileSummary(path)
                 yield from read_stream(path, stream, summary, _no_columns)
         else:
