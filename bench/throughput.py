@@ -157,7 +157,8 @@ def measure(cmd: list[str], env: dict | None = None) -> dict:
 
 
 def lagadvisor_env(pure: bool) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    # one binlog fed many times (hard links, copies): read each time (lagadvisor.inputs.REPEAT_FILES_ENV)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), LAGADVISOR_REPEAT_FILES="1")
     env.pop("LAGADVISOR_PUREPYTHON", None)
     if pure:
         env["LAGADVISOR_PUREPYTHON"] = "1"

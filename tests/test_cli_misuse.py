@@ -355,6 +355,9 @@ def test_ctrl_c_is_one_line_and_130(tmp_path):
         for f in rotation:
             files.append(tmp_path / f"binlog.{len(files) + 1:06d}")
             shutil.copy(f, files[-1])
+            # a different cut tail each (a warning): byte-identical copies are read once
+            with open(files[-1], "ab") as out:
+                out.write(bytes(1 + i))
     outcomes = []
     for delay in (0.05, 0.3, 0.6, 0.9, 1.2):
         # SIGINT back to its default in the child: a test run in the background (CI's nohup, `&`)
@@ -374,7 +377,11 @@ def test_ctrl_c_is_one_line_and_130(tmp_path):
             pytest.fail(f"still running 10 s after SIGINT at {delay} s")
         assert "Traceback" not in err, err
         lines = [ln for ln in err.splitlines() if not ln.startswith("lagadvisor: warning:")]
-        assert (p.returncode, lines) in ((130, ["lagadvisor: interrupted"]), (0, [])), (delay, p.returncode, err)
+        # killed by the signal (-SIGINT), with the line or nothing said: it came before Python set
+        # its handler or while the interpreter tore down (the default handler restored; seen about
+        # once in 40 at 0.05-0.3 s, before and after 2026-11-28): a shell's $? is 130 either way
+        assert (p.returncode, lines) in ((130, ["lagadvisor: interrupted"]), (0, []), (-signal.SIGINT, []),
+                                         (-signal.SIGINT, ["lagadvisor: interrupted"])), (delay, p.returncode, err)
         outcomes.append(p.returncode)
     assert 130 in outcomes
 

@@ -213,3 +213,26 @@ def test_different_binlogs_of_one_size_are_both_read(tmp_path):
     (tmp_path / "x.000002").write_bytes(b"\xfebin")
     gone = str(tmp_path / "missing.000001")
     assert distinct_files([str(tmp_path / "x.000001"), str(tmp_path / "x.000002"), gone, gone])[1] == []
+
+
+def test_benchmarks_may_feed_one_binlog_many_times(tmp_path, monkeypatch):
+    """bench/throughput.py --jobs (hard links of one file) and bench/scale.py (copies) read one
+    binlog many times on purpose: LAGADVISOR_REPEAT_FILES=1 reads every file given, and the
+    transaction count grows with the repeats."""
+    a = tmp_path / "binlog.000005"
+    shutil.copy(FILES[4], a)
+    shutil.copy(FILES[4], tmp_path / "copy.000005")
+    os.link(a, tmp_path / "hard.000005")
+    names = [str(a), str(tmp_path / "copy.000005"), str(tmp_path / "hard.000005")]
+
+    def transactions() -> int:
+        r = CliRunner().invoke(app, ["analyze", "--format", "json", *names])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)["total"]["transactions"]
+
+    with pytest.raises(ConfigError, match="given twice"):
+        resolve(names)
+    monkeypatch.setenv("LAGADVISOR_REPEAT_FILES", "1")
+    assert resolve(names) == names and distinct_files(names) == (names, [])
+    once = CliRunner().invoke(app, ["analyze", "--format", "json", str(a)])
+    assert transactions() == 3 * json.loads(once.stdout)["total"]["transactions"] > 0

@@ -107,9 +107,23 @@ def expand(arg: str) -> list[str]:
     return [arg]
 
 
+#: Set to 1 to read every file given, a file named twice or a copy of one too: for benchmarks that
+#: feed one binlog many times (bench/throughput.py --jobs, bench/scale.py); a user's numbers would
+#: count it twice.
+REPEAT_FILES_ENV = "LAGADVISOR_REPEAT_FILES"
+
+
+def repeat_files() -> bool:
+    """Whether :data:`REPEAT_FILES_ENV` asks for every file given to be read, repeats included."""
+    return os.environ.get(REPEAT_FILES_ENV) == "1"
+
+
 def resolve(args) -> list[str]:
     """All arguments expanded in order, each resulting file once: a file named twice (also
-    through a link, another path, or an index and a glob) is refused in one line naming both."""
+    through a link, another path, or an index and a glob) is refused in one line naming both
+    (unless :func:`repeat_files`)."""
+    if repeat_files():
+        return [f for arg in args for f in expand(arg)]
     seen: dict[object, str] = {}
     out: list[str] = []
     for arg in args:
@@ -155,7 +169,10 @@ def distinct_files(files: list[str]) -> tuple[list[str], list[str]]:
     another name (``dir/binlog.000005 backup/binlog.000005``, a glob matching
     ``binlog.000005.bak``) were both read, every figure doubled. Identical: the same size, then
     the same first and last :data:`SAMPLE_BYTES`; only regular files are compared (a FIFO is
-    never opened here), and only files of one size are read at all."""
+    never opened here), and only files of one size are read at all. With :func:`repeat_files`,
+    every file is kept."""
+    if repeat_files():
+        return list(files), []
     by_size: dict[int, list[str]] = {}
     for f in files:
         try:
@@ -175,4 +192,4 @@ def distinct_files(files: list[str]) -> tuple[list[str], list[str]]:
     return kept, [f"{f} is the same binlog as {copy_of[f]}: read once" for f in files if copy_of.get(f, f) != f]
 
 
-__all__ = ["BINLOG_NAME", "distinct_files", "expand", "read_index", "resolve"]
+__all__ = ["BINLOG_NAME", "REPEAT_FILES_ENV", "distinct_files", "expand", "read_index", "repeat_files", "resolve"]
