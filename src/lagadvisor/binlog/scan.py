@@ -91,8 +91,8 @@ class FileSummary:
     def truncated(self, err: TruncatedEventError) -> None:
         """A truncated tail: the warning, and where the partial result ends."""
         self.truncated_at = err.offset
-        self.warnings.append(f"{err} — a binlog still being written? Reported the "
-                             f"transactions before offset {err.offset}.")
+        self.warnings.append(f"{err} — a binlog still being written? Reported what was read before offset "
+                             f"{err.offset} (a transaction still open there as incomplete).")
 
     def unfinished(self, offset: int) -> None:
         """The file ends, between two events, inside the transaction at ``offset`` (its commit

@@ -113,15 +113,6 @@ def is_exact(name: str) -> bool:
             and (e["maxlen"] == 1 or e["charset"] in CODECS))
 
 
-def coverage(name: str) -> str:
-    """One phrase for the report: how equality under ``name`` is decided."""
-    if not is_exact(name):
-        return "equality approximated (case folding and accent stripping)"
-    if collations()[name]["maxlen"] == 1:
-        return "exact (server weights of every byte)"
-    return "exact within the stored repertoire (server weights), approximated beyond"
-
-
 @lru_cache(maxsize=None)
 def exact_canonicalizer(name: str, fallback):
     """``bytes -> canonical value`` equal exactly when the server's sort keys are, or None when
