@@ -17,11 +17,12 @@ from typing import Iterator
 
 from ..errors import BinlogError, CompressedFileError, TruncatedEventError
 from ..inputs import log_number
+from .constants import LOG_EVENT_HEADER_LEN, EventType
 from .decoder import EventReader, not_sql_warning
 from .events import FormatDescription
 from .framing import check_magic
 from .gz import open_gzip
-from .transactions import ColumnSelector, Transaction, TransactionAssembler
+from .transactions import GTID_EVENTS, ColumnSelector, Transaction, TransactionAssembler
 
 _BUFFER = 1 << 20
 
@@ -228,10 +229,6 @@ class Spliced(io.RawIOBase):
         return len(data)
 
 
-#: The event types that open a transaction whatever came before (``TransactionAssembler``):
-#: GTID_LOG, ANONYMOUS_GTID_LOG, GTID_TAGGED_LOG, MariaDB's GTID.
-_OPENERS = frozenset({33, 34, 42, 162})
-_FDE_CODE = 15
 _SIZE = struct.Struct("<I")
 
 
@@ -259,14 +256,14 @@ def _last_opener(m) -> tuple[tuple[int, int], int]:
     bytes ``m``, and that GTID event's offset; ``((4, 4), 4)`` where there is none."""
     pos, n, fde, at, last = 4, len(m), (4, 4), (4, 4), 4
     unpack = _SIZE.unpack_from
-    while pos + 19 <= n:
-        size = unpack(m, pos + 9)[0]
-        if size < 19:
+    while pos + LOG_EVENT_HEADER_LEN <= n:
+        size = unpack(m, pos + 9)[0]   # event_length, after timestamp, type code and server_id
+        if size < LOG_EVENT_HEADER_LEN:
             break
         code = m[pos + 4]
-        if code == _FDE_CODE:
+        if code == EventType.FORMAT_DESCRIPTION_EVENT:
             fde = (pos, pos + size)
-        elif code in _OPENERS:
+        elif code in GTID_EVENTS:
             at, last = fde, pos
         pos += size
     return at, last

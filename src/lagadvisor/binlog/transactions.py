@@ -20,6 +20,10 @@ from .rows import RowsEvent, TableMap, iter_rows
 
 E = EventType
 
+#: The events that open a transaction whatever came before (:class:`TransactionAssembler`): MySQL's
+#: GTID, anonymous and tagged GTID events and MariaDB's GTID event.
+GTID_EVENTS = frozenset({E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT, E.GTID_TAGGED_LOG_EVENT, E.MARIADB_GTID_EVENT})
+
 #: ``select(table_map) -> columns`` : which columns' values a transaction keeps per row image
 #: (the key-relevant ones). ``frozenset()`` keeps none; rows are still counted.
 ColumnSelector = Callable[[TableMap], frozenset[int]]
@@ -223,8 +227,7 @@ class TransactionAssembler:
         for e in events:
             code = e.type_code
             body = e.body
-            if code in (E.GTID_LOG_EVENT, E.ANONYMOUS_GTID_LOG_EVENT, E.GTID_TAGGED_LOG_EVENT,
-                        E.MARIADB_GTID_EVENT):
+            if code in GTID_EVENTS:
                 if cur is not None:
                     # A GTID while a transaction is open: the previous one never ended (a crash
                     # mid-write followed by a restart). Close it as incomplete.

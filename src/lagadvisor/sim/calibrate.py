@@ -743,11 +743,17 @@ WAKE_SEEN = 0.05
 def wake_share(pieces, model: CostModel, workers: int, durable: bool) -> float:
     """d log(time) / d log(wake-up latencies) of these pieces simulated with ``workers`` workers:
     what share of the catch-up a dependency chain's wake-ups are."""
+    return _elasticity(pieces, model, _scaled(model, 1.0, 1.0, 1.0, 2.0), 2.0, workers, durable)
+
+
+def _elasticity(pieces, model: CostModel, changed: CostModel, f: float, workers: int, durable: bool) -> float:
+    """d log(time) / d log(f) of these pieces simulated with ``workers`` workers, where ``changed``
+    is ``model`` with some of its costs times ``f`` (:func:`wake_share`, :func:`worker_share`)."""
     def total(m: CostModel) -> float:
         return sum(c[-1] - c[0] for c in (p.commits(m, workers, durable) for p in pieces))
 
-    t0, t1 = total(model), total(_scaled(model, 1.0, 1.0, 1.0, 2.0))
-    return math.log(t1 / t0) / math.log(2.0) if t0 > 0 and t1 > 0 else 0.0
+    t0, t1 = total(model), total(changed)
+    return math.log(t1 / t0) / math.log(f) if t0 > 0 and t1 > 0 else 0.0
 
 
 class _grid_threads:
@@ -794,15 +800,7 @@ def worker_share(pieces, model: CostModel, workers: int, durable: bool) -> float
     """d log(time) / d log(workers' CPU) of these pieces simulated with ``workers`` workers: 1 when
     the workers' CPU is all a catch-up waits for, 0 when a serial stage (the coordinator, the commit
     stage, the fsyncs) or the dependencies bound it whatever the workers cost."""
-    f = WORKER_PROBE
-    heavier = _workers_scaled(model, f)
-
-    def total(m: CostModel) -> float:
-        spans = [p.commits(m, workers, durable) for p in pieces]
-        return sum(c[-1] - c[0] for c in spans)
-
-    t0, t1 = total(model), total(heavier)
-    return math.log(t1 / t0) / math.log(f) if t0 > 0 and t1 > 0 else 0.0
+    return _elasticity(pieces, model, _workers_scaled(model, WORKER_PROBE), WORKER_PROBE, workers, durable)
 
 
 def unseen_workers_note(shares: dict) -> str | None:
