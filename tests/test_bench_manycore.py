@@ -480,8 +480,8 @@ def test_calibrate_check_combined_calibrations_of_run_5():
                                             "mixed-relaxed", "nopk-relaxed", "uniform-relaxed"]
     assert all(m["measured_on"].startswith("pooled from 5 calibrations") for m in d["combined_models"].values())
     assert check.combined_summary(d["combined_rows"]) == [
-        "calibrate --combine of each cell's 5 calibrations: 33 of 42 times within 15%; cells with all 6 worker "
-        "counts within: 3 of 7 (fk-durable, mixed-relaxed, nopk-relaxed)"]
+        "calibrate --combine of each cell's 5 calibrations: 34 of 42 times within 15%; cells with all 6 worker "
+        "counts within: 4 of 7 (fk-durable, hot-relaxed, mixed-relaxed, nopk-relaxed)"]
     row = {"workload": "u", "config": "relaxed", "members": 3}
     rows = [dict(row, workers=1, time_error=0.1), dict(row, workers=2, time_error=-0.2),
             dict(row, workload="h", workers=1, time_error=0.0), dict(row, workload="h", workers=2, time_error=0.15)]
