@@ -82,6 +82,25 @@ def test_reading_from_the_applier_position_is_the_tail_of_a_whole_reading():
     assert tail == whole[len(whole) - len(tail):] and len(tail) > len(whole) // 2
 
 
+def test_a_reading_from_the_applier_position_names_the_file_s_offsets(tmp_path):
+    """A file read from the applier's position is its preamble, then the file from there
+    (``Spliced``): the offsets a warning names are the file's, as a whole reading names them (they
+    were the spliced stream's, short by the bytes skipped)."""
+    from lagadvisor.binlog.scan import FileSummary
+
+    src = ROTATION[2]
+    offsets = sorted(_gtid_offsets(src))
+    cut = tmp_path / "binlog.000003"
+    cut.write_bytes(open(src, "rb").read()[:offsets[-2] + 100])   # ends inside a transaction
+    whole = FileSummary(str(cut))
+    list(read_transactions(str(cut), whole, selector=lambda tm: frozenset()))
+    assert len(whole.warnings) == 1 and f"offset {whole.truncated_at}" in whole.warnings[0], whole.warnings
+    r = SequentialReader([str(cut)], lambda g: True, (0, offsets[len(offsets) // 2])).begin()
+    r._thread.join(60)
+    assert r.done and r.error is None and r.facts
+    assert r.warnings == whole.warnings
+
+
 def _serial(n: int, updates: int = 3, first: int = 0) -> list[TrxFacts]:
     return [TrxFacts(0, i + 1, (i, i, i, i), 0, 0, updates, 0, 100 * updates, ("c",), None)
             for i in range(first, first + n)]

@@ -121,9 +121,10 @@ class EventReader:
             raise CorruptEventError(f"rows event for table id {table_id} without a preceding TABLE_MAP")
         return tm
 
-    def read(self, stream: BinaryIO, *, base_offset: int = 0) -> Iterator[Event]:
-        """Events of a binlog file body (after the magic)."""
-        framer = EventFramer(stream, file=self.file, base_offset=base_offset)
+    def read(self, stream: BinaryIO, *, base_offset: int = 0,
+             splice: tuple[int, int] | None = None) -> Iterator[Event]:
+        """Events of a binlog file body (after the magic); ``splice``: see :class:`EventFramer`."""
+        framer = EventFramer(stream, file=self.file, base_offset=base_offset, splice=splice)
         for raw in framer:
             yield from self._decode(raw, framer.checksum_alg, inner=False)
 

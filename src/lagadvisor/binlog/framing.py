@@ -108,13 +108,20 @@ class EventFramer:
     ``checksums`` says whether events carry a CRC32 footer: ``None`` learns it from each
     FORMAT_DESCRIPTION event (a binlog file), ``False`` for the inner events of a
     TRANSACTION_PAYLOAD event, which never carry one.
+
+    ``splice``: ``(at, to)`` for a stream that holds a file's preamble, then the same file from
+    offset ``to`` (:class:`lagadvisor.binlog.scan.Spliced`): the event that starts at stream
+    offset ``at`` is at ``to`` in the file, and so are the offsets after it that events, errors
+    and warnings name.
     """
 
     def __init__(self, stream: BinaryIO, *, file: str = "", base_offset: int = 0,
-                 checksums: bool | None = None, verify: bool = True) -> None:
+                 checksums: bool | None = None, verify: bool = True,
+                 splice: tuple[int, int] | None = None) -> None:
         self.stream = stream
         self.file = file
         self.offset = base_offset
+        self._splice = splice
         self._fixed = checksums
         self.checksum_alg = BINLOG_CHECKSUM_ALG_OFF if checksums is False else BINLOG_CHECKSUM_ALG_UNDEF
         self.verify = verify
@@ -126,6 +133,8 @@ class EventFramer:
         read = self.stream.read
         unpack = _HEADER.unpack_from
         while True:
+            if self._splice is not None and self.offset == self._splice[0]:
+                self.offset, self._splice = self._splice[1], None
             offset = self.offset
             header = read(LOG_EVENT_HEADER_LEN)
             if not header:

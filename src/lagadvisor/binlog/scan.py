@@ -205,6 +205,9 @@ class Spliced(io.RawIOBase):
     stream that starts at a transaction boundary in the middle of a file."""
 
     def __init__(self, preamble: bytes, f, pos: int, limit: int | None = None) -> None:
+        #: where the file resumes: (offset in this stream, offset in the file), for read_stream's
+        #: ``splice`` (the offsets it reports are then the file's)
+        self.splice = (len(preamble), pos)
         self._pre = memoryview(preamble)
         self._f = f
         self._left = limit
@@ -242,13 +245,13 @@ def unfinished_tail(path: str) -> int | None:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
             (fde_start, fde_end), start = _last_opener(m)
             pre = m[:4] + m[fde_start:fde_end]
-            seen = FileSummary(path)
-            for _ in read_stream(path, io.BufferedReader(Spliced(pre, f, start), _BUFFER), seen,
-                                 lambda _tm: frozenset()):
+            seen, spliced = FileSummary(path), Spliced(pre, f, start)
+            for _ in read_stream(path, io.BufferedReader(spliced, _BUFFER), seen,
+                                 lambda _tm: frozenset(), splice=spliced.splice):
                 pass
     except (OSError, ValueError, BinlogError):
         return None
-    return None if seen.unfinished_at is None else start + seen.unfinished_at - len(pre)
+    return seen.unfinished_at
 
 
 def _last_opener(m) -> tuple[tuple[int, int], int]:
@@ -296,14 +299,16 @@ def read_transactions(path: str, summary: FileSummary | None = None,
 
 
 def read_stream(name: str, stream, summary: FileSummary, selector: ColumnSelector | None = None, *,
-                strict_tail: bool = False, window=None) -> Iterator[Transaction]:
+                strict_tail: bool = False, window=None,
+                splice: tuple[int, int] | None = None) -> Iterator[Transaction]:
     """Transactions of one binlog byte stream (magic first) named ``name`` in messages; fills
-    ``summary``, which is complete when the iterator is exhausted."""
+    ``summary``, which is complete when the iterator is exhausted. ``splice``: a
+    :class:`Spliced` stream's, so that offsets are the file's (framing.EventFramer)."""
     reader = EventReader(name)
     asm = TransactionAssembler(reader, name, selector)
     try:
         check_magic(stream, name)
-        events = _tail_tolerant(reader.read(stream, base_offset=4), summary, asm, strict_tail)
+        events = _tail_tolerant(reader.read(stream, base_offset=4, splice=splice), summary, asm, strict_tail)
         for trx in asm.transactions(gate(events, window)):
             summary.transactions += 1
             yield trx

@@ -152,10 +152,11 @@ def read_window(path: str, offset: int, is_wanted, idx: int) -> list | None:
             p = next_boundary(data, 0, crc)
             if p is None:
                 return None
-            stream = io.BufferedReader(Spliced(pre, f, max(offset, first) + p, WINDOW_BYTES - p))
+            spliced = Spliced(pre, f, max(offset, first) + p, WINDOW_BYTES - p)
+            stream = io.BufferedReader(spliced)
             out = []
             try:
-                for t in read_stream(path, stream, FileSummary(path), _no_columns):
+                for t in read_stream(path, stream, FileSummary(path), _no_columns, splice=spliced.splice):
                     if t.incomplete:
                         break
                     if is_wanted(t.gtid):
@@ -274,9 +275,10 @@ class SequentialReader:
         if i == self.start[0] and self.start[1] > 4 and isinstance(path, str) and _gtid_at(path, self.start[1]):
             with open(path, "rb") as f:
                 pre, _crc, _first = preamble(f)
-                stream = io.BufferedReader(Spliced(pre, f, self.start[1]), 1 << 20)
+                spliced = Spliced(pre, f, self.start[1])
                 summary = FileSummary(path)
-                yield from read_stream(path, stream, summary, _no_columns)
+                yield from read_stream(path, io.BufferedReader(spliced, 1 << 20), summary, _no_columns,
+                                       splice=spliced.splice)
         else:
             summary = FileSummary(str(path))
             yield from read_transactions(path, summary, selector=_no_columns)
