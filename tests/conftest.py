@@ -111,6 +111,17 @@ def free_port() -> int:
 #: they are exercised by the bad-input tests, not by the reference-reader differential tests.
 DAMAGED_DIRS = ("hangs", "bad-inputs")
 
+#: ``python -c PEAK_RSS_LAUNCHER FD ARGS...`` runs ``python ARGS...`` as its child and writes the
+#: child's peak RSS (KB, ``os.wait4``: its forked children included) to the descriptor FD, exiting
+#: with its code. The peak of a process forked from pytest starts at pytest's own resident size
+#: (the copied address space counts, and exec keeps the peak), so a command run straight from a
+#: large pytest process was charged pytest's memory; a child forked from this small launcher
+#: starts at the launcher's size.
+PEAK_RSS_LAUNCHER = (
+    "import os, sys\npid = os.fork()\nif pid == 0:\n    os.execv(sys.executable, [sys.executable, *sys.argv[2:]])\n"
+    "_, status, usage = os.wait4(pid, 0)\nos.write(int(sys.argv[1]), str(usage.ru_maxrss).encode())\n"
+    "code = os.waitstatus_to_exitcode(status)\nos._exit(code if code >= 0 else 128 - code)\n")
+
 
 def corpus_files() -> list[Path]:
     """Real binlogs of the shared corpus (not the damaged inputs of :data:`DAMAGED_DIRS`)."""

@@ -13,20 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, DAMAGED, FIXTURES, corpus_params
+from conftest import CORPUS, DAMAGED, FIXTURES, PEAK_RSS_LAUNCHER, corpus_params
 
 BINLOG = FIXTURES / "single_minimal_metadata" / "binlog.000001"
 TIMEOUT_S = 10
 
 
 RSS_LIMIT_KB = 200 * 1024
-#: Runs argv[2:] as its child and writes the child's peak RSS (KB) to the descriptor argv[1],
-#: exiting with its code. The peak of a process forked from pytest starts at pytest's own resident
-#: size (the copied address space counts, and exec keeps the peak), so a large pytest process
-#: failed every command here; a child forked from this small launcher starts at its size.
-LAUNCH = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execv(sys.executable, [sys.executable, *sys.argv[2:]])\n"
-          "_, status, usage = os.wait4(pid, 0)\nos.write(int(sys.argv[1]), str(usage.ru_maxrss).encode())\n"
-          "code = os.waitstatus_to_exitcode(status)\nos._exit(code if code >= 0 else 128 - code)\n")
 
 
 def run(*args: str, timeout: float = TIMEOUT_S, native: bool = True) -> tuple[int, str, str]:
@@ -39,7 +32,7 @@ def run(*args: str, timeout: float = TIMEOUT_S, native: bool = True) -> tuple[in
     if not native:
         env["LAGADVISOR_PUREPYTHON"] = "1"
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as peak:
-        p = subprocess.Popen([sys.executable, "-c", LAUNCH, str(peak.fileno()), "-m", "lagadvisor", *args],
+        p = subprocess.Popen([sys.executable, "-c", PEAK_RSS_LAUNCHER, str(peak.fileno()), "-m", "lagadvisor", *args],
                              stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True,
                              pass_fds=(peak.fileno(),))
         deadline = time.monotonic() + timeout

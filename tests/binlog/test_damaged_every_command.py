@@ -7,7 +7,8 @@ event), truncated fixtures, inputs that are not files (a directory, a FIFO), a v
 a non-UTF-8 name, and every input the fuzzer saved (``tests/fuzz_regressions``). The optional
 corpus layer adds the public corpus's own hangs, bad inputs and files broken on purpose. Each run must end within 10 s with exit 0 and a
 warning on stderr, or exit 2 and exactly one line naming the file; never a traceback; peak RSS
-under 200 MB (``os.wait4``: the child's own, its forked children included).
+under 200 MB (``os.wait4``: the child's own, its forked children included, measured from a small
+launcher, conftest.PEAK_RSS_LAUNCHER, not charged the test process's own size).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import json
 
 import pytest
 
-from conftest import CORPUS, DAMAGED, FIXTURES, ROOT
+from conftest import CORPUS, DAMAGED, FIXTURES, PEAK_RSS_LAUNCHER, ROOT
 
 TIMEOUT_S = 10.0
 RSS_LIMIT_KB = 200 * 1024
@@ -111,12 +112,13 @@ def run_cli(args: list[str], native: bool) -> tuple[int, str, int]:
     env.pop("LAGADVISOR_PUREPYTHON", None)
     if not native:
         env["LAGADVISOR_PUREPYTHON"] = "1"
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([sys.executable, "-m", "lagadvisor", *args], stdout=out, stderr=err,
-                             stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as peak:
+        p = subprocess.Popen([sys.executable, "-c", PEAK_RSS_LAUNCHER, str(peak.fileno()), "-m", "lagadvisor", *args],
+                             stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                             pass_fds=(peak.fileno(),))
         deadline = time.monotonic() + TIMEOUT_S
         while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            pid, status, _ = os.wait4(p.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() > deadline:
@@ -127,7 +129,8 @@ def run_cli(args: list[str], native: bool) -> tuple[int, str, int]:
             time.sleep(0.01)
         p.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
-        return p.returncode, err.read().decode("utf-8", "replace"), usage.ru_maxrss
+        peak.seek(0)
+        return p.returncode, err.read().decode("utf-8", "replace"), int(peak.read() or 0)
 
 
 #: Subprocesses run at once (each is one process; the runs are independent).
