@@ -73,12 +73,13 @@ def inner_of_first_payload() -> bytes:
     return zstandard.ZstdDecompressor().stream_reader(body[c + 1:], read_across_frames=True).read()
 
 
-def big_statement_file(tmp_path, n: int) -> str:
+def big_statement_file(tmp_path, n: int, lead: bytes = b"", name: str = "big.000001") -> str:
     """single_rotation's FDE and PREVIOUS_GTIDS, then one CRC-valid QUERY event of ``n`` bytes:
-    an INSERT of one long string (a legitimate event may be up to max_allowed_packet, 1 GiB)."""
+    an INSERT of one long string (a legitimate event may be up to max_allowed_packet, 1 GiB),
+    after ``lead`` (leading spaces or comments)."""
     head = ROTATION.read_bytes()[:158]
-    sql = b"INSERT INTO t VALUES ('" + b"x" * (n - 19 - 13 - 2 - 4 - 25) + b"')"
+    sql = lead + b"INSERT INTO t VALUES ('" + b"x" * (n - 19 - 13 - 2 - 4 - 25 - len(lead)) + b"')"
     body = struct.pack("<IIBHH", 7, 0, 1, 0, 0) + b"d\0" + sql
-    path = tmp_path / "big.000001"
+    path = tmp_path / name
     path.write_bytes(head + _event(2, body, 158 + 19 + len(body) + 4))
     return str(path)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from payloads import COMPRESSED, HEADER, PREFIX, ROTATION, big_statement_file, inner_of_first_payload, payload_file, zero_query
 from lagadvisor.binlog.framing import READ_CHUNK, EventFramer, check_magic
 from lagadvisor.binlog.scan import FileSummary, read_transactions
-from lagadvisor.binlog.transactions import statement_blocks
+from lagadvisor.binlog.transactions import statement_blocks, statement_facts
 from lagadvisor.errors import CorruptEventError, TruncatedEventError
 
 def _read(path: str) -> tuple[list, FileSummary]:
@@ -160,3 +160,32 @@ def test_statement_blocks_on_corpus_statements():
               "OPTIMIZE" + "x" * 30, "x" * 100, "", "   "] + ["".join(rnd.choice("CREATE DB \t") for _ in range(20))
                                                               for _ in range(200)]:
         assert statement_blocks(q) == _blocks_by_split(q), q
+
+
+_PIECES = st.sampled_from(["XA", "xa", "COMMIT", "ROLLBACK", "CREATE", "DATABASE", "insert", "/*", "*/", "/* c */",
+                           "\u3000", "ß", "x" * 40, "START", "TRANSACTION", "TO", "é", "\x1c", "--", "'"])
+
+
+@given(st.lists(st.tuples(_SPACE, _PIECES), max_size=8), st.integers(0, 120))
+def test_a_statement_s_head_decides_it_as_the_whole_or_not_at_all(parts, cut):
+    """The native core classifies a long statement by its first bytes (``statement_facts`` with
+    ``whole`` False): either that gives what the whole statement gives, or it asks for the whole
+    (None), also where the cut splits a UTF-8 sequence."""
+    text = "".join(s + w for s, w in parts) + " VALUES ('" + "x" * 20 + "')"
+    head = text.encode("utf-8")[:cut].decode("utf-8", "surrogateescape")
+    said = statement_facts(head, whole=False)
+    assert said is None or said == statement_facts(text), (head, said, statement_facts(text))
+
+
+@pytest.mark.parametrize("text", ["ROLLBACK\u3000TO s1", "XA COMMIT 'x'", "xa rollback 'x'", "CREATE\u3000DATABASE d",
+                                  "/* \u3000 */ BEGIN", "START\u3000TRANSACTION",
+                                  "XA END 'id' /* " + "x" * 20 + " XA COMMIT */"])
+def test_a_head_cut_inside_a_character_or_an_xa_statement_asks_for_the_whole(text):
+    """Every cut of these: the head decides as the whole does or asks for it. A cut inside U+3000
+    (Unicode whitespace, 3 bytes in UTF-8) leaves bytes that are not whitespace until the rest
+    comes; an XA statement's end (XA COMMIT, XA ROLLBACK) is looked for anywhere in it."""
+    whole = statement_facts(text)
+    raw = text.encode("utf-8")
+    for cut in range(len(raw) + 1):
+        said = statement_facts(raw[:cut].decode("utf-8", "surrogateescape"), whole=False)
+        assert said is None or said == whole, (cut, said, whole)

@@ -35,6 +35,9 @@ use events::{decode_fde, decode_gtid, decode_query, uuid_text, Fde, Gtid};
 use framing::{Abort, Cursor, Framer, RawEvent, Res, HEADER_LEN};
 use writeset::{fk_check_count, index_entry_count, row_hashes, FkPlan, FkProbe, KeyPlan, Part, Plan, TablePlan, Val};
 
+/// `transactions.STATEMENT_HEAD`: the bytes of a longer statement handed over to be classified.
+const STATEMENT_HEAD: usize = 1 << 16;
+
 create_exception!(_native, NativeFallback, pyo3::exceptions::PyException);
 
 const MAX_ROW_CHANGES: usize = 500_000;
@@ -1327,6 +1330,26 @@ impl Analyzer {
         Ok((query, tm))
     }
 
+    /// The callback's `statement_facts` of a statement: a longer one than `STATEMENT_HEAD` bytes is
+    /// first handed over by its head alone (its first words decide it; a statement of up to 1 GiB
+    /// is not copied into Python and decoded whole), and whole only when the head does not decide.
+    fn statement_facts(&mut self, py: Python<'_>, q: &[u8]) -> Res<(String, bool, bool)> {
+        if q.len() > STATEMENT_HEAD {
+            let head: Option<(String, bool, bool)> = self
+                .cb
+                .call_method1(py, "statement", (PyBytes::new_bound(py, &q[..STATEMENT_HEAD]), false))
+                .and_then(|r| r.extract(py))
+                .map_err(py_abort)?;
+            if let Some(facts) = head {
+                return Ok(facts);
+            }
+        }
+        self.cb
+            .call_method1(py, "statement", (PyBytes::new_bound(py, q), true))
+            .and_then(|r| r.extract(py))
+            .map_err(py_abort)
+    }
+
     /// The assembler on a QUERY_EVENT: BEGIN opens, COMMIT/ROLLBACK and XA END close, DDL and
     /// statement-based DML mark the transaction, and a statement outside BEGIN is its own.
     fn assemble_query(&mut self, py: Python<'_>, query: Query, cur: &mut Option<Open>, end: u64) -> Res<()> {
@@ -1343,11 +1366,7 @@ impl Analyzer {
         let (kind, blocks, xa_end): (String, bool, bool) = match q {
             b"BEGIN" => ("BEGIN".into(), false, false),
             b"COMMIT" => ("COMMIT".into(), false, false),
-            _ => self
-                .cb
-                .call_method1(py, "statement", (PyBytes::new_bound(py, q),))
-                .and_then(|r| r.extract(py))
-                .map_err(py_abort)?,
+            _ => self.statement_facts(py, q)?,
         };
         o.blocks |= blocks;
         if !matches!(kind.as_str(), "BEGIN" | "COMMIT" | "ROLLBACK") {

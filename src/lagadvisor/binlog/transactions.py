@@ -168,6 +168,32 @@ def statement_blocks(query: str) -> bool:
     return head in ("CREATE", "ALTER", "DROP") and second is not None and second.upper() in ("DATABASE", "SCHEMA")
 
 
+#: The bytes of a longer statement the native core hands over to be classified
+#: (:func:`statement_facts` with ``whole`` False): its first words decide it, and a statement of
+#: up to 1 GiB (max_allowed_packet) is not copied into Python and decoded whole to find them.
+STATEMENT_HEAD = 1 << 16
+#: How far before the end of such a head a match must stop for the head to decide it: past any
+#: character the cut split (a UTF-8 sequence of up to 4 bytes, which may be Unicode whitespace).
+_HEAD_MARGIN = 8
+
+
+def statement_facts(text: str, whole: bool = True) -> tuple[str, bool, bool] | None:
+    """(:func:`classify_statement`, :func:`statement_blocks`, whether it ends an XA transaction:
+    XA COMMIT or XA ROLLBACK) of a statement. With ``whole`` False, ``text`` is only the head of
+    a longer statement: None when the head does not decide it as the whole would (a match that
+    does not stop well inside the head, or an XA statement, whose end is looked for anywhere)."""
+    if not whole:
+        limit = len(text) - _HEAD_MARGIN
+        m, h = _WORD.match(text), _HEAD_WORDS.match(text)
+        if m is None or h is None or m.end() >= limit or h.end() >= limit:
+            return None
+    kind = classify_statement(text)
+    if kind == "XA" and not whole:
+        return None
+    upper = text.upper() if kind == "XA" else ""
+    return kind, statement_blocks(text), ("XA COMMIT" in upper or "XA ROLLBACK" in upper)
+
+
 class _Open:
     """A transaction being assembled."""
 

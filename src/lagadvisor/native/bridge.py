@@ -20,7 +20,7 @@ from ..binlog.constants import LOG_EVENT_HEADER_LEN, FieldType
 from ..binlog.decoder import DECODERS
 from ..binlog.framing import RawEvent
 from ..binlog.rows import decode_table_map, decode_value, table_plan
-from ..binlog.transactions import Statement, classify_statement, statement_blocks
+from ..binlog.transactions import Statement, statement_blocks, statement_facts
 from ..errors import LagAdvisorError
 from ..kinds import Caveat
 from ..writeset.extract import TablePlan, _label, primary_columns, row_hashes, row_image_caveat, schema_unknown
@@ -133,11 +133,11 @@ class Bridge:
         return (tm.table_id, tm.qualified_name, tm.column_count, list(tm.optional_types), cols, tm,
                 tm.database_name.encode("utf-8", "surrogateescape"))
 
-    def statement(self, query: bytes):
-        text = query.decode("utf-8", "surrogateescape")
-        kind = classify_statement(text)
-        upper = text.upper() if kind == "XA" else ""
-        return kind, statement_blocks(text), ("XA COMMIT" in upper or "XA ROLLBACK" in upper)
+    def statement(self, query: bytes, whole: bool = True):
+        """(kind, blocks, XA end) of a statement (:func:`statement_facts`); ``whole`` False: the
+        core passed only the first ``STATEMENT_HEAD`` bytes of a longer one, and None asks it for the
+        whole statement."""
+        return statement_facts(query.decode("utf-8", "surrogateescape"), whole)
 
     # -- keys
     def select(self, tm):
