@@ -891,3 +891,18 @@ def test_fk_twins_differ_only_in_the_foreign_key():
     a, b = changed[0]
     assert a.replace(gen.FK_CLAUSE, "KEY parent_id (parent_id)") == b
 
+
+
+def test_commit_gaps_split_a_catch_up_into_flush_groups():
+    """commit_gaps.py: the commit rate of a kept catch-up and its gaps within and between flush
+    groups (docs/accuracy.md, "The replica's commit rate against the model's commit stage")."""
+    import json
+
+    gaps = _load("commit_gaps")
+    row = gaps.gaps_row("x", [0, 5, 9, 60, 66, 130], within_us=10)
+    assert row == {"catch_up": "x", "transactions": 6, "span_ms": 0.13, "us_per_transaction": 26.0,
+                   "gaps_within": 3, "within_mean_us": 5.0, "groups": 3, "between_mean_us": 57.5,
+                   "members_per_group": 2.0}
+    d = json.loads((ROOT / "bench" / "manycore_16core_run7_commit_gaps.json").read_text())
+    uniform = {r["catch_up"]: r for r in d["rows"] if r["catch_up"].startswith("uniform-relaxed")}
+    assert len(uniform) == 5 and min(r["us_per_transaction"] for r in uniform.values()) < d["model_commit_us"]
