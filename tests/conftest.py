@@ -123,6 +123,39 @@ PEAK_RSS_LAUNCHER = (
     "code = os.waitstatus_to_exitcode(status)\nos._exit(code if code >= 0 else 128 - code)\n")
 
 
+def run_lagadvisor(args, *, native: bool = True, timeout: float) -> tuple[int, str, str, int]:
+    """``python -m lagadvisor ARGS`` (``COLUMNS=100``; ``native`` False: the pure-Python reference)
+    through :data:`PEAK_RSS_LAUNCHER`: (exit code, stdout, stderr, peak RSS in KB). Fails the test
+    when it does not end within ``timeout`` seconds (its whole process group killed)."""
+    import signal
+    import subprocess
+    import tempfile
+    import time
+
+    env = dict(os.environ, COLUMNS="100")
+    env.pop("LAGADVISOR_PUREPYTHON", None)
+    if not native:
+        env["LAGADVISOR_PUREPYTHON"] = "1"
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as peak:
+        p = subprocess.Popen([sys.executable, "-c", PEAK_RSS_LAUNCHER, str(peak.fileno()), "-m", "lagadvisor", *args],
+                             stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                             pass_fds=(peak.fileno(),))
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, _ = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                os.killpg(p.pid, signal.SIGKILL)
+                os.wait4(p.pid, 0)
+                pytest.fail(f"`lagadvisor {' '.join(args)}` did not end within {timeout:.0f} s")
+            time.sleep(0.01)
+        for f in (out, err, peak):
+            f.seek(0)
+        return (os.waitstatus_to_exitcode(status), out.read().decode("utf-8", "replace"),
+                err.read().decode("utf-8", "replace"), int(peak.read() or 0))
+
+
 def corpus_files() -> list[Path]:
     """Real binlogs of the shared corpus (not the damaged inputs of :data:`DAMAGED_DIRS`)."""
     if not CORPUS.is_dir():

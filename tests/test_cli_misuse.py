@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, DAMAGED, FIXTURES, PEAK_RSS_LAUNCHER, corpus_params
+from conftest import CORPUS, DAMAGED, FIXTURES, corpus_params, run_lagadvisor
 
 BINLOG = FIXTURES / "single_minimal_metadata" / "binlog.000001"
 TIMEOUT_S = 10
@@ -24,34 +24,9 @@ RSS_LIMIT_KB = 200 * 1024
 
 def run(*args: str, timeout: float = TIMEOUT_S, native: bool = True) -> tuple[int, str, str]:
     """The CLI as a subprocess: ends within ``timeout`` and under 200 MB of peak RSS (wait4)."""
-    import signal
-    import tempfile
-
-    env = dict(os.environ, COLUMNS="100")
-    env.pop("LAGADVISOR_PUREPYTHON", None)
-    if not native:
-        env["LAGADVISOR_PUREPYTHON"] = "1"
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as peak:
-        p = subprocess.Popen([sys.executable, "-c", PEAK_RSS_LAUNCHER, str(peak.fileno()), "-m", "lagadvisor", *args],
-                             stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True,
-                             pass_fds=(peak.fileno(),))
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, _ = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                os.killpg(p.pid, signal.SIGKILL)
-                os.wait4(p.pid, 0)
-                pytest.fail(f"`lagadvisor {' '.join(args)}` did not end within {timeout:.0f} s")
-            time.sleep(0.01)
-        peak.seek(0)
-        maxrss = int(peak.read() or 0)
-        assert maxrss < RSS_LIMIT_KB, f"peak RSS {maxrss // 1024} MB"
-        out.seek(0)
-        err.seek(0)
-        return (os.waitstatus_to_exitcode(status), out.read().decode("utf-8", "replace"),
-                err.read().decode("utf-8", "replace"))
+    code, out, err, maxrss = run_lagadvisor(args, native=native, timeout=timeout)
+    assert maxrss < RSS_LIMIT_KB, f"peak RSS {maxrss // 1024} MB"
+    return code, out, err
 
 
 def one_line_error(args, *expect: str, native: bool = True) -> str:

@@ -15,18 +15,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
 import json
 
 import pytest
 
-from conftest import CORPUS, DAMAGED, FIXTURES, PEAK_RSS_LAUNCHER, ROOT
+from conftest import CORPUS, DAMAGED, FIXTURES, ROOT, run_lagadvisor
 
 TIMEOUT_S = 10.0
 RSS_LIMIT_KB = 200 * 1024
@@ -108,29 +103,8 @@ def made(tmp_path_factory) -> dict[str, Path]:
 def run_cli(args: list[str], native: bool) -> tuple[int, str, int]:
     """``python -m lagadvisor ARGS``: (exit code, stderr, peak RSS in kB); fails the test when it
     does not end within :data:`TIMEOUT_S`."""
-    env = dict(os.environ, COLUMNS="100")
-    env.pop("LAGADVISOR_PUREPYTHON", None)
-    if not native:
-        env["LAGADVISOR_PUREPYTHON"] = "1"
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as peak:
-        p = subprocess.Popen([sys.executable, "-c", PEAK_RSS_LAUNCHER, str(peak.fileno()), "-m", "lagadvisor", *args],
-                             stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True,
-                             pass_fds=(peak.fileno(),))
-        deadline = time.monotonic() + TIMEOUT_S
-        while True:
-            pid, status, _ = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                os.killpg(p.pid, signal.SIGKILL)
-                os.wait4(p.pid, 0)
-                p.returncode = -9
-                pytest.fail(f"`lagadvisor {' '.join(args)}` did not end within {TIMEOUT_S:.0f} s")
-            time.sleep(0.01)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        peak.seek(0)
-        return p.returncode, err.read().decode("utf-8", "replace"), int(peak.read() or 0)
+    code, _out, err, peak = run_lagadvisor(args, native=native, timeout=TIMEOUT_S)
+    return code, err, peak
 
 
 #: Subprocesses run at once (each is one process; the runs are independent).

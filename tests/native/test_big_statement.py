@@ -6,15 +6,10 @@ the peak (the event, its bytes copied into Python, their decoded text): 241 MB a
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
-
 import pytest
 
 from cases import native_or_skip  # noqa: E402
-from conftest import PEAK_RSS_LAUNCHER
+from conftest import run_lagadvisor
 from payloads import big_statement_file
 
 NATIVE = native_or_skip()
@@ -26,15 +21,9 @@ MIB = 1 << 20
 
 def _peak_kb(path: str) -> int:
     """``lagadvisor analyze PATH`` natively: its peak RSS (KB), from a small launcher."""
-    env = dict(os.environ)
-    env.pop("LAGADVISOR_PUREPYTHON", None)
-    with tempfile.TemporaryFile() as peak:
-        p = subprocess.run([sys.executable, "-c", PEAK_RSS_LAUNCHER, str(peak.fileno()), "-m", "lagadvisor",
-                            "analyze", "--no-progress", path], pass_fds=(peak.fileno(),), env=env,
-                           capture_output=True, timeout=120)
-        assert p.returncode == 0, p.stderr
-        peak.seek(0)
-        return int(peak.read())
+    code, _out, err, peak = run_lagadvisor(["analyze", "--no-progress", path], timeout=120)
+    assert code == 0, err
+    return peak
 
 
 def test_a_64_mib_statement_is_in_memory_once(tmp_path):

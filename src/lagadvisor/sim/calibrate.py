@@ -739,9 +739,11 @@ def _anchored(pieces, params: tuple[float, float, float, float], base: CostModel
     16-worker calibrations gave their own pieces a median 2.6% less time than they took, up to 21% (a block
     stretched by a large transaction or the machine's jitter weighs more than the many it
     outweighs). Each simulated time is piecewise linear in the factor; a few secant steps reach it."""
+    def times(f: float) -> tuple[float, float, float, float]:
+        return (params[0] * f, params[1], params[2] * f if durable else params[2], params[3] * f if wakes else params[3])
+
     def total(f: float) -> float:
-        model = _scaled(base, params[0] * f, params[1], params[2] * f if durable else params[2],
-                        params[3] * f if wakes else params[3])
+        model = _scaled(base, *times(f))
         return sum(s[-1] - s[0] for s in (p.commits(model, workers, durable) for p in pieces))
 
     want = sum(p.measured_us for p in pieces)
@@ -754,7 +756,7 @@ def _anchored(pieces, params: tuple[float, float, float, float], base: CostModel
         if abs(got - want) <= ANCHOR_TOLERANCE * want or got == f_lo:
             break
         lo, f_lo, f = f, got, max(f / 4, min(f * 4, f + (want - got) * (f - lo) / (got - f_lo)))
-    return (params[0] * f, params[1], params[2] * f if durable else params[2], params[3] * f if wakes else params[3])
+    return times(f)
 
 
 #: :func:`_anchored`'s secant steps at most, and how close to the measured time it stops.
