@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 
-FREE = ("trx_us", "insert_us", "update_us", "commit_us", "handoff_us", "wakeup_us", "multi_worker_us",
+FREE = ("trx_us", "insert_us", "update_us", "commit_us", "commit_group_us", "handoff_us", "wakeup_us", "multi_worker_us",
         "concurrency_cpu", "oversubscribed_cpu", "redo_flush_us", "flush_us", "durable_byte_us", "fsync_byte_us",
         "fk_check_us", "index_entry_us")
 # multi_worker_cpu: fitted beside multi_worker_us it came to 1.02 (loss 0.03403 against 0.03402
@@ -163,7 +163,9 @@ def main() -> int:
                          "lab's and bench/data/manycore/index/backlogs for a lab JSON of the index backlogs)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--free", default=",".join(FREE), help="the costs to fit (default: all of FREE)")
-    ap.add_argument("--startup-s", type=float, default=None, help="as compare.py's (default: measured)")
+    ap.add_argument("--startup-s", default=None,
+                    help="as compare.py's (default: measured); several, comma-separated: one per lab JSON, in order "
+                         "(a new checkout without the kept binlogs: each run's committed compare output's)")
     ap.add_argument("--constant-start", action="store_true", help="as compare.py's")
     ap.add_argument("--set", action="append", default=[], metavar="COST=VALUE",
                     help="hold a cost at a measured value (e.g. handoff_us=19.3 from the lab's timelines)")
@@ -173,9 +175,12 @@ def main() -> int:
     args = ap.parse_args()
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     labs = []
-    for path in args.lab:
+    starts = [float(v) for v in args.startup_s.split(",")] if args.startup_s else [None]
+    if len(starts) not in (1, len(args.lab)):
+        raise SystemExit(f"--startup-s: one value, or one per lab JSON ({len(args.lab)}), not {len(starts)}")
+    for k, path in enumerate(args.lab):
         lab = read_json(path)
-        startup, _ = startup_of(lab, args.startup_s, kept_dir(path), args.constant_start)
+        startup, _ = startup_of(lab, starts[k % len(starts)], kept_dir(path), args.constant_start)
         labs.append((lab, load(lab, [backlog_dir(b) for b in args.backlogs or [None]]), startup))
     cores = lab_cores(labs[0][0])
     if any(lab_cores(lab) != cores for lab, _, _ in labs):
@@ -196,9 +201,10 @@ def main() -> int:
         start[k] = float(v)
     base = replace(base, **start)
     free = tuple(k for k in args.free.split(",") if k and k not in held)
-    unknown = [k for k in free if not hasattr(base, k) or k in FIXED]
+    unknown = [k for k in free if not hasattr(base, k) or k == "fsync_devices"]
     if unknown:
         raise SystemExit(f"--free: not a fitted cost: {', '.join(unknown)}")
+    fixed = {k: v for k, v in fixed.items() if k not in free}   # --free frees a measured term too
 
     configs = tuple(c for c in args.configs.split(",") if c)
 

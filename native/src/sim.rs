@@ -96,6 +96,7 @@ pub struct Costs {
     pub dispatch_us: f64,
     pub dispatch_byte_us: f64,
     pub commit_us: f64,
+    pub commit_group_us: f64,
     pub flush_us: f64,
     pub redo_flush_us: f64,
     pub handoff_us: f64,
@@ -165,6 +166,7 @@ pub struct Output {
     pub dependency_wait_us: f64,
     pub worker_wait_us: f64,
     pub flushes: i64,
+    pub commit_groups: i64,
 }
 
 /// Where commits go: every commit time kept by index (`sim_run`), or a lag accumulator
@@ -257,6 +259,8 @@ struct Sim {
     dependency_wait_us: f64,
     worker_wait_us: f64,
     flushes: i64,
+    /// engine.py ``SimResult.commit_groups``: the commit stage's groups.
+    commit_groups: i64,
     started: bool,
     paused_at: Option<f64>,
     first_arrival: Option<f64>,
@@ -326,6 +330,7 @@ impl Sim {
             dependency_wait_us: 0.0,
             worker_wait_us: 0.0,
             flushes: 0,
+            commit_groups: 0,
             started: false,
             paused_at: None,
             first_arrival: None,
@@ -633,7 +638,8 @@ impl Sim {
         }
         self.commit_busy = true;
         self.commit_queue = (hi, hi);
-        self.run_cpu(self.cost.commit_us * (hi - lo) as f64, COMMIT_DONE, -1, lo, hi);
+        self.commit_groups += 1;
+        self.run_cpu(self.cost.commit_group_us + self.cost.commit_us * (hi - lo) as f64, COMMIT_DONE, -1, lo, hi);
     }
 
     /// engine.py `fsync_us`: the fsync's time for the group `lo..hi` of the arena: per fsync,
@@ -858,7 +864,7 @@ impl Sim {
             self.st_t = py_max(self.st_t, arrival);
             // one trx per group: each of its two fsyncs writes its bytes
             let fsyncs = if self.cfg.durable { flush + 2.0 * self.fsync_byte * nb as f64 } else { 0.0 };
-            let work = (self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64) + w + self.cost.commit_us + fsyncs;
+            let work = (self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64) + w + (self.cost.commit_group_us + self.cost.commit_us) + fsyncs;
             self.st_t += work;
             self.busy_us += work;
             let t = self.st_t;
@@ -868,6 +874,7 @@ impl Sim {
         }
         self.coord_next = self.n;
         self.next_entry = self.n;
+        self.commit_groups = self.n as i64;
         if self.cfg.durable {
             self.flushes = self.n as i64;
         }
@@ -921,6 +928,7 @@ pub fn simulate(x: &Input, cfg: Config, cost: Costs, work_scale: f64, work_byte:
         dependency_wait_us: s.dependency_wait_us,
         worker_wait_us: s.worker_wait_us,
         flushes: s.flushes,
+        commit_groups: s.commit_groups,
     })
 }
 
@@ -1177,7 +1185,7 @@ impl StreamSim {
     }
 
     /// After the last chunk: `(apply_us, busy_us, dependency_wait_us, worker_wait_us, flushes,
-    /// transactions, exact, approx)`: `exact` = (commit_us bytes, arrival_us bytes) in binlog
+    /// commit_groups, transactions, exact, approx)`: `exact` = (commit_us bytes, arrival_us bytes) in binlog
     /// order when the run fits the cap (else None); `approx` = None, or (p50, p99, max, above
     /// (us), series [(commit, lag)], windows [(start_us, transactions, p99, max, above)]).
     #[allow(clippy::type_complexity)]
@@ -1192,7 +1200,7 @@ impl StreamSim {
         let out: PyObject = match acc.exact.take() {
             Some((c, a)) => {
                 let exact = (PyBytes::new_bound(py, &f64_bytes(&c)), PyBytes::new_bound(py, &f64_bytes(&a)));
-                (apply, s.busy_us, s.dependency_wait_us, s.worker_wait_us, s.flushes, s.n, exact, py.None())
+                (apply, s.busy_us, s.dependency_wait_us, s.worker_wait_us, s.flushes, s.commit_groups, s.n, exact, py.None())
                     .into_py(py)
             }
             None => {
@@ -1206,7 +1214,7 @@ impl StreamSim {
                     .map(|(&start, p)| (start, p.sketch.n, p.sketch.quantile(99.0, lg), p.sketch.max, p.above))
                     .collect();
                 let approx = (t.quantile(50.0, lg), t.quantile(99.0, lg), t.max, acc.total.above, series, windows);
-                (apply, s.busy_us, s.dependency_wait_us, s.worker_wait_us, s.flushes, s.n, py.None(), approx)
+                (apply, s.busy_us, s.dependency_wait_us, s.worker_wait_us, s.flushes, s.commit_groups, s.n, py.None(), approx)
                     .into_py(py)
             }
         };
@@ -1310,9 +1318,9 @@ struct RunArgs<'py> {
 }
 
 /// `sim_run(run)` (a `RunArgs`): returns `(apply_us, busy_us, dependency_wait_us,
-/// worker_wait_us, flushes, commit_us bytes of array('d'))`.
+/// worker_wait_us, flushes, commit_groups, commit_us bytes of array('d'))`.
 #[pyfunction]
-fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, f64, i64, Bound<'py, PyBytes>)> {
+fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, f64, i64, i64, Bound<'py, PyBytes>)> {
     let arrival = f64s(run.arrival_us.as_bytes(), "arrival_us")?;
     let work = f64s(run.work_us.as_bytes(), "work_us")?;
     let nb = i64s(run.nbytes.as_bytes(), "nbytes")?;
@@ -1334,7 +1342,7 @@ fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, 
     let (f, b, m, spread) = (run.work_scale, run.work_byte, run.work_add, run.spread);
     let out = py.allow_threads(|| simulate(&input, cfg, cost, f, b, m, spread)).map_err(PyRuntimeError::new_err)?;
     let commit = PyBytes::new_bound(py, &f64_bytes(&out.commit_us));
-    Ok((out.apply_us, out.busy_us, out.dependency_wait_us, out.worker_wait_us, out.flushes, commit))
+    Ok((out.apply_us, out.busy_us, out.dependency_wait_us, out.worker_wait_us, out.flushes, out.commit_groups, commit))
 }
 
 /// `sim_lag_stats(commit_us, arrival_us, threshold_us)` (bytes of array('d')): returns

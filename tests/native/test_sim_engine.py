@@ -49,8 +49,8 @@ def _need_native():
 
 COSTS = {
     "default": CostModel(),
-    # commit-order hand-offs, 4 cores, a slow coordinator
-    "handoff": CostModel(handoff_us=35.0, dispatch_us=90.0, cores=4),
+    # commit-order hand-offs, 4 cores, a slow coordinator, a commit stage's cost per group
+    "handoff": CostModel(handoff_us=35.0, dispatch_us=90.0, cores=4, commit_group_us=41.0),
     # no serial commit work and no sync: everything is decided by dependencies and CPU share
     "free_commit": CostModel(commit_us=0.0, flush_us=0.0, dispatch_us=0.0, cores=1),
     # the coordinator's cost per byte read, and colder caches with several workers
@@ -66,6 +66,8 @@ COSTS = {
     "contention": CostModel(concurrency_cpu=0.031, oversubscribed_cpu=0.017, cores=3),
     # the coordinator's wake-up after sleeping on a dependency
     "wakeup": CostModel(wakeup_us=23.0, handoff_us=7.0, cores=4),
+    # the commit stage's cost mostly per group, little per member, durable groups on one device
+    "commit_group": CostModel(commit_group_us=52.0, commit_us=6.0, redo_flush_us=120.0, fsync_devices=1),
 }
 
 
@@ -76,6 +78,7 @@ def assert_same(a, b, what) -> None:
     assert a.dependency_wait_us == b.dependency_wait_us, (what, a.dependency_wait_us, b.dependency_wait_us)
     assert a.worker_wait_us == b.worker_wait_us, (what, a.worker_wait_us, b.worker_wait_us)
     assert a.flushes == b.flushes, (what, a.flushes, b.flushes)
+    assert a.commit_groups == b.commit_groups, (what, a.commit_groups, b.commit_groups)
     assert list(a.arrival_us) == list(b.arrival_us), what
     if list(a.commit_us) != list(b.commit_us):
         i = next(k for k, (x, y) in enumerate(zip(a.commit_us, b.commit_us)) if x != y)
@@ -114,6 +117,22 @@ def test_native_engine_matches_python_on_fixtures(fixture):
                     if c == cost_name:
                         cfg = ReplicaConfig(w, preserve, durable)
                         both(inp, cfg, cost, (fixture, cost_name, catch_up, kind, w, preserve, durable))
+
+
+def test_a_commit_stage_priced_per_group_matches():
+    """``commit_group_us``: the commit stage's leader pays it once per group. The engines agree
+    to the bit, and the groups grow with the workers as the stage gets busy (with one worker
+    every commit is a group of its own)."""
+    facts = fixture_facts("sysbench_oltp_write_only")
+    cost = COSTS["commit_group"]
+    inp = build.logical_clock(facts, "WRITESET", cost, catch_up=True)
+    groups = {}
+    for w in (0, 1, 2, 8, 32):
+        for durable in (False, True):
+            both(inp, ReplicaConfig(w, True, durable), cost, ("commit_group", w, durable))
+        groups[w] = simulate_native(inp, ReplicaConfig(w, True, False), cost).commit_groups
+    assert groups[0] == groups[1] == len(inp)
+    assert groups[32] < groups[2] <= len(inp), groups
 
 
 def test_memory_back_pressure_matches():
@@ -323,9 +342,10 @@ def test_csa_stream_matches_whole_run():
             sl = slice(lo, lo + 700)
             s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
                    inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), False)
-        apply_us, busy, dep, wwait, flushes, n, exact, _ = s.finish()
-        assert (apply_us, busy, dep, wwait, flushes, n) == (whole.apply_us, whole.busy_us, whole.dependency_wait_us,
-                                                           whole.worker_wait_us, whole.flushes, len(inp))
+        apply_us, busy, dep, wwait, flushes, groups, n, exact, _ = s.finish()
+        assert (apply_us, busy, dep, wwait, flushes, groups, n) == (
+            whole.apply_us, whole.busy_us, whole.dependency_wait_us, whole.worker_wait_us, whole.flushes,
+            whole.commit_groups, len(inp))
         assert exact[0] == whole.commit_us.tobytes()
 
 

@@ -800,3 +800,18 @@ def test_a_thinned_fit_recovers_the_costs_of_the_whole():
     for cost, true in (("intercept", 150.0), ("insert_us", 40.0), ("update_us", 25.0), ("delete_us", 35.0)):
         assert getattr(a, cost) / a.stall_factor == pytest.approx(true, rel=0.05), cost
         assert getattr(b, cost) / b.stall_factor == pytest.approx(true, rel=0.1), cost
+
+
+def test_a_base_model_s_commit_split_is_kept_by_every_calibration_scale():
+    """A base model with a per-group commit cost (``commit_group_us``): the catch-up fit's scales
+    (sim.calibrate ``_scaled``) and the live fit's measured commit time (sim.live
+    ``_commit_split``) keep its split between the group and the member."""
+    from lagadvisor.sim.calibrate import _scaled
+    from lagadvisor.sim.live import _commit_split
+
+    base = replace(CostModel(), commit_us=10.0, commit_group_us=40.0)
+    m = _scaled(base, 1.5, 2.0, 1.0)
+    assert m.commit_us == pytest.approx(30.0) and m.commit_group_us == pytest.approx(120.0)
+    split = _commit_split(base, 100.0)
+    assert split == pytest.approx({"commit_us": 20.0, "commit_group_us": 80.0})
+    assert _commit_split(CostModel(), 100.0) == {"commit_us": 100.0, "commit_group_us": 0.0}

@@ -115,6 +115,29 @@ def test_group_commit_shares_flushes():
     assert eight.flushes == 2 and eight.apply_us == 200
 
 
+def test_the_commit_stage_pays_its_group_cost_once_per_group():
+    """commit_group_us: the commit stage's leader pays it once for the members queued behind it
+    (sim.engine start_commit); one worker commits alone, so it pays it every time."""
+    cost = _cost(trx_us=100, commit_us=10, commit_group_us=40, cores=64)
+    trxs = _trx(8)
+    one = simulate(trxs, ReplicaConfig(1, durable=False), cost)
+    assert one.commit_groups == 8 and one.apply_us == 8 * (100 + 40 + 10)
+    eight = simulate(trxs, ReplicaConfig(8, durable=False), cost)
+    # all eight apply at once; the first commits alone, the other seven queue behind it
+    assert eight.commit_groups == 2 and eight.apply_us == 100 + (40 + 10) + (40 + 7 * 10)
+    single = simulate(trxs, ReplicaConfig(0, durable=False), cost)
+    assert single.commit_groups == 8 and single.apply_us == one.apply_us
+
+
+def test_commit_costs_scale_together_and_a_transaction_alone_pays_both():
+    cost = _cost(commit_us=10, commit_group_us=40)
+    assert cost.commit_alone_us() == 50
+    scaled = cost.commit_scaled(1.5)
+    assert (scaled.commit_us, scaled.commit_group_us) == (15, 60) and cost.commit_scaled(1.0) is cost
+    assert CostModel.from_dict({"commit_group_us": 52}).commit_group_us == 52.0
+    assert CostModel().commit_group_us == 0.0   # the built-in fit could not tell it apart (docs/accuracy.md)
+
+
 def test_coordinator_read_overlaps_the_apply():
     # A serial chain with one worker, on 64 cores: the worker applies each transaction's events as
     # the coordinator reads them (dispatch_us + dispatch_byte_us per byte), so each takes the

@@ -58,16 +58,16 @@ def test_chunks_give_the_whole_runs_floats(seed):
     rng = random.Random(seed)
     inp = _input(rng, rng.randint(1, 4000))
     cfg = ReplicaConfig(rng.choice([0, 1, 2, 4, 16]), rng.random() < 0.5, rng.random() < 0.5)
-    cost = CostModel()
+    cost = CostModel(commit_group_us=rng.choice([0.0, 45.0]))
     whole = simulate_native(inp, cfg, cost)
     cuts = sorted(rng.sample(range(1, len(inp)), min(len(inp) - 1, rng.randint(0, 40))))
     out, _ = _stream(inp, cfg, cost, cuts, cap=10**9)
-    apply_us, busy, dep, wwait, flushes, n, exact, approx = out
+    apply_us, busy, dep, wwait, flushes, groups, n, exact, approx = out
     commit = array("d")
     commit.frombytes(exact[0])
     assert approx is None and n == len(inp)
-    assert (apply_us, busy, dep, wwait, flushes) == (whole.apply_us, whole.busy_us, whole.dependency_wait_us,
-                                                     whole.worker_wait_us, whole.flushes)
+    assert (apply_us, busy, dep, wwait, flushes, groups) == (whole.apply_us, whole.busy_us, whole.dependency_wait_us,
+                                                             whole.worker_wait_us, whole.flushes, whole.commit_groups)
     assert commit == whole.commit_us
 
 
@@ -98,7 +98,7 @@ def test_sketch_within_its_bound_and_equal_to_the_reference(seed):
     thr = 5_000.0
     out, _ = _stream(inp, cfg, cost, list(range(1_000, 20_000, 1_000)), cap=500, window_us=20_000_000,
                      threshold_us=thr)
-    p50, p99, mx, above, series, windows = out[7]
+    p50, p99, mx, above, series, windows = out[-1]
     whole = simulate_python(inp, cfg, cost)
     e50, e99, emax, eabove, _ = lag_stats(whole, thr / 1e6)
     a = stream.SKETCH_ALPHA

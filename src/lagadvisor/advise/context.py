@@ -144,7 +144,8 @@ class Context:
         workers' CPU spread over the cores they can use, and the coordinator's reads (summed once,
         cached). The commit stage is the binlog group commit's pipeline (sim/engine.py) over the
         simulated groups: the flush stage (each group's redo fsync), the sync stage (each group's
-        binlog fsync) and the commit stage (``commit_us`` per member) run at once, so the longest
+        binlog fsync) and the commit stage (``commit_us`` per member, ``commit_group_us`` per commit group:
+        ``res.commit_groups``) run at once, so the longest
         of the three; on one fsync device the two fsyncs take turns, so they add up. Each fsync
         also writes its group's bytes (``fsync_byte_us``). The redo fsyncs are counted at the
         binlog fsyncs' number (``res.flushes``; a flush group can be smaller, merged at the sync
@@ -156,7 +157,7 @@ class Context:
                 coordinator += cost.dispatch_us + cost.dispatch_byte_us * b
                 total += b
             self._trx_cache["coordinator"], self._trx_cache["bytes"] = coordinator, total
-        commit_cpu = len(self.facts) * cost.commit_us
+        commit_cpu = len(self.facts) * cost.commit_us + res.commit_groups * cost.commit_group_us
         if not durable:
             stage = commit_cpu
         else:

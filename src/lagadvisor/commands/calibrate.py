@@ -85,7 +85,7 @@ def calibrate(
         err_console.print(
             f"lagadvisor: fitted through the simulation of {e['workers']} workers on {e['pieces']} pieces of the "
             f"catch-up ({e['transactions']:,} transactions applied behind the source): CPU x{e['cpu_scale']:.3f} "
-            f"of the base model, commit {e['commit_us']:,.1f} us, fsync x{e['fsync_scale']:.3f}; piece time error "
+            f"of the base model, commit {_commit_text(e)}, fsync x{e['fsync_scale']:.3f}; piece time error "
             f"rms {e['piece_error_rms']:.1%}; error band of absolute times +-{e['error_band']:.1%} at "
             f"{workers_text(e['workers'])} (held-out checks: every other piece {e['held_out']['interleaved']:+.1%}, "
             f"second half {e['held_out']['time_split']:+.1%}{_stalls_text(e)}){_elsewhere(result.model)}",
@@ -101,6 +101,13 @@ def calibrate(
         err_console.print(f"lagadvisor: note: {n}", soft_wrap=True)
     for w in result.warnings:
         warn(w)
+
+
+def _commit_text(e: dict) -> str:
+    """The fitted commit stage's costs: per member, and per group where the model has one."""
+    group = e.get("commit_group_us", 0.0)
+    return (f"{group:,.1f} us a group + {e['commit_us']:,.1f} us a member" if group
+            else f"{e['commit_us']:,.1f} us")
 
 
 def _stalls_text(evidence: dict) -> str:

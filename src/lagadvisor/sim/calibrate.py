@@ -420,7 +420,7 @@ def fit_samples(samples: list[tuple[float, int, int, int, int]], stall_mads: flo
 def fixed_of(base: CostModel) -> float:
     """A model's per-transaction cost outside the rows in a one-worker commit gap: the worker's and
     the commit's (the coordinator's read overlaps the apply: sim/engine.py, issue 33)."""
-    return base.trx_us + base.commit_us
+    return base.trx_us + base.commit_alone_us()
 
 
 def fit_scaled(samples: list[tuple[float, int, int, int, int]], base: CostModel, stall_mads: float = 4.0) -> GapFit:
@@ -642,6 +642,7 @@ def _scaled(base: CostModel, cpu: float, commit: float, fsync: float, wake: floa
     the others (issue 33)."""
     return _workers_scaled(base, cpu, dispatch_us=base.dispatch_us * cpu, dispatch_byte_us=base.dispatch_byte_us * cpu,
                            commit_us=base.commit_us * cpu * commit,
+                           commit_group_us=base.commit_group_us * cpu * commit,
                            redo_flush_us=base.redo_flush_us * fsync, flush_us=base.flush_us * fsync,
                            fsync_byte_us=base.fsync_byte_us * fsync,
                            wakeup_us=base.wakeup_us * wake, handoff_us=base.handoff_us * wake)
@@ -710,7 +711,7 @@ def _search(pieces, base: CostModel, workers: int, durable: bool,
 
     cpus = [2 ** (k / 2) for k in range(-8, 7)]                    # 1/16 .. 8 x base
     commits = [0.0] + [2 ** (k / 2) for k in range(-10, 9)]       # 0, 1/32 .. 16 x base (after cpu)
-    if base.commit_us <= 0:
+    if base.commit_alone_us() <= 0:
         commits = [1.0]
     fsyncs = [2 ** (k / 2) for k in range(-4, 5)] if durable else [1.0]
     if chains is None:
@@ -901,7 +902,8 @@ def fit_workers(pieces: list[list[tuple]], workers: int, *, durable: bool, base:
     mean = sum(errs) / len(errs)
     evidence = {"workers": workers, "pieces": len(pieces), "transactions": n,
                 "cpu_scale": round(cpu, 4), "commit_scale": round(commit, 4),
-                "commit_us": round(model.commit_us, 2), "fsync_scale": round(fsync, 4),
+                "commit_us": round(model.commit_us, 2), "commit_group_us": round(model.commit_group_us, 2),
+                "fsync_scale": round(fsync, 4),
                 "wake": {"scale": round(wake, 4), "share": round(chain_share, 3), "fitted": chains,
                          "wakeup_us": round(model.wakeup_us, 1), "handoff_us": round(model.handoff_us, 1)},
                 "piece_error_mean": round(mean, 4),
@@ -960,7 +962,7 @@ def durable_excess(fit: GapFit, relaxed: CostModel) -> float:
     predicted its own catch-up 28% fast)."""
     i, u, d = fit.mean_rows
     per_byte = 2.0 * relaxed.fsync_byte_us + relaxed.durable_byte_us
-    return max(0.0, fit.mean_us() - (relaxed.apply_us(i, u, d, 0) + relaxed.commit_us + per_byte * fit.mean_bytes))
+    return max(0.0, fit.mean_us() - (relaxed.apply_us(i, u, d, 0) + relaxed.commit_alone_us() + per_byte * fit.mean_bytes))
 
 
 def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None, cores: int | None = None,
@@ -1011,7 +1013,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         scale = fit.intercept / fixed if fixed else 1.0
         model = replace(model, dispatch_us=model.dispatch_us * scale, dispatch_byte_us=model.dispatch_byte_us * scale,
                         trx_us=model.trx_us * scale, multi_worker_us=model.multi_worker_us * scale,
-                        commit_us=model.commit_us * scale, insert_us=fit.insert_us, update_us=fit.update_us,
+                        commit_us=model.commit_us * scale, commit_group_us=model.commit_group_us * scale,
+                        insert_us=fit.insert_us, update_us=fit.update_us,
                         delete_us=fit.delete_us, byte_us=fit.byte_us)
         if durable:
             # No relaxed base: the fsyncs cannot be told apart from the commit CPU.
@@ -1062,7 +1065,7 @@ class Combined:
 def _unit_us(m: CostModel, fsyncs: bool) -> float:
     """A transaction of one insert, one update and one delete, committed alone: what the spread of
     several calibrations is measured on (with its two fsyncs when the calibrations fitted them)."""
-    return (m.apply_us(1, 1, 1, 0) + m.dispatch_us + m.commit_us
+    return (m.apply_us(1, 1, 1, 0) + m.dispatch_us + m.commit_alone_us()
             + ((m.flush_us + m.redo_flush_us) if fsyncs else 0.0))
 
 

@@ -17,7 +17,8 @@ redo fsync of the whole group (``redo_flush_us`` per group when durable: ``ha_fl
 in process_flush_stage_queue) and writes the members' binlog caches; the sync stage (LOCK_sync:
 the binlog fsync, ``flush_us`` per group when durable); the commit stage (LOCK_commit,
 binlog_order_commits: the leader commits every member in InnoDB in order, CPU, ``commit_us`` per
-member, and the members are committed when it ends). Transactions arriving while the flush stage
+member and ``commit_group_us`` per group, and the members are committed when it ends; its groups
+are ``SimResult.commit_groups``). Transactions arriving while the flush stage
 is busy form the next group; a leader entering a busy stage queues there (change_stage), and the
 stage's next leader takes everything queued (fetch_queue_for), so groups merge at the sync and
 commit stages when those are the slower ones: the binlog fsyncs (``SimResult.flushes``) are the
@@ -137,6 +138,7 @@ class SimResult:
     dependency_wait_us: float = 0.0      # coordinator time blocked on the clock or commit order
     worker_wait_us: float = 0.0          # coordinator time blocked on no free worker
     flushes: int = 0                     # the sync stage's groups: the binlog fsyncs when durable
+    commit_groups: int = 0               # the commit stage's groups (each pays commit_group_us)
 
     @property
     def utilisation(self) -> float:
@@ -186,7 +188,7 @@ def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel,
         return inp, cost
     work = (scaled or ScaledWork())(inp.work_us, f, inp.nbytes, b, m, t)
     return (SimInput(inp.arrival_us, work, inp.nbytes, inp.need, inp.need_kind),
-            replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost)
+            cost.commit_scaled(f))
 
 
 class ScaledWork:
@@ -283,7 +285,7 @@ def native_work_args(cfg: ReplicaConfig, cost: CostModel) -> tuple[CostModel, fl
     ``StreamSim``): the cost model with the commit stage's CPU scaled, the workers' CPU factor,
     the durable CPU per byte, the per-transaction cost and the apply spread's factors."""
     f = cost.worker_cpu(cfg.workers)
-    return (replace(cost, commit_us=cost.commit_us * f) if f != 1.0 else cost, f, cost.work_byte_us(cfg.durable),
+    return (cost.commit_scaled(f), f, cost.work_byte_us(cfg.durable),
             cost.worker_add_us(cfg.workers), cost.spread_factors())
 
 
@@ -294,11 +296,12 @@ def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, *, sprea
     native = NATIVE
     if native is None:
         native = require()  # ImportError if not built: asked for explicitly
-    apply_us, busy, dep_wait, worker_wait, flushes, commit = native.sim_run(SimArgs.of(inp, cfg, cost, spread))
+    apply_us, busy, dep_wait, worker_wait, flushes, groups, commit = native.sim_run(SimArgs.of(inp, cfg, cost, spread))
     commit_us = array("d")
     commit_us.frombytes(commit)
     return SimResult(max(0, cfg.workers), apply_us, commit_us, inp.arrival_us, busy_us=busy,
-                     dependency_wait_us=dep_wait, worker_wait_us=worker_wait, flushes=flushes)
+                     dependency_wait_us=dep_wait, worker_wait_us=worker_wait, flushes=flushes,
+                     commit_groups=groups)
 
 
 def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimResult:
@@ -509,7 +512,8 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             return
         commit_busy = True
         group, commit_queue = commit_queue, []
-        run_cpu(now, cost.commit_us * len(group), COMMIT_DONE, -1, group)
+        res.commit_groups += 1
+        run_cpu(now, cost.commit_group_us + cost.commit_us * len(group), COMMIT_DONE, -1, group)
 
     def fsync_us(kind: int, group: list[int]) -> float:
         """The fsync's time: per fsync, plus ``fsync_byte_us`` per byte of its group's
@@ -660,12 +664,12 @@ def _single_threaded(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimR
     for i, (arrival, w, nb) in enumerate(zip(inp.arrival_us, inp.work_us, inp.nbytes)):
         t = max(t, arrival)
         # one transaction per group: each of its two fsyncs writes its bytes
-        work = ((cost.dispatch_us + cost.dispatch_byte_us * nb) + w + cost.commit_us
+        work = ((cost.dispatch_us + cost.dispatch_byte_us * nb) + w + (cost.commit_group_us + cost.commit_us)
                 + ((cost.redo_flush_us + cost.flush_us) + 2.0 * cost.fsync_byte_us * nb if cfg.durable else 0.0))
         t += work
         busy += work
         commit_t[i] = t
     first = min(inp.arrival_us, default=0.0)
     res = SimResult(0, (t - first) if n else 0.0, commit_t, inp.arrival_us, busy_us=busy,
-                    flushes=n if cfg.durable else 0)
+                    flushes=n if cfg.durable else 0, commit_groups=n)
     return res

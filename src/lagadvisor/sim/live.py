@@ -539,6 +539,15 @@ def _commit_us(sample: LiveSample, picked: _Picked, fitted: _Fitted, io: _MeanFs
     return commit, busy_us, busy_n
 
 
+def _commit_split(model: CostModel, commit: float) -> dict[str, float]:
+    """A measured commit time per transaction as the model's per-member and per-group commit
+    costs, in the base model's proportion of a transaction committed alone
+    (:meth:`CostModel.commit_alone_us`): a window's gaps give their sum, not the split."""
+    alone = model.commit_alone_us()
+    share = model.commit_group_us / alone if alone > 0 else 0.0
+    return {"commit_us": commit * (1.0 - share), "commit_group_us": commit * share}
+
+
 @dataclass(frozen=True, slots=True)
 class _GroupFsyncs:
     """A group's fsyncs in the model (binlog, redo us) and where they came from; the own fsyncs
@@ -596,7 +605,7 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
     model = replace(model, insert_us=fit.insert_us / cpu if seen_kind[0] else model.insert_us,
                     update_us=fit.update_us / cpu if seen_kind[1] else model.update_us,
                     delete_us=fit.delete_us / cpu if seen_kind[2] else model.delete_us,
-                    byte_us=0.0, commit_us=max(0.0, commit), error_band=round(fitted.band, 4),
+                    byte_us=0.0, **_commit_split(model, max(0.0, commit)), error_band=round(fitted.band, 4),
                     **(_fsyncs_of(grouped, picked, model) if server["durable"] else {}))
     if cores:
         model = replace(model, cores=cores)

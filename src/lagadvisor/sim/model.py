@@ -7,7 +7,8 @@ ordered_commit), three serial stages that pipeline: the flush stage, where the g
 waits ``redo_flush_us`` for the group's InnoDB redo fsync (innodb_flush_log_at_trx_commit=1); the
 sync stage, ``flush_us`` per group (the binlog fsync of sync_binlog=1); the commit stage,
 ``commit_us`` of CPU per member (InnoDB commit in order, binlog write, replication info and GTID
-bookkeeping). Each fsync also takes ``fsync_byte_us`` per byte of its group's transactions (the
+bookkeeping) and ``commit_group_us`` per group (0 in the built-in model: docs/accuracy.md, "The
+replica's commit rate against the model's commit stage"). Each fsync also takes ``fsync_byte_us`` per byte of its group's transactions (the
 device writes what the group wrote). Both fsyncs are ~0 when relaxed. With ``fsync_devices = 1``
 (redo log and binlog on one device that serializes them) the device does one fsync at a time: a
 group's redo fsync waits for the previous group's binlog fsync. Transactions that reach the flush
@@ -115,7 +116,9 @@ class CostModel:
                                    # it waits for (/proc worker CPU, durable less relaxed, grows with bytes)
     dispatch_us: float = 18.0      # coordinator, per transaction (read, schedule, hand over)
     dispatch_byte_us: float = 0.016  # coordinator, per byte of the transaction's events (reading them)
-    commit_us: float = 48.6        # commit stage, per transaction (serial: InnoDB commits in order)
+    commit_us: float = 48.6        # commit stage, per member (serial: InnoDB commits in order)
+    commit_group_us: float = 0.0   # commit stage, per group (serial: the leader's stage changes, its
+                                   # binlog write and the members' wake-up, whatever the members)
     flush_us: float = 155.7        # sync stage, per group (serial), when durable: binlog fsync
     fsync_byte_us: float = 0.0061  # each fsync, per byte of its group's transactions, when durable
     redo_flush_us: float = 76.9    # flush stage, per group (serial), when durable: redo fsync
@@ -240,14 +243,27 @@ class CostModel:
         return (1.0 + self.concurrency_cpu * (min(running, float(max(1, self.cores))) - 1.0)
                 + self.oversubscribed_cpu * max(0.0, running - float(max(1, self.cores))))
 
+    def commit_alone_us(self) -> float:
+        """The commit stage's CPU for a transaction committed in a group of its own (one worker,
+        or the single-threaded applier): its per-group and per-member costs."""
+        return self.commit_group_us + self.commit_us
+
+    def commit_scaled(self, f: float) -> "CostModel":
+        """This model with the commit stage's CPU, per group and per member, times ``f`` (the
+        workers' CPU factor, :meth:`worker_cpu`: the members' threads run it)."""
+        if f == 1.0:
+            return self
+        return replace(self, commit_us=self.commit_us * f, commit_group_us=self.commit_group_us * f)
+
     def work_byte_us(self, durable: bool) -> float:
         """Worker CPU per byte that only a durable replica pays (``durable_byte_us``), else 0."""
         return self.durable_byte_us if durable else 0.0
 
     def graph_weights(self) -> tuple[float, float, float, float, float, float]:
         """The dependency graph's apply-time weights (``depgraph.graph.Weights``): ``apply_us``'s
-        coefficients and ``commit_us``, as plain numbers."""
-        return (self.trx_us, self.insert_us, self.update_us, self.delete_us, self.byte_us, self.commit_us)
+        coefficients and the commit of a transaction alone (:meth:`commit_alone_us`: a chain's
+        transactions commit one at a time), as plain numbers."""
+        return (self.trx_us, self.insert_us, self.update_us, self.delete_us, self.byte_us, self.commit_alone_us())
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
@@ -469,6 +485,7 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "dispatch_us": (float, 0, 1e6, "microseconds"),
     "dispatch_byte_us": (float, 0, 1e3, "microseconds per byte"),
     "commit_us": (float, 0, 1e6, "microseconds"),
+    "commit_group_us": (float, 0, 1e6, "microseconds"),
     "flush_us": (float, 0, 1e6, "microseconds"),
     "redo_flush_us": (float, 0, 1e6, "microseconds"),
     "handoff_us": (float, 0, 1e6, "microseconds"),
