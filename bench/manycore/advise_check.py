@@ -20,7 +20,7 @@ backlog's share the lab applied, with the lab replica's settings given by ``--re
 against the knee of the runs' pooled speedups (pool.py's medians of every run's rounds), where one
 run's knee moves with its rounds' noise on a curve that is flat from 8 workers up.
 
-Usage: PYTHONPATH=src python3 bench/manycore/advise_check.py LAB.json [--out rows.json] [--startup-s S]
+Usage: PYTHONPATH=src python3 bench/manycore/advise_check.py LAB.json [--out rows.json] [--startup-s S] [--instrumented LAB2.json]
        python3 bench/manycore/advise_check.py --pooled POOLED.json ADVISE.json [ADVISE.json ...]
 """
 
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 sys.path.insert(0, str(ROOT / "bench"))
 from compare import kept_dir, open_lab, round_speedups, startup_of  # noqa: E402
-from lab import Backlog  # noqa: E402
+from lab import Backlog, read_json  # noqa: E402
 from replica_catchup import lagadvisor  # noqa: E402
 
 WORKERS = (1, 2, 4, 8, 16, 32)
@@ -118,6 +118,8 @@ def main() -> int:
     ap.add_argument("--startup-s", type=float, default=None,
                     help="as compare.py's (a run whose kept binlogs are not here: its compare output's startup_s)")
     ap.add_argument("--constant-start", action="store_true", help="as compare.py's")
+    ap.add_argument("--instrumented", type=Path, default=None,
+                    help="the instrumented round from this lab JSON instead (a second call on the loan: run 7b)")
     args = ap.parse_args()
     if args.pooled:
         pooled = json.loads(args.pooled.read_text())
@@ -136,7 +138,8 @@ def main() -> int:
     rounds = round_speedups(lab, startup_of(lab, args.startup_s, kept_dir(args.lab), args.constant_start)[0])
     counts = {(r["workload"], r["config"]): r["transactions"] for r in lab["runs"]
               if r.get("phase") in ("relaxed", "durable") and "seconds" in r}
-    instrumented = {(r["workload"], r["config"]): r for r in lab["runs"]
+    inst_lab = read_json(args.instrumented) if args.instrumented else lab
+    instrumented = {(r["workload"], r["config"]): r for r in inst_lab["runs"]
                     if r.get("phase") == "instrumented" and r.get("workers") == 16 and "performance_schema" in r}
     rows = []
     for wl, cfgs in lab["summary"].items():

@@ -25,7 +25,9 @@ them as ``bench/data/manycore/backlogs.tar.xz`` (carried to the device with the 
 The secondary-index backlogs (``INDEX_WORKLOADS``: idx0, idx2, idx4, idx8, uk4, kr, fkr, wide0) are made
 only when named, into their own folder: ``--only idx0,idx2,idx4,idx8,uk4,kr,fkr,wide0 --out
 bench/data/manycore/index``. So are ``fkfk`` (the lab's ``fk``, the same draw) and its twin ``fkkey``
-(the index alone, no foreign key): ``--only fkfk,fkkey --out bench/data/manycore/fktwin``.
+(the index alone, no foreign key): ``--only fkfk,fkkey --out bench/data/manycore/fktwin``. So are the doc
+twins (``DOC_WORKLOADS``: the same events a transaction, 1 kB or 37 kB of them: what the coordinator's
+read costs a byte): ``--only doc5,doc500 --out bench/data/manycore/doc``.
 
 Usage: python3 bench/manycore/gen_backlogs.py [--scale 1.0] [--only uniform,hot] [--seed 33] [--out DIR]
 """
@@ -312,6 +314,43 @@ INDEX_WORKLOADS.update({
                       10_000, lambda rnd: fk_setup(rnd, "KEY parent_id (parent_id)"), fk_trx, "fk")})
 
 
+# ---------------------------------------------------------------- wide events (not in the lab's set)
+
+DOC_TABLES, DOC_ROWS = 4, 2_000
+
+
+def doc_setup(groups: int) -> Callable[[random.Random], Iterator[str]]:
+    """Four tables of 2,000 rows (``id``, ``k``, a ``doc`` TEXT of ``12 * groups - 1`` characters):
+    the same rows whatever ``groups`` (one seeded draw, ``seed_key``)."""
+    def setup(rnd: random.Random) -> Iterator[str]:
+        for t in range(1, DOC_TABLES + 1):
+            yield f"CREATE TABLE d{t} (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, doc TEXT NOT NULL)"
+            yield from _bulk(f"d{t}", (f"({i},{rnd.randint(1, DOC_ROWS)},'{_digits(rnd, groups)}')"
+                                       for i in range(1, DOC_ROWS + 1)))
+    return setup
+
+
+def doc_trx(groups: int) -> Callable[[random.Random, int], Trx]:
+    """Two updates of ``k`` (the full row image carries ``doc`` twice in each), a delete and the
+    insert of the same id: the same statements and rows whatever ``groups``; the events' bytes
+    grow with the ``doc``, their number does not."""
+    def trx(rnd: random.Random, seq: int) -> Trx:
+        (t1, i1), (t2, i2), (t3, i3) = _picks(rnd, DOC_TABLES, DOC_ROWS)
+        return [f"UPDATE d{t1} SET k=k+1 WHERE id={i1}", f"UPDATE d{t2} SET k=k+1 WHERE id={i2}",
+                f"DELETE FROM d{t3} WHERE id={i3}",
+                f"INSERT INTO d{t3} VALUES ({i3},{rnd.randint(1, DOC_ROWS)},'{_digits(rnd, groups)}')"]
+    return trx
+
+
+#: What the coordinator's read costs per byte of an event (docs/accuracy.md, "The coordinator's
+#: cost: per event, not per byte"): ``doc5`` and ``doc500``, the same transactions and events with
+#: a ``doc`` of 59 and 5,999 characters (about 1 kB and 37 kB of binlog a transaction). Generated
+#: only by name (``--only doc5,doc500 --out DIR``).
+DOC_WORKLOADS = {f"doc{g}": Workload(f"doc{g}", f"2 updates, a delete and an insert on 4 tables x 2k rows with a "
+                                     f"TEXT of {12 * g - 1} characters", 2_000, doc_setup(g), doc_trx(g), "doc")
+                 for g in (5, 500)}
+
+
 # ---------------------------------------------------------------- generation
 
 
@@ -391,7 +430,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=DATA)
     args = ap.parse_args()
     names = [n for n in (args.only.split(",") if args.only else WORKLOADS) if n]
-    known = {**WORKLOADS, **INDEX_WORKLOADS}
+    known = {**WORKLOADS, **INDEX_WORKLOADS, **DOC_WORKLOADS}
     if unknown := [n for n in names if n not in known]:
         ap.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(known)}")
     src = realservers.MySQLServer("mc-source", SRC_PORT, SOURCE_OPTIONS, fresh=True)

@@ -962,7 +962,8 @@ def durable_excess(fit: GapFit, relaxed: CostModel) -> float:
     predicted its own catch-up 28% fast)."""
     i, u, d = fit.mean_rows
     per_byte = 2.0 * relaxed.fsync_byte_us + relaxed.durable_byte_us
-    return max(0.0, fit.mean_us() - (relaxed.apply_us(i, u, d, 0) + relaxed.commit_alone_us() + per_byte * fit.mean_bytes))
+    return max(0.0, fit.mean_us() - (relaxed.apply_us(i, u, d, fit.mean_bytes) + relaxed.commit_alone_us()
+                                     + per_byte * fit.mean_bytes))
 
 
 def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None, cores: int | None = None,

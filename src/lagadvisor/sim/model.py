@@ -33,9 +33,10 @@ from ..kinds import Applier, ReplicaMode
 
 
 #: The machine the built-in defaults were measured on (bench/manycore_16core.json's and
-#: bench/manycore_16core_run2.json's ``machine``: two runs on two loans of the same VM type).
+#: bench/manycore_16core_run2.json's ``machine``: two runs on two loans of the same VM type), and
+#: where its two per-byte costs were (bench/doc_twins_2core.json's).
 MACHINE = ("16 cores, Intel(R) Xeon(R) Processor (a VM), kernel 6.18.44, ext4 on a virtual disk, 125.9 GiB; "
-           "MySQL 9.7.4 replica, 2026-11-26 (two runs)")
+           "MySQL 9.7.4 replica, 2026-11-26 (two runs); the per-byte costs on a 2-core Intel Xeon VM, 2026-11-28")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +45,23 @@ class CostModel:
     VM, kernel 6.18, ext4 on a virtual disk: ``MACHINE``), measured and fitted by the many-core lab
     (bench/manycore/, docs/accuracy.md "Many cores"); give a replica's own with ``calibrate``."""
 
-    # Measured on that machine by bench/manycore/lab.py (bench/manycore_16core.json, 2026-11-26):
-    # - dispatch_us, dispatch_byte_us: the coordinator's /proc CPU per transaction at 16 and 32
-    #   workers (where it never waits for a worker), regressed on the transactions' bytes over the
-    #   five backlogs (18 us + 0.016 us/byte: 47 us for sysbench's 1.8 kB transaction);
+    # The coordinator and the bytes (2026-11-28, docs/accuracy.md "The coordinator reads per event,
+    # not per byte"): dispatch_byte_us and byte_us are measured on the doc twins (bench/manycore/
+    # gen_backlogs.py doc5/doc500: the same 11 events a transaction, 1.0 and 36.7 kB; lab.py
+    # --quick on the 2-core VM, bench/doc_twins_2core.json): the coordinator's "Reading event from
+    # the relay log" grew 0.00026-0.00072 us a byte (0.0005 taken), the workers' /proc CPU 0.0048
+    # us a byte (one worker, relaxed, medians of 5 rounds). Then dispatch_us and the workers'
+    # trx_us, insert_us and update_us (delete tied) were refitted on both runs, the rest held (fit.py
+    # bench/manycore_16core.json.gz bench/manycore_16core_run2.json.gz --startup-s 0.030744,0.032072
+    # --groups-weight 1 --free dispatch_us,trx_us,insert_us,update_us --set dispatch_byte_us=0.0005
+    # --set byte_us=0.0048: loss 0.0360 against 0.0378; held-out runs 3-7 0.2821 against 0.2888).
+    # The coordinator's 32.2 us a transaction is the instrumented rounds' read stage (4.3 us an
+    # event, 6-15 events a transaction over the five backlogs: bench/manycore/coordinator_read.py).
+    # Before: measured on that machine by bench/manycore/lab.py (bench/manycore_16core.json, 2026-11-26):
+    # - dispatch_us, dispatch_byte_us (replaced, above): the coordinator's /proc CPU per transaction at
+    #   16 and 32 workers, regressed on the transactions' bytes over the five backlogs (18 us + 0.016
+    #   us/byte); that CPU follows the wall time (it spins on sched_yield for a free worker), so
+    #   its slope on bytes was the workers' time on them, charged to the serial coordinator;
     # - fsync_cpu: the workers' /proc CPU durable less relaxed at one worker, over the two fsyncs'
     #   time (file_summary_by_event_name): 0.37-0.56, 0.45 taken;
     # - fsync_devices 2: the redo and binlog fsync times add up to more than the 16-worker
@@ -64,7 +78,8 @@ class CostModel:
     #   and 36 on both runs): the fit spent them on other serial time. Five loans' timelines (runs 2,
     #   3, 4, 5, 7b) give 58.4-101.7 us a loan, whose median is run 2's 67.6; a replica's own is what
     #   calibrate --workers fits where its chains show it (sim.calibrate wake_share).
-    # Fitted (bench/manycore/fit.py, Nelder-Mead on the log time and speedup errors of both lab
+    # Fitted before (the per-row and per-transaction worker costs since refitted, above)
+    # (bench/manycore/fit.py, Nelder-Mead on the log time and speedup errors of both lab
     # runs' 120 medians: 5 backlogs x 1-32 workers x relaxed/durable, each run less its own start;
     # the latencies and the durable costs held: fit.py bench/manycore_16core.json
     # bench/manycore_16core_run2.json --set handoff_us=19.2 --set wakeup_us=67.6 --set
@@ -107,15 +122,17 @@ class CostModel:
     # worker CPU a check, 1.9 an entry (docs/accuracy.md "Foreign-key checks and index entries,
     # counted").
     # Checked back on 2 cores: docs/accuracy.md.
-    trx_us: float = 26.4           # worker, per transaction (parallel)
-    insert_us: float = 43.1        # worker, per row written
-    update_us: float = 17.5        # worker, per row updated
-    delete_us: float = 50.9        # worker, per row deleted
-    byte_us: float = 0.0           # worker, per byte (not separable from rows; kept at 0)
+    trx_us: float = 32.9           # worker, per transaction (parallel)
+    insert_us: float = 40.0        # worker, per row written
+    update_us: float = 16.7        # worker, per row updated
+    delete_us: float = 47.2        # worker, per row deleted
+    byte_us: float = 0.0048        # worker, per byte of the transaction's events (measured: the doc
+                                   # twins, bench/doc_twins_2core.json; the lab's bytes go with its rows)
     durable_byte_us: float = 0.0048  # worker, per byte, when durable: the commit's redo and binlog writes
                                    # it waits for (/proc worker CPU, durable less relaxed, grows with bytes)
-    dispatch_us: float = 18.0      # coordinator, per transaction (read, schedule, hand over)
-    dispatch_byte_us: float = 0.016  # coordinator, per byte of the transaction's events (reading them)
+    dispatch_us: float = 32.2      # coordinator, per transaction (read, schedule, hand over)
+    dispatch_byte_us: float = 0.0005  # coordinator, per byte of the transaction's events (reading them;
+                                      # measured: the doc twins' read stage, bench/doc_twins_2core.json)
     commit_us: float = 48.6        # commit stage, per member (serial: InnoDB commits in order)
     commit_group_us: float = 0.0   # commit stage, per group (serial: the leader's stage changes, its
                                    # binlog write and the members' wake-up, whatever the members)
