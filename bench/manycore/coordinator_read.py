@@ -7,7 +7,7 @@ queues it to a worker in the performance_schema stage "Reading event from the re
 worker (``Mts_submode_logical_clock::get_least_occupied_worker``), so its CPU follows the wall time
 at every worker count (docs/accuracy.md). The stage's own time is the read. For each
 instrumented catch-up this prints the stage's events and seconds against the backlog's events
-and bytes a transaction (the backlog's binlog, the applied prefix: every event header walked),
+and bytes a transaction (the backlog's binlog, the applied prefix, read by lagadvisor's reader),
 and fits the read time a transaction as ``a * events + b * bytes`` over the catch-ups given:
 the model prices it ``dispatch_us + dispatch_byte_us * bytes`` (sim/model.py).
 
@@ -19,38 +19,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import struct
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 
 READ = "stage/sql/Reading event from the relay log"
-GTID_EVENTS = (33, 34)   # GTID_LOG_EVENT, ANONYMOUS_GTID_LOG_EVENT
-#: The file's own events, of no transaction: STOP, ROTATE, FORMAT_DESCRIPTION, PREVIOUS_GTIDS.
-FILE_EVENTS = (3, 4, 15, 35)
 
 
 def transaction_sizes(files: list[Path]) -> list[tuple[int, int]]:
-    """(events, bytes) of each transaction of the binlog files, in order: a GTID event starts one
-    (the file's own events, :data:`FILE_EVENTS`, are of none)."""
-    out: list[list[int]] = []
-    for f in files:
-        data = f.read_bytes()
-        pos = 4
-        while pos + 19 <= len(data):
-            typ = data[pos + 4]
-            size = struct.unpack_from("<I", data, pos + 9)[0]
-            if size < 19:
-                raise SystemExit(f"{f}: an event of {size} bytes at {pos}")
-            if typ in GTID_EVENTS:
-                out.append([0, 0])
-            if out and typ not in FILE_EVENTS:
-                out[-1][0] += 1
-                out[-1][1] += size
-            pos += size
-    return [(e, b) for e, b in out]
+    """(events, bytes) of each transaction of the binlog files, in order (lagadvisor's reader:
+    ``Transaction.event_count`` and ``bytes``; the file's own events are of none)."""
+    from lagadvisor.binlog import read_transactions
+
+    return [(t.event_count, t.bytes) for f in files
+            for t in read_transactions(str(f), selector=lambda _tm: frozenset())]
 
 
 def rows_of(lab: dict, backlogs: list[Path]) -> list[dict]:
