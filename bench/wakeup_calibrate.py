@@ -40,7 +40,10 @@ from statistics import median
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "src"))
+try:  # the installed package, or the checkout's src/ when none is (PYTHONPATH=src puts it first)
+    import lagadvisor  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT / "src"))
 import replica_catchup as rc  # noqa: E402
 
 SHARES = (0.0, 0.5, 0.9, 1.0)

@@ -22,7 +22,10 @@ from pathlib import Path
 from statistics import median
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "src"))
+try:  # the installed package, or the checkout's src/ when none is (PYTHONPATH=src puts it first)
+    import lagadvisor  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT / "src"))
 
 from lagadvisor.binlog import read_transactions  # noqa: E402
 from lagadvisor.sim.model import CostModel  # noqa: E402

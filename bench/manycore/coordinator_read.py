@@ -9,7 +9,8 @@ at every worker count (docs/accuracy.md). The stage's own time is the read. For 
 instrumented catch-up this prints the stage's events and seconds against the backlog's events
 and bytes a transaction (the backlog's binlog, the applied prefix, read by lagadvisor's reader),
 and fits the read time a transaction as ``a * events + b * bytes`` over the catch-ups given:
-the model prices it ``dispatch_us + dispatch_byte_us * bytes`` (sim/model.py).
+the model prices it ``dispatch_us + dispatch_event_us * events + dispatch_byte_us * bytes``
+(sim/model.py).
 
 Usage: PYTHONPATH=src python3 bench/manycore/coordinator_read.py LAB.json[.gz] [...] [--backlogs DIR ...]
                                                                  [--out read.json]
@@ -23,7 +24,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "src"))
+try:  # the installed package, or the checkout's src/ when none is (PYTHONPATH=src puts it first)
+    import lagadvisor  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
 
 READ = "stage/sql/Reading event from the relay log"

@@ -27,7 +27,9 @@ only when named, into their own folder: ``--only idx0,idx2,idx4,idx8,uk4,kr,fkr,
 bench/data/manycore/index``. So are ``fkfk`` (the lab's ``fk``, the same draw) and its twin ``fkkey``
 (the index alone, no foreign key): ``--only fkfk,fkkey --out bench/data/manycore/fktwin``. So are the doc
 twins (``DOC_WORKLOADS``: the same events a transaction, 1 kB or 37 kB of them: what the coordinator's
-read costs a byte): ``--only doc5,doc500 --out bench/data/manycore/doc``.
+read costs a byte): ``--only doc5,doc500 --out bench/data/manycore/doc``. So are the statement twins
+(``STMT_WORKLOADS``: the same 16 row updates a transaction in 1 or 16 statements, 5 or 35 events: what
+an event costs): ``--only stmt1,stmt16 --out bench/data/manycore/stmt``.
 
 Usage: python3 bench/manycore/gen_backlogs.py [--scale 1.0] [--only uniform,hot] [--seed 33] [--out DIR]
 """
@@ -351,6 +353,41 @@ DOC_WORKLOADS = {f"doc{g}": Workload(f"doc{g}", f"2 updates, a delete and an ins
                  for g in (5, 500)}
 
 
+# ---------------------------------------------------------------- many events (not in the lab's set)
+
+STMT_TABLES, STMT_ROWS, STMT_UPDATES = 4, 10_000, 16
+
+
+def stmt_setup(rnd: random.Random) -> Iterator[str]:
+    """Four tables of 10,000 rows (``id``, ``k``, a ``c`` of 59 characters)."""
+    for t in range(1, STMT_TABLES + 1):
+        yield f"CREATE TABLE s{t} (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, c CHAR(60) NOT NULL)"
+        yield from _bulk(f"s{t}", (f"({i},{rnd.randint(1, STMT_ROWS)},'{_digits(rnd, 5)}')"
+                                   for i in range(1, STMT_ROWS + 1)))
+
+
+def stmt_trx(statements: int) -> Callable[[random.Random, int], Trx]:
+    """:data:`STMT_UPDATES` updates of ``k`` on distinct rows of one table, in ``statements``
+    statements (``WHERE id IN (...)``): the same rows whatever ``statements`` (one seeded draw),
+    a table map and an update rows event a statement."""
+    def trx(rnd: random.Random, seq: int) -> Trx:
+        t = rnd.randint(1, STMT_TABLES)
+        ids = rnd.sample(range(1, STMT_ROWS + 1), STMT_UPDATES)
+        per = STMT_UPDATES // statements
+        return [f"UPDATE s{t} SET k=k+1 WHERE id IN ({','.join(map(str, ids[k:k + per]))})"
+                for k in range(0, STMT_UPDATES, per)]
+    return trx
+
+
+#: What the coordinator's read costs per event (docs/accuracy.md, "The coordinator reads per event"):
+#: ``stmt1`` and ``stmt16``, the same 16 row updates a transaction in one statement (5 events) or
+#: sixteen (35 events). Generated only by name (``--only stmt1,stmt16 --out DIR``).
+STMT_WORKLOADS = {f"stmt{n}": Workload(f"stmt{n}", f"{STMT_UPDATES} updates of k on one of 4 tables x 10k rows, "
+                                       f"in {n} statement{'s' if n > 1 else ''}", 2_000, stmt_setup, stmt_trx(n),
+                                       "stmt")
+                  for n in (1, 16)}
+
+
 # ---------------------------------------------------------------- generation
 
 
@@ -430,7 +467,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=DATA)
     args = ap.parse_args()
     names = [n for n in (args.only.split(",") if args.only else WORKLOADS) if n]
-    known = {**WORKLOADS, **INDEX_WORKLOADS, **DOC_WORKLOADS}
+    known = {**WORKLOADS, **INDEX_WORKLOADS, **DOC_WORKLOADS, **STMT_WORKLOADS}
     if unknown := [n for n in names if n not in known]:
         ap.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(known)}")
     src = realservers.MySQLServer("mc-source", SRC_PORT, SOURCE_OPTIONS, fresh=True)

@@ -30,7 +30,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
-sys.path.insert(0, str(ROOT / "src"))
+try:  # the installed package, or the checkout's src/ when none is (PYTHONPATH=src puts it first)
+    import lagadvisor  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT / "src"))
 
 WAITS_SQL = ("SELECT t.NAME, w.EVENT_NAME, ROUND(w.TIMER_WAIT / 1e9, 2), w.SOURCE "
              "FROM performance_schema.events_waits_history_long w JOIN performance_schema.threads t USING (THREAD_ID) "

@@ -33,7 +33,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
-sys.path.insert(0, str(ROOT / "src"))
+try:  # the installed package, or the checkout's src/ when none is (PYTHONPATH=src puts it first)
+    import lagadvisor  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT / "src"))
 
 COORDINATOR_COMMITS_SQL = (
     "SELECT COALESCE(SUM(s.COUNT_STAR), 0), COALESCE(ROUND(SUM(s.SUM_TIMER_WAIT) / 1e9, 3), 0) "

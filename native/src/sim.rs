@@ -94,6 +94,7 @@ fn py_max(a: f64, b: f64) -> f64 {
 #[derive(Clone, Copy, FromPyObject)]
 pub struct Costs {
     pub dispatch_us: f64,
+    pub dispatch_event_us: f64,
     pub dispatch_byte_us: f64,
     pub commit_us: f64,
     pub commit_group_us: f64,
@@ -157,6 +158,8 @@ pub struct Input<'a> {
     pub nbytes: &'a [i64],
     pub need: &'a [i64],
     pub need_kind: &'a [u8],
+    /// Each transaction's binlog events (`Transaction.event_count`): what the coordinator reads.
+    pub events: &'a [i64],
 }
 
 pub struct Output {
@@ -213,6 +216,7 @@ struct Sim {
     arrival: Vec<f64>,
     work: Vec<f64>,
     nbytes: Vec<i64>,
+    events: Vec<i64>,
     need: Vec<i64>,
     need_kind: Vec<u8>,
     committed: Vec<bool>,
@@ -294,6 +298,7 @@ impl Sim {
             arrival: Vec::new(),
             work: Vec::new(),
             nbytes: Vec::new(),
+            events: Vec::new(),
             need: Vec::new(),
             need_kind: Vec::new(),
             committed: Vec::new(),
@@ -377,6 +382,7 @@ impl Sim {
             }
         }
         self.nbytes.extend_from_slice(x.nbytes);
+        self.events.extend_from_slice(x.events);
         self.need.extend_from_slice(x.need);
         self.need_kind.extend_from_slice(x.need_kind);
         self.committed.resize(self.committed.len() + len, false);
@@ -408,6 +414,7 @@ impl Sim {
                 v.drain(..k);
             }
             self.nbytes.drain(..k);
+            self.events.drain(..k);
             self.need.drain(..k);
             self.need_kind.drain(..k);
             for v in [&mut self.committed, &mut self.entered, &mut self.applied] {
@@ -568,7 +575,8 @@ impl Sim {
         }
         // engine.py: the MTA's worker applies the events as the coordinator reads them; the
         // apply cannot end before the read.
-        let read = self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64;
+        let ev = self.events[self.at(i)];
+        let read = self.cost.dispatch_us + self.cost.dispatch_event_us * ev as f64 + self.cost.dispatch_byte_us * nb as f64;
         self.run_cpu(read, DISPATCH_DONE, i as i64, 0, 0);
         let li = self.at(i);
         self.pending += nb;
@@ -747,7 +755,8 @@ impl Sim {
                     // the worker reads its transaction's events itself, then applies them
                     self.pending += self.nbytes[li];
                     self.start_t[li] = now;
-                    let w = self.cost.dispatch_byte_us * self.nbytes[li] as f64 + self.work[li];
+                    let w = self.cost.dispatch_event_us * self.events[li] as f64
+                        + self.cost.dispatch_byte_us * self.nbytes[li] as f64 + self.work[li];
                     self.run_cpu(w, APPLY_DONE, ev.i, 0, 0);
                 }
             }
@@ -860,11 +869,11 @@ impl Sim {
         let from = self.coord_next;
         for g in from..self.n {
             let li = self.at(g);
-            let (arrival, w, nb) = (self.arrival[li], self.work[li], self.nbytes[li]);
+            let (arrival, w, nb, ev) = (self.arrival[li], self.work[li], self.nbytes[li], self.events[li]);
             self.st_t = py_max(self.st_t, arrival);
             // one trx per group: each of its two fsyncs writes its bytes
             let fsyncs = if self.cfg.durable { flush + 2.0 * self.fsync_byte * nb as f64 } else { 0.0 };
-            let work = (self.cost.dispatch_us + self.cost.dispatch_byte_us * nb as f64) + w + (self.cost.commit_group_us + self.cost.commit_us) + fsyncs;
+            let work = (self.cost.dispatch_us + self.cost.dispatch_event_us * ev as f64 + self.cost.dispatch_byte_us * nb as f64) + w + (self.cost.commit_group_us + self.cost.commit_us) + fsyncs;
             self.st_t += work;
             self.busy_us += work;
             let t = self.st_t;
@@ -1153,19 +1162,21 @@ impl StreamSim {
         Ok(StreamSim { sim: Sim::new(cfg, cost, work_scale, work_byte, work_add, spread, Sink::Acc(Box::new(acc))) })
     }
 
-    /// The next chunk's columns (bytes of array 'd', 'd', 'q', 'q', 'b'; `need` in global
+    /// The next chunk's columns (bytes of array 'd', 'd', 'q', 'q', 'b', 'q'; `need` in global
     /// indices); `last` when no more will come. Runs as far as the input allows.
+    #[allow(clippy::too_many_arguments)]
     fn feed(&mut self, py: Python<'_>, arrival_us: &[u8], work_us: &[u8], nbytes: &[u8], need: &[u8],
-            need_kind: &[u8], last: bool) -> PyResult<()> {
+            need_kind: &[u8], events: &[u8], last: bool) -> PyResult<()> {
         let arrival = f64s(arrival_us, "arrival_us")?;
         let work = f64s(work_us, "work_us")?;
         let nb = i64s(nbytes, "nbytes")?;
         let nd = i64s(need, "need")?;
+        let ev = i64s(events, "events")?;
         let n = arrival.len();
-        if work.len() != n || nb.len() != n || nd.len() != n || need_kind.len() != n {
+        if work.len() != n || nb.len() != n || nd.len() != n || need_kind.len() != n || ev.len() != n {
             return Err(PyValueError::new_err("StreamSim.feed: columns of different lengths"));
         }
-        let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind };
+        let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind, events: &ev };
         let sim = &mut self.sim;
         py.allow_threads(|| sim.feed(&input, last)).map_err(PyRuntimeError::new_err)
     }
@@ -1192,7 +1203,7 @@ impl StreamSim {
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<PyObject> {
         let s = &mut self.sim;
         if !s.last {
-            s.feed(&Input { arrival_us: &[], work_us: &[], nbytes: &[], need: &[], need_kind: &[] }, true)
+            s.feed(&Input { arrival_us: &[], work_us: &[], nbytes: &[], need: &[], need_kind: &[], events: &[] }, true)
                 .map_err(PyRuntimeError::new_err)?;
         }
         let apply = s.apply_us();
@@ -1300,7 +1311,7 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
 }
 
 /// What `sim_run` takes, by attribute (`sim.engine.NativeRun`): the columns of a SimInput as
-/// bytes of array('d'), ('d'), ('q'), ('q'), ('b'), the replica's settings and the cost model.
+/// bytes of array('d'), ('d'), ('q'), ('q'), ('b'), ('q'), the replica's settings and the cost model.
 #[derive(FromPyObject)]
 struct RunArgs<'py> {
     arrival_us: Bound<'py, PyBytes>,
@@ -1308,6 +1319,7 @@ struct RunArgs<'py> {
     nbytes: Bound<'py, PyBytes>,
     need: Bound<'py, PyBytes>,
     need_kind: Bound<'py, PyBytes>,
+    events: Bound<'py, PyBytes>,
     cfg: Config,
     cost: Costs,
     /// engine.py ``SimArgs``: ``spread_across_workers`` done here (`Sim::feed`), 1/0/0/[] none.
@@ -1326,8 +1338,9 @@ fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, 
     let nb = i64s(run.nbytes.as_bytes(), "nbytes")?;
     let nd = i64s(run.need.as_bytes(), "need")?;
     let need_kind = run.need_kind.as_bytes();
+    let ev = i64s(run.events.as_bytes(), "events")?;
     let n = arrival.len();
-    if work.len() != n || nb.len() != n || nd.len() != n || need_kind.len() != n {
+    if work.len() != n || nb.len() != n || nd.len() != n || need_kind.len() != n || ev.len() != n {
         return Err(PyValueError::new_err("sim_run: columns of different lengths"));
     }
     if let Some(bad) = nd.iter().position(|&v| v < -1 || v >= n as i64) {
@@ -1337,7 +1350,7 @@ fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, 
         return Err(PyValueError::new_err("sim_run: NaN arrival or work"));
     }
     check_spread(&run.spread, "sim_run")?;
-    let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind };
+    let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind, events: &ev };
     let (cfg, cost) = (run.cfg, run.cost);
     let (f, b, m, spread) = (run.work_scale, run.work_byte, run.work_add, run.spread);
     let out = py.allow_threads(|| simulate(&input, cfg, cost, f, b, m, spread)).map_err(PyRuntimeError::new_err)?;
@@ -1366,10 +1379,10 @@ fn sim_lag_stats(
 /// `sim.build.base_columns` over fact columns (native int64 bytes each): arrival (the source's
 /// commit time relative to the first one, or 0 in catch-up) and the worker's apply time, with
 /// `CostModel.apply_us`'s float operations in its order:
-/// ((((((trx + ins) + upd) + del) + bytes) + scan) + foreign-key checks) + index entries.
+/// (((((((trx + ins) + upd) + del) + bytes) + scan) + foreign-key checks) + index entries) + events.
 #[pyfunction]
-#[pyo3(signature = (commit_ts_us, inserts, updates, deletes, nbytes, scan_rows, fk_checks, index_entries, w, catch_up,
-                    first=None))]
+#[pyo3(signature = (commit_ts_us, inserts, updates, deletes, nbytes, scan_rows, fk_checks, index_entries, events, w,
+                    catch_up, first=None))]
 #[allow(clippy::too_many_arguments)]
 fn sim_base_columns<'py>(
     py: Python<'py>,
@@ -1381,14 +1394,15 @@ fn sim_base_columns<'py>(
     scan_rows: &[u8],
     fk_checks: &[u8],
     index_entries: &[u8],
-    w: [f64; 8],
+    events: &[u8],
+    w: [f64; 9],
     catch_up: bool,
     first: Option<i64>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let ts = i64s(commit_ts_us, "commit_ts_us")?;
     let cols = [i64s(inserts, "inserts")?, i64s(updates, "updates")?, i64s(deletes, "deletes")?,
                 i64s(nbytes, "nbytes")?, i64s(scan_rows, "scan_rows")?, i64s(fk_checks, "fk_checks")?,
-                i64s(index_entries, "index_entries")?];
+                i64s(index_entries, "index_entries")?, i64s(events, "events")?];
     let n = ts.len();
     if cols.iter().any(|c| c.len() != n) {
         return Err(pyo3::exceptions::PyValueError::new_err("sim_base_columns: columns of different lengths"));
@@ -1402,7 +1416,7 @@ fn sim_base_columns<'py>(
         arrival.extend_from_slice(&a.to_ne_bytes());
         let u = w[0] + w[1] * cols[0][i] as f64 + w[2] * cols[1][i] as f64 + w[3] * cols[2][i] as f64
             + w[4] * cols[3][i] as f64 + w[5] * cols[4][i] as f64 + w[6] * cols[5][i] as f64
-            + w[7] * cols[6][i] as f64;
+            + w[7] * cols[6][i] as f64 + w[8] * cols[7][i] as f64;
         work.extend_from_slice(&u.to_ne_bytes());
     }
     Ok((PyBytes::new_bound(py, &arrival), PyBytes::new_bound(py, &work)))

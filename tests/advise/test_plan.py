@@ -168,10 +168,10 @@ def test_mariadb_plan_reproduced_by_simulate():
 def test_a_left_out_worker_finding_names_the_value_the_plan_tried():
     """The plan tries its own worker count (the knee under its other changes), which can differ
     from the one the finding suggests alone: a left-out finding names what the plan tried, with
-    that step's numbers, instead of reading as a loss of its own suggestion (1 core, 2 workers set:
-    the finding suggests 4, durable; the plan tried 1 on top of relaxed durability)."""
-    doc = json.loads(lagadvisor("advise", str(SYSBENCH), "--cores", "1", "--replica-setting",
-                                "replica_parallel_workers=2", "--format", "json").stdout)
+    that step's numbers, instead of reading as a loss of its own suggestion (4 cores, 16 workers
+    set: the finding suggests 8; the plan tried 4 on top of its other changes)."""
+    doc = json.loads(lagadvisor("advise", str(SYSBENCH), "--cores", "4", "--replica-setting",
+                                "replica_parallel_workers=16", "--format", "json").stdout)
     (step,) = [s for s in doc["plan"]["steps"] if s["finding"] == "replica_parallel_workers"]
     (f,) = [f for f in doc["findings"] if f["id"] == "replica_parallel_workers"]
     assert not step["kept"] and f["severity"] == "info"

@@ -156,3 +156,34 @@ def _typestr(text: str, table: str, col: int) -> str:
                     break
         _TYPE_CACHE.setdefault(key, "?")
     return _TYPE_CACHE[key]
+
+
+
+#: An event's header comment in mysqlbinlog's output, and its type's first word.
+_HEADER = re.compile(r"^#\d{6}\s+\d+:\d\d:\d\d server id \d+\s+end_log_pos \d+[^\t]*\t(\S+)", re.M)
+#: The file's own events (no transaction's).
+_OWN = {"Start:", "Previous-GTIDs", "Rotate", "Stop"}
+
+
+@pytest.mark.parametrize("d", MYSQL_DIRS, ids=[d.name for d in MYSQL_DIRS])
+def test_fixture_event_counts_match_mysqlbinlog(d: Path):
+    """``Transaction.event_count`` (what the model's coordinator and workers pay per event,
+    ``TrxFacts.events``): the event headers ``mysqlbinlog`` prints from each GTID event to the
+    next, the file's own events left out; a compressed transaction is its payload event and the
+    events inside it, which ``mysqlbinlog`` prints each with a header too."""
+    need(oracle.have_mysqlbinlog(), "mysqlbinlog (MySQL 9.x chroot)")
+    checked = 0
+    for f in binlogs(d):
+        r = oracle.mysqlbinlog(f)
+        assert r.returncode == 0, r.stderr
+        counts: list[int] = []
+        for m in _HEADER.finditer(r.stdout):
+            kind = m.group(1)
+            if kind in ("GTID", "Anonymous_GTID"):
+                counts.append(0)
+            if kind not in _OWN:
+                counts[-1] += 1
+        mine = [t.event_count for t in read_transactions(str(f))]
+        assert mine == counts, f.name
+        checked += len(mine)
+    assert checked

@@ -55,6 +55,8 @@ COSTS = {
     "free_commit": CostModel(commit_us=0.0, flush_us=0.0, dispatch_us=0.0, cores=1),
     # the coordinator's cost per byte read, and colder caches with several workers
     "per_byte": CostModel(dispatch_us=0.0, dispatch_byte_us=0.0173, multi_worker_cpu=1.13),
+    # the coordinator's read per event (and per byte) over a small per-transaction cost
+    "per_event": CostModel(dispatch_us=6.0, dispatch_event_us=4.3, dispatch_byte_us=0.0005, cores=4),
     # the redo fsync in the flush stage as well as the binlog fsync in the sync stage
     "redo": CostModel(redo_flush_us=210.0, flush_us=190.0),
     # ... on separate devices (the two fsyncs overlap)
@@ -204,11 +206,12 @@ def test_stall_is_reported_by_both():
 
 
 def random_input(rows, sort_arrivals: bool) -> SimInput:
-    """Hypothesis rows (arrival, work, bytes, how far back the need is, need kind) as an input."""
+    """Hypothesis rows (arrival, work, bytes, how far back the need is, need kind) as an input;
+    each transaction's events follow from its bytes (2 to 41)."""
     arrivals = [r[0] for r in rows]
     if sort_arrivals:
         arrivals.sort()
-    return SimInput.of([SimTrx(arrivals[i], w, b, (i - 1 - back) if back <= i - 1 else -1, kind)
+    return SimInput.of([SimTrx(arrivals[i], w, b, (i - 1 - back) if back <= i - 1 else -1, kind, 2 + b % 40)
                         for i, (_, w, b, back, kind) in enumerate(rows)])
 
 
@@ -228,19 +231,21 @@ works = st.one_of(st.integers(0, 8).map(lambda v: v * 12.5), st.floats(0, 5000, 
        st.sampled_from([128 * 1024 * 1024, 2 * 10**6, 1]), st.sampled_from([0.0, 0.0173, 1.7]),
        st.sampled_from([1.0, 1.13]), st.sampled_from([0.0, 210.0, 0.1]), st.sampled_from([1, 2]),
        st.sampled_from([0.0, 0.38, 1.0]), st.sampled_from([0.0, 0.028, 0.5]), st.sampled_from([0.0, 0.012]),
-       st.sampled_from([0.0, 25.0, 7.3]), st.sampled_from([0.0, 0.043]), st.sampled_from([0.0, 0.0101, 0.37]))
+       st.sampled_from([0.0, 25.0, 7.3]), st.sampled_from([0.0, 0.043]), st.sampled_from([0.0, 0.0101, 0.37]),
+       st.sampled_from([0.0, 4.3, 13.7]))
 def test_native_matches_python_on_random_inputs(applier, rows, workers, durable, preserve, sort_arrivals, cores,
                                                 commit_us, dispatch_us, flush_us, handoff_us, pending_max,
                                                 dispatch_byte_us, multi_worker_cpu, redo_flush_us, fsync_devices,
                                                 fsync_cpu, concurrency_cpu, oversubscribed_cpu, wakeup_us,
-                                                durable_byte_us, fsync_byte_us):
+                                                durable_byte_us, fsync_byte_us, dispatch_event_us):
     """Both appliers (the Change Stream Applier's changes: sim/engine.py's docstring)."""
     inp = random_input(rows, sort_arrivals)
     cost = CostModel(cores=cores, commit_us=commit_us, dispatch_us=dispatch_us, flush_us=flush_us,
                      handoff_us=handoff_us, dispatch_byte_us=dispatch_byte_us, multi_worker_cpu=multi_worker_cpu,
                      redo_flush_us=redo_flush_us, fsync_devices=fsync_devices, fsync_cpu=fsync_cpu,
                      concurrency_cpu=concurrency_cpu, oversubscribed_cpu=oversubscribed_cpu, wakeup_us=wakeup_us,
-                     durable_byte_us=durable_byte_us, fsync_byte_us=fsync_byte_us)
+                     durable_byte_us=durable_byte_us, fsync_byte_us=fsync_byte_us,
+                     dispatch_event_us=dispatch_event_us)
     both(inp, ReplicaConfig(workers, preserve, durable, pending_max, applier=applier), cost,
          (applier, workers, preserve, durable))
 
@@ -341,7 +346,7 @@ def test_csa_stream_matches_whole_run():
         for lo in range(0, len(inp), 700):
             sl = slice(lo, lo + 700)
             s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
-                   inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), False)
+                   inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), inp.events[sl].tobytes(), False)
         apply_us, busy, dep, wwait, flushes, groups, n, exact, _ = s.finish()
         assert (apply_us, busy, dep, wwait, flushes, groups, n) == (
             whole.apply_us, whole.busy_us, whole.dependency_wait_us, whole.worker_wait_us, whole.flushes,

@@ -112,13 +112,29 @@ def test_busy_gaps_are_the_serial_time_while_the_next_transaction_waits():
     assert busy_gaps(commits[:1]) == (0.0, 0)
 
 
+def _events(i: int, u: int, d: int) -> int:
+    """A transaction's binlog events: GTID, BEGIN, a table map and a rows event per kind of row
+    it changes, XID."""
+    return 3 + 2 * sum(1 for n in (i, u, d) if n)
+
+
+def _facts(rows):
+    """The facts of (file, last_committed, sequence_number, original ts, immediate ts, inserts,
+    updates, deletes, bytes, events) rows, as calibrate's pieces hold them."""
+    from lagadvisor.sim.build import TrxFacts
+
+    return [TrxFacts(f, seq, (lc,) * 4, 0, i, u, d, nb, (), None, events=ev)
+            for f, lc, seq, _, _, i, u, d, nb, ev in rows]
+
+
 def _four_worker_catch_up(cpu: float, commit: float, n: int = 3000, seed: int = 5, wake: float = 1.0,
                           chain: float = 0.0):
     """A 4-worker catch-up simulated with a known model (the truth), as a replica's binlog would
-    record it: (file, last_committed, sequence_number, original ts, immediate ts, rows by kind, bytes).
+    record it: (file, last_committed, sequence_number, original ts, immediate ts, rows by kind, bytes,
+    events).
     ``wake``: the truth's wake-up latencies over the base's; ``chain``: the share of transactions
     that depend on the one just before (a hot row)."""
-    from lagadvisor.sim.build import TrxFacts, logical_clock
+    from lagadvisor.sim.build import logical_clock
     from lagadvisor.sim.engine import simulate
     from lagadvisor.sim.model import ReplicaConfig
 
@@ -127,23 +143,22 @@ def _four_worker_catch_up(cpu: float, commit: float, n: int = 3000, seed: int = 
     for seq in range(1, n + 1):
         i, u, d = rnd.choice((0, 1, 3, 10)), rnd.choice((1, 3, 10)), rnd.choice((0, 1, 3))
         back = 0 if rnd.random() < chain else rnd.randint(0, 6)
-        rows.append((0, max(0, seq - 1 - back), seq, 0, 0, i, u, d, 300 * (i + u + d)))
+        rows.append((0, max(0, seq - 1 - back), seq, 0, 0, i, u, d, 300 * (i + u + d), _events(i, u, d)))
     # the base model on a machine ``cpu`` times as slow, its commit stage ``commit`` times more so
     truth = _scaled(CostModel(), cpu, commit, 1.0, wake)
-    facts = [TrxFacts(f, seq, (lc,) * 4, 0, i, u, d, nb, (), None) for f, lc, seq, _, _, i, u, d, nb in rows]
-    res = simulate(logical_clock(facts, "recorded", truth, catch_up=True), ReplicaConfig(4, True, False), truth)
+    res = simulate(logical_clock(_facts(rows), "recorded", truth, catch_up=True), ReplicaConfig(4, True, False),
+                   truth)
     start = 10_000_000   # the source committed them all at 0; the replica starts 10 s behind
-    return [(f, lc, seq, 0, start + int(c), i, u, d, nb)
-            for (f, lc, seq, _, _, i, u, d, nb), c in zip(rows, res.commit_us)], truth
+    return [(f, lc, seq, 0, start + int(c), i, u, d, nb, ev)
+            for (f, lc, seq, _, _, i, u, d, nb, ev), c in zip(rows, res.commit_us)], truth
 
 
 def _total(applied, model, workers: int) -> float:
-    from lagadvisor.sim.build import TrxFacts, logical_clock
+    from lagadvisor.sim.build import logical_clock
     from lagadvisor.sim.engine import simulate
     from lagadvisor.sim.model import ReplicaConfig
 
-    facts = [TrxFacts(a[0], a[2], (a[1],) * 4, 0, a[5], a[6], a[7], a[8], (), None) for a in applied]
-    return simulate(logical_clock(facts, "recorded", model, catch_up=True), ReplicaConfig(workers, True, False),
+    return simulate(logical_clock(_facts(applied), "recorded", model, catch_up=True), ReplicaConfig(workers, True, False),
                     model).apply_us / 1e6
 
 
@@ -250,16 +265,16 @@ def _uniform_catch_up(workers: int, n: int = 3000):
     """A catch-up of sysbench's one transaction shape (2 updates, a delete, an insert, 1.8 kB), every
     one independent of the 300 before it, simulated with the base model at ``workers`` workers: at
     16 the coordinator's read binds it (the 16-core lab's uniform backlog), at one the workers' CPU."""
-    from lagadvisor.sim.build import TrxFacts, logical_clock
+    from lagadvisor.sim.build import logical_clock
     from lagadvisor.sim.engine import simulate
     from lagadvisor.sim.model import ReplicaConfig
 
-    rows = [(0, max(1, seq - 300) if seq > 1 else 0, seq, 0, 0, 1, 2, 1, 1800) for seq in range(1, n + 1)]
+    rows = [(0, max(1, seq - 300) if seq > 1 else 0, seq, 0, 0, 1, 2, 1, 1800, 11) for seq in range(1, n + 1)]
     base = CostModel()
-    facts = [TrxFacts(f, seq, (lc,) * 4, 0, i, u, d, nb, (), None) for f, lc, seq, _, _, i, u, d, nb in rows]
-    res = simulate(logical_clock(facts, "recorded", base, catch_up=True), ReplicaConfig(workers, True, False), base)
-    return [(f, lc, seq, 0, 10_000_000 + int(c), i, u, d, nb)
-            for (f, lc, seq, _, _, i, u, d, nb), c in zip(rows, res.commit_us)]
+    res = simulate(logical_clock(_facts(rows), "recorded", base, catch_up=True), ReplicaConfig(workers, True, False),
+                   base)
+    return [(f, lc, seq, 0, 10_000_000 + int(c), i, u, d, nb, ev)
+            for (f, lc, seq, _, _, i, u, d, nb, ev), c in zip(rows, res.commit_us)]
 
 
 def test_a_catch_up_that_hid_the_workers_cpu_says_so():
@@ -286,7 +301,7 @@ def _hot_row_catch_up(wake: float, workers: int = 8, n: int = 3000, seed: int = 
     the one before it), the rest insert and update 5-20 rows each, independent of what is in
     flight, simulated with the base model whose wake-up latencies are ``wake`` times the base's
     (the 16-core lab's loans: 36-77 us for one backlog's coordinator wake-up)."""
-    from lagadvisor.sim.build import TrxFacts, logical_clock
+    from lagadvisor.sim.build import logical_clock
     from lagadvisor.sim.engine import simulate
     from lagadvisor.sim.model import ReplicaConfig
 
@@ -296,12 +311,12 @@ def _hot_row_catch_up(wake: float, workers: int = 8, n: int = 3000, seed: int = 
             i, u, lc = rnd.choice((5, 10, 20)), rnd.choice((5, 10)), max(0, seq - 20)
         else:
             i, u, lc, hot = 0, 1, hot, seq
-        rows.append((0, lc, seq, 0, 0, i, u, 0, 300 * (i + u)))
+        rows.append((0, lc, seq, 0, 0, i, u, 0, 300 * (i + u), _events(i, u, 0)))
     truth = _scaled(CostModel(), 1.0, 1.0, 1.0, wake)
-    facts = [TrxFacts(f, seq, (lc,) * 4, 0, i, u, d, nb, (), None) for f, lc, seq, _, _, i, u, d, nb in rows]
-    res = simulate(logical_clock(facts, "recorded", truth, catch_up=True), ReplicaConfig(workers, True, False), truth)
-    return [(f, lc, seq, 0, 10_000_000 + int(c), i, u, d, nb)
-            for (f, lc, seq, _, _, i, u, d, nb), c in zip(rows, res.commit_us)], truth
+    res = simulate(logical_clock(_facts(rows), "recorded", truth, catch_up=True), ReplicaConfig(workers, True, False),
+                   truth)
+    return [(f, lc, seq, 0, 10_000_000 + int(c), i, u, d, nb, ev)
+            for (f, lc, seq, _, _, i, u, d, nb, ev), c in zip(rows, res.commit_us)], truth
 
 
 @pytest.mark.parametrize("wake", [0.45, 2.0])
@@ -329,7 +344,7 @@ def test_a_catch_up_s_dependency_chains_fit_its_wake_ups(wake):
 
 
 def test_lagging_pieces_keep_only_what_was_applied_behind_the_source():
-    applied = [(0, k - 1, k, 1_000_000 * k, 1_000_000 * k + (500_000 if 100 <= k < 1400 else 1_000), 1, 1, 0, 10)
+    applied = [(0, k - 1, k, 1_000_000 * k, 1_000_000 * k + (500_000 if 100 <= k < 1400 else 1_000), 1, 1, 0, 10, 7)
                for k in range(2000)]
     pieces = lagging_pieces(applied, 100_000)
     # 1,300 behind: three pieces (500, 500, 300), too few for the held-out checks, so halved
@@ -337,7 +352,7 @@ def test_lagging_pieces_keep_only_what_was_applied_behind_the_source():
     assert pieces[0][0][2] == 100 and pieces[-1][-1][2] == 1399
     assert [t[2] for p in pieces for t in p] == list(range(100, 1400))  # in order, nothing lost
     # 600 behind: a piece of 500 and one of 100 (under half a piece: dropped); halved, still too few
-    short = [(0, k - 1, k, 1_000_000 * k, 1_000_000 * k + (500_000 if 100 <= k < 700 else 1_000), 1, 1, 0, 10)
+    short = [(0, k - 1, k, 1_000_000 * k, 1_000_000 * k + (500_000 if 100 <= k < 700 else 1_000), 1, 1, 0, 10, 7)
              for k in range(2000)]
     assert [len(p) for p in lagging_pieces(short, 100_000)] == [500]
     with pytest.raises(ConfigError, match="longer lag episode"):
@@ -537,7 +552,7 @@ def _live_sample(n: int, workers: int = 1):
         us = 150 + 20 * i + 30 * u + 40 * d
         gtid = f"3e11fa47-71ca-11e1-9e33-c80aa9429562:{k + 1}"
         trx[(1, 100 + 10 * k)] = (gtid, t, t + us * 10**6, 105 + 10 * k)
-        shapes[gtid] = (i, u, d, 100 + 50 * (i + u + d))
+        shapes[gtid] = (i, u, d, 100 + 50 * (i + u + d), _events(i, u, d))
         t += us * 10**6 + 50 * 10**6   # the next starts 50 us after: back to back
     server = {"workers": workers, "durable": False, "fsync_waits": False, "commit_stage": False}
     return LiveSample(30.0, server, trx, {}, {}, {}, FsyncTotals(), FsyncTotals(), shapes, (), ("binlog.000001",))
@@ -770,7 +785,7 @@ def test_one_worker_gaps_stay_bounded_and_spread_over_a_long_binlog():
         ts += step
         total += step
         # sequence k + 10; every third transaction needs the one before (waited), the others two before
-        g.add("f", ts, ts - 500_000, 1 + k, 1 + k, 0, 0, 100, k + 9 if k % 3 == 0 else k + 8, k + 10)
+        g.add("f", ts, ts - 500_000, 1 + k, 1 + k, 0, 0, 100, k + 9 if k % 3 == 0 else k + 8, k + 10, 5)
         held = max(held, len(g.gaps.items))
     samples, waited = g.take()
     assert held < 2 * 64 and len(samples) == 64 and g.read == 9_999
@@ -782,7 +797,7 @@ def test_one_worker_gaps_stay_bounded_and_spread_over_a_long_binlog():
     # fewer gaps than the cap: every one, as read
     small = _Gaps(100_000, 0.0, max_gaps=64)
     for k in range(50):
-        small.add("f", 1_000 * k + 600_000, 100_000, 1, 1, 0, 0, 10, k, k + 1)
+        small.add("f", 1_000 * k + 600_000, 100_000, 1, 1, 0, 0, 10, k, k + 1, 5)
     assert len(small.take()[0]) == small.read == 49
 
 
@@ -796,7 +811,7 @@ def test_a_thinned_fit_recovers_the_costs_of_the_whole():
     ts = 1_000_000
     for k, (gap, i, u, d, b) in enumerate(full):
         ts += int(gap)
-        g.add("f", ts, 1, i + u + d, i, u, d, b, k - 1, k + 1)
+        g.add("f", ts, 1, i + u + d, i, u, d, b, k - 1, k + 1, _events(i, u, d))
     thin, _ = g.take()
     assert len(thin) == 500 and g.read == len(full) - 1
     a, b = fit_samples(full), fit_samples(thin)

@@ -18,8 +18,8 @@ from lagadvisor.sim.model import CostModel, ReplicaConfig
 
 # Every cost the engine reads, neutral (the built-in defaults are measured numbers): each test
 # sets what it exercises.
-NEUTRAL = dict(trx_us=0.0, insert_us=0.0, update_us=0.0, delete_us=0.0, byte_us=0.0, dispatch_us=0.0,
-               dispatch_byte_us=0.0, commit_us=0.0, flush_us=0.0, redo_flush_us=0.0, handoff_us=0.0,
+NEUTRAL = dict(trx_us=0.0, insert_us=0.0, update_us=0.0, delete_us=0.0, byte_us=0.0, event_us=0.0, dispatch_us=0.0,
+               dispatch_event_us=0.0, dispatch_byte_us=0.0, commit_us=0.0, flush_us=0.0, redo_flush_us=0.0, handoff_us=0.0,
                multi_worker_cpu=1.0, multi_worker_us=0.0, concurrency_cpu=0.0, oversubscribed_cpu=0.0, wakeup_us=0.0,
                durable_byte_us=0.0, fsync_byte_us=0.0, cores=2, fsync_devices=1, fsync_cpu=0.44, apply_spread=0.0)
 
@@ -97,6 +97,23 @@ def test_apply_spread_slows_worker_bound_commit_order_but_not_one_worker():
     assert run(4, 0.3) > 1.05 * run(4, 0.0)
     # each worker holds its transaction through the commit stage: (200 + 40) / 4 a transaction
     assert run(4, 0.0) == pytest.approx(2000 * 240 / 4, rel=0.01)
+
+
+def test_the_coordinator_reads_and_the_workers_apply_per_event():
+    """A transaction's events (``SimTrx.events``, ``TrxFacts.events``): the coordinator reads each
+    (``dispatch_event_us``, serial: a coordinator-bound catch-up of 35-event transactions takes the
+    reads' time whatever the workers) and a worker applies each (``event_us``, in the work)."""
+    read = _cost(dispatch_us=10.0, dispatch_event_us=2.0, cores=64)
+    few = [SimTrx(0.0, 20.0, 100, -1, PREFIX, 5) for _ in range(200)]
+    many = [SimTrx(0.0, 20.0, 100, -1, PREFIX, 35) for _ in range(200)]
+    cfg = ReplicaConfig(16, True, False)
+    assert simulate(few, cfg, read).apply_us == pytest.approx(200 * (10.0 + 2.0 * 5), rel=0.02)
+    assert simulate(many, cfg, read).apply_us == pytest.approx(200 * (10.0 + 2.0 * 35), rel=0.02)
+    assert simulate(many, cfg, _cost(cores=64)).apply_us < 0.1 * simulate(many, cfg, read).apply_us
+    apply = _cost(trx_us=5.0, event_us=3.0)
+    facts = TrxFacts(0, 1, (0,) * 4, 0, 1, 1, 0, 200, ("d",), None, events=35)
+    assert apply.apply_of(facts) == 5.0 + 3.0 * 35
+    assert apply.apply_us(1, 1, 0, 200, events=5) == 5.0 + 3.0 * 5
 
 
 def test_serial_chain_gets_no_speedup():

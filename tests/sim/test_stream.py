@@ -46,7 +46,7 @@ def _stream(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, cuts, cap: int, 
     for hi in list(cuts) + [len(inp)]:
         sl = slice(lo, hi)
         s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
-               inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), False)
+               inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), inp.events[sl].tobytes(), False)
         held.append(s.held())
         lo = hi
     return s.finish(), held
@@ -295,7 +295,7 @@ def test_stream_scales_work_and_adds_the_durable_bytes_as_simulate_does(durable)
     for lo in range(0, len(inp), 400):
         sl = slice(lo, lo + 400)
         s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
-               inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), False)
+               inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), inp.events[sl].tobytes(), False)
     apply_us, *_, exact, _ = s.finish()
     assert apply_us == whole.apply_us and exact[0] == whole.commit_us.tobytes()
     if durable:

@@ -329,17 +329,17 @@ struct FileState {
 #[derive(Default)]
 struct Facts {
     /// file_idx, seq, recorded, COMMIT_ORDER, WRITESET, WRITESET_SESSION, commit_ts_us,
-    /// inserts, updates, deletes, nbytes, dbset, scan_rows, fk_checks, index_entries.
-    cols: [Vec<i64>; 15],
+    /// inserts, updates, deletes, nbytes, dbset, scan_rows, fk_checks, index_entries, events.
+    cols: [Vec<i64>; 16],
     db_names: Vec<Vec<u8>>,
     db_ids: HashMap<Vec<u8>, usize>,
     dbsets: Vec<Vec<usize>>,
     dbset_ids: HashMap<Vec<usize>, usize>,
 }
 
-const FACT_COLUMNS: [&str; 15] = ["file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
+const FACT_COLUMNS: [&str; 16] = ["file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
                                    "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows",
-                                   "fk_checks", "index_entries"];
+                                   "fk_checks", "index_entries", "events"];
 
 impl Facts {
     fn db(&mut self, name: &[u8]) -> usize {
@@ -380,17 +380,18 @@ struct Records {
     /// file_idx, start_offset, end_offset, last_committed, sequence_number, thread_id,
     /// commit_ts_us, immediate_commit_ts_us, rows, flags (ddl, statement_based, xa, incident,
     /// incomplete, compressed: bits 0..5), COMMIT_ORDER, WRITESET, WRITESET_SESSION, fallback,
-    /// original_commit_ts_us, inserts, updates, deletes, nbytes (`Transaction.bytes`).
-    cols: [Vec<i64>; 19],
+    /// original_commit_ts_us, inserts, updates, deletes, nbytes (`Transaction.bytes`), events
+    /// (`Transaction.event_count`).
+    cols: [Vec<i64>; 20],
     gtids: Vec<Option<String>>,
     table_ends: Vec<i64>,
     tables: Vec<i64>,
 }
 
-const RECORD_COLUMNS: [&str; 19] = ["file_idx", "start_offset", "end_offset", "last_committed", "sequence_number",
+const RECORD_COLUMNS: [&str; 20] = ["file_idx", "start_offset", "end_offset", "last_committed", "sequence_number",
                                      "thread_id", "commit_ts_us", "immediate_commit_ts_us", "rows", "flags",
                                      "commit_order", "writeset", "writeset_session", "fallback",
-                                     "original_commit_ts_us", "inserts", "updates", "deletes", "nbytes"];
+                                     "original_commit_ts_us", "inserts", "updates", "deletes", "nbytes", "events"];
 
 /// `depgraph.graph.GraphBuilder.add`, transaction by transaction, with the same float
 /// operations in the same order; the apply-time weights come as plain numbers.
@@ -2029,7 +2030,7 @@ impl Analyzer {
         let dbset = f.dbset(o.dbs.clone()) as i64;
         let vals = [self.file_idx as i64, c.seq, c.last_committed.unwrap_or(c.co), c.co, c.wparent, c.sparent, c.ts,
                     c.rows3[0], c.rows3[1], c.rows3[2], c.bytes, dbset, scan_rows,
-                    o.fk_counts.iter().map(|(_, n)| n).sum(), o.index_entries];
+                    o.fk_counts.iter().map(|(_, n)| n).sum(), o.index_entries, o.events as i64];
         for (col, v) in f.cols.iter_mut().zip(vals) {
             col.push(v);
         }
@@ -2063,7 +2064,7 @@ impl Analyzer {
         let vals = [file_idx as i64, o.start as i64, c.end as i64, c.last_committed.unwrap_or(NONE),
                     c.sequence_number.unwrap_or(NONE), o.thread_id.map_or(NONE, |t| t as i64), c.commit_ts,
                     c.imm, o.rows as i64, flags, c.co, c.wparent, c.sparent, c.reason.map_or(-1, |r| r as i64),
-                    c.orig, c.rows3[0], c.rows3[1], c.rows3[2], c.bytes];
+                    c.orig, c.rows3[0], c.rows3[1], c.rows3[2], c.bytes, o.events as i64];
         for (col, v) in r.cols.iter_mut().zip(vals) {
             col.push(v);
         }

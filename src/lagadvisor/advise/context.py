@@ -23,7 +23,7 @@ from ..kinds import Policy, ReplicaMode, WhatIfKey
 from ..binlog.framing import version_tuple
 from ..kinds import Applier
 from ..server.schema import ServerSettings
-from ..sim.build import TrxFacts, base_columns, fact_values
+from ..sim.build import TrxFacts, base_columns, fact_rows, fact_values
 from ..sim.facts import FactColumns, ReferenceFacts, read_facts
 from ..sim.model import CostModel, ReplicaConfig
 from ..sim.run import window_for
@@ -153,8 +153,8 @@ class Context:
         cost = self.cost
         if "coordinator" not in self._trx_cache:  # one pass over the sizes, none kept
             coordinator, total = 0.0, 0
-            for b in fact_values(self.facts, "nbytes"):
-                coordinator += cost.dispatch_us + cost.dispatch_byte_us * b
+            for b, ev in fact_rows(self.facts, ("nbytes", "events")):
+                coordinator += cost.dispatch_us + cost.dispatch_event_us * ev + cost.dispatch_byte_us * b
                 total += b
             self._trx_cache["coordinator"], self._trx_cache["bytes"] = coordinator, total
         commit_cpu = len(self.facts) * cost.commit_us + res.commit_groups * cost.commit_group_us

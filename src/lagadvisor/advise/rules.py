@@ -388,7 +388,8 @@ def _largest_apply_us(ctx: Context, nbytes: int, rows: int) -> float:
                 break
             if cols.inserts[i] + cols.updates[i] + cols.deletes[i] == rows:
                 return ctx.cost.apply_us(cols.inserts[i], cols.updates[i], cols.deletes[i], cols.nbytes[i],
-                                         cols.scan_rows[i], cols.fk_checks[i], cols.index_entries[i])
+                                         cols.scan_rows[i], cols.fk_checks[i], cols.index_entries[i],
+                                         cols.events[i])
             start = i + 1
     return 0.0
 

@@ -49,7 +49,7 @@ from .spec import _one_line, is_url, local_path
 #: The per-transaction columns a file part carries (``TrxFacts`` as int64 arrays).
 COLUMNS = ("file_idx", "seq", *(c.column for c in CLOCKS), "commit_ts_us",
            "inserts", "updates", "deletes", "nbytes", "dbset", "commit_id", "mariadb_flags", "scan_rows",
-           "fk_checks", "index_entries")
+           "fk_checks", "index_entries", "events")
 _NONE = -(2 ** 63)  # a value the columns never hold: stands for None (MariaDB's commit_id absent, ...)
 
 
@@ -250,7 +250,7 @@ class _Encoder:
     def add(self, f: TrxFacts, file_idx: int | None = None) -> None:
         vals = (f.file_idx if file_idx is None else file_idx, f.seq, *f.clocks, f.commit_ts_us, f.inserts,
                 f.updates, f.deletes, f.nbytes, self.dbsets.setdefault(f.dbs, len(self.dbsets)), f.commit_id,
-                f.mariadb_flags, f.scan_rows, f.fk_checks, f.index_entries)
+                f.mariadb_flags, f.scan_rows, f.fk_checks, f.index_entries, f.events)
         for name, val in zip(COLUMNS, vals):
             self.cols[name].append(_NONE if val is None else val)
 
@@ -335,11 +335,11 @@ def facts_from(parts: list[FilePart]) -> list[TrxFacts]:
     out: list[TrxFacts] = []
     for p in parts:
         c = p.columns
-        for (fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, dbs, cid, flags, scan, fk, ie) in zip(
+        for (fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, dbs, cid, flags, scan, fk, ie, ev) in zip(
                 *(c[n] for n in COLUMNS)):
             out.append(TrxFacts(fi, seq, tuple(None if x == _NONE else x for x in (rec, co, ws, wss)),
                                 None if ts == _NONE else ts, ins, upd, dele, nb, p.dbsets[dbs],
-                                None if cid == _NONE else cid, flags, scan, fk, ie))
+                                None if cid == _NONE else cid, flags, scan, fk, ie, ev))
     return out
 
 

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 #: ``take_facts``'s columns (``mod.rs`` FACT_COLUMNS), in :class:`NativeFacts` field order.
 FACT_COLUMNS = ("file_idx", "seq", "recorded", "commit_order", "writeset", "writeset_session",
                 "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows",
-                "fk_checks", "index_entries")
+                "fk_checks", "index_entries", "events")
 #: ``take_records``'s columns (``mod.rs`` RECORD_COLUMNS; None is i64 min), in :class:`NativeRecords` order.
 RECORD_COLUMNS = ("file_idx", "start_offset", "end_offset", "last_committed", "sequence_number", "thread_id",
                   "commit_ts_us", "immediate_commit_ts_us", "rows", "flags", "commit_order", "writeset",
-                  "writeset_session", "fallback", "original_commit_ts_us", "inserts", "updates", "deletes", "nbytes")
+                  "writeset_session", "fallback", "original_commit_ts_us", "inserts", "updates", "deletes", "nbytes",
+                  "events")
 
 
 def _q(b: bytes) -> array:
@@ -202,6 +203,7 @@ class NativeRecords:
     updates: array
     deletes: array
     nbytes: array   # Transaction.bytes: a compressed payload's as the events it holds
+    events: array   # Transaction.event_count
     table_ends: array
     tables: array
     gtids: tuple[str | None, ...]

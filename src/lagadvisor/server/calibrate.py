@@ -288,7 +288,7 @@ def _sample(settings: dict, w: _Watch, window_s: float) -> LiveSample:
 
 def _applied(files, file0: str, pos0: int) -> tuple[dict, list]:
     """The window's transactions as the replica wrote them: GTID -> (inserts, updates, deletes,
-    bytes), and (original, immediate commit timestamp, GTID) of those applied with a lag."""
+    bytes, events), and (original, immediate commit timestamp, GTID) of those applied with a lag."""
     shapes, commits = {}, []
     for f in files:
         for t in f.read_transactions(FileSummary(str(f)), selector=lambda tm: frozenset()):
@@ -297,5 +297,5 @@ def _applied(files, file0: str, pos0: int) -> tuple[dict, list]:
             if t.original_commit_timestamp and t.original_commit_timestamp != t.immediate_commit_timestamp:
                 commits.append((t.original_commit_timestamp, t.immediate_commit_timestamp, t.gtid))
             shapes[t.gtid] = (sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
-                              sum(s.deletes for s in t.tables), t.end_offset - t.start_offset)
+                              sum(s.deletes for s in t.tables), t.end_offset - t.start_offset, t.event_count)
     return shapes, commits

@@ -52,7 +52,7 @@ def facts_of(t, file_idx: int) -> TrxFacts:
     return TrxFacts(file_idx, seq, (last, last, last, last), t.commit_ts_us or t.timestamp * 1_000_000,
                     sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
                     sum(s.deletes for s in t.tables), t.bytes, tuple(sorted(t.databases)), t.commit_id,
-                    t.mariadb_flags)
+                    t.mariadb_flags, events=t.event_count)
 
 
 def _no_columns(_tm) -> frozenset:

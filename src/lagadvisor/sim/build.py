@@ -45,6 +45,8 @@ class TrxFacts:
     fk_checks: int = 0                  # foreign-key checks the replica's InnoDB runs for it
                                         # (writeset.extract.fk_check_count)
     index_entries: int = 0              # secondary index entries it writes (writeset.extract.index_entry_count)
+    events: int = 0                     # its binlog events (Transaction.event_count): the coordinator reads
+                                        # each (CostModel.dispatch_event_us); every reader sets it
 
 
 #: The optional columns of MariaDB's fields (``sim.columns.FactColumns.of_facts``), after ``FACT_COLUMNS``;
@@ -82,7 +84,8 @@ def mariadb_columns(c) -> tuple:
 
 
 #: The fact columns the engine's base columns are built from (:func:`native_base`), in its order.
-BASE_COLUMNS = ("commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks", "index_entries")
+BASE_COLUMNS = ("commit_ts_us", "inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks", "index_entries",
+                "events")
 
 
 def native_base(native, c, weights: tuple[float, ...], catch_up: bool, first: int | None = None) -> tuple[bytes, bytes]:
@@ -92,7 +95,7 @@ def native_base(native, c, weights: tuple[float, ...], catch_up: bool, first: in
     return native.sim_base_columns(*(getattr(c, n).tobytes() for n in BASE_COLUMNS), weights, catch_up, first)
 
 
-Base = tuple[array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('q')
+Base = tuple[array, array, array, array]   # arrival_us ('d'), work_us ('d'), nbytes ('q'), events ('q')
 
 
 def fact_column(facts, name: str):
@@ -173,29 +176,30 @@ def _native_columns(facts):
 
 
 def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> Base:
-    """The columns that do not depend on the clock: arrival, apply work, size (natively from
-    the fact columns when there are some: the same float operations)."""
+    """The columns that do not depend on the clock: arrival, apply work, size in bytes and in
+    events (natively from the fact columns when there are some: the same float operations)."""
     cols, native = _native_columns(facts)
     if cols is not None:
         a, w = native_base(native, cols, cost.work_weights(), catch_up)
         arrival, work = array("d"), array("d")
         arrival.frombytes(a)
         work.frombytes(w)
-        return arrival, work, array("q", cols.nbytes)
+        return arrival, work, array("q", cols.nbytes), array("q", cols.events)
     from .engine import NATIVE
 
     if getattr(facts, "chunks", None) is not None and NATIVE is not None:   # a spilled store, chunk by chunk
-        arrival, work, nbytes = array("d"), array("d"), array("q")
+        arrival, work, nbytes, events = array("d"), array("d"), array("q"), array("q")
         first, weights = first_commit_ts(facts), cost.work_weights()
         for _, c in facts.chunks(BASE_COLUMNS):
             a, w = native_base(NATIVE, c, weights, catch_up, first)
             arrival.frombytes(a)
             work.frombytes(w)
             nbytes.extend(c.nbytes)
-        return arrival, work, nbytes
+            events.extend(c.events)
+        return arrival, work, nbytes, events
     return (array("d", _arrivals(facts, catch_up)),
             array("d", [cost.apply_of(f) for f in facts]),
-            array("q", [f.nbytes for f in facts]))
+            array("q", [f.nbytes for f in facts]), array("q", [f.events for f in facts]))
 
 
 def is_barrier(lc: int, seq: int, prev_seq: int | None) -> bool:
@@ -215,8 +219,8 @@ def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_u
         needs = array("q")
         needs.frombytes(native.sim_clock_needs(cols.file_idx.tobytes(), cols.seq.tobytes(),
                                                getattr(cols, _CLOCK_COLUMNS[k]).tobytes())[0])
-        arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
-        return SimInput(arrival, work, nbytes, needs, array("b", bytes(len(facts))))
+        arrival, work, nbytes, events = base or base_columns(facts, cost, catch_up=catch_up)
+        return SimInput(arrival, work, nbytes, needs, array("b", bytes(len(facts))), events)
     needs = array("q", bytes(8 * len(facts)))
     prev_file = -1
     prev_seq = 0
@@ -232,8 +236,8 @@ def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_u
             needs[i] = i - 1
         else:
             needs[i] = max(seg_start - 1, i - (seq - lc))
-    arrival, work, nbytes = base or base_columns(facts, cost, catch_up=catch_up)
-    return SimInput(arrival, work, nbytes, needs, array("b", bytes(len(facts))))  # all PREFIX (0)
+    arrival, work, nbytes, events = base or base_columns(facts, cost, catch_up=catch_up)
+    return SimInput(arrival, work, nbytes, needs, array("b", bytes(len(facts))), events)  # all PREFIX (0)
 
 
 def database_partitioned(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool,
@@ -326,9 +330,9 @@ def speculative_needs(facts, workers: int, aggressive: bool):
 
 def with_needs(rows, base: Base) -> SimInput:
     """The engine's input from a mode's ``(need, kind, retried)`` rows and the base columns."""
-    arrival, work, nbytes = base
+    arrival, work, nbytes, events = base
     work = array("d", work)
-    return SimInput(arrival, work, nbytes, *take_needs(rows, len(work), work))
+    return SimInput(arrival, work, nbytes, *take_needs(rows, len(work), work), events)
 
 
 def take_needs(rows, n: int, work: array) -> tuple[array, array]:

@@ -198,7 +198,7 @@ class _Gaps:
         return is_barrier(lc, seq, self.prev_seq or None) or seq - lc <= 1
 
     def add(self, path: str, ts: int, orig: int, rows: int, ins: int, upd: int, dele: int, nbytes: int,
-            lc: int = 0, seq: int = 0) -> None:
+            lc: int, seq: int, events: int) -> None:
         if rows and not self.replicated:
             if ts and orig and orig != ts:
                 self.replicated += 1
@@ -216,7 +216,7 @@ class _Gaps:
             self.prev = ts or None
             return
         if self.pieces is not None:
-            self.pieces.add((self.file, lc, seq, orig, ts, ins, upd, dele, nbytes))
+            self.pieces.add((self.file, lc, seq, orig, ts, ins, upd, dele, nbytes, events))
             return
         if self.prev is not None and ts - orig >= self.min_lag_us and ts > self.prev:
             gap = float(ts - self.prev) - self.serial_byte_us * nbytes
@@ -252,10 +252,10 @@ def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float
         if i != current[0]:
             current[0] = i
             gaps[0].new_file()
-        for ts, orig, rows, ins, upd, dele, so, eo, lc, seq in zip(
+        for ts, orig, rows, ins, upd, dele, so, eo, lc, seq, ev in zip(
                 r.immediate_commit_ts_us, r.original_commit_ts_us, r.rows, r.inserts, r.updates, r.deletes,
-                r.start_offset, r.end_offset, r.last_committed, r.sequence_number):
-            gaps[0].add(path, ts, orig, rows, ins, upd, dele, eo - so, lc, seq)
+                r.start_offset, r.end_offset, r.last_committed, r.sequence_number, r.events):
+            gaps[0].add(path, ts, orig, rows, ins, upd, dele, eo - so, lc, seq, ev)
 
     def observe(_s, t, _ws, _c) -> None:
         if t.file != current[1]:
@@ -267,7 +267,8 @@ def read_gaps(paths: list[str], min_lag_us: int = 100_000, serial_byte_us: float
             on_transaction(t)
         gaps[0].add(t.file, t.immediate_commit_timestamp, t.original_commit_timestamp, t.rows,
                     sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
-                    sum(s.deletes for s in t.tables), t.bytes, t.last_committed or 0, t.sequence_number or 0)
+                    sum(s.deletes for s in t.tables), t.bytes, t.last_committed or 0, t.sequence_number or 0,
+                    t.event_count)
 
     # no clock is derived here: the smallest history, the recorded commit order
     run = ClockRun(WrittenPolicy(Policy.NONE, ""), 1, CommitOrderInput.RECORDED)
@@ -518,7 +519,7 @@ class _Pieces:
     spread evenly over the run (:class:`_Spread`); :meth:`take` picks ``keep`` of them, evenly
     spread. A transaction is
     (file, last_committed, sequence_number, original ts, immediate ts, inserts, updates,
-    deletes, bytes)."""
+    deletes, bytes, events)."""
 
     def __init__(self, min_lag_us: int, piece: int = PIECE, keep: int = MAX_PIECES) -> None:
         self.min_lag_us, self.piece = min_lag_us, piece
@@ -577,7 +578,7 @@ class _Piece:
         # as columns, so the simulation's input is built by the native core when it is loaded
         # (sim.build.logical_clock: the same numbers; a fit simulates each piece thousands of times)
         self.facts = FactList(FactColumns(col(0), col(2), lc, lc, lc, lc, col(3), col(5), col(6), col(7), col(8),
-                                          zeros, zeros, zeros, zeros, dbsets=[()]))
+                                          zeros, zeros, zeros, zeros, col(9), dbsets=[()]))
         self.imm = [a[4] for a in trxs]
 
     def commits(self, model: CostModel, workers: int, durable: bool):
@@ -622,10 +623,10 @@ STALL_RATIO = 5.0
 
 
 #: The workers' CPU costs: per transaction, row, byte, scanned row, foreign-key check, index
-#: entry, durable byte, and the multi-worker cost (what :func:`_scaled` and :func:`worker_share` scale as the
+#: entry, event, durable byte, and the multi-worker cost (what :func:`_scaled` and :func:`worker_share` scale as the
 #: workers' CPU).
 WORKER_COSTS = ("trx_us", "insert_us", "update_us", "delete_us", "byte_us", "scan_row_us", "fk_check_us",
-                "index_entry_us", "durable_byte_us", "multi_worker_us")
+                "index_entry_us", "event_us", "durable_byte_us", "multi_worker_us")
 
 
 def _workers_scaled(model: CostModel, f: float, **more) -> CostModel:
@@ -640,7 +641,8 @@ def _scaled(base: CostModel, cpu: float, commit: float, fsync: float, wake: floa
     (``wakeup_us``, ``handoff_us``) by ``wake``. The base's structure (which share of the work is
     serial, what grows with concurrency) is kept: it is what carries a fit of one worker count to
     the others (issue 33)."""
-    return _workers_scaled(base, cpu, dispatch_us=base.dispatch_us * cpu, dispatch_byte_us=base.dispatch_byte_us * cpu,
+    return _workers_scaled(base, cpu, dispatch_us=base.dispatch_us * cpu,
+                           dispatch_event_us=base.dispatch_event_us * cpu, dispatch_byte_us=base.dispatch_byte_us * cpu,
                            commit_us=base.commit_us * cpu * commit,
                            commit_group_us=base.commit_group_us * cpu * commit,
                            redo_flush_us=base.redo_flush_us * fsync, flush_us=base.flush_us * fsync,
@@ -941,6 +943,13 @@ def without_schema_costs(model: CostModel) -> CostModel:
     return replace(model, fk_check_us=0.0, index_entry_us=0.0)
 
 
+def without_event_costs(model: CostModel) -> CostModel:
+    """A model whose worker costs were regressed on rows and bytes alone (the one-worker gaps,
+    ``calibrate --host``'s own times): its per-event worker cost at 0, the events' share being in
+    the fitted row and transaction costs already (as the replica's workload has them)."""
+    return replace(model, event_us=0.0)
+
+
 def redo_share_of(model: CostModel) -> float:
     """The redo fsync's share of a model's durable fsync time (the built-in model's if it has
     none)."""
@@ -1012,7 +1021,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         model = replace(model, redo_flush_us=excess * share, flush_us=excess * (1.0 - share))
     else:
         scale = fit.intercept / fixed if fixed else 1.0
-        model = replace(model, dispatch_us=model.dispatch_us * scale, dispatch_byte_us=model.dispatch_byte_us * scale,
+        model = replace(model, dispatch_us=model.dispatch_us * scale, dispatch_event_us=model.dispatch_event_us * scale,
+                        dispatch_byte_us=model.dispatch_byte_us * scale,
                         trx_us=model.trx_us * scale, multi_worker_us=model.multi_worker_us * scale,
                         commit_us=model.commit_us * scale, commit_group_us=model.commit_group_us * scale,
                         insert_us=fit.insert_us, update_us=fit.update_us,
@@ -1031,7 +1041,7 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
         said += (thinned,)
     if cores:
         model = replace(model, cores=cores)
-    model = replace(without_schema_costs(model), calibrated_workers=1,
+    model = replace(without_event_costs(without_schema_costs(model)), calibrated_workers=1,
                     measured_on=measured_on(summaries, paths, fit.samples, 1, durable, model.cores))
     return Calibration(model, fit.samples, fit.r2, fit.mean_gap_us, fit.stall_factor,
                        tuple(w for s in summaries for w in s.warnings) + tuple(notes),
@@ -1065,8 +1075,9 @@ class Combined:
 
 def _unit_us(m: CostModel, fsyncs: bool) -> float:
     """A transaction of one insert, one update and one delete, committed alone: what the spread of
-    several calibrations is measured on (with its two fsyncs when the calibrations fitted them)."""
-    return (m.apply_us(1, 1, 1, 0) + m.dispatch_us + m.commit_alone_us()
+    several calibrations is measured on (with its two fsyncs when the calibrations fitted them).
+    Its 9 events: GTID, BEGIN, a table map and a rows event per statement, XID."""
+    return (m.apply_us(1, 1, 1, 0, events=9) + m.dispatch_us + 9 * m.dispatch_event_us + m.commit_alone_us()
             + ((m.flush_us + m.redo_flush_us) if fsyncs else 0.0))
 
 

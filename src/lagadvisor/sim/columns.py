@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 #: below, as ``native.results.NativeFacts.columns`` holds them.
 FACT_COLUMNS = ("file_idx", "seq", *(c.column for c in CLOCKS),
                 "commit_ts_us", "inserts", "updates", "deletes", "nbytes", "dbset", "scan_rows",
-                "fk_checks", "index_entries")
+                "fk_checks", "index_entries", "events")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class FactColumns:
     scan_rows: array
     fk_checks: array
     index_entries: array
+    events: array
     dbsets: list[tuple[str, ...]]
     #: MariaDB's fields, read by the reference only (None: every transaction's ``commit_id`` None
     #: and ``mariadb_flags`` 0, as the native core's): :func:`mariadb_column_values`
@@ -65,7 +66,7 @@ class FactColumns:
         cols += [array("q", [getattr(f, name) for f in facts]) for name in ("commit_ts_us", "inserts", "updates",
                                                                              "deletes", "nbytes")]
         cols += [dbset] + [array("q", [getattr(f, name) for f in facts]) for name in ("scan_rows", "fk_checks",
-                                                                                       "index_entries")]
+                                                                                       "index_entries", "events")]
         extra = {}
         if any(f.commit_id is not None or f.mariadb_flags for f in facts):
             pairs = [mariadb_column_values(f.commit_id, f.mariadb_flags) for f in facts]
@@ -86,8 +87,8 @@ class FactColumns:
         """One ``TrxFacts`` per transaction."""
         dbsets = self.dbsets
         cids, flags = mariadb_columns(self)
-        return [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], cid, fl, scan, fk, ie)
-                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan, fk, ie, cid, fl
+        return [TrxFacts(fi, seq, (rec, co, ws, wss), ts, ins, upd, dele, nb, dbsets[k], cid, fl, scan, fk, ie, ev)
+                for fi, seq, rec, co, ws, wss, ts, ins, upd, dele, nb, k, scan, fk, ie, ev, cid, fl
                 in zip(*(getattr(self, name) for name in FACT_COLUMNS), cids, flags)]
 
     def names(self) -> tuple[str, ...]:

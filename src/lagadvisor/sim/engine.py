@@ -8,7 +8,8 @@ numbers is a barrier (wait for everything before). The coordinator blocks on the
 queue: on a dependency it sleeps (``wait_for_last_committed_trx``, a condition wait) and runs
 again ``wakeup_us`` after the commit that met it; for a free worker it spins. The worker is
 assigned at the transaction's first event and applies the events as the coordinator reads
-them (``dispatch_us`` + ``dispatch_byte_us`` per byte), so the read and the apply run at once
+them (``dispatch_us`` + ``dispatch_event_us`` per event + ``dispatch_byte_us`` per byte: the read
+is per event, docs/accuracy.md "The coordinator reads per event"), so the read and the apply run at once
 and the apply ends no earlier than the read. Workers hold their transaction until it commits; with ``replica_preserve_commit_order``
 a transaction enters the commit pipeline only after its predecessor did. The pipeline is the
 replica's binlog group commit (MYSQL_BIN_LOG::ordered_commit), three serial stages that pipeline,
@@ -52,7 +53,7 @@ that applied it can process another ready transaction": the worker is freed at A
 its commit, and the transaction still enters the commit stage in source order (``enter_in_order``,
 unchanged). With it OFF the manual describes no separation: the worker holds the transaction
 through its commit, as the MTA's does. "CSA workers can read transaction events from the relay
-log in parallel": the coordinator's per-byte read (``dispatch_byte_us * nbytes``) moves into the
+log in parallel": the coordinator's read (``dispatch_event_us * events + dispatch_byte_us * nbytes``) moves into the
 worker's CPU job (processor-shared, so parallel), and the scheduler's serial cost per transaction
 is ``dispatch_us`` alone. 19.2.4.2 "Change Stream Applier Limitations": no
 replica_pending_jobs_size_max (its replacement, APPLIER_EVENT_MEMORY_LIMIT, is not modelled: the
@@ -66,7 +67,7 @@ This module is the reference. ``native/src/sim.rs`` replays it event for event (
 order, same float operations in the same order) and :func:`simulate` uses it when the
 extension is built; a change here must be made there too (tests/native/test_sim_engine.py compares
 the two exactly). Input is :class:`SimInput`, columns of typed arrays, so a million
-transactions cross into Rust as five buffers, with the settings and costs as one
+transactions cross into Rust as six buffers, with the settings and costs as one
 :class:`SimArgs` (and, from :func:`simulate`, the work unscaled: sim.rs does
 :func:`spread_across_workers` itself, as for ``StreamSim``). :func:`simulate_python` mirrors sim.rs's ``Sim`` line by line and stays one
 function, longer than 100 lines, on purpose: split, the two would no longer read side by side.
@@ -99,6 +100,7 @@ class SimTrx:
     nbytes: int
     need: int
     need_kind: int = PREFIX
+    events: int = 0     # its binlog events (Transaction.event_count): what the coordinator reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,19 +115,21 @@ class SimInput:
     nbytes: array       # 'q'
     need: array         # 'q'
     need_kind: array    # 'b'
+    events: array       # 'q'
 
     @classmethod
     def of(cls, trxs: Iterable[SimTrx]) -> "SimInput":
         trxs = list(trxs)
         return cls(array("d", [x.arrival_us for x in trxs]), array("d", [x.work_us for x in trxs]),
                    array("q", [x.nbytes for x in trxs]), array("q", [x.need for x in trxs]),
-                   array("b", [x.need_kind for x in trxs]))
+                   array("b", [x.need_kind for x in trxs]), array("q", [x.events for x in trxs]))
 
     def __len__(self) -> int:
         return len(self.arrival_us)
 
     def __getitem__(self, i: int) -> SimTrx:
-        return SimTrx(self.arrival_us[i], self.work_us[i], self.nbytes[i], self.need[i], self.need_kind[i])
+        return SimTrx(self.arrival_us[i], self.work_us[i], self.nbytes[i], self.need[i], self.need_kind[i],
+                      self.events[i])
 
 
 @dataclass
@@ -187,7 +191,7 @@ def spread_across_workers(inp: SimInput, cfg: ReplicaConfig, cost: CostModel,
     if f == 1.0 and b == 0.0 and m == 0.0 and not t:
         return inp, cost
     work = (scaled or ScaledWork())(inp.work_us, f, inp.nbytes, b, m, t)
-    return (SimInput(inp.arrival_us, work, inp.nbytes, inp.need, inp.need_kind),
+    return (SimInput(inp.arrival_us, work, inp.nbytes, inp.need, inp.need_kind, inp.events),
             cost.commit_scaled(f))
 
 
@@ -264,6 +268,7 @@ class SimArgs:
     nbytes: bytes
     need: bytes
     need_kind: bytes
+    events: bytes
     cfg: ReplicaConfig
     cost: CostModel
     # spread_across_workers done by sim.rs (``feed``, as for StreamSim): the workers' CPU factor,
@@ -276,7 +281,7 @@ class SimArgs:
     @classmethod
     def of(cls, inp: SimInput, cfg: ReplicaConfig, cost: CostModel, spread: bool = False) -> "SimArgs":
         cols = (inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
-                inp.need_kind.tobytes(), cfg)
+                inp.need_kind.tobytes(), inp.events.tobytes(), cfg)
         return cls(*cols, *native_work_args(cfg, cost)) if spread else cls(*cols, cost)
 
 
@@ -309,7 +314,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     if cfg.workers <= 0:
         return _single_threaded(inp, cfg, cost)
     n = len(inp)
-    arrival_us, work_us, nbytes = inp.arrival_us, inp.work_us, inp.nbytes
+    arrival_us, work_us, nbytes, events = inp.arrival_us, inp.work_us, inp.nbytes, inp.events
     need, need_kind = inp.need, inp.need_kind
     heap: list = []
     counter = 0
@@ -460,7 +465,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         # The MTA's worker is assigned at the transaction's first event and applies each event as
         # the coordinator queues it: the read and the apply run at once, and the apply cannot end
         # before the read (one processor-shared rate: the longer of the two jobs ends last).
-        read_us = cost.dispatch_us + cost.dispatch_byte_us * nbytes[coord_next]
+        read_us = cost.dispatch_us + cost.dispatch_event_us * events[coord_next] + cost.dispatch_byte_us * nbytes[coord_next]
         run_cpu(now, read_us, DISPATCH_DONE, coord_next)
         pending += nbytes[coord_next]
         start_t[coord_next] = now
@@ -597,7 +602,8 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             if csa:  # the worker reads its transaction's events itself, then applies them
                 pending += nbytes[i]
                 start_t[i] = now
-                run_cpu(now, cost.dispatch_byte_us * nbytes[i] + work_us[i], APPLY_DONE, i)
+                run_cpu(now, cost.dispatch_event_us * events[i] + cost.dispatch_byte_us * nbytes[i] + work_us[i],
+                        APPLY_DONE, i)
         elif kind == APPLY_DONE:
             pending -= nbytes[i]
             applied[i] = 1
@@ -661,10 +667,10 @@ def _single_threaded(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimR
     commit_t = array("d", bytes(8 * n))
     t = 0.0
     busy = 0.0
-    for i, (arrival, w, nb) in enumerate(zip(inp.arrival_us, inp.work_us, inp.nbytes)):
+    for i, (arrival, w, nb, ev) in enumerate(zip(inp.arrival_us, inp.work_us, inp.nbytes, inp.events)):
         t = max(t, arrival)
         # one transaction per group: each of its two fsyncs writes its bytes
-        work = ((cost.dispatch_us + cost.dispatch_byte_us * nb) + w + (cost.commit_group_us + cost.commit_us)
+        work = ((cost.dispatch_us + cost.dispatch_event_us * ev + cost.dispatch_byte_us * nb) + w + (cost.commit_group_us + cost.commit_us)
                 + ((cost.redo_flush_us + cost.flush_us) + 2.0 * cost.fsync_byte_us * nb if cfg.durable else 0.0))
         t += work
         busy += work

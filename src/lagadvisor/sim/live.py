@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 from statistics import median
 
 from ..errors import ConfigError
-from .calibrate import fit_any, fit_scaled, held_out_band, replica_of, without_schema_costs
+from .calibrate import fit_any, fit_scaled, held_out_band, replica_of, without_event_costs, without_schema_costs
 from .model import CostModel, one_line, workers_text
 
 #: Fsyncs started while one of the other file was running, needed to tell.
@@ -115,7 +115,7 @@ class LiveSample:
     fsyncs: dict
     io_before: FsyncTotals
     io_after: FsyncTotals
-    #: the replica's binlog over the window: GTID -> (inserts, updates, deletes, bytes)
+    #: the replica's binlog over the window: GTID -> (inserts, updates, deletes, bytes, events)
     shapes: dict
     #: (original_commit_timestamp, immediate_commit_timestamp, GTID) in the replica's commit
     #: order, of the transactions whose two timestamps differ (replicated)
@@ -535,7 +535,8 @@ def _commit_us(sample: LiveSample, picked: _Picked, fitted: _Fitted, io: _MeanFs
         # fsyncs on the one device, for its turn to commit): the intercept overstates the commit
         # CPU by them. The serial stage's own time per transaction is what the replica's commits
         # are apart while the next one is already waiting; the fsync time per transaction out of it.
-        commit = busy_us - io.per_trx - model.dispatch_us
+        events = sum(s[4] for s in sample.shapes.values()) / len(sample.shapes)
+        commit = busy_us - io.per_trx - (model.dispatch_us + model.dispatch_event_us * events)
     return commit, busy_us, busy_n
 
 
@@ -616,7 +617,7 @@ def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | 
     if waited is not None:
         model = replace(model, fsync_devices=1 if waited >= 0.5 else 2)
     host = server.get("hostname") or ""
-    model = replace(without_schema_costs(model), calibrated_workers=workers, measured_on=one_line(
+    model = replace(without_event_costs(without_schema_costs(model)), calibrated_workers=workers, measured_on=one_line(
         f"{replica_of([server.get('version') or ''])}{' on ' + host if host else ''}, watched live: "
         f"{fit.samples:,} of its applied transactions in {sample.window_s:g} s, {workers_text(workers)}, "
         f"{'durable' if server['durable'] else 'relaxed'}; {model.cores} cores"))

@@ -45,6 +45,21 @@ class CostModel:
     VM, kernel 6.18, ext4 on a virtual disk: ``MACHINE``), measured and fitted by the many-core lab
     (bench/manycore/, docs/accuracy.md "Many cores"); give a replica's own with ``calibrate``."""
 
+    # The events (2026-11-28, fifteenth session, docs/accuracy.md "What an event costs"): the
+    # coordinator's read and the workers' apply are priced per binlog event (TrxFacts.events), as
+    # measured on the statement twins (gen_backlogs.py stmt1/stmt16: the same 16 row updates a
+    # transaction in 1 or 16 statements, 5 or 35 events; lab.py --quick on the 2-core VM,
+    # bench/stmt_twins_2core.json): the coordinator's read stage 2.5 us more an event, the workers'
+    # /proc CPU 10.2 us more. The per-event costs were then fitted with the workers' per-row and
+    # per-transaction costs and the coordinator's, on the model's own two 16-core runs, the rest held
+    # (fit.py bench/manycore_16core.json.gz bench/manycore_16core_run2.json.gz --startup-s
+    # 0.030744,0.032072 --groups-weight 1 --free dispatch_us,dispatch_event_us,trx_us,insert_us,
+    # update_us,event_us: loss 0.0345 against 0.0360; held-out runs 3-7 0.2809 against 0.2823): the
+    # workers 3.91 us an event (the lab's backlogs, whose statements are mostly of one row, cannot
+    # tell a statement's cost from its row's as well as the twins: held at the twins' 10.2 the fit
+    # was worse, 0.0383, with the insert and delete costs at 0), the coordinator 15.1 us a
+    # transaction and 1.75 an event (its instrumented read, 4.3 us an event on 16 cores and 2.5 on
+    # the twins, is inflated by the timers: the instrumented catch-ups took 0.03-0.30 s longer).
     # The coordinator and the bytes (2026-11-28, docs/accuracy.md "The coordinator reads per event,
     # not per byte"): dispatch_byte_us and byte_us are measured on the doc twins (bench/manycore/
     # gen_backlogs.py doc5/doc500: the same 11 events a transaction, 1.0 and 36.7 kB; lab.py
@@ -55,8 +70,8 @@ class CostModel:
     # bench/manycore_16core.json.gz bench/manycore_16core_run2.json.gz --startup-s 0.030744,0.032072
     # --groups-weight 1 --free dispatch_us,trx_us,insert_us,update_us --set dispatch_byte_us=0.0005
     # --set byte_us=0.0048: loss 0.0360 against 0.0378; held-out runs 3-7 0.2821 against 0.2888).
-    # The coordinator's 32.2 us a transaction is the instrumented rounds' read stage (4.3 us an
-    # event, 6-15 events a transaction over the five backlogs: bench/manycore/coordinator_read.py).
+    # (Then: the coordinator's 32.2 us a transaction stood for the instrumented rounds' read stage,
+    # 4.3 us an event, 6-15 events a transaction over the five backlogs: coordinator_read.py.)
     # Before: measured on that machine by bench/manycore/lab.py (bench/manycore_16core.json, 2026-11-26):
     # - dispatch_us, dispatch_byte_us (replaced, above): the coordinator's /proc CPU per transaction at
     #   16 and 32 workers, regressed on the transactions' bytes over the five backlogs (18 us + 0.016
@@ -122,15 +137,18 @@ class CostModel:
     # worker CPU a check, 1.9 an entry (docs/accuracy.md "Foreign-key checks and index entries,
     # counted").
     # Checked back on 2 cores: docs/accuracy.md.
-    trx_us: float = 32.9           # worker, per transaction (parallel)
-    insert_us: float = 40.0        # worker, per row written
-    update_us: float = 16.7        # worker, per row updated
-    delete_us: float = 47.2        # worker, per row deleted
+    trx_us: float = 10.6           # worker, per transaction (parallel)
+    insert_us: float = 31.1        # worker, per row written
+    update_us: float = 16.4        # worker, per row updated
+    delete_us: float = 36.7        # worker, per row deleted
+    event_us: float = 3.91         # worker, per binlog event of the transaction (a statement's table
+                                   # map and rows event are applied apart: open, lock, set up)
     byte_us: float = 0.0048        # worker, per byte of the transaction's events (measured: the doc
                                    # twins, bench/doc_twins_2core.json; the lab's bytes go with its rows)
     durable_byte_us: float = 0.0048  # worker, per byte, when durable: the commit's redo and binlog writes
                                    # it waits for (/proc worker CPU, durable less relaxed, grows with bytes)
-    dispatch_us: float = 32.2      # coordinator, per transaction (read, schedule, hand over)
+    dispatch_us: float = 15.1      # coordinator, per transaction (schedule, hand over)
+    dispatch_event_us: float = 1.75  # coordinator, per binlog event of the transaction (reading it)
     dispatch_byte_us: float = 0.0005  # coordinator, per byte of the transaction's events (reading them;
                                       # measured: the doc twins' read stage, bench/doc_twins_2core.json)
     commit_us: float = 48.6        # commit stage, per member (serial: InnoDB commits in order)
@@ -197,26 +215,27 @@ class CostModel:
                                    # written by hand or before the field)
 
     def apply_us(self, inserts: int, updates: int, deletes: int, nbytes: int, scan_rows: int = 0,
-                 fk_checks: int = 0, index_entries: int = 0) -> float:
+                 fk_checks: int = 0, index_entries: int = 0, events: int = 0) -> float:
         """Worker CPU before the commit (``scan_rows``: rows of tables without an index scanned
         to find the changed rows, ``TrxFacts.scan_rows``; ``fk_checks``: the foreign-key checks
         InnoDB runs for it, ``TrxFacts.fk_checks``; ``index_entries``: the secondary index
-        entries it writes, ``TrxFacts.index_entries``)."""
+        entries it writes, ``TrxFacts.index_entries``; ``events``: its binlog events,
+        ``TrxFacts.events``: each statement's table map and rows event are applied apart)."""
         return (self.trx_us + self.insert_us * inserts + self.update_us * updates
                 + self.delete_us * deletes + self.byte_us * nbytes + self.scan_row_us * scan_rows
-                + self.fk_check_us * fk_checks + self.index_entry_us * index_entries)
+                + self.fk_check_us * fk_checks + self.index_entry_us * index_entries + self.event_us * events)
 
     def apply_of(self, facts) -> float:
         """:meth:`apply_us` of one transaction's facts (``sim.build.TrxFacts``, or anything with
-        its row, byte, scan, check and entry fields)."""
+        its row, byte, scan, check, entry and event fields)."""
         return self.apply_us(facts.inserts, facts.updates, facts.deletes, facts.nbytes, facts.scan_rows,
-                             facts.fk_checks, facts.index_entries)
+                             facts.fk_checks, facts.index_entries, facts.events)
 
     def work_weights(self) -> tuple[float, ...]:
         """:meth:`apply_us`'s terms in its order, as the native core takes them
         (``sim_base_columns``)."""
         return (self.trx_us, self.insert_us, self.update_us, self.delete_us, self.byte_us, self.scan_row_us,
-                self.fk_check_us, self.index_entry_us)
+                self.fk_check_us, self.index_entry_us, self.event_us)
 
     def spread_factors(self) -> tuple[float, ...]:
         """The apply CPU factors of :attr:`apply_spread` (:data:`SPREAD_SLOTS` of them, mean 1):
@@ -498,8 +517,10 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "update_us": (float, 0, 1e6, "microseconds"),
     "delete_us": (float, 0, 1e6, "microseconds"),
     "byte_us": (float, 0, 1e3, "microseconds per byte"),
+    "event_us": (float, 0, 1e6, "microseconds per event"),
     "durable_byte_us": (float, 0, 1e3, "microseconds per byte"),
     "dispatch_us": (float, 0, 1e6, "microseconds"),
+    "dispatch_event_us": (float, 0, 1e6, "microseconds per event"),
     "dispatch_byte_us": (float, 0, 1e3, "microseconds per byte"),
     "commit_us": (float, 0, 1e6, "microseconds"),
     "commit_group_us": (float, 0, 1e6, "microseconds"),

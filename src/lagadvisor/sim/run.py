@@ -23,7 +23,7 @@ def facts_of(t: Transaction, c: Computed, file_idx: int, scan_rows: int = 0, fk_
     return TrxFacts(file_idx, c.sequence_number, (recorded, c.commit_order, c.writeset, c.writeset_session),
                     t.commit_ts_us or t.timestamp * 1_000_000, ins, upd, dele, t.bytes,
                     tuple(sorted(t.databases)), t.commit_id, t.mariadb_flags, scan_rows, fk_checks,
-                    index_entries)
+                    index_entries, t.event_count)
 
 
 class ScanSizes:

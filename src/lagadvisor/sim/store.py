@@ -6,7 +6,7 @@ column by column, to an unlinked temporary file under the cache directory
 (``$LAGADVISOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/lagadvisor``, else ``~/.cache/lagadvisor``;
 the system's temporary directory when none is writable). Simulations read it back chunk by
 chunk (:meth:`FactStore.chunks`, ``sim.stream``), so a day of binlogs costs disk, not memory:
-104 bytes per transaction on disk, the chunk being simulated in memory.
+112 bytes per transaction on disk, the chunk being simulated in memory.
 
 A store that never spilled is also a :class:`~.columns.FactList` over one set of columns, so every
 consumer written for those (``fact_column``) reads it unchanged.
@@ -244,7 +244,7 @@ def _one(c: FactColumns, i: int):
     cid, flags = mariadb_fields(c.commit_id[i], c.mariadb[i]) if c.mariadb is not None else (None, 0)
     return TrxFacts(c.file_idx[i], c.seq[i], (c.recorded[i], c.commit_order[i], c.writeset[i], c.writeset_session[i]),
                     c.commit_ts_us[i], c.inserts[i], c.updates[i], c.deletes[i], c.nbytes[i], c.dbsets[c.dbset[i]],
-                    cid, flags, c.scan_rows[i], c.fk_checks[i], c.index_entries[i])
+                    cid, flags, c.scan_rows[i], c.fk_checks[i], c.index_entries[i], c.events[i])
 
 
 __all__ = ["DEFAULT_SPILL", "FactStore", "cache_dir", "spill_limit"]

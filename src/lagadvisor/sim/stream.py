@@ -103,12 +103,12 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
     if chunks_of(facts) is None:  # facts as TrxFacts: the whole input at once
         inp = scheduler_input(cfg.mode, facts, clock, cost, cfg.workers, catch_up=catch_up)
         sim.feed(inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
-                 inp.need_kind.tobytes(), True)
+                 inp.need_kind.tobytes(), inp.events.tobytes(), True)
     else:
         inputs = (_chunk_inputs(facts, clock, cost, catch_up) if cfg.mode == ReplicaMode.LOGICAL_CLOCK
                   else _mode_chunk_inputs(facts, cfg.mode, cost, cfg.workers, catch_up))
-        for a, wk, nb, needs, kinds in inputs:
-            sim.feed(a, wk, nb, needs, kinds, False)
+        for a, wk, nb, needs, kinds, ev in inputs:
+            sim.feed(a, wk, nb, needs, kinds, ev, False)
     apply_us, busy, dep, wwait, flushes, groups, n, exact, approx = sim.finish()
     s = SimSummary(max(0, cfg.workers), apply_us, busy, dep, wwait, flushes, n, commit_groups=groups)
     if exact is not None:
@@ -146,7 +146,7 @@ def _chunk_inputs(facts, clock: str, cost: CostModel, catch_up: bool):
         a, wk = native_base(native, c, w, catch_up, first)
         needs, state = native.sim_clock_needs(c.file_idx.tobytes(), c.seq.tobytes(), getattr(c, col).tobytes(),
                                               off, state)
-        item = (a, wk, c.nbytes.tobytes(), needs, bytes(len(c)))
+        item = (a, wk, c.nbytes.tobytes(), needs, bytes(len(c)), c.events.tobytes())
         if keep:
             built.append(item)
         yield item
@@ -169,7 +169,7 @@ def _mode_chunk_inputs(facts, mode: ReplicaMode, cost: CostModel, workers: int, 
         work = array("d")
         work.frombytes(wk)
         needs, kinds = take_needs(rows, len(work), work)
-        yield a, work.tobytes(), c.nbytes.tobytes(), needs.tobytes(), kinds.tobytes()
+        yield a, work.tobytes(), c.nbytes.tobytes(), needs.tobytes(), kinds.tobytes(), c.events.tobytes()
 
 
 def _exact_stats(s: SimSummary, commit: array, arrival: array, threshold_s: float, window_s: float,
