@@ -487,7 +487,8 @@ def test_combined_calibrations_take_each_cost_s_median_and_their_spread_as_the_b
     base = CostModel()
     # three relaxed windows of one replica: the same shape, the machine 10% slower and 12% faster
     members = [replace(base, **{k: getattr(base, k) * f for k in ("trx_us", "insert_us", "update_us", "delete_us",
-                                                                   "commit_us", "dispatch_us")},
+                                                                   "event_us", "commit_us", "dispatch_us",
+                                                                   "dispatch_event_us")},
                        error_band=b) for f, b in ((1.0, 0.01), (1.10, 0.02), (0.88, 0.015))]
     c = combine_models(members)
     assert c.model.commit_us == base.commit_us and c.model.update_us == base.update_us

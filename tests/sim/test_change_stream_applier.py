@@ -64,7 +64,8 @@ def test_csa_gains_nothing_where_dependencies_serialize(workers, durable):
     assert all(inp.need[i] == i - 1 for i in range(len(inp)))  # fully serial
     mta, csa = both(inp, ReplicaConfig(workers, True, durable), cost)
     f = cost.worker_cpu(workers)
-    reads = sum(cost.dispatch_us + cost.dispatch_byte_us * b * f for b in inp.nbytes)
+    reads = sum(cost.dispatch_us + (cost.dispatch_event_us * e + cost.dispatch_byte_us * b) * f
+                for b, e in zip(inp.nbytes, inp.events))
     assert mta.apply_us <= csa.apply_us <= mta.apply_us + reads + 1e-6 * mta.apply_us
     assert csa.flushes == mta.flushes
 
@@ -80,7 +81,8 @@ def test_csa_without_commit_order_keeps_the_worker_through_the_commit():
     mta, csa = both(inp, ReplicaConfig(4, False, True), cost)
     # no faster; slower by at most the reads the MTA's coordinator overlaps with the apply
     f = cost.worker_cpu(4)
-    reads = sum(cost.dispatch_us + cost.dispatch_byte_us * b * f for b in inp.nbytes)
+    reads = sum(cost.dispatch_us + (cost.dispatch_event_us * e + cost.dispatch_byte_us * b) * f
+                for b, e in zip(inp.nbytes, inp.events))
     assert mta.apply_us * 0.99 <= csa.apply_us <= mta.apply_us + reads / 4 + 0.02 * mta.apply_us
     assert abs(csa.flushes - mta.flushes) <= 0.15 * mta.flushes
 
