@@ -154,7 +154,7 @@ class Context:
         if "coordinator" not in self._trx_cache:  # one pass over the sizes, none kept
             coordinator, total = 0.0, 0
             for b, ev in fact_rows(self.facts, ("nbytes", "events")):
-                coordinator += cost.dispatch_us + cost.dispatch_event_us * ev + cost.dispatch_byte_us * b
+                coordinator += cost.coordinator_us(b, ev)
                 total += b
             self._trx_cache["coordinator"], self._trx_cache["bytes"] = coordinator, total
         commit_cpu = len(self.facts) * cost.commit_us + res.commit_groups * cost.commit_group_us

@@ -465,7 +465,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         # The MTA's worker is assigned at the transaction's first event and applies each event as
         # the coordinator queues it: the read and the apply run at once, and the apply cannot end
         # before the read (one processor-shared rate: the longer of the two jobs ends last).
-        read_us = cost.dispatch_us + cost.dispatch_event_us * events[coord_next] + cost.dispatch_byte_us * nbytes[coord_next]
+        read_us = cost.coordinator_us(nbytes[coord_next], events[coord_next])
         run_cpu(now, read_us, DISPATCH_DONE, coord_next)
         pending += nbytes[coord_next]
         start_t[coord_next] = now
@@ -670,7 +670,7 @@ def _single_threaded(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimR
     for i, (arrival, w, nb, ev) in enumerate(zip(inp.arrival_us, inp.work_us, inp.nbytes, inp.events)):
         t = max(t, arrival)
         # one transaction per group: each of its two fsyncs writes its bytes
-        work = ((cost.dispatch_us + cost.dispatch_event_us * ev + cost.dispatch_byte_us * nb) + w + (cost.commit_group_us + cost.commit_us)
+        work = (cost.coordinator_us(nb, ev) + w + (cost.commit_group_us + cost.commit_us)
                 + ((cost.redo_flush_us + cost.flush_us) + 2.0 * cost.fsync_byte_us * nb if cfg.durable else 0.0))
         t += work
         busy += work
