@@ -872,6 +872,29 @@ def test_index_cost_fits_the_per_index_cost_on_the_medians():
     assert w["bytes_added"] == 1000 and w["per_byte_us"]["worker_cpu"] == pytest.approx(0.02)
 
 
+def test_index_cost_prices_the_statement_twins_per_event():
+    """index_cost.pairs on the statement twins: the difference per binlog event stmt16 adds
+    (EVENTS_ADDED, checked against gen_backlogs' statements: GTID, BEGIN, a table map and a rows
+    event a statement, XID), per byte where the bytes alone differ (the doc twins)."""
+    import random
+
+    ic, gen = _load("index_cost"), _load("gen_backlogs")
+    for (variant, twin), added in ic.EVENTS_ADDED.items():
+        def events(name):
+            wl = gen.STMT_WORKLOADS[name]
+            rnd = random.Random(f"33:{wl.seed_key or wl.name}")
+            list(wl.setup(rnd))
+            return {3 + 2 * len(wl.trx(rnd, seq)) for seq in range(1, 50)}
+        assert events(variant) == {35} and events(twin) == {5} and added == 30
+    runs = [{"phase": "relaxed", "round": rnd, "workload": wl, "config": "relaxed", "workers": 1, "transactions": 1000,
+             "seconds": us * 1000 / 1e6, "cpu_s": {"rpl_rca_wkr": 0.8 * us * 1000 / 1e6}}
+            for rnd in (1, 2, 3) for wl, us in (("stmt1", 170.0 + rnd), ("stmt16", 470.0 + rnd))]
+    (p,) = ic.pairs({"runs": runs})
+    assert (p["variant"], p["twin"], p["events_added"]) == ("stmt16", "stmt1", 30)
+    assert p["per_event_us"]["seconds"] == pytest.approx(10.0) and p["per_event_us"]["worker_cpu"] == pytest.approx(8.0)
+    assert "per_byte_us" not in p
+
+
 def test_fk_twins_differ_only_in_the_foreign_key():
     """gen_backlogs' fkfk is the lab's fk backlog statement for statement (one seeded draw), and
     fkkey the same with the index InnoDB makes for the foreign key instead of the key itself."""

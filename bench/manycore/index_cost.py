@@ -15,7 +15,11 @@ own ``fk`` backlog, against ``fkkey``, the same without its foreign key. Per con
 the rounds of the catch-up's time, the workers' and the coordinator's CPU and InnoDB purge's CPU
 (``/proc``, ``lab.py`` ``cpu_s``), all per transaction; it fits each on the non-unique index count
 by least squares (the slope is what one more index costs a transaction, a quarter of it one entry
-change), and sets each other variant against its twin (:data:`PAIRS`).
+change), and sets each other variant against its twin (:data:`PAIRS`). The same pairs take the
+statement twins (``stmt16`` against ``stmt1``: per binlog event, :data:`EVENTS_ADDED`) and the doc
+twins (``doc500`` against ``doc5``: per byte), whose lab runs are JSONs of their own
+(bench/stmt_twins_2core.json, bench/doc_twins_2core.json; the model's ``event_us`` and
+``byte_us``: docs/accuracy.md "What an event costs").
 
     python3 bench/manycore/gen_backlogs.py --only idx0,idx2,idx4,idx8,uk4,kr,fkr,wide0 --out bench/data/manycore/index
     python3 bench/manycore/lab.py --quick --workloads idx0,idx2,idx4,idx8,uk4,kr,fkr,wide0 --workers 1,2 --rounds 7 \\
@@ -48,7 +52,12 @@ PAIRS = (("uk4", "idx4", "4 unique secondary indexes instead of 4 non-unique"),
          ("fkr", "kr", "a foreign key on r (its parent checked) instead of r's index alone"),
          ("wide0", "idx0", "pad CHAR(252) instead of CHAR(60): the same rows, more bytes"),
          ("fkfk", "fkkey", "the lab's fk backlog: its foreign key (each child insert checks its parent) "
-                           "instead of the index alone"))
+                           "instead of the index alone"),
+         ("stmt16", "stmt1", "the same 16 row updates in 16 statements instead of one"),
+         ("doc500", "doc5", "the same statements with 5,999-character TEXT values instead of 59"))
+#: Binlog events a variant adds a transaction over its twin, where they differ (gen_backlogs.py
+#: STMT_WORKLOADS: GTID, BEGIN, a table map and an Update_rows event a statement, XID: 35 against 5).
+EVENTS_ADDED = {("stmt16", "stmt1"): 30}
 
 
 def per_trx_us(run: dict, measure: str) -> float:
@@ -116,7 +125,11 @@ def pairs(lab: dict) -> list[dict]:
                        "difference_us": {m: round(v[m] - t[m], 1) for m in MEASURES},
                        "share": {m: round(v[m] / t[m] - 1, 4) if t[m] > 0 else None for m in MEASURES}}
                 bv, bt = bytes_per_trx(lab, variant), bytes_per_trx(lab, twin)
-                if bv is not None and bt is not None and bv - bt >= 100:
+                events = EVENTS_ADDED.get((variant, twin))
+                if events:
+                    row["events_added"] = events
+                    row["per_event_us"] = {m: round((v[m] - t[m]) / events, 2) for m in MEASURES}
+                elif bv is not None and bt is not None and bv - bt >= 100:
                     row["bytes_added"] = round(bv - bt, 1)
                     row["per_byte_us"] = {m: round((v[m] - t[m]) / (bv - bt), 4) for m in MEASURES}
                 out.append(row)
@@ -147,6 +160,10 @@ def print_pairs(rows: list[dict]) -> None:
                            for m in MEASURES)
         print(f"| {p['config']} | {p['workers']} | {p['variant']} - {p['twin']}: {p['what']} | {cells} |")
     for p in rows:
+        if "per_event_us" in p:
+            print(f"{p['config']}, {p['workers']} worker(s), {p['variant']} - {p['twin']}: {p['events_added']} binlog "
+                  "events more a transaction; per event: "
+                  + ", ".join(f"{m} {p['per_event_us'][m]:+.2f} us" for m in MEASURES))
         if "per_byte_us" in p:
             print(f"{p['config']}, {p['workers']} worker(s), {p['variant']} - {p['twin']}: {p['bytes_added']:.0f} bytes of "
                   "binlog more a transaction; per byte: "
@@ -162,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     lab = read_json(a.lab)
     rows, twins = summarize(lab), pairs(lab)
     if not rows and not twins:
-        print(f"{a.lab}: no timed catch-ups of the index backlogs (idx0, idx2, ..., uk4, kr, fkr)", file=sys.stderr)
+        print(f"{a.lab}: no timed catch-ups of the index backlogs (idx0, idx2, ..., uk4, kr, fkr) or of a pair of "
+              "twins (stmt1/stmt16, doc5/doc500)", file=sys.stderr)
         return 2
     print_rows(rows)
     print_pairs(twins)

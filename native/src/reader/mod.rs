@@ -398,8 +398,8 @@ const RECORD_COLUMNS: [&str; 20] = ["file_idx", "start_offset", "end_offset", "l
 struct Graph {
     /// 0 recorded, 1 COMMIT_ORDER, 2 WRITESET, 3 WRITESET_SESSION.
     policy: u8,
-    /// trx_us, insert_us, update_us, delete_us, byte_us, commit_us.
-    w: [f64; 6],
+    /// trx_us, insert_us, update_us, delete_us, byte_us, commit_us, event_us.
+    w: [f64; 7],
     keep: (i64, i64),
     transactions: i64,
     depth: i64,
@@ -449,12 +449,12 @@ impl Graph {
     /// `depgraph.graph.GraphBuilder.add`: one transaction placed on the clock, its conflicts
     /// with the hashes' last writers counted, and (in the kept range) its node and edges.
     #[allow(clippy::too_many_arguments)]
-    fn add(&mut self, file_idx: usize, lc_in: Option<i64>, seq: i64, rows3: [i64; 3], nbytes: i64, rows: i64,
-           gtid: &Option<String>, hashes: &[i64], labels: &[String]) {
+    fn add(&mut self, file_idx: usize, lc_in: Option<i64>, seq: i64, rows3: [i64; 3], nbytes: i64, events: i64,
+           rows: i64, gtid: &Option<String>, hashes: &[i64], labels: &[String]) {
         self.index += 1;
         let idx = self.index;
         self.enter_file(file_idx);
-        let cost = self.cost(rows3, nbytes);
+        let cost = self.cost(rows3, nbytes, events);
         let lc = self.place(lc_in, seq, cost);
         let keep = idx >= self.keep.0 && idx < self.keep.1;
         if keep {
@@ -481,12 +481,13 @@ impl Graph {
         }
     }
 
-    /// The cost model's estimate of one transaction (`w` over its rows by kind and its bytes).
+    /// The cost model's estimate of one transaction (`w` over its rows by kind, its bytes and
+    /// its binlog events, then its commit alone).
     #[inline]
-    fn cost(&self, rows3: [i64; 3], nbytes: i64) -> f64 {
+    fn cost(&self, rows3: [i64; 3], nbytes: i64, events: i64) -> f64 {
         let w = &self.w;
         (w[0] + w[1] * rows3[0] as f64 + w[2] * rows3[1] as f64 + w[3] * rows3[2] as f64
-         + w[4] * nbytes as f64) + w[5]
+         + w[4] * nbytes as f64 + w[6] * events as f64) + w[5]
     }
 
     /// Place one transaction on the logical clock: its level and finish time, and the totals
@@ -910,9 +911,9 @@ impl Analyzer {
 
     /// Build the dependency graph of `policy` (0 recorded, 1 COMMIT_ORDER, 2 WRITESET,
     /// 3 WRITESET_SESSION) while reading: `weights` = (trx_us, insert_us, update_us, delete_us,
-    /// byte_us, commit_us) of the apply-time estimate; transactions `keep_start..keep_end` are
-    /// kept as nodes and edges. Needs labels (`collect_labels`).
-    fn collect_graph(&mut self, policy: u8, weights: [f64; 6], keep_start: i64, keep_end: i64, hot_max: usize) {
+    /// byte_us, commit_us, event_us) of the apply-time estimate; transactions `keep_start..keep_end`
+    /// are kept as nodes and edges. Needs labels (`collect_labels`).
+    fn collect_graph(&mut self, policy: u8, weights: [f64; 7], keep_start: i64, keep_end: i64, hot_max: usize) {
         self.labels_on = true;
         self.graph = Some(Graph {
             policy, w: weights, keep: (keep_start, keep_end), transactions: 0, depth: 0, critical_path_us: 0.0,
@@ -2056,7 +2057,7 @@ impl Analyzer {
                 2 => Some(c.wparent),
                 _ => Some(c.sparent),
             };
-            gr.add(file_idx, lc, c.seq, c.rows3, c.bytes, o.rows as i64, &gtid, &o.hashes, &o.labels);
+            gr.add(file_idx, lc, c.seq, c.rows3, c.bytes, o.events as i64, o.rows as i64, &gtid, &o.hashes, &o.labels);
         }
         let Some(r) = self.records.as_mut() else { return Ok(()) };
         let flags = (o.ddl as i64) | (o.sbr as i64) << 1 | (o.xa as i64) << 2 | (o.incident as i64) << 3

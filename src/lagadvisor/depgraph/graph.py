@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from ..native.results import NativeGraph
 
 #: Apply-time weights, us: per transaction, per inserted, updated and deleted row, per byte,
-#: and the commit (``sim.model.CostModel``: apply_us(...) + commit_us).
-Weights = tuple[float, float, float, float, float, float]
+#: the commit, and per binlog event (``sim.model.CostModel``: apply_us(...) + commit_us).
+Weights = tuple[float, float, float, float, float, float, float]
 
 _POLICY_FIELD = {p: p.column for p in POLICIES}
 
@@ -156,7 +156,7 @@ class GraphBuilder:
         upd = sum(x.updates for x in t.tables)
         dele = sum(x.deletes for x in t.tables)
         w = self.weights
-        cost = (w[0] + w[1] * ins + w[2] * upd + w[3] * dele + w[4] * t.bytes) + w[5]
+        cost = (w[0] + w[1] * ins + w[2] * upd + w[3] * dele + w[4] * t.bytes + w[6] * t.event_count) + w[5]
         if seq - self._offset != len(self._levels):
             # Gap or step back in sequence numbers: a barrier; index the new run from here.
             self._offset = seq - 1

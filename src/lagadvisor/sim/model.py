@@ -301,11 +301,15 @@ class CostModel:
         """Worker CPU per byte that only a durable replica pays (``durable_byte_us``), else 0."""
         return self.durable_byte_us if durable else 0.0
 
-    def graph_weights(self) -> tuple[float, float, float, float, float, float]:
+    def graph_weights(self) -> tuple[float, float, float, float, float, float, float]:
         """The dependency graph's apply-time weights (``depgraph.graph.Weights``): ``apply_us``'s
-        coefficients and the commit of a transaction alone (:meth:`commit_alone_us`: a chain's
-        transactions commit one at a time), as plain numbers."""
-        return (self.trx_us, self.insert_us, self.update_us, self.delete_us, self.byte_us, self.commit_alone_us())
+        coefficients for what a transaction's own binlog events say (rows by kind, bytes, events),
+        the commit of a transaction alone (:meth:`commit_alone_us`: a chain's transactions commit
+        one at a time) before the events' weight, as plain numbers. The schema's terms (scanned
+        rows, foreign-key checks, index entries) need the tables' definitions, which the graph
+        does not read: the simulation prices them."""
+        return (self.trx_us, self.insert_us, self.update_us, self.delete_us, self.byte_us, self.commit_alone_us(),
+                self.event_us)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
