@@ -305,9 +305,11 @@ class CostModel:
         """The dependency graph's apply-time weights (``depgraph.graph.Weights``): ``apply_us``'s
         coefficients for what a transaction's own binlog events say (rows by kind, bytes, events),
         the commit of a transaction alone (:meth:`commit_alone_us`: a chain's transactions commit
-        one at a time) before the events' weight, as plain numbers. The schema's terms (scanned
-        rows, foreign-key checks, index entries) need the tables' definitions, which the graph
-        does not read: the simulation prices them."""
+        one at a time) before the events' weight, as plain numbers. The schema's terms (rows scanned
+        in tables without an index, foreign-key checks, index entries) are left out: they need
+        the tables' sizes and plans that the simulation's facts carry (``sim.run.ScanSizes``,
+        above the graph's layer); the simulation and advise price them (a keyless table's scans
+        are advise's finding of their own)."""
         return (self.trx_us, self.insert_us, self.update_us, self.delete_us, self.byte_us, self.commit_alone_us(),
                 self.event_us)
 
