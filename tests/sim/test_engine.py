@@ -442,6 +442,26 @@ def test_a_cost_model_file_without_apply_spread_keeps_its_costs_unspread():
     assert CostModel.from_dict(json.loads(CostModel(apply_spread=0.1).to_json())).apply_spread == 0.1
 
 
+def test_a_cost_model_file_from_before_the_event_costs_does_not_count_its_statements_twice():
+    """A whole model file without ``event_us`` and ``dispatch_event_us`` was calibrated before the
+    per-event costs, its fitted costs holding the statements' work: both load as 0, and its
+    simulated times are what they were (bench/cost.json, a 2-core calibration of 2026-11-22); a
+    file naming a few costs by hand keeps the built-in's; a written model reads back equal."""
+    from lagadvisor.sim.model import UNWRITTEN_BEFORE
+
+    old = json.loads((FIXTURES.parent / "bench" / "cost.json").read_text())
+    assert not set(UNWRITTEN_BEFORE) & set(old)
+    m = CostModel.from_dict(old)
+    assert (m.event_us, m.dispatch_event_us, m.apply_spread) == (0.0, 0.0, 0.0)
+    assert m.apply_us(1, 2, 1, 1800, events=11) == m.apply_us(1, 2, 1, 1800)
+    assert m.coordinator_us(1800, 11) == m.dispatch_us + m.dispatch_byte_us * 1800
+    partial = CostModel.from_dict({"trx_us": 50.0})
+    assert (partial.event_us, partial.dispatch_event_us) == (CostModel().event_us, CostModel().dispatch_event_us) != (0, 0)
+    new = CostModel.from_dict(dict(old, event_us=2.5))   # named: read, the other still absent
+    assert (new.event_us, new.dispatch_event_us) == (2.5, 0.0)
+    assert CostModel.from_dict(json.loads(CostModel().to_json())) == CostModel()
+
+
 def test_a_model_file_says_which_machine_its_numbers_came_from():
     """``measured_on`` (issue 33: "the model file says which machine its numbers came from"): the
     built-in's names the lab machine and reads back; a file without it is "not recorded", not the

@@ -402,10 +402,11 @@ class CostModel:
         (no booleans, strings or null), finite, in range, but ``measured_on``, one line of text;
         unset keys keep their defaults, except ``multi_worker_us``, 0 in a model that names
         ``multi_worker_cpu`` without it (one written before the term, whose factor held the whole
-        multi-worker cost), ``apply_spread``, 0 in a whole model written without it (one that
-        names every term of :data:`WRITTEN_MODEL_KEYS`, as ``calibrate`` writes them, but not the
-        spread: written before the term, its costs fitted without one; a file naming a few costs
-        by hand keeps the built-in's), and ``measured_on``, "" (not recorded: the numbers'
+        multi-worker cost), the terms of :data:`UNWRITTEN_BEFORE` (the spread, the per-event
+        costs), 0 in a whole model written without them (one that names every term of
+        :data:`WRITTEN_MODEL_KEYS`, as ``calibrate`` writes them: written before the terms, its
+        costs fitted without them; a file naming a few costs by hand keeps the built-in's), and
+        ``measured_on``, "" (not recorded: the numbers'
         machine is not the built-in's)."""
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: a cost model is a JSON object of numbers, got {_json_kind(data)}")
@@ -434,8 +435,10 @@ class CostModel:
         if values.get("fsync_devices", 1) not in (1, 2):
             raise ConfigError(f"{where}: fsync_devices: 1 (redo log and binlog on one device) or 2, "
                               f"got {values['fsync_devices']}")
-        if "apply_spread" not in values and WRITTEN_MODEL_KEYS <= set(values):
-            values["apply_spread"] = 0.0
+        if WRITTEN_MODEL_KEYS <= set(values):
+            # a whole model written before a term was fitted without it: its costs hold that work
+            for key in UNWRITTEN_BEFORE:
+                values.setdefault(key, 0.0)
         if "multi_worker_cpu" in values and "multi_worker_us" not in values:
             # written before multi_worker_us: its factor held the whole multi-worker cost
             values["multi_worker_us"] = 0.0
@@ -460,6 +463,14 @@ EXTRAPOLATION_BAND = 0.15
 #: field): a file with all of them but no ``apply_spread`` was written before that term.
 WRITTEN_MODEL_KEYS = frozenset({"trx_us", "insert_us", "update_us", "delete_us", "dispatch_us", "commit_us",
                                 "flush_us"})
+
+#: Terms added after ``calibrate`` first wrote whole models, which such a model file, fitted before
+#: them, reads as 0 rather than the built-in's: the apply spread, and the per-event costs (the
+#: fifteenth session, 2026-11-28: a calibration before them fitted its per-transaction and per-row
+#: costs with the statements' work in them; the built-in's 3.91 + 1.75 us an event on top would
+#: count it twice, some 40 us more of worker CPU and 19 of the coordinator's a sysbench
+#: transaction of 11 events).
+UNWRITTEN_BEFORE = ("apply_spread", "event_us", "dispatch_event_us")
 
 #: How many apply CPU factors a spread has (``CostModel.spread_factors``): a transaction takes
 #: the one its index's hash names, so the factors repeat in no order a schedule could follow.
