@@ -352,7 +352,7 @@ def graph_from(parts: list[FilePart], facts: list[TrxFacts], cost: CostModel):
     gb = GraphBuilder(Policy.WRITESET, cost.graph_weights(), None)
     no_keys = SimpleNamespace(hashes=(), labels=None)
     for f in facts:
-        t = SimpleNamespace(file=f.file_idx, last_committed=f.clocks[0], bytes=f.nbytes,
+        t = SimpleNamespace(file=f.file_idx, last_committed=f.clocks[0], bytes=f.nbytes, event_count=f.events,
                             tables=(SimpleNamespace(inserts=f.inserts, updates=f.updates, deletes=f.deletes),))
         gb.add(t, no_keys, SimpleNamespace(writeset=f.clocks[2], sequence_number=f.seq))
     s = gb.s
