@@ -1004,3 +1004,34 @@ def test_coordinator_read_counts_a_binlog_s_events_and_bytes():
     assert f["events_and_bytes"]["us_per_event"] == pytest.approx(4.0)
     assert abs(f["events_and_bytes"]["us_per_byte"]) < 1e-9 and f["events_alone"]["rms_us"] < 1e-6
     assert f["bytes_alone"]["rms_us"] > 5
+
+
+def test_apply_costs_separates_a_row_from_an_event_within_one_backlog():
+    """apply_costs.py: the timeline's transactions that waited for commit order (their apply alone),
+    joined with their shapes by GTID number, a median per shape, and the weighted least squares
+    of ``a + u * rows + e * events`` gives back the costs they were made with; shapes whose rows
+    and events keep one ratio cannot separate them (one line, not a wrong number)."""
+    import random
+
+    ac = _load("apply_costs")
+    rnd = random.Random(7)
+    shapes, gno, start, wait = {}, [], [], []
+    t = 0
+    for g in range(1, 400):
+        rows = rnd.choice([1, 2, 3, 12, 20, 150])
+        events = 3 + 2 * rows if rows <= 20 else 6   # one statement a row, or a range update
+        shapes[g] = (0, rows, 0, events)
+        apply_ns = int((140 + 20 * rows + 15 * events) * 1000)
+        gno.append(g)
+        start.append(t)
+        wait.append(t + apply_ns if g % 5 else -1)   # every fifth did not wait: left out
+        t += apply_ns + 5000
+    by = ac.applies({"gno": gno, "start": start, "wait_start": wait}, shapes)
+    assert sum(len(v) for v in by.values()) == len([g for g in gno if g % 5])
+    f = ac.fit(by)
+    assert (f["intercept_us"], f["us_per_row"], f["us_per_event"]) == (pytest.approx(140), pytest.approx(20),
+                                                                      pytest.approx(15))
+    assert f["event_per_row"] == pytest.approx(0.75) and f["rms_us"] < 0.1
+    one_ratio = {s: v for s, v in by.items() if s[1] <= 20}   # events = 3 + 2 rows: collinear with the intercept
+    with pytest.raises(ValueError, match="do not separate"):
+        ac.fit(one_ratio)

@@ -15,7 +15,8 @@ cost, see sim/model.py; and the multi-worker CPU factor at 1, the multi-worker c
 per transaction, ``multi_worker_us``), delete_us is tied to insert_us by the 2-core regression's
 ratio (the backlogs cannot tell them apart: sysbench's transaction has one of each), and the
 start is the current built-in model. ``--free`` fits only the costs it names and holds the rest
-at the built-in model's; ``--set cost=value`` holds a cost at a measured value; several lab JSONs
+at the built-in model's; ``--set cost=value`` holds a cost at a measured value, ``--tie
+cost=factor*other`` at a measured ratio to another (applied after the others); several lab JSONs
 pool their rows (each less its own start). The current defaults (sim/model.py): both device runs,
 the wake-up latencies held at the timelines' (``--set handoff_us=19.2 --set wakeup_us=67.6``) and
 the durable costs and commit_us then refit with the commit groups in the loss (``--free
@@ -112,11 +113,28 @@ def rows(lab: dict, facts: dict, model, startup=0.0, configs: tuple[str, ...] = 
     return out
 
 
-def model_of(x: list[float], base, cores: int, free: tuple[str, ...] = FREE, fixed: dict = FIXED):
+def model_of(x: list[float], base, cores: int, free: tuple[str, ...] = FREE, fixed: dict = FIXED,
+             ties: tuple[tuple[str, float, str], ...] = ()):
     v = {k: math.exp(a) for k, a in zip(free, x)}
     if "insert_us" in v:
         v["delete_us"] = v["insert_us"] * DELETE_PER_INSERT
-    return replace(base, cores=cores, **fixed, **v)
+    model = replace(base, cores=cores, **fixed, **v)
+    for cost, factor, other in ties:   # --tie: a cost held at a measured ratio to another
+        model = replace(model, **{cost: factor * getattr(model, other)})
+    return model
+
+
+def parse_tie(item: str, known) -> tuple[str, float, str]:
+    """``--tie COST=FACTOR*OTHER`` (e.g. ``event_us=0.74*update_us``, apply_costs.py's ratio)."""
+    cost, _, rhs = item.partition("=")
+    factor, _, other = rhs.partition("*")
+    try:
+        f = float(factor)
+    except ValueError:
+        raise SystemExit(f"--tie: expected COST=FACTOR*OTHER, got {item!r}") from None
+    if not hasattr(known, cost) or not hasattr(known, other) or cost == other or not f > 0:
+        raise SystemExit(f"--tie: expected COST=FACTOR*OTHER of two costs and a positive factor, got {item!r}")
+    return cost, f, other
 
 
 def nelder_mead(f, x0: list[float], iterations: int, step: float = 0.3) -> tuple[list[float], float]:
@@ -177,6 +195,9 @@ def main() -> int:
     ap.add_argument("--start", action="append", default=[], metavar="COST=VALUE",
                     help="start the search for a free cost here instead of at the built-in model's "
                          "(crossfit.py: a start that no lab run has seen)")
+    ap.add_argument("--tie", action="append", default=[], metavar="COST=FACTOR*OTHER",
+                    help="hold a cost at a measured ratio to another, free or held (e.g. event_us=0.74*update_us "
+                         "from apply_costs.py's timelines)")
     args = ap.parse_args()
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
     labs = []
@@ -205,7 +226,8 @@ def main() -> int:
             raise SystemExit(f"--start: not a free cost: {k}")
         start[k] = float(v)
     base = replace(base, **start)
-    free = tuple(k for k in args.free.split(",") if k and k not in held)
+    ties = tuple(parse_tie(item, base) for item in args.tie)
+    free = tuple(k for k in args.free.split(",") if k and k not in held and k not in {t[0] for t in ties})
     unknown = [k for k in free if not hasattr(base, k) or k == "fsync_devices"]
     if unknown:
         raise SystemExit(f"--free: not a fitted cost: {', '.join(unknown)}")
@@ -217,7 +239,7 @@ def main() -> int:
         return [r for lab, facts, startup in labs for r in rows(lab, facts, model, startup, configs)]
 
     def loss(x) -> float:
-        rs = pooled(model_of(x, base, cores, free, fixed))
+        rs = pooled(model_of(x, base, cores, free, fixed, ties))
         multi = [r for r in rs if r["workers"] > 1]
         grouped = [r for r in multi if r["measured_groups"] and r["predicted_groups"]]
         value = (sum(math.log(r["predicted_s"] / r["measured_s"]) ** 2 for r in rs) / len(rs)
@@ -229,7 +251,7 @@ def main() -> int:
         return value
 
     x, value = nelder_mead(loss, [math.log(max(getattr(base, k), 1e-4)) for k in free], args.iterations)
-    model = model_of(x, base, cores, free, fixed)
+    model = model_of(x, base, cores, free, fixed, ties)
     print(model.to_json())
     print(f"\nloss {value:.5f}")
     for r in pooled(model):
