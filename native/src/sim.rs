@@ -111,6 +111,15 @@ pub struct Costs {
     pub oversubscribed_cpu: f64,
 }
 
+impl Costs {
+    /// `CostModel.coordinator_us`: the coordinator's serial time for one transaction of `nbytes`
+    /// bytes in `events` binlog events (dispatch, read per event and per byte), in its order.
+    #[inline]
+    fn coordinator_us(&self, nbytes: i64, events: i64) -> f64 {
+        self.dispatch_us + self.dispatch_event_us * events as f64 + self.dispatch_byte_us * nbytes as f64
+    }
+}
+
 /// `CostModel.cores` (an int), at least one.
 fn cores_of(v: &Bound<'_, PyAny>) -> PyResult<f64> {
     Ok(v.extract::<i64>()?.max(1) as f64)
@@ -575,8 +584,7 @@ impl Sim {
         }
         // engine.py: the MTA's worker applies the events as the coordinator reads them; the
         // apply cannot end before the read.
-        let ev = self.events[self.at(i)];
-        let read = self.cost.dispatch_us + self.cost.dispatch_event_us * ev as f64 + self.cost.dispatch_byte_us * nb as f64;
+        let read = self.cost.coordinator_us(nb, self.events[self.at(i)]);
         self.run_cpu(read, DISPATCH_DONE, i as i64, 0, 0);
         let li = self.at(i);
         self.pending += nb;
@@ -873,7 +881,7 @@ impl Sim {
             self.st_t = py_max(self.st_t, arrival);
             // one trx per group: each of its two fsyncs writes its bytes
             let fsyncs = if self.cfg.durable { flush + 2.0 * self.fsync_byte * nb as f64 } else { 0.0 };
-            let work = (self.cost.dispatch_us + self.cost.dispatch_event_us * ev as f64 + self.cost.dispatch_byte_us * nb as f64) + w + (self.cost.commit_group_us + self.cost.commit_us) + fsyncs;
+            let work = self.cost.coordinator_us(nb, ev) + w + (self.cost.commit_group_us + self.cost.commit_us) + fsyncs;
             self.st_t += work;
             self.busy_us += work;
             let t = self.st_t;

@@ -1077,7 +1077,7 @@ def _unit_us(m: CostModel, fsyncs: bool) -> float:
     """A transaction of one insert, one update and one delete, committed alone: what the spread of
     several calibrations is measured on (with its two fsyncs when the calibrations fitted them).
     Its 9 events: GTID, BEGIN, a table map and a rows event per statement, XID."""
-    return (m.apply_us(1, 1, 1, 0, events=9) + m.dispatch_us + 9 * m.dispatch_event_us + m.commit_alone_us()
+    return (m.apply_us(1, 1, 1, 0, events=9) + m.coordinator_us(0, 9) + m.commit_alone_us()
             + ((m.flush_us + m.redo_flush_us) if fsyncs else 0.0))
 
 

@@ -536,7 +536,7 @@ def _commit_us(sample: LiveSample, picked: _Picked, fitted: _Fitted, io: _MeanFs
         # CPU by them. The serial stage's own time per transaction is what the replica's commits
         # are apart while the next one is already waiting; the fsync time per transaction out of it.
         events = sum(s[4] for s in sample.shapes.values()) / len(sample.shapes)
-        commit = busy_us - io.per_trx - (model.dispatch_us + model.dispatch_event_us * events)
+        commit = busy_us - io.per_trx - model.coordinator_us(0, events)
     return commit, busy_us, busy_n
 
 

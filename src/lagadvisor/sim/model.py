@@ -231,10 +231,11 @@ class CostModel:
         return self.apply_us(facts.inserts, facts.updates, facts.deletes, facts.nbytes, facts.scan_rows,
                              facts.fk_checks, facts.index_entries, facts.events)
 
-    def coordinator_us(self, nbytes: int, events: int) -> float:
+    def coordinator_us(self, nbytes: int, events: float) -> float:
         """The coordinator's serial time for one transaction of ``nbytes`` bytes in ``events``
-        binlog events: its dispatch, and its read per event and per byte (the engines' read;
-        sim.rs does the same operations in the same order)."""
+        binlog events (a mean is taken too): its dispatch, and its read per event and per byte
+        (the engines' read; sim.rs ``Costs::coordinator_us`` does the same operations in the
+        same order)."""
         return self.dispatch_us + self.dispatch_event_us * events + self.dispatch_byte_us * nbytes
 
     def work_weights(self) -> tuple[float, ...]:
