@@ -78,9 +78,15 @@ if [ "$#" -gt 0 ]; then
 fi
 # The bad-input suites are hundreds of short subprocesses that wait on nothing; the rest waits on
 # real servers and clusters much of the time. On a 2-core machine the two halves overlap well, so
-# they run as two pytest processes at once (each test keeps its own time limits).
+# they run as two pytest processes at once (each test keeps its own time limits). The bad-input
+# half leaves its exit status in bad-input.rc when it ends (.ci/run starts its corpus layer then).
 BAD_INPUT=(tests/binlog/test_damaged_every_command.py tests/test_fuzz.py tests/test_cli_misuse.py)
-python -m pytest -q -p no:cacheprovider --durations=10 "${BAD_INPUT[@]}" >"$ENVS/pytest-bad-input.log" 2>&1 &
+(
+    rc=0
+    python -m pytest -q -p no:cacheprovider --durations=10 "${BAD_INPUT[@]}" >"$ENVS/pytest-bad-input.log" 2>&1 || rc=$?
+    echo "$rc" >"$ENVS/bad-input.rc"
+    exit "$rc"
+) &
 BG=$!
 set +e
 python -m pytest -q -p no:cacheprovider --durations=25 $(printf -- '--ignore=%s ' "${BAD_INPUT[@]}")
