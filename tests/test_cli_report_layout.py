@@ -81,6 +81,20 @@ def test_calibrate_on_a_source_binlog_fails_fast():
     assert r.stdout == ""
 
 
+@pytest.mark.parametrize("workers", [[], ["--workers", "16", "--cores", "16"]], ids=["one-worker", "16-workers"])
+def test_calibrate_on_a_binlog_without_commit_timestamps_says_so(workers):
+    """A MariaDB binlog (or MySQL's before 8.0.1) has no commit timestamps to fit: the one line
+    names that, not a source's binlog."""
+    mariadb = FIXTURES / "mariadb_concurrent" / "mariadb-bin.000001"
+    r = _run("calibrate", str(mariadb), *workers)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and str(mariadb) in lines[0], lines
+    assert "no commit timestamps" in lines[0] and "MariaDB" in lines[0], lines
+    assert "not a replica's binlog" not in lines[0], lines
+    assert r.stdout == ""
+
+
 def _on_a_terminal(*args: str) -> str:
     """stderr as a terminal (a pty), stdout to a pipe; returns what the terminal got."""
     master, slave = pty.openpty()

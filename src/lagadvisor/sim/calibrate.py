@@ -172,6 +172,7 @@ class _Gaps:
         self.gaps = _Spread(max_gaps)
         self.read_us = 0.0     # every gap read, summed: the exact mean gap however many were kept
         self.local = self.replicated = 0
+        self.untimed = 0       # of ``local``: with no commit timestamps at all (MariaDB, MySQL < 8.0.1)
         self.prev: int | None = None
         self.prev_seq = 0
         self.file = -1
@@ -204,12 +205,19 @@ class _Gaps:
                 self.replicated += 1
             else:
                 self.local += 1
+                self.untimed += not (ts and orig)
                 if self.local >= SOURCE_PROOF_TRANSACTIONS:
+                    if self.untimed == self.local:
+                        raise ConfigError(
+                            f"{path}: no commit timestamps (the first {self.local} transactions have no "
+                            "original_commit_timestamp or immediate_commit_timestamp: a MariaDB binlog, or "
+                            "MySQL's before 8.0.1): calibrate needs the binlog of a MySQL 8.0+ replica "
+                            "(log_replica_updates=ON) that applied a backlog; or calibrate --host")
                     raise ConfigError(
                         f"{path}: not a replica's binlog (the first {self.local} transactions were committed "
                         "here, none replicated: original_commit_timestamp = immediate_commit_timestamp): "
                         "calibrate from the binlog of a replica (log_replica_updates=ON) that applied a "
-                        "backlog with one worker")
+                        "backlog")
         waited = self._waited(lc, seq)
         self.prev_seq = seq
         if not ts or not rows:
