@@ -608,7 +608,13 @@ def main() -> int:
             model = calibrate_models()
             cost_file.write_text(model.to_json() + "\n")
         results = measure(args, [int(x) for x in args.workers.split(",")], cost_file)
-    Path(args.out).write_text(json.dumps({"machine": {"cores": os.cpu_count()}, "results": results}, indent=2))
+    if args.resimulate:   # the machine that measured, not this one
+        machine = json.loads(args.resimulate.read_text()).get("machine", {})
+    else:   # the many-core lab's record (cores, CPU model, kernel, the datadir's file system)
+        sys.path.insert(0, str(ROOT / "bench" / "manycore"))
+        from lab import machine_info   # here: lab imports this script's thread_cpu
+        machine = machine_info(replica(1, "relaxed").host_datadir.parent)
+    Path(args.out).write_text(json.dumps({"machine": machine, "results": results}, indent=2))
     lines, summary = table(results)
     print("\n".join(lines))
     print(summary)
