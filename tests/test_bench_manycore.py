@@ -365,6 +365,22 @@ def test_pool_takes_every_run_s_rounds_and_the_mean_prediction():
     assert pool.verdicts([{**got, "speedup_error": 0.15}]) == {("u", "relaxed"): True}
 
 
+def test_pool_times_gives_each_cell_s_median_time_error_over_the_runs():
+    """pool.py --times: the model's time error per cell, the median over the runs that all measured
+    it, and in how many it was over (a shape's bias, which a loan's noise does not give)."""
+    pool = _load("pool")
+
+    def row(w, err, wl="hot"):
+        return {"workload": wl, "config": "relaxed", "workers": w, "time_error": err}
+
+    runs = [[row(1, 0.10), row(4, 0.30), row(8, -0.1)], [row(1, -0.02), row(4, 0.20)], [row(1, 0.12), row(4, 0.25)]]
+    got = pool.time_bias(runs)
+    assert [(r["workers"], r["median_time_error"], r["over"], r["runs"]) for r in got] == [(1, 0.10, 2, 3),
+                                                                                           (4, 0.25, 3, 3)]
+    runs[2][0]["time_error"] = None   # a run without a time for the cell: the cell is left out
+    assert [r["workers"] for r in pool.time_bias(runs)] == [4]
+
+
 def test_the_committed_pooled_view_is_the_committed_runs_pooled():
     """bench/manycore_16core_pooled.json is pool.py of the three full committed compare.py outputs
     (the README's pooled row): reproducible from what is committed."""

@@ -16,7 +16,10 @@ came after the fit and are held out (compare.py on each alone).
 median of all their rounds, and each other run's median alone): what the real replica, measured
 on other loans, scores by the must-show's count; the model's count beside it.
 
-Usage: python3 bench/manycore/pool.py COMPARE1.json COMPARE2.json [...] [--out pooled.json] [--against-others]
+``--times``: the model's absolute time error per cell, the median over the runs, and in how many
+runs it was over: a shape the model prices too high or too low on every loan.
+
+Usage: python3 bench/manycore/pool.py COMPARE1.json COMPARE2.json [...] [--out pooled.json] [--against-others] [--times]
 (compare.py --out writes each COMPARE.json; the committed ones are bench/manycore_16core_compare.json
 and bench/manycore_16core_run{2,3,4}_compare.json.)
 """
@@ -85,6 +88,36 @@ def against_others(runs: list[list[dict]]) -> list[dict]:
     return out
 
 
+def time_bias(runs: list[list[dict]]) -> list[dict]:
+    """Per workload, durability and worker count that every run measured: the median over the runs
+    of the model's absolute time error (compare.py's ``time_error``), and how many runs it was over
+    (positive in how many). A shape the model prices too high or too low on every loan shows here,
+    where the loans' noise, which moves the runs' errors both ways, does not."""
+    keyed = [{(r["workload"], r["config"], r["workers"]): r for r in rows if r.get("time_error") is not None}
+             for rows in runs]
+    out = []
+    for key in keyed[0]:
+        errs = [k[key]["time_error"] for k in keyed if key in k]
+        if len(errs) < len(keyed):
+            continue
+        out.append({"workload": key[0], "config": key[1], "workers": key[2], "runs": len(errs),
+                    "median_time_error": round(median(errs), 4), "over": sum(e > 0 for e in errs)})
+    return out
+
+
+def print_time_bias(rows: list[dict]) -> None:
+    """:func:`time_bias` as one line per workload and durability, the worker counts across."""
+    workers = sorted({r["workers"] for r in rows})
+    print("the model's absolute time error, the median over the runs (runs over of all), per worker count:\n")
+    print("| workload | replica | " + " | ".join(str(w) for w in workers) + " |")
+    print("|---|---|" + "---|" * len(workers))
+    keyed = {(r["workload"], r["config"], r["workers"]): r for r in rows}
+    for wl, cfg in dict.fromkeys((r["workload"], r["config"]) for r in rows):
+        cells = [keyed.get((wl, cfg, w)) for w in workers]
+        print(f"| {wl} | {cfg} | " + " | ".join(
+            "" if c is None else f"{c['median_time_error']:+.0%} ({c['over']}/{c['runs']})" for c in cells) + " |")
+
+
 def verdicts(rows: list[dict]) -> dict[tuple[str, str], bool]:
     """Per workload and durability: every multi-worker speedup within :data:`LIMIT`."""
     out: dict[tuple[str, str], bool] = {}
@@ -100,12 +133,17 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--against-others", action="store_true",
                     help="each run predicted by the other runs' medians, beside the model")
+    ap.add_argument("--times", action="store_true",
+                    help="the model's absolute time error per cell, the median over the runs (a shape's bias)")
     args = ap.parse_args()
     if len(args.compare) < 2:
         ap.error("pool two or more runs' compare.py JSON")
     docs = [json.loads(p.read_text()) for p in args.compare]
     if len({(d["cores"], d["cost_model"]) for d in docs}) > 1:
         raise SystemExit("the runs were compared with other --cores or --cost-model: compare them alike first")
+    if args.times:
+        print_time_bias(time_bias([d["rows"] for d in docs]))
+        return 0
     if args.against_others:
         print(f"each run's multi-worker speedups within {LIMIT:.0%} of: the model; the other runs' rounds pooled; "
               "each other run's median (shapes: every speedup within, relaxed and durable)\n")
