@@ -317,6 +317,8 @@ def test_switches_compares_chain_transactions_on_the_same_and_on_another_worker(
     assert sw["same_worker"]["n"] == 2 and sw["same_worker"]["median_us"] == 110.0
     assert sw["other_worker"]["n"] == 1 and sw["other_worker"]["median_us"] == 150.0
     assert sw["extra_us"] == 40.0
+    # every transaction after its predecessor, chain or not (2, 3, 4, 5): 2 and 5 on its worker
+    assert sw["consecutive"] == 4 and sw["same_worker_share"] == 0.5
     assert timeline.latencies(tl)["switches"] == sw
     one = timeline.switches({**tl, "worker": [0] * 6})
     assert one["other_worker"]["n"] == 0 and one["extra_us"] is None

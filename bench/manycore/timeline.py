@@ -94,18 +94,25 @@ def switches(tl: dict) -> dict:
     previous GTID) ended, a chain, those on the same worker and those on another, each with its own
     time (start to end less its commit-order wait) in quartiles; ``extra_us`` is the difference of
     the medians. Only a chain compares like with like: a transaction that overlapped its
-    predecessor ran beside it, with the contention that brings."""
+    predecessor ran beside it, with the contention that brings. ``same_worker_share``: of every
+    transaction after its predecessor (``consecutive``), chain or not, the share that ran on its
+    predecessor's worker (the model charges ``multi_worker_us`` to all of them)."""
     gno, wk, s, e, ws, we = (tl[k] for k in ("gno", "worker", "start", "end", "wait_start", "wait_end"))
     same: list[float] = []
     other: list[float] = []
+    consecutive = on_same = 0
     for k in range(1, len(gno)):
+        if gno[k] == gno[k - 1] + 1:
+            consecutive += 1
+            on_same += wk[k] == wk[k - 1]
         if gno[k] != gno[k - 1] + 1 or s[k] < e[k - 1]:
             continue
         own = ((e[k] - s[k]) - ((we[k] - ws[k]) if ws[k] >= 0 else 0)) / 1000
         (same if wk[k] == wk[k - 1] else other).append(own)
     a, b = _quartiles(same), _quartiles(other)
     return {"chain": len(same) + len(other), "same_worker": a, "other_worker": b,
-            "extra_us": round(b["median_us"] - a["median_us"], 1) if a["n"] and b["n"] else None}
+            "extra_us": round(b["median_us"] - a["median_us"], 1) if a["n"] and b["n"] else None,
+            "consecutive": consecutive, "same_worker_share": round(on_same / consecutive, 3) if consecutive else None}
 
 
 def stalls(tl: dict, min_gap_us: float = 1000.0) -> dict:
