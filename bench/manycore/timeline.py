@@ -102,10 +102,11 @@ def switches(tl: dict) -> dict:
     other: list[float] = []
     consecutive = on_same = 0
     for k in range(1, len(gno)):
-        if gno[k] == gno[k - 1] + 1:
-            consecutive += 1
-            on_same += wk[k] == wk[k - 1]
-        if gno[k] != gno[k - 1] + 1 or s[k] < e[k - 1]:
+        if gno[k] != gno[k - 1] + 1:
+            continue
+        consecutive += 1
+        on_same += wk[k] == wk[k - 1]
+        if s[k] < e[k - 1]:
             continue
         own = ((e[k] - s[k]) - ((we[k] - ws[k]) if ws[k] >= 0 else 0)) / 1000
         (same if wk[k] == wk[k - 1] else other).append(own)
