@@ -22,6 +22,9 @@ the wake-up latencies held at the timelines' (``--set handoff_us=19.2 --set wake
 the durable costs and commit_us then refit with the commit groups in the loss (``--free
 commit_us,redo_flush_us,flush_us,fsync_byte_us,durable_byte_us --groups-weight 1``, the others
 held at the values that fit gave). ``--set`` also overrides a ``FIXED`` term (e.g. fsync_devices=2).
+``switch_us`` (the multi-worker cost charged per switch of worker instead of per transaction) is
+not in ``FREE``: the built-in model keeps it at 0, and a fit frees it by name with a start
+(``--free ...,switch_us --start switch_us=39.3``; docs/accuracy.md "Charged per switch").
 Prints the fitted model as JSON and the table of errors.
 
 Usage: PYTHONPATH=src python3 bench/manycore/fit.py LAB.json [LAB2.json ...] [--iterations 3000]

@@ -13,7 +13,7 @@
 //! Input crosses the boundary as native-endian byte strings (`array.tobytes()`): the stable
 //! ABI of Python 3.10 (abi3-py310) has no buffer protocol, and one copy of 8 bytes per
 //! transaction costs far less than one Python object per transaction.
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -109,6 +109,7 @@ pub struct Costs {
     pub fsync_byte_us: f64,
     pub concurrency_cpu: f64,
     pub oversubscribed_cpu: f64,
+    pub switch_us: f64,
 }
 
 impl Costs {
@@ -179,6 +180,7 @@ pub struct Output {
     pub worker_wait_us: f64,
     pub flushes: i64,
     pub commit_groups: i64,
+    pub switches: i64,
 }
 
 /// Where commits go: every commit time kept by index (`sim_run`), or a lag accumulator
@@ -204,6 +206,20 @@ struct Sim {
     /// engine.py ``spread_across_workers``: worker CPU per transaction added after the scale
     /// (``CostModel.worker_add_us``: ``multi_worker_us`` with two or more workers on two or more cores).
     work_add: f64,
+    /// engine.py ``switch_us``: worker CPU added to a transaction given another worker than its
+    /// predecessor's (``CostModel.switch_add_us``: ``switch_us`` with two or more workers on two
+    /// or more cores).
+    switch_add: f64,
+    /// engine.py ``free_ids``: the free workers by number (the coordinator takes the lowest).
+    free_ids: BinaryHeap<Reverse<i64>>,
+    /// engine.py ``worker_of``: each transaction's worker, in the window from `base`.
+    worker_of: Vec<i64>,
+    /// engine.py ``prev_worker``: the last dispatched transaction's worker (-1: none yet).
+    prev_worker: i64,
+    /// engine.py ``extra`` of the dispatch in flight (CSA: added when its worker starts).
+    dispatch_extra: f64,
+    /// engine.py ``SimResult.switches``.
+    switches: i64,
     /// engine.py ``ScaledWork``'s ``spread``: each transaction's worker CPU times the factor its
     /// global index's `spread_slot` names (``CostModel.spread_factors``; empty: none).
     spread: Vec<f64>,
@@ -291,6 +307,12 @@ impl Sim {
             work_scale,
             work_byte,
             work_add,
+            switch_add: if cfg.workers >= 2 && cost.cores >= 2.0 { cost.switch_us } else { 0.0 },
+            free_ids: (0..cfg.workers.max(1)).map(Reverse).collect(),
+            worker_of: Vec::new(),
+            prev_worker: -1,
+            dispatch_extra: 0.0,
+            switches: 0,
             spread,
             sync_us: if cfg.durable { cost.flush_us } else { 0.0 },
             redo_us: if cfg.durable { cost.redo_flush_us } else { 0.0 },
@@ -398,6 +420,7 @@ impl Sim {
         self.entered.resize(self.entered.len() + len, false);
         self.applied.resize(self.applied.len() + len, false);
         self.start_t.resize(self.start_t.len() + len, 0.0);
+        self.worker_of.resize(self.worker_of.len() + len, 0);
         match &mut self.sink {
             Sink::Full(v) => v.resize(v.len() + len, 0.0),
             Sink::Acc(a) => a.fed(self.n, x.arrival_us),
@@ -426,6 +449,7 @@ impl Sim {
             self.events.drain(..k);
             self.need.drain(..k);
             self.need_kind.drain(..k);
+            self.worker_of.drain(..k);
             for v in [&mut self.committed, &mut self.entered, &mut self.applied] {
                 v.drain(..k);
             }
@@ -521,6 +545,22 @@ impl Sim {
         }
     }
 
+    /// engine.py `take_worker`: give transaction `i` the lowest-numbered free worker; the
+    /// switch's CPU (0 on its predecessor's worker, or for the first transaction).
+    fn take_worker(&mut self, i: usize) -> f64 {
+        let w = self.free_ids.pop().map_or(0, |Reverse(w)| w);
+        let li = self.at(i);
+        self.worker_of[li] = w;
+        let switched = self.prev_worker >= 0 && w != self.prev_worker;
+        self.prev_worker = w;
+        if switched {
+            self.switches += 1;
+            self.switch_add
+        } else {
+            0.0
+        }
+    }
+
     /// engine.py `try_coordinator`; true when it would look at a transaction not given yet
     /// (the run pauses there until the next chunk).
     fn try_coordinator(&mut self, now: f64) -> bool {
@@ -577,8 +617,10 @@ impl Sim {
             }
         }
         self.free_workers -= 1;
+        let extra = self.take_worker(i);
         self.coord_busy = true;
         if self.cfg.csa {
+            self.dispatch_extra = extra;
             self.run_cpu(self.cost.dispatch_us, DISPATCH_DONE, i as i64, 0, 0);
             return false;
         }
@@ -589,7 +631,7 @@ impl Sim {
         let li = self.at(i);
         self.pending += nb;
         self.start_t[li] = now;
-        let w = py_max(read, self.work[li]);
+        let w = py_max(read, self.work[li] + extra);
         self.run_cpu(w, APPLY_DONE, i as i64, 0, 0);
         false
     }
@@ -731,6 +773,7 @@ impl Sim {
         if !self.cfg.release_at_apply() {
             self.busy_us += now - self.start_t[li];
             self.free_workers += 1;
+            self.free_ids.push(Reverse(self.worker_of[li]));
         }
         self.emit(i, now);
         while ((self.lwm + 1) as usize) < self.n && self.committed[self.at((self.lwm + 1) as usize)] {
@@ -764,7 +807,8 @@ impl Sim {
                     self.pending += self.nbytes[li];
                     self.start_t[li] = now;
                     let w = self.cost.dispatch_event_us * self.events[li] as f64
-                        + self.cost.dispatch_byte_us * self.nbytes[li] as f64 + self.work[li];
+                        + self.cost.dispatch_byte_us * self.nbytes[li] as f64
+                        + (self.work[li] + self.dispatch_extra);
                     self.run_cpu(w, APPLY_DONE, ev.i, 0, 0);
                 }
             }
@@ -777,6 +821,7 @@ impl Sim {
                     // CSA: the worker takes the next ready transaction
                     self.busy_us += now - self.start_t[li];
                     self.free_workers += 1;
+                    self.free_ids.push(Reverse(self.worker_of[li]));
                 }
                 if self.cfg.preserve_commit_order {
                     if i == self.next_entry {
@@ -946,6 +991,7 @@ pub fn simulate(x: &Input, cfg: Config, cost: Costs, work_scale: f64, work_byte:
         worker_wait_us: s.worker_wait_us,
         flushes: s.flushes,
         commit_groups: s.commit_groups,
+        switches: s.switches,
     })
 }
 
@@ -1204,7 +1250,7 @@ impl StreamSim {
     }
 
     /// After the last chunk: `(apply_us, busy_us, dependency_wait_us, worker_wait_us, flushes,
-    /// commit_groups, transactions, exact, approx)`: `exact` = (commit_us bytes, arrival_us bytes) in binlog
+    /// commit_groups, transactions, exact, approx, switches)`: `exact` = (commit_us bytes, arrival_us bytes) in binlog
     /// order when the run fits the cap (else None); `approx` = None, or (p50, p99, max, above
     /// (us), series [(commit, lag)], windows [(start_us, transactions, p99, max, above)]).
     #[allow(clippy::type_complexity)]
@@ -1219,7 +1265,7 @@ impl StreamSim {
         let out: PyObject = match acc.exact.take() {
             Some((c, a)) => {
                 let exact = (PyBytes::new_bound(py, &f64_bytes(&c)), PyBytes::new_bound(py, &f64_bytes(&a)));
-                (apply, s.busy_us, s.dependency_wait_us, s.worker_wait_us, s.flushes, s.commit_groups, s.n, exact, py.None())
+                (apply, s.busy_us, s.dependency_wait_us, s.worker_wait_us, s.flushes, s.commit_groups, s.n, exact, py.None(), s.switches)
                     .into_py(py)
             }
             None => {
@@ -1233,7 +1279,7 @@ impl StreamSim {
                     .map(|(&start, p)| (start, p.sketch.n, p.sketch.quantile(99.0, lg), p.sketch.max, p.above))
                     .collect();
                 let approx = (t.quantile(50.0, lg), t.quantile(99.0, lg), t.max, acc.total.above, series, windows);
-                (apply, s.busy_us, s.dependency_wait_us, s.worker_wait_us, s.flushes, s.commit_groups, s.n, py.None(), approx)
+                (apply, s.busy_us, s.dependency_wait_us, s.worker_wait_us, s.flushes, s.commit_groups, s.n, py.None(), approx, s.switches)
                     .into_py(py)
             }
         };
@@ -1338,9 +1384,10 @@ struct RunArgs<'py> {
 }
 
 /// `sim_run(run)` (a `RunArgs`): returns `(apply_us, busy_us, dependency_wait_us,
-/// worker_wait_us, flushes, commit_groups, commit_us bytes of array('d'))`.
+/// worker_wait_us, flushes, commit_groups, commit_us bytes of array('d'), switches)`.
 #[pyfunction]
-fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, f64, i64, i64, Bound<'py, PyBytes>)> {
+#[allow(clippy::type_complexity)]
+fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, f64, i64, i64, Bound<'py, PyBytes>, i64)> {
     let arrival = f64s(run.arrival_us.as_bytes(), "arrival_us")?;
     let work = f64s(run.work_us.as_bytes(), "work_us")?;
     let nb = i64s(run.nbytes.as_bytes(), "nbytes")?;
@@ -1363,7 +1410,8 @@ fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, 
     let (f, b, m, spread) = (run.work_scale, run.work_byte, run.work_add, run.spread);
     let out = py.allow_threads(|| simulate(&input, cfg, cost, f, b, m, spread)).map_err(PyRuntimeError::new_err)?;
     let commit = PyBytes::new_bound(py, &f64_bytes(&out.commit_us));
-    Ok((out.apply_us, out.busy_us, out.dependency_wait_us, out.worker_wait_us, out.flushes, out.commit_groups, commit))
+    Ok((out.apply_us, out.busy_us, out.dependency_wait_us, out.worker_wait_us, out.flushes, out.commit_groups, commit,
+        out.switches))
 }
 
 /// `sim_lag_stats(commit_us, arrival_us, threshold_us)` (bytes of array('d')): returns

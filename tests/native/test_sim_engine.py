@@ -68,6 +68,8 @@ COSTS = {
     "contention": CostModel(concurrency_cpu=0.031, oversubscribed_cpu=0.017, cores=3),
     # the coordinator's wake-up after sleeping on a dependency
     "wakeup": CostModel(wakeup_us=23.0, handoff_us=7.0, cores=4),
+    # the multi-worker cost charged per switch of worker (with the per-transaction one)
+    "switch": CostModel(switch_us=55.0, multi_worker_us=12.0, cores=8),
     # the commit stage's cost mostly per group, little per member, durable groups on one device
     "commit_group": CostModel(commit_group_us=52.0, commit_us=6.0, redo_flush_us=120.0, fsync_devices=1),
 }
@@ -81,6 +83,7 @@ def assert_same(a, b, what) -> None:
     assert a.worker_wait_us == b.worker_wait_us, (what, a.worker_wait_us, b.worker_wait_us)
     assert a.flushes == b.flushes, (what, a.flushes, b.flushes)
     assert a.commit_groups == b.commit_groups, (what, a.commit_groups, b.commit_groups)
+    assert a.switches == b.switches, (what, a.switches, b.switches)
     assert list(a.arrival_us) == list(b.arrival_us), what
     if list(a.commit_us) != list(b.commit_us):
         i = next(k for k, (x, y) in enumerate(zip(a.commit_us, b.commit_us)) if x != y)
@@ -135,6 +138,26 @@ def test_a_commit_stage_priced_per_group_matches():
         groups[w] = simulate_native(inp, ReplicaConfig(w, True, False), cost).commit_groups
     assert groups[0] == groups[1] == len(inp)
     assert groups[32] < groups[2] <= len(inp), groups
+
+
+def test_a_switch_of_worker_priced_matches():
+    """``switch_us``: both engines number the workers, give each transaction the lowest free one
+    and charge a transaction on another worker than its predecessor's; they agree to the bit and
+    on the count, for the MTA and the CSA, with commit order preserved or not."""
+    facts = fixture_facts("sysbench_oltp_write_only")
+    cost = COSTS["switch"]
+    for clock in ("WRITESET", "recorded"):
+        inp = build.logical_clock(facts, clock, cost, catch_up=True)
+        for w in (0, 1, 2, 8, 32):
+            for preserve, durable, applier in ((True, False, Applier.MTA), (False, True, Applier.MTA),
+                                               (True, True, Applier.CSA), (False, False, Applier.CSA)):
+                both(inp, ReplicaConfig(w, preserve, durable, applier=applier), cost,
+                     ("switch", clock, w, preserve, durable, applier))
+    inp = build.logical_clock(facts, "WRITESET", cost, catch_up=True)
+    one, eight = (simulate_native(inp, ReplicaConfig(w, True, False), cost) for w in (1, 8))
+    assert one.switches == 0 < eight.switches < len(inp)
+    free = simulate_native(inp, ReplicaConfig(8, True, False), replace(cost, switch_us=0.0))
+    assert free.apply_us < eight.apply_us
 
 
 def test_memory_back_pressure_matches():
@@ -347,10 +370,10 @@ def test_csa_stream_matches_whole_run():
             sl = slice(lo, lo + 700)
             s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
                    inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), inp.events[sl].tobytes(), False)
-        apply_us, busy, dep, wwait, flushes, groups, n, exact, _ = s.finish()
-        assert (apply_us, busy, dep, wwait, flushes, groups, n) == (
+        apply_us, busy, dep, wwait, flushes, groups, n, exact, _, switches = s.finish()
+        assert (apply_us, busy, dep, wwait, flushes, groups, n, switches) == (
             whole.apply_us, whole.busy_us, whole.dependency_wait_us, whole.worker_wait_us, whole.flushes,
-            whole.commit_groups, len(inp))
+            whole.commit_groups, len(inp), whole.switches)
         assert exact[0] == whole.commit_us.tobytes()
 
 

@@ -21,7 +21,7 @@ from lagadvisor.sim.model import CostModel, ReplicaConfig
 NEUTRAL = dict(trx_us=0.0, insert_us=0.0, update_us=0.0, delete_us=0.0, byte_us=0.0, event_us=0.0, dispatch_us=0.0,
                dispatch_event_us=0.0, dispatch_byte_us=0.0, commit_us=0.0, flush_us=0.0, redo_flush_us=0.0, handoff_us=0.0,
                multi_worker_cpu=1.0, multi_worker_us=0.0, concurrency_cpu=0.0, oversubscribed_cpu=0.0, wakeup_us=0.0,
-               durable_byte_us=0.0, fsync_byte_us=0.0, cores=2, fsync_devices=1, fsync_cpu=0.44, apply_spread=0.0)
+               durable_byte_us=0.0, fsync_byte_us=0.0, switch_us=0.0, cores=2, fsync_devices=1, fsync_cpu=0.44, apply_spread=0.0)
 
 
 def _cost(**kw) -> CostModel:
@@ -204,6 +204,34 @@ def test_multi_worker_us_adds_to_each_transaction_from_two_workers_on_two_cores(
     assert two == simulate(_trx(8, work=130.0), ReplicaConfig(2, durable=False), _cost(commit_us=20.0, cores=64)).apply_us
     one_core = _cost(commit_us=20.0, cores=1, multi_worker_us=30.0)
     assert one_core.worker_add_us(8) == 0.0
+    assert simulate(trxs, ReplicaConfig(8, durable=False), one_core).apply_us == 8 * 120
+
+
+def test_switch_us_is_charged_to_a_transaction_on_another_worker_than_its_predecessors():
+    """``switch_us`` is a cost per switch: added to the apply of a transaction the coordinator
+    gives to another worker than its predecessor's, with two or more workers on two or more
+    cores. The coordinator takes the lowest-numbered free worker (rpl_mta_submode.cc
+    get_free_worker), so a chain, each waiting for the one before to commit, stays on worker 0
+    and pays nothing."""
+    trxs = _trx(8)
+    cost = _cost(commit_us=20.0, cores=64, switch_us=30.0)
+    assert cost.switch_add_us(1) == 0.0 and cost.switch_add_us(2) == 30.0 and cost.worker_add_us(2) == 0.0
+    one = simulate(trxs, ReplicaConfig(1, durable=False), cost)
+    assert (one.apply_us, one.switches) == (8 * 120, 0)
+    # eight workers: the first on worker 0 (100 us, committed alone by 120), the seven others on
+    # workers 1-7 at once (100 + 30 us), then committed as one group of seven (7 x 20 us)
+    eight = simulate(trxs, ReplicaConfig(8, durable=False), cost)
+    assert (eight.apply_us, eight.switches) == (130 + 7 * 20, 7)
+    # two workers: worker 0 is free again (at 120) while worker 1 holds the second transaction,
+    # so they alternate and every transaction after the first switches
+    two = simulate(trxs, ReplicaConfig(2, durable=False), cost)
+    assert two.switches == 7 and two.apply_us > simulate(trxs, ReplicaConfig(2, durable=False),
+                                                          replace(cost, switch_us=0.0)).apply_us
+    # a chain: each transaction dispatched once its predecessor committed, on worker 0 again
+    chain = simulate(_trx(8, need=lambda i: i - 1), ReplicaConfig(4, durable=False), cost)
+    assert (chain.apply_us, chain.switches) == (8 * 120, 0)
+    one_core = _cost(commit_us=20.0, cores=1, switch_us=30.0)
+    assert one_core.switch_add_us(8) == 0.0
     assert simulate(trxs, ReplicaConfig(8, durable=False), one_core).apply_us == 8 * 120
 
 
@@ -423,6 +451,19 @@ def test_a_cost_model_written_before_multi_worker_us_keeps_its_factor_alone():
     both = CostModel.from_dict({"multi_worker_cpu": 1.1, "multi_worker_us": 12.5})
     assert (both.multi_worker_cpu, both.multi_worker_us) == (1.1, 12.5)
     assert CostModel.from_dict(json.loads(CostModel().to_json())) == CostModel()
+
+
+def test_a_cost_model_file_sets_switch_us_and_one_without_it_charges_no_switch():
+    """``switch_us`` is read from a model file like any cost (0 to 1e6 us); a file written before
+    the term (every calibrated model until 2026-11-29) reads it as the built-in's 0, the multi-worker
+    cost staying per transaction as it was fitted."""
+    from lagadvisor.errors import ConfigError
+
+    assert CostModel().switch_us == 0.0 and CostModel.from_dict({"trx_us": 50.0}).switch_add_us(8) == 0.0
+    set_ = CostModel.from_dict({"switch_us": 55.7, "multi_worker_us": 0.0, "cores": 16})
+    assert (set_.switch_add_us(8), set_.switch_add_us(1), set_.worker_add_us(8)) == (55.7, 0.0, 0.0)
+    with pytest.raises(ConfigError, match="switch_us"):
+        CostModel.from_dict({"switch_us": -1.0})
 
 
 def test_a_cost_model_file_without_apply_spread_keeps_its_costs_unspread():

@@ -62,12 +62,13 @@ def test_chunks_give_the_whole_runs_floats(seed):
     whole = simulate_native(inp, cfg, cost)
     cuts = sorted(rng.sample(range(1, len(inp)), min(len(inp) - 1, rng.randint(0, 40))))
     out, _ = _stream(inp, cfg, cost, cuts, cap=10**9)
-    apply_us, busy, dep, wwait, flushes, groups, n, exact, approx = out
+    apply_us, busy, dep, wwait, flushes, groups, n, exact, approx, switches = out
     commit = array("d")
     commit.frombytes(exact[0])
     assert approx is None and n == len(inp)
-    assert (apply_us, busy, dep, wwait, flushes, groups) == (whole.apply_us, whole.busy_us, whole.dependency_wait_us,
-                                                             whole.worker_wait_us, whole.flushes, whole.commit_groups)
+    assert (apply_us, busy, dep, wwait, flushes, groups, switches) == (
+        whole.apply_us, whole.busy_us, whole.dependency_wait_us, whole.worker_wait_us, whole.flushes,
+        whole.commit_groups, whole.switches)
     assert commit == whole.commit_us
 
 
@@ -98,7 +99,7 @@ def test_sketch_within_its_bound_and_equal_to_the_reference(seed):
     thr = 5_000.0
     out, _ = _stream(inp, cfg, cost, list(range(1_000, 20_000, 1_000)), cap=500, window_us=20_000_000,
                      threshold_us=thr)
-    p50, p99, mx, above, series, windows = out[-1]
+    p50, p99, mx, above, series, windows = out[8]
     whole = simulate_python(inp, cfg, cost)
     e50, e99, emax, eabove, _ = lag_stats(whole, thr / 1e6)
     a = stream.SKETCH_ALPHA
@@ -296,7 +297,7 @@ def test_stream_scales_work_and_adds_the_durable_bytes_as_simulate_does(durable)
         sl = slice(lo, lo + 400)
         s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),
                inp.need[sl].tobytes(), inp.need_kind[sl].tobytes(), inp.events[sl].tobytes(), False)
-    apply_us, *_, exact, _ = s.finish()
+    apply_us, *_, exact, _, _ = s.finish()
     assert apply_us == whole.apply_us and exact[0] == whole.commit_us.tobytes()
     if durable:
         assert apply_us > simulate(inp, cfg, replace(cost, durable_byte_us=0.0)).apply_us

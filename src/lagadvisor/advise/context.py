@@ -167,7 +167,8 @@ class Context:
             stage = max(commit_cpu, redo + binlog) if cost.fsync_devices == 1 else max(commit_cpu, redo, binlog)
         return {"commit and fsync": stage / 1e6,
                 "worker CPU": (self.work_us_total() * cost.worker_cpu(workers)
-                               + len(self.facts) * cost.worker_add_us(workers))
+                               + len(self.facts) * cost.worker_add_us(workers)
+                               + res.switches * cost.switch_add_us(workers))
                 / max(1, min(max(workers, 1), cost.cores)) / 1e6,
                 "coordinator": self._trx_cache["coordinator"] / 1e6}
 

@@ -631,10 +631,10 @@ STALL_RATIO = 5.0
 
 
 #: The workers' CPU costs: per transaction, row, byte, scanned row, foreign-key check, index
-#: entry, event, durable byte, and the multi-worker cost (what :func:`_scaled` and :func:`worker_share` scale as the
+#: entry, event, durable byte, and the multi-worker costs, per transaction and per switch (what :func:`_scaled` and :func:`worker_share` scale as the
 #: workers' CPU).
 WORKER_COSTS = ("trx_us", "insert_us", "update_us", "delete_us", "byte_us", "scan_row_us", "fk_check_us",
-                "index_entry_us", "event_us", "durable_byte_us", "multi_worker_us")
+                "index_entry_us", "event_us", "durable_byte_us", "multi_worker_us", "switch_us")
 
 
 def _workers_scaled(model: CostModel, f: float, **more) -> CostModel:

@@ -40,7 +40,13 @@ InnoDB's redo-flush wait loop, log0write.cc ``log_wait_for_flush``; bench/fsync_
 like any other CPU, then the device's rest: on a busy core fsyncs take longer. Events are ordered by
 ``(time, sequence)`` so results are the same bytes for the same input. Each transaction's worker CPU
 is first multiplied by its factor of the cost model's ``apply_spread`` (:func:`spread_across_workers`):
-fixed per transaction by its index, so still the same bytes.
+fixed per transaction by its index, so still the same bytes. Workers have numbers: the
+coordinator gives each transaction the lowest-numbered free worker (rpl_mta_submode.cc
+``get_free_worker``: the first worker with no events assigned), and a transaction given another
+worker than its predecessor's pays ``switch_us`` at its start, on top of its apply
+(:meth:`CostModel.switch_add_us`: 0 in the built-in model); a chain, each transaction waiting for
+the one before to commit, stays on the worker its predecessor freed (``SimResult.switches``
+counts the others).
 
 The Change Stream Applier (``ReplicaConfig.applier = Applier.CSA``; MySQL 26.7+, ``CHANGE
 REPLICATION SOURCE TO APPLIER_VERSION=2``) is modelled from its documented semantics only, since
@@ -143,6 +149,7 @@ class SimResult:
     worker_wait_us: float = 0.0          # coordinator time blocked on no free worker
     flushes: int = 0                     # the sync stage's groups: the binlog fsyncs when durable
     commit_groups: int = 0               # the commit stage's groups (each pays commit_group_us)
+    switches: int = 0                    # transactions given another worker than their predecessor's
 
     @property
     def utilisation(self) -> float:
@@ -301,12 +308,13 @@ def simulate_native(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, *, sprea
     native = NATIVE
     if native is None:
         native = require()  # ImportError if not built: asked for explicitly
-    apply_us, busy, dep_wait, worker_wait, flushes, groups, commit = native.sim_run(SimArgs.of(inp, cfg, cost, spread))
+    apply_us, busy, dep_wait, worker_wait, flushes, groups, commit, switches = native.sim_run(
+        SimArgs.of(inp, cfg, cost, spread))
     commit_us = array("d")
     commit_us.frombytes(commit)
     return SimResult(max(0, cfg.workers), apply_us, commit_us, inp.arrival_us, busy_us=busy,
                      dependency_wait_us=dep_wait, worker_wait_us=worker_wait, flushes=flushes,
-                     commit_groups=groups)
+                     commit_groups=groups, switches=switches)
 
 
 def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimResult:
@@ -375,6 +383,13 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     entered_upto = -1        # all indices <= entered_upto entered the commit stage
     next_entry = 0           # preserve order: next index allowed into the commit stage
     free_workers = cfg.workers
+    # The workers by number: the coordinator gives a transaction the lowest-numbered free one
+    # (rpl_mta_submode.cc get_free_worker), and one on another worker than its predecessor's
+    # pays the switch (CostModel.switch_add_us).
+    free_ids = list(range(max(1, cfg.workers)))
+    worker_of = [0] * n
+    prev_worker = -1
+    switch_us = cost.switch_add_us(cfg.workers)
     cores = float(max(1, cost.cores))
     contention = cost.contention
     # Processor sharing: jobs progress together in "virtual work" V; a job of w us started
@@ -418,6 +433,19 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             return bool(committed[nd])
         return entered_upto >= nd
 
+    def take_worker(i: int) -> float:
+        """Give transaction ``i`` the lowest-numbered free worker; the switch's CPU (0 on its
+        predecessor's worker, or for the first transaction)."""
+        nonlocal prev_worker
+        w = heapq.heappop(free_ids)
+        worker_of[i] = w
+        switched = prev_worker >= 0 and w != prev_worker
+        prev_worker = w
+        if switched:
+            res.switches += 1
+            return switch_us
+        return 0.0
+
     def try_coordinator(now: float) -> None:
         nonlocal coord_busy, free_workers, coord_blocked_since, blocked_on, spinning, dep_sleep, wake_at, pending
         spinning = False
@@ -458,9 +486,10 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
                 res.worker_wait_us += now - coord_blocked_since
             coord_blocked_since = None
         free_workers -= 1
+        extra = take_worker(coord_next)
         coord_busy = True
         if csa:
-            run_cpu(now, cost.dispatch_us, DISPATCH_DONE, coord_next)
+            run_cpu(now, cost.dispatch_us, DISPATCH_DONE, coord_next, extra)
             return
         # The MTA's worker is assigned at the transaction's first event and applies each event as
         # the coordinator queues it: the read and the apply run at once, and the apply cannot end
@@ -469,7 +498,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         run_cpu(now, read_us, DISPATCH_DONE, coord_next)
         pending += nbytes[coord_next]
         start_t[coord_next] = now
-        run_cpu(now, max(read_us, work_us[coord_next]), APPLY_DONE, coord_next)
+        run_cpu(now, max(read_us, work_us[coord_next] + extra), APPLY_DONE, coord_next)
 
     def start_flush(now: float) -> None:
         nonlocal flush_busy, flush_queue
@@ -577,6 +606,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         if not release_at_apply:
             res.busy_us += now - start_t[i]
             free_workers += 1
+            heapq.heappush(free_ids, worker_of[i])
         while lwm + 1 < n and committed[lwm + 1]:
             lwm += 1
 
@@ -602,14 +632,15 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             if csa:  # the worker reads its transaction's events itself, then applies them
                 pending += nbytes[i]
                 start_t[i] = now
-                run_cpu(now, cost.dispatch_event_us * events[i] + cost.dispatch_byte_us * nbytes[i] + work_us[i],
-                        APPLY_DONE, i)
+                run_cpu(now, cost.dispatch_event_us * events[i] + cost.dispatch_byte_us * nbytes[i]
+                        + (work_us[i] + data), APPLY_DONE, i)
         elif kind == APPLY_DONE:
             pending -= nbytes[i]
             applied[i] = 1
             if release_at_apply:  # CSA: the worker takes the next ready transaction
                 res.busy_us += now - start_t[i]
                 free_workers += 1
+                heapq.heappush(free_ids, worker_of[i])
             if cfg.preserve_commit_order:
                 if i == next_entry:
                     enter_in_order(now)

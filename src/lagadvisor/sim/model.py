@@ -189,6 +189,13 @@ class CostModel:
     multi_worker_us: float = 39.3  # worker CPU per transaction added with >= 2 workers on >= 2 cores
                                    # (worker_add_us): a transaction on another core than its
                                    # predecessor's, with that core's caches cold for its rows
+    switch_us: float = 0.0         # worker CPU added with >= 2 workers on >= 2 cores to a transaction
+                                   # the coordinator gives to another worker than its predecessor's
+                                   # (switch_add_us; the engines number the workers as MySQL's
+                                   # get_free_worker does): the same cost charged per switch
+                                   # instead of per transaction. 0: fitted per switch on the lab's
+                                   # runs 1-2, it held out no better (docs/accuracy.md "Charged per
+                                   # switch"); calibrate and a model file can set it
     concurrency_cpu: float = 0.0088  # CPU jobs slow down by this per thread running at once, past the
                                      # first and up to the cores (contention)
     oversubscribed_cpu: float = 0.0118  # and by this per runnable thread past the cores (contention)
@@ -268,6 +275,16 @@ class CostModel:
         41-106 us longer than one on the same worker, whatever its size (bench/manycore/
         timeline.py ``switches``; issue 33)."""
         return self.multi_worker_us if self._changes_cores(workers) else 0.0
+
+    def switch_add_us(self, workers: int) -> float:
+        """Worker CPU added to a transaction given another worker than its predecessor's (the
+        engines charge it at dispatch: sim/engine.py ``take_worker``): ``switch_us`` with two or
+        more workers on two or more cores, else 0 (as :meth:`worker_add_us`). The 16-core
+        timelines: a chain's transaction on another worker than its predecessor's took 41-106
+        us longer than one on the same worker, and about half of the hot-row and foreign-key
+        backlogs' transactions ran on their predecessor's worker (bench/manycore/timeline.py
+        ``switches``; issue 33)."""
+        return self.switch_us if self._changes_cores(workers) else 0.0
 
     def _changes_cores(self, workers: int) -> bool:
         """Consecutive transactions run on other threads and cores: two or more workers on two or
@@ -558,6 +575,7 @@ COST_MODEL_SCHEMA: dict[str, tuple[type, float, float, str]] = {
     "apply_spread": (float, 0, 2, "(a lognormal sigma)"),
     "multi_worker_cpu": (float, 0.1, 100, "(a CPU factor)"),
     "multi_worker_us": (float, 0, 1e6, "microseconds"),
+    "switch_us": (float, 0, 1e6, "microseconds"),
     "concurrency_cpu": (float, 0, 1, "(a slowdown per thread running at once)"),
     "oversubscribed_cpu": (float, 0, 1, "(a slowdown per runnable thread past the cores)"),
     "cores": (int, 1, 4096, "cores"),

@@ -59,6 +59,7 @@ class SimSummary:
     windows: list = field(default_factory=list, repr=False)  # LagWindow, in time order
     lag_relative_error: float = 0.0
     commit_groups: int = 0      # the commit stage's groups (SimResult.commit_groups)
+    switches: int = 0           # transactions on another worker than their predecessor's (SimResult.switches)
 
     @property
     def utilisation(self) -> float:
@@ -109,8 +110,9 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
                   else _mode_chunk_inputs(facts, cfg.mode, cost, cfg.workers, catch_up))
         for a, wk, nb, needs, kinds, ev in inputs:
             sim.feed(a, wk, nb, needs, kinds, ev, False)
-    apply_us, busy, dep, wwait, flushes, groups, n, exact, approx = sim.finish()
-    s = SimSummary(max(0, cfg.workers), apply_us, busy, dep, wwait, flushes, n, commit_groups=groups)
+    apply_us, busy, dep, wwait, flushes, groups, n, exact, approx, switches = sim.finish()
+    s = SimSummary(max(0, cfg.workers), apply_us, busy, dep, wwait, flushes, n, commit_groups=groups,
+                   switches=switches)
     if exact is not None:
         commit, arrival = array("d"), array("d")
         commit.frombytes(exact[0])
@@ -227,7 +229,7 @@ def _reference(facts, clock, cfg, cost, catch_up, threshold_s, window_s, origin_
     res = engine.simulate(inp, cfg, cost)
     n = len(inp)
     s = SimSummary(max(0, cfg.workers), res.apply_us, res.busy_us, res.dependency_wait_us, res.worker_wait_us,
-                   res.flushes, n, commit_groups=res.commit_groups)
+                   res.flushes, n, commit_groups=res.commit_groups, switches=res.switches)
     commit = res.commit_us if isinstance(res.commit_us, array) else array("d", res.commit_us)
     arrival = res.arrival_us if isinstance(res.arrival_us, array) else array("d", res.arrival_us)
     if n <= exact_lags():
