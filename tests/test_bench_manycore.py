@@ -1053,3 +1053,35 @@ def test_apply_costs_separates_a_row_from_an_event_within_one_backlog():
     one_ratio = {s: v for s, v in by.items() if s[1] <= 20}   # events = 3 + 2 rows: collinear with the intercept
     with pytest.raises(ValueError, match="do not separate"):
         ac.fit(one_ratio)
+
+
+def test_chain_is_a_pure_chain_and_its_2core_run_shows_little_multi_worker_cpu():
+    """``chain`` (gen_backlogs.CHAIN_WORKLOADS): hot's schema, every transaction on counter 1, so each
+    one's writeset meets its predecessor's. Its 2-core run (bench/manycore_chain_2core.json,
+    docs/accuracy.md "Charged per switch, fitted") is what separates a multi-worker cost per
+    transaction (39.3 us built in) from one per switch: relaxed, the workers' CPU at 2 and 4 workers
+    over one worker's, paired by round, is well under the per-transaction charge, and the chain is
+    not slower with more workers."""
+    import json
+    import random
+    import statistics
+
+    gen = _load("gen_backlogs")
+    wl = gen.CHAIN_WORKLOADS["chain"]
+    rnd = random.Random(f"33:{wl.seed_key or wl.name}")
+    assert wl.setup is gen.hot_setup
+    trxs = [wl.trx(rnd, seq) for seq in range(1, 300)]
+    assert all(len(t) == 2 and t[1].endswith("WHERE id=1") and ",1," in t[0] for t in trxs)
+    lab = json.loads((ROOT / "bench" / "manycore_chain_2core.json").read_text())
+    assert lab["machine"]["cores"] == 2
+    runs = [r for r in lab["runs"] if r.get("phase") == "relaxed" and r["workload"] == "chain"]
+    for w in (2, 4):
+        extra, speedups = [], []
+        for rd in sorted({r["round"] for r in runs}):
+            one = next(r for r in runs if r["round"] == rd and r["workers"] == 1)
+            many = next(r for r in runs if r["round"] == rd and r["workers"] == w)
+            extra.append((many["cpu_s"]["rpl_rca_wkr"] - one["cpu_s"]["rpl_rca_wkr"]) / one["transactions"] * 1e6)
+            speedups.append(one["seconds"] / many["seconds"])
+        assert len(extra) >= 3
+        assert statistics.median(extra) < 20.0, (w, extra)      # us a transaction; 39.3 charged built in
+        assert statistics.median(speedups) >= 1.0, (w, speedups)

@@ -29,7 +29,10 @@ bench/data/manycore/index``. So are ``fkfk`` (the lab's ``fk``, the same draw) a
 twins (``DOC_WORKLOADS``: the same events a transaction, 1 kB or 37 kB of them: what the coordinator's
 read costs a byte): ``--only doc5,doc500 --out bench/data/manycore/doc``. So are the statement twins
 (``STMT_WORKLOADS``: the same 16 row updates a transaction in 1 or 16 statements, 5 or 35 events: what
-an event costs): ``--only stmt1,stmt16 --out bench/data/manycore/stmt``.
+an event costs): ``--only stmt1,stmt16 --out bench/data/manycore/stmt``. So is ``chain``
+(``CHAIN_WORKLOADS``: hot's transactions all on one counter, a pure chain: what a transaction pays
+with several workers when it stays on its predecessor's worker): ``--only chain --out
+bench/data/manycore/chain``.
 
 Usage: python3 bench/manycore/gen_backlogs.py [--scale 1.0] [--only uniform,hot] [--seed 33] [--out DIR]
 """
@@ -388,6 +391,22 @@ STMT_WORKLOADS = {f"stmt{n}": Workload(f"stmt{n}", f"{STMT_UPDATES} updates of k
                   for n in (1, 16)}
 
 
+def chain_trx(rnd: random.Random, seq: int) -> Trx:
+    """``hot``'s order and counter, every one on the first counter: each transaction's writeset
+    meets its predecessor's, so each waits for the one before to commit."""
+    amount = rnd.randint(1, 100)
+    return [f"INSERT INTO orders VALUES ({seq},1,{amount},'{_digits(rnd, 5)}')",
+            f"UPDATE counters SET n=n+{amount} WHERE id=1"]
+
+
+#: Per transaction or per switch (docs/accuracy.md "Charged per switch"): ``chain``, a pure chain,
+#: whose transactions MySQL's get_free_worker gives to the predecessor's worker at any worker
+#: count (no switch), so its multi-worker time less its one-worker time is the multi-worker cost a
+#: transaction pays without a switch. Generated only by name (``--only chain --out DIR``).
+CHAIN_WORKLOADS = {"chain": Workload("chain", "hot's orders, every one on the first counter (a pure chain)",
+                                     8_000, hot_setup, chain_trx)}
+
+
 # ---------------------------------------------------------------- generation
 
 
@@ -467,7 +486,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=DATA)
     args = ap.parse_args()
     names = [n for n in (args.only.split(",") if args.only else WORKLOADS) if n]
-    known = {**WORKLOADS, **INDEX_WORKLOADS, **DOC_WORKLOADS, **STMT_WORKLOADS}
+    known = {**WORKLOADS, **INDEX_WORKLOADS, **DOC_WORKLOADS, **STMT_WORKLOADS, **CHAIN_WORKLOADS}
     if unknown := [n for n in names if n not in known]:
         ap.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(known)}")
     src = realservers.MySQLServer("mc-source", SRC_PORT, SOURCE_OPTIONS, fresh=True)
