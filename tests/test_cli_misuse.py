@@ -401,3 +401,32 @@ def test_a_non_utf8_path_in_the_html_report(tmp_path):
     code, _, err = run("advise", "--no-progress", "--html", str(html), str(odd / "binlog.000001"), timeout=60)
     assert code == 0, err
     assert b"nu_\xff\xfe" in html.read_bytes()
+
+
+def test_a_ctrl_c_python_could_not_raise_is_raised_after_the_hook_returns(monkeypatch):
+    """``__main__._unraisable``: a KeyboardInterrupt handed to ``sys.unraisablehook`` (raised in a
+    ``__del__`` or a weakref callback) is raised again outside the hook, shortly after it returned,
+    and never goes to the default hook ("Exception ignored ... Traceback"). Marking SIGINT again
+    inside the hook had Python raise it at its next check, inside the hook itself (seen in CI)."""
+    import signal
+    import types
+
+    from lagadvisor import __main__ as entry
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        monkeypatch.setattr(signal, "getsignal", lambda s: signal.default_int_handler)
+    printed = []
+    monkeypatch.setattr(sys, "__unraisablehook__", printed.append)
+    args = types.SimpleNamespace(exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt(), exc_traceback=None,
+                                 err_msg=None, object=None)
+    with pytest.raises(KeyboardInterrupt) as raised:
+        entry._unraisable(args)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            time.sleep(0.01)
+    names = [frame.name for frame in raised.traceback]
+    assert "_late_interrupt" in names and "_unraisable" not in names and not printed
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+    entry._unraisable(types.SimpleNamespace(exc_type=ValueError, exc_value=ValueError("x"), exc_traceback=None,
+                                            err_msg=None, object=None))
+    assert len(printed) == 1
