@@ -413,8 +413,10 @@ def test_a_ctrl_c_python_could_not_raise_is_raised_after_the_hook_returns(monkey
 
     from lagadvisor import __main__ as entry
 
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        monkeypatch.setattr(signal, "getsignal", lambda s: signal.default_int_handler)
+    real_getsignal = signal.getsignal
+    if real_getsignal(signal.SIGINT) is not signal.default_int_handler:   # a run in the background
+        monkeypatch.setattr(signal, "getsignal",
+                            lambda s: signal.default_int_handler if s == signal.SIGINT else real_getsignal(s))
     printed = []
     monkeypatch.setattr(sys, "__unraisablehook__", printed.append)
     args = types.SimpleNamespace(exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt(), exc_traceback=None,
@@ -426,7 +428,7 @@ def test_a_ctrl_c_python_could_not_raise_is_raised_after_the_hook_returns(monkey
             time.sleep(0.01)
     names = [frame.name for frame in raised.traceback]
     assert "_late_interrupt" in names and "_unraisable" not in names and not printed
-    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+    assert real_getsignal(signal.SIGALRM) == signal.SIG_DFL
     entry._unraisable(types.SimpleNamespace(exc_type=ValueError, exc_value=ValueError("x"), exc_traceback=None,
                                             err_msg=None, object=None))
     assert len(printed) == 1
