@@ -109,7 +109,6 @@ pub struct Costs {
     pub fsync_byte_us: f64,
     pub concurrency_cpu: f64,
     pub oversubscribed_cpu: f64,
-    pub switch_us: f64,
 }
 
 impl Costs {
@@ -207,10 +206,10 @@ struct Sim {
     /// (``CostModel.worker_add_us``: ``multi_worker_us`` with two or more workers on two or more cores).
     work_add: f64,
     /// engine.py ``switch_us``: worker CPU added to a transaction given another worker than its
-    /// predecessor's (``CostModel.switch_add_us``: ``switch_us`` with two or more workers on two
-    /// or more cores).
+    /// predecessor's (``CostModel.switch_add_us``, given: ``SimArgs.switch_add``).
     switch_add: f64,
-    /// engine.py ``free_ids``: the free workers by number (the coordinator takes the lowest).
+    /// engine.py ``free_ids``: the free workers by number (the coordinator takes the lowest;
+    /// none free when empty).
     free_ids: BinaryHeap<Reverse<i64>>,
     /// engine.py ``worker_of``: each transaction's worker, in the window from `base`.
     worker_of: Vec<i64>,
@@ -251,7 +250,6 @@ struct Sim {
     lwm: i64,
     entered_upto: i64,
     next_entry: usize,
-    free_workers: i64,
     vnow: f64,
     vlast_t: f64,
     ps_version: i64,
@@ -299,7 +297,8 @@ struct Sim {
 }
 
 impl Sim {
-    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64, spread: Vec<f64>,
+    #[allow(clippy::too_many_arguments)]
+    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64, switch_add: f64, spread: Vec<f64>,
            sink: Sink) -> Self {
         Sim {
             cfg,
@@ -307,8 +306,8 @@ impl Sim {
             work_scale,
             work_byte,
             work_add,
-            switch_add: if cfg.workers >= 2 && cost.cores >= 2.0 { cost.switch_us } else { 0.0 },
-            free_ids: (0..cfg.workers.max(1)).map(Reverse).collect(),
+            switch_add,
+            free_ids: (0..cfg.workers).map(Reverse).collect(),
             worker_of: Vec::new(),
             prev_worker: -1,
             dispatch_extra: 0.0,
@@ -339,7 +338,6 @@ impl Sim {
             lwm: -1,
             entered_upto: -1,
             next_entry: 0,
-            free_workers: cfg.workers,
             vnow: 0.0,
             vlast_t: 0.0,
             ps_version: 0,
@@ -581,7 +579,7 @@ impl Sim {
         // 0: none, 1: dependency, 2: no free worker (or pending-jobs memory).
         let reason = if !self.ready(i) {
             1
-        } else if self.free_workers == 0
+        } else if self.free_ids.is_empty()
             || (!self.cfg.csa && self.pending != 0 && self.pending + nb > self.cfg.pending_jobs_size_max)
         {
             2
@@ -616,7 +614,6 @@ impl Sim {
                 self.worker_wait_us += now - since;
             }
         }
-        self.free_workers -= 1;
         let extra = self.take_worker(i);
         self.coord_busy = true;
         if self.cfg.csa {
@@ -772,7 +769,6 @@ impl Sim {
         self.committed[li] = true;
         if !self.cfg.release_at_apply() {
             self.busy_us += now - self.start_t[li];
-            self.free_workers += 1;
             self.free_ids.push(Reverse(self.worker_of[li]));
         }
         self.emit(i, now);
@@ -820,7 +816,6 @@ impl Sim {
                 if self.cfg.release_at_apply() {
                     // CSA: the worker takes the next ready transaction
                     self.busy_us += now - self.start_t[li];
-                    self.free_workers += 1;
                     self.free_ids.push(Reverse(self.worker_of[li]));
                 }
                 if self.cfg.preserve_commit_order {
@@ -973,10 +968,12 @@ fn spread_slot(i: u64) -> usize {
 }
 
 /// engine.py `simulate` over a whole input, its work scaled and spread as `feed` does
-/// (`work_scale` 1, `work_byte` 0, `work_add` 0 and no `spread`: the work as given).
+/// (`work_scale` 1, `work_byte` 0, `work_add` 0 and no `spread`: the work as given), a switch of
+/// worker charged `switch_add`.
+#[allow(clippy::too_many_arguments)]
 pub fn simulate(x: &Input, cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64,
-                spread: Vec<f64>) -> Result<Output, String> {
-    let mut s = Sim::new(cfg, cost, work_scale, work_byte, work_add, spread, Sink::Full(Vec::new()));
+                switch_add: f64, spread: Vec<f64>) -> Result<Output, String> {
+    let mut s = Sim::new(cfg, cost, work_scale, work_byte, work_add, switch_add, spread, Sink::Full(Vec::new()));
     s.feed(x, true)?;
     let apply_us = s.apply_us();
     let commit_us = match std::mem::replace(&mut s.sink, Sink::Full(Vec::new())) {
@@ -1195,7 +1192,7 @@ impl LagAcc {
     }
 }
 
-/// `StreamSim(cfg, cost, work_scale, work_byte, work_add, cap, threshold_us, window_us, origin_us, spread=[])`: one simulation
+/// `StreamSim(cfg, cost, work_scale, work_byte, work_add, switch_add, cap, threshold_us, window_us, origin_us, spread=[])`: one simulation
 /// fed in chunks (`feed`), with its lag statistics gathered as it commits (`finish`). `cfg` and
 /// `cost` are read by attribute (`ReplicaConfig`, `CostModel`: `Config`, `Costs`).
 #[pyclass(module = "lagadvisor._native")]
@@ -1206,14 +1203,16 @@ pub struct StreamSim {
 #[pymethods]
 impl StreamSim {
     #[new]
-    #[pyo3(signature = (cfg, cost, work_scale, work_byte, work_add, cap, threshold_us, window_us, origin_us,
-                        spread = Vec::new()))]
+    #[pyo3(signature = (cfg, cost, work_scale, work_byte, work_add, switch_add, cap, threshold_us, window_us,
+                        origin_us, spread = Vec::new()))]
     #[allow(clippy::too_many_arguments)]
-    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64, cap: usize, threshold_us: f64,
-           window_us: i64, origin_us: i64, spread: Vec<f64>) -> PyResult<Self> {
+    fn new(cfg: Config, cost: Costs, work_scale: f64, work_byte: f64, work_add: f64, switch_add: f64, cap: usize,
+           threshold_us: f64, window_us: i64, origin_us: i64, spread: Vec<f64>) -> PyResult<Self> {
         check_spread(&spread, "StreamSim")?;
         let acc = LagAcc::new(cap, threshold_us, window_us, origin_us);
-        Ok(StreamSim { sim: Sim::new(cfg, cost, work_scale, work_byte, work_add, spread, Sink::Acc(Box::new(acc))) })
+        Ok(StreamSim {
+            sim: Sim::new(cfg, cost, work_scale, work_byte, work_add, switch_add, spread, Sink::Acc(Box::new(acc))),
+        })
     }
 
     /// The next chunk's columns (bytes of array 'd', 'd', 'q', 'q', 'b', 'q'; `need` in global
@@ -1381,6 +1380,8 @@ struct RunArgs<'py> {
     work_byte: f64,
     work_add: f64,
     spread: Vec<f64>,
+    /// engine.py ``SimArgs.switch_add`` (``CostModel.switch_add_us``).
+    switch_add: f64,
 }
 
 /// `sim_run(run)` (a `RunArgs`): returns `(apply_us, busy_us, dependency_wait_us,
@@ -1407,8 +1408,8 @@ fn sim_run<'py>(py: Python<'py>, run: RunArgs<'py>) -> PyResult<(f64, f64, f64, 
     check_spread(&run.spread, "sim_run")?;
     let input = Input { arrival_us: &arrival, work_us: &work, nbytes: &nb, need: &nd, need_kind, events: &ev };
     let (cfg, cost) = (run.cfg, run.cost);
-    let (f, b, m, spread) = (run.work_scale, run.work_byte, run.work_add, run.spread);
-    let out = py.allow_threads(|| simulate(&input, cfg, cost, f, b, m, spread)).map_err(PyRuntimeError::new_err)?;
+    let (f, b, m, sw, spread) = (run.work_scale, run.work_byte, run.work_add, run.switch_add, run.spread);
+    let out = py.allow_threads(|| simulate(&input, cfg, cost, f, b, m, sw, spread)).map_err(PyRuntimeError::new_err)?;
     let commit = PyBytes::new_bound(py, &f64_bytes(&out.commit_us));
     Ok((out.apply_us, out.busy_us, out.dependency_wait_us, out.worker_wait_us, out.flushes, out.commit_groups, commit,
         out.switches))

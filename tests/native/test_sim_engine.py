@@ -358,14 +358,19 @@ def test_csa_ignores_pending_jobs_size_max():
 
 
 def test_csa_stream_matches_whole_run():
-    """``StreamSim`` (what simulate and advise run) fed in chunks gives sim_run's floats for the CSA."""
+    """``StreamSim`` (what simulate and advise run) fed in chunks gives sim_run's floats for the
+    CSA, a switch of worker priced or not (the switch's CPU given to both as ``switch_add``)."""
     facts = fixture_facts("sysbench_oltp_write_only")
-    cost = COSTS["per_byte"]
-    inp = build.logical_clock(facts, "recorded", cost, catch_up=False)
-    for w, preserve in ((2, True), (4, False), (8, True)):
+    for name, w, preserve in (("per_byte", 2, True), ("per_byte", 4, False), ("switch", 8, True),
+                              ("switch", 4, False)):
+        cost = COSTS[name]
+        inp = build.logical_clock(facts, "recorded", cost, catch_up=False)
         cfg = ReplicaConfig(w, preserve, True, applier=Applier.CSA)
         whole = simulate_native(inp, cfg, cost)
-        s = _native.StreamSim(cfg, cost, 1.0, 0.0, 0.0, 10**9, 1e6, 0, 0)
+        if name == "switch":  # the stream must be given the charge, or it would differ below
+            assert whole.switches > 0
+            assert whole.busy_us > simulate_native(inp, cfg, replace(cost, switch_us=0.0)).busy_us
+        s = _native.StreamSim(cfg, cost, 1.0, 0.0, 0.0, cost.switch_add_us(w), 10**9, 1e6, 0, 0)
         for lo in range(0, len(inp), 700):
             sl = slice(lo, lo + 700)
             s.feed(inp.arrival_us[sl].tobytes(), inp.work_us[sl].tobytes(), inp.nbytes[sl].tobytes(),

@@ -40,7 +40,7 @@ def _input(rng: random.Random, n: int, span: int = 30) -> SimInput:
 
 def _stream(inp: SimInput, cfg: ReplicaConfig, cost: CostModel, cuts, cap: int, window_us: int = 0,
             threshold_us: float = 1e6):
-    s = _native.StreamSim(cfg, cost, 1.0, 0.0, 0.0, cap, threshold_us, window_us, 0)
+    s = _native.StreamSim(cfg, cost, 1.0, 0.0, 0.0, cost.switch_add_us(cfg.workers), cap, threshold_us, window_us, 0)
     held = []
     lo = 0
     for hi in list(cuts) + [len(inp)]:
@@ -291,7 +291,7 @@ def test_stream_scales_work_and_adds_the_durable_bytes_as_simulate_does(durable)
     f, b, m = cost.worker_cpu(cfg.workers), cost.work_byte_us(durable), cost.worker_add_us(cfg.workers)
     assert b == (0.031 if durable else 0.0) and m == 27.5
     assert len(cost.spread_factors()) == 64
-    s = _native.StreamSim(cfg, replace(cost, commit_us=cost.commit_us * f), f, b, m, 10**9, 1e6, 0, 0,
+    s = _native.StreamSim(cfg, replace(cost, commit_us=cost.commit_us * f), f, b, m, 0.0, 10**9, 1e6, 0, 0,
                           list(cost.spread_factors()))
     for lo in range(0, len(inp), 400):
         sl = slice(lo, lo + 400)
@@ -304,4 +304,4 @@ def test_stream_scales_work_and_adds_the_durable_bytes_as_simulate_does(durable)
     assert apply_us > simulate(inp, cfg, replace(cost, multi_worker_us=0.0)).apply_us
     assert apply_us != simulate(inp, cfg, replace(cost, apply_spread=0.0)).apply_us
     with pytest.raises(ValueError, match="not 64"):
-        _native.StreamSim(cfg, cost, f, b, m, 10**9, 1e6, 0, 0, [1.0, 1.0])
+        _native.StreamSim(cfg, cost, f, b, m, 0.0, 10**9, 1e6, 0, 0, [1.0, 1.0])

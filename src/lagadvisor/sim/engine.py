@@ -278,6 +278,9 @@ class SimArgs:
     events: bytes
     cfg: ReplicaConfig
     cost: CostModel
+    # the switch's CPU (CostModel.switch_add_us): the engine charges it at dispatch, the work
+    # spread or not
+    switch_add: float
     # spread_across_workers done by sim.rs (``feed``, as for StreamSim): the workers' CPU factor,
     # per byte and per transaction, and the apply spread's 64 factors (() none)
     work_scale: float = 1.0
@@ -289,7 +292,11 @@ class SimArgs:
     def of(cls, inp: SimInput, cfg: ReplicaConfig, cost: CostModel, spread: bool = False) -> "SimArgs":
         cols = (inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
                 inp.need_kind.tobytes(), inp.events.tobytes(), cfg)
-        return cls(*cols, *native_work_args(cfg, cost)) if spread else cls(*cols, cost)
+        switch_add = cost.switch_add_us(cfg.workers)
+        if not spread:
+            return cls(*cols, cost, switch_add)
+        scost, *work = native_work_args(cfg, cost)
+        return cls(*cols, scost, switch_add, *work)
 
 
 def native_work_args(cfg: ReplicaConfig, cost: CostModel) -> tuple[CostModel, float, float, float, tuple[float, ...]]:
@@ -382,11 +389,10 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     lwm = -1                 # all indices <= lwm committed
     entered_upto = -1        # all indices <= entered_upto entered the commit stage
     next_entry = 0           # preserve order: next index allowed into the commit stage
-    free_workers = cfg.workers
-    # The workers by number: the coordinator gives a transaction the lowest-numbered free one
-    # (rpl_mta_submode.cc get_free_worker), and one on another worker than its predecessor's
-    # pays the switch (CostModel.switch_add_us).
-    free_ids = list(range(max(1, cfg.workers)))
+    # The free workers by number (as many as cfg.workers, >= 1 here): the coordinator gives a
+    # transaction the lowest-numbered free one (rpl_mta_submode.cc get_free_worker), and one on
+    # another worker than its predecessor's pays the switch (CostModel.switch_add_us).
+    free_ids = list(range(cfg.workers))
     worker_of = [0] * n
     prev_worker = -1
     switch_us = cost.switch_add_us(cfg.workers)
@@ -447,7 +453,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         return 0.0
 
     def try_coordinator(now: float) -> None:
-        nonlocal coord_busy, free_workers, coord_blocked_since, blocked_on, spinning, dep_sleep, wake_at, pending
+        nonlocal coord_busy, coord_blocked_since, blocked_on, spinning, dep_sleep, wake_at, pending
         spinning = False
         if coord_busy or coord_next >= n:
             return
@@ -457,7 +463,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         reason = ""
         if not ready(coord_next):
             reason = "dep"
-        elif free_workers == 0:
+        elif not free_ids:
             reason = "worker"
         elif not csa and pending and pending + nbytes[coord_next] > cfg.pending_jobs_size_max:
             reason = "worker"
@@ -485,7 +491,6 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             else:
                 res.worker_wait_us += now - coord_blocked_since
             coord_blocked_since = None
-        free_workers -= 1
         extra = take_worker(coord_next)
         coord_busy = True
         if csa:
@@ -600,12 +605,11 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         start_flush(now)
 
     def commit(i: int, now: float) -> None:
-        nonlocal lwm, free_workers
+        nonlocal lwm
         committed[i] = 1
         commit_t[i] = now
         if not release_at_apply:
             res.busy_us += now - start_t[i]
-            free_workers += 1
             heapq.heappush(free_ids, worker_of[i])
         while lwm + 1 < n and committed[lwm + 1]:
             lwm += 1
@@ -625,7 +629,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
                 return
 
     def handle(kind: int, i: int, data, now: float) -> None:
-        nonlocal coord_busy, pending, coord_next, commit_busy, free_workers
+        nonlocal coord_busy, pending, coord_next, commit_busy
         if kind == DISPATCH_DONE:
             coord_busy = False
             coord_next = i + 1
@@ -639,7 +643,6 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             applied[i] = 1
             if release_at_apply:  # CSA: the worker takes the next ready transaction
                 res.busy_us += now - start_t[i]
-                free_workers += 1
                 heapq.heappush(free_ids, worker_of[i])
             if cfg.preserve_commit_order:
                 if i == next_entry:

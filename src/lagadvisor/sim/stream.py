@@ -99,8 +99,8 @@ def run_summary(facts, clock: str, cfg: ReplicaConfig, cost: CostModel, *, catch
     if native is None or not hasattr(native, "StreamSim"):
         return _reference(facts, clock, cfg, cost, catch_up, threshold_s, window_s, origin_us, chart)
     scost, f, b, m, spread = engine.native_work_args(cfg, cost)
-    sim = native.StreamSim(cfg, scost, f, b, m, exact_lags(), threshold_s * 1e6, int(window_s * 1_000_000), origin_us,
-                           list(spread))
+    sim = native.StreamSim(cfg, scost, f, b, m, cost.switch_add_us(cfg.workers), exact_lags(), threshold_s * 1e6,
+                           int(window_s * 1_000_000), origin_us, list(spread))
     if chunks_of(facts) is None:  # facts as TrxFacts: the whole input at once
         inp = scheduler_input(cfg.mode, facts, clock, cost, cfg.workers, catch_up=catch_up)
         sim.feed(inp.arrival_us.tobytes(), inp.work_us.tobytes(), inp.nbytes.tobytes(), inp.need.tobytes(),
