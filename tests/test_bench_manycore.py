@@ -1085,3 +1085,45 @@ def test_chain_is_a_pure_chain_and_its_2core_run_shows_little_multi_worker_cpu()
         assert len(extra) >= 3
         assert statistics.median(extra) < 20.0, (w, extra)      # us a transaction; 39.3 charged built in
         assert statistics.median(speedups) >= 1.0, (w, speedups)
+
+
+def test_steps_pair_each_round_s_neighbouring_counts_less_their_start():
+    """steps.py: each round's time at the larger count over the smaller, each less the start the
+    compare run took off (here 0.1 s, the same at every count), the median over the rounds of
+    every run, the rounds that got slower, and the model's step from the compare rows."""
+    steps = _load("steps")
+
+    def lab_of(times: dict[int, list[float]]) -> dict:
+        return {"runs": [{"phase": "relaxed", "round": k + 1, "workload": "hot", "config": "relaxed",
+                          "workers": w, "seconds": t[k]} for w, t in times.items() for k in range(len(t))]}
+
+    def cmp_of(pred: dict[int, float]) -> dict:
+        return {"startup_s": 0.1, "rows": [{"workload": "hot", "config": "relaxed", "workers": w, "predicted_s": p}
+                                           for w, p in pred.items()]}
+
+    # run A: rounds 1.1/0.6 and 2.1/1.3 at 1/2 workers (paired 0.5/1.0 = 0.5, 1.2/2.0 = 0.6);
+    # run B: 1.1/1.2 (1.1/1.0 = 1.1, slower). Unpaired, run B's 2-worker round would pair with any.
+    a = (lab_of({1: [1.1, 2.1], 2: [0.6, 1.3]}), cmp_of({1: 1.0, 2: 0.8}))
+    b = (lab_of({1: [1.1], 2: [1.2]}), cmp_of({1: 1.0, 2: 0.6}))
+    (row,) = steps.steps([a, b])
+    assert (row["from"], row["to"], row["rounds"], row["slower"]) == (1, 2, 3, 1)
+    assert row["measured_ratio"] == pytest.approx(0.6)
+    assert row["predicted_ratio"] == pytest.approx(0.7)
+    assert row["error"] == pytest.approx(0.7 / 0.6 - 1, abs=1e-4)
+    # a step one run did not measure is left out
+    c = (lab_of({1: [1.1]}), cmp_of({1: 1.0}))
+    assert steps.steps([a, c]) == []
+
+
+def test_the_committed_steps_are_the_seven_committed_runs_steps():
+    """bench/manycore_16core_steps.json is steps.py of the seven committed lab runs with their
+    compare.py outputs (docs/accuracy.md "The curve's shape, step by step"): reproducible."""
+    import json
+
+    steps = _load("steps")
+    names = ("", "_run2", "_run3", "_run4", "_run5", "_run6", "_run7")
+    pairs = [(steps.load(str(ROOT / "bench" / f"manycore_16core{s}.json.gz")),
+              steps.load(str(ROOT / "bench" / f"manycore_16core{s}_compare.json"))) for s in names]
+    rows = steps.steps(pairs)
+    committed = json.loads((ROOT / "bench" / "manycore_16core_steps.json").read_text())
+    assert rows == committed["rows"] and len(rows) == 50 and all(r["rounds"] >= 23 for r in rows)
