@@ -54,7 +54,13 @@ def test_plan_order_puts_probes_relaxed_durable_then_instrumented():
     assert {s.workers for s in inst if s.workload == "uniform"} == {1, 4, 8, 16, 32} and inst[0].workers == 16
     # the conflict-heavy shape also at 4 and 32 workers (its hand-offs and wake-ups)
     assert sorted((s.workers, s.config) for s in inst if s.workload == "hot") == [
-        (4, "durable"), (4, "relaxed"), (16, "durable"), (16, "relaxed"), (32, "durable"), (32, "relaxed")]
+        (4, "durable"), (4, "relaxed"), (8, "relaxed"), (16, "durable"), (16, "relaxed"), (32, "durable"),
+        (32, "relaxed")]
+    # the shapes that slow from 8 to 16 workers (steps.py), relaxed at 8 and 32 beside 16
+    five = lab.build_plan(["uniform", "hot", "mixed", "nopk", "fk"], [1, 2, 4, 8, 16, 32], 3)
+    extra = sorted((s.workload, s.workers) for s in five if s.instrumented and s.config == "relaxed"
+                   and s.workload in ("fk", "nopk"))
+    assert extra == [("fk", 8), ("fk", 16), ("fk", 32), ("nopk", 8), ("nopk", 16), ("nopk", 32)]
 
 
 def test_plan_without_the_instrumented_round_is_the_timed_rounds_only():

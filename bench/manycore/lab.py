@@ -689,13 +689,19 @@ class RunSpec:
 ONE_WORKER_KEPT = ("hot", "fk")
 
 
+#: The shapes whose relaxed catch-ups got slower from 8 to 16 workers on 16 cores in most rounds
+#: while 1.1-4.2 transactions ran at once (bench/manycore_16core_steps.json): the instrumented round
+#: also times them at 8 and 32 workers.
+SLOWDOWN_SHAPES = ("fk", "hot", "nopk")
+
+
 def build_plan(workloads: list[str], workers: list[int], rounds: int,
                instrumented: bool = True) -> list[RunSpec]:
     """Every run, most important first: the probes, the relaxed rounds, the durable rounds
     (each round every workload at every worker count, alternately up and down), then, unless
     *instrumented* is false, the instrumented round (16 workers for every workload, then 8, 32, 4
     and 1 for the first, then 4 and 32 for ``hot``: its hand-offs and wake-ups, bench/manycore/
-    timeline.py)."""
+    timeline.py; then :data:`SLOWDOWN_SHAPES` relaxed at 8 and 32)."""
     wmax = max(workers)
     keep_w = 16 if 16 in workers else wmax
     plan = [RunSpec("probe", 0, wl, cfg, w) for wl in workloads for cfg in CONFIGS for w in (1, wmax)]
@@ -714,6 +720,10 @@ def build_plan(workloads: list[str], workers: list[int], rounds: int,
     # the conflict-heavy shape's hand-offs and wake-ups at fewer and at more workers
     plan += [RunSpec("instrumented", 1, "hot", cfg, w) for w in (4, 32) if "hot" in workloads[1:]
              and w in workers and w != inst[0] for cfg in CONFIGS]
+    # the shapes whose relaxed catch-ups slow from 8 to 16 workers with few transactions running at
+    # once (steps.py, docs/accuracy.md "The curve's shape"): their timelines at 8 and 32 beside 16
+    plan += [RunSpec("instrumented", 1, wl, "relaxed", w) for wl in SLOWDOWN_SHAPES if wl in workloads[1:]
+             for w in (8, 32) if w in workers and w != inst[0] and not (wl == "hot" and w == 32)]
     return plan
 
 
