@@ -131,3 +131,35 @@ def test_first_estimate_is_due_once_read_and_sampled():
     assert not first_due([snap(0.0), snap(1.0)], 10, 5.0, read, strata)
     assert first_due([snap(0.0), snap(FIRST_BY_S)], 10, 5.0, unread, not_yet)
     assert first_due([snap(0.0), snap(1.0, unapplied="")], 10, 5.0, unread, not_yet)
+    # FIRST_BY_S counts from the command's start where it is given: its start-up and connection
+    # (1.5 s here) count against the user's 10 s; a start long before (a library caller's process)
+    # does not, nor does one after the first snapshot
+    late = [snap(0.0), snap(FIRST_BY_S - 1.5)]
+    assert first_due(late, 10, 5.0, unread, not_yet, started_at=-1.5)
+    assert not first_due(late, 10, 5.0, unread, not_yet)
+    assert not first_due(late, 10, 5.0, unread, not_yet, started_at=-3600.0)
+    assert not first_due(late, 10, 5.0, unread, not_yet, started_at=0.5)
+
+
+def test_the_process_start_is_read_from_proc(tmp_path):
+    """sim.eta.process_started_at: /proc/self/stat's starttime (field 22, after a command name that
+    may hold spaces and parentheses) against /proc/uptime, as a wall-clock time; None when
+    unreadable."""
+    import os
+    import time
+
+    from lagadvisor.sim.eta import process_started_at
+
+    mine = process_started_at()
+    assert mine is not None and time.time() - 3600 < mine <= time.time()
+    with open("/proc/uptime", encoding="ascii") as f:
+        uptime = float(f.read().split()[0])
+    ticks = os.sysconf("SC_CLK_TCK")
+    ten_s_ago = int((uptime - 10.0) * ticks)
+    fields = ["S"] + ["0"] * 18 + [str(ten_s_ago)] + ["0"] * 30
+    (tmp_path / "stat").write_text(f"4242 (a b) (c)) {' '.join(fields)}\n", encoding="ascii")
+    got = process_started_at(str(tmp_path))
+    assert got is not None and abs((time.time() - got) - 10.0) < 0.5
+    (tmp_path / "stat").write_text("4242 (broken", encoding="ascii")
+    assert process_started_at(str(tmp_path)) is None
+    assert process_started_at(str(tmp_path / "none")) is None

@@ -115,7 +115,7 @@ def eta(
             start, local = S.relay_start(conn, files), True
         last, _ = S.run(conn, files, cfg, cost, sample_s=sample_s, watch_s=watch_s,
                         emit=_emitter(output_format, (cores_note,)),
-                        start=start, local=local, nice=nice)
+                        start=start, local=local, nice=nice, started_at=E.process_started_at())
     except LagAdvisorError as err:
         raise fail(err) from None
     eta_s = last.current.eta_s

@@ -207,24 +207,27 @@ def open_replica(opts: ServerOptions):
         raise ConfigError(str(err)) from None
 
 
-def first_sample(conn, first: Snapshot, sample_s: float, reader, strata_read, step: float = 0.25) -> list[Snapshot]:
-    """The snapshots before the first estimate (:func:`sim.eta.first_due` says when)."""
+def first_sample(conn, first: Snapshot, sample_s: float, reader, strata_read, step: float = 0.25,
+                 started_at: float | None = None) -> list[Snapshot]:
+    """The snapshots before the first estimate (:func:`sim.eta.first_due` says when, its deadline
+    from ``started_at`` where given)."""
     snaps = [first]
     done0 = gtid_count(parse_gtid_set(first.executed))
     while True:
         time.sleep(step)
         snaps.append(snapshot(conn))
-        if first_due(snaps, done0, sample_s, reader, strata_read):
+        if first_due(snaps, done0, sample_s, reader, strata_read, started_at):
             return snaps
 
 
 def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, watch_s: float | None,
-        emit, timeout_s: float = 86400.0, start: tuple[int, int] = (0, 0), local: bool = False, nice: int = 10
-        ) -> tuple[Estimate, list[dict]]:
+        emit, timeout_s: float = 86400.0, start: tuple[int, int] = (0, 0), local: bool = False, nice: int = 10,
+        started_at: float | None = None) -> tuple[Estimate, list[dict]]:
     """The first estimate after ``sample_s`` (or sooner: :func:`sim.eta.first_due`), made from what
     is read of the backlog by then (:mod:`sim.backlog`: its head in binlog order from ``start``, the
     applier's position, and, with ``local`` files, windows spread over the rest; the readers'
-    threads niced by ``nice``); with ``watch_s``, a new one every ``watch_s`` seconds until caught
+    threads niced by ``nice``; the first estimate's deadline counted from ``started_at``, the
+    command's start, where given); with ``watch_s``, a new one every ``watch_s`` seconds until caught
     up (over the whole backlog once it is read), ``emit(estimate,
     earlier)`` each time with the earlier predictions' errors so far (against the current
     expectation while lagging, against the real catch-up once done). Returns the last estimate
@@ -236,7 +239,7 @@ def run(conn, files, cfg: ReplicaConfig, cost: CostModel, *, sample_s: float, wa
         return e, []
     backlog = read_backlog(files, first, start, local, nice)
     reader = backlog.reader
-    snaps = first_sample(conn, first, sample_s, reader, backlog.strata_read)
+    snaps = first_sample(conn, first, sample_s, reader, backlog.strata_read, started_at=started_at)
     preds: list[Prediction] = []
     warned = False
     while True:

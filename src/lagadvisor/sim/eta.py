@@ -518,17 +518,44 @@ EARLY_APPLIED = 500
 EARLY_S = 2.0
 
 
-def first_due(snaps: list[Snapshot], done0: int, sample_s: float, reader, strata_read) -> bool:
+def first_due(snaps: list[Snapshot], done0: int, sample_s: float, reader, strata_read,
+              started_at: float | None = None) -> bool:
     """Whether the first estimate is due after the snapshots so far (``snaps[0]`` the first, whose
     executed set counts ``done0``): at ``sample_s``, or sooner once the applier has applied
     :data:`EARLY_APPLIED` transactions over :data:`EARLY_S` (a fast applier would be done before a
     fixed sample ends); in either case with the head's first transactions and the strata read,
-    waiting for them up to :data:`FIRST_BY_S` from the start."""
+    waiting for them up to :data:`FIRST_BY_S` from the start: ``started_at`` (the command's
+    process, :func:`process_started_at`: its start-up and connection count against the user's
+    10 s) when it is within :data:`STARTUP_MAX_S` before the first snapshot, else that snapshot."""
     now = snaps[-1].at - snaps[0].at
+    origin = snaps[0].at
+    if started_at is not None and 0.0 <= snaps[0].at - started_at <= STARTUP_MAX_S:
+        origin = started_at
     read = (len(reader.facts) >= MIN_HEAD or reader.finished_at is not None) and strata_read.is_set()
     applied = gtid_count(parse_gtid_set(snaps[-1].executed)) - done0
-    return bool(not snaps[-1].unapplied or now >= FIRST_BY_S or read and now >= sample_s
+    return bool(not snaps[-1].unapplied or snaps[-1].at - origin >= FIRST_BY_S or read and now >= sample_s
                 or read and now >= EARLY_S and applied >= EARLY_APPLIED and len(snaps) >= 4)
+
+
+#: A process start more than this before the first snapshot is not the command's own (a library
+#: caller's long-lived process): the first estimate's deadline then counts from that snapshot.
+STARTUP_MAX_S = 30.0
+
+
+def process_started_at(proc: str = "/proc/self") -> float | None:
+    """This process's start as a wall-clock time (Linux: ``starttime`` of ``/proc/self/stat``,
+    clock ticks after boot, against ``/proc/uptime``; 10 ms resolution); None where unreadable."""
+    import os
+
+    try:
+        with open(f"{proc}/stat", encoding="ascii", errors="replace") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        ticks = os.sysconf("SC_CLK_TCK")
+        return time.time() - (uptime - int(fields[19]) / ticks)
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def caught_up(first: Snapshot, cfg: ReplicaConfig) -> Estimate:
