@@ -1128,8 +1128,8 @@ def test_the_committed_steps_are_the_seven_committed_runs_steps():
 
     steps = _load("steps")
     names = ("", "_run2", "_run3", "_run4", "_run5", "_run6", "_run7")
-    pairs = [(steps.load(str(ROOT / "bench" / f"manycore_16core{s}.json.gz")),
-              steps.load(str(ROOT / "bench" / f"manycore_16core{s}_compare.json"))) for s in names]
+    pairs = [(lab.read_json(ROOT / "bench" / f"manycore_16core{s}.json.gz"),
+              lab.read_json(ROOT / "bench" / f"manycore_16core{s}_compare.json")) for s in names]
     rows = steps.steps(pairs)
     committed = json.loads((ROOT / "bench" / "manycore_16core_steps.json").read_text())
     assert rows == committed["rows"] and len(rows) == 50 and all(r["rounds"] >= 23 for r in rows)

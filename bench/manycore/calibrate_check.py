@@ -44,7 +44,7 @@ from statistics import median
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "manycore"))
-from compare import Start, applying_s, compare, kept_dir, open_lab, startup_of  # noqa: E402
+from compare import Start, applying_s, compare, kept_dir, open_lab, start_of_report, startup_of  # noqa: E402
 from lab import kept_tag, parse_kept_tag, read_json  # noqa: E402
 from replica_catchup import lagadvisor  # noqa: E402
 
@@ -113,12 +113,6 @@ def own_deviation(lab: dict, calibrated_on: str, startup: Start | float) -> floa
     if r not in times or len(times) < 2:
         return None
     return times[r] / median(times.values()) - 1
-
-
-def start_of_report(done: dict) -> Start | float:
-    """The start an earlier ``--out`` took off: its :class:`Start`, or (written before it) its one
-    ``startup_s`` at every worker count."""
-    return Start(**done["start"]) if "start" in done else done["startup_s"]
 
 
 def summary(lab: dict, rows: list[dict], startup: Start | float) -> list[str]:

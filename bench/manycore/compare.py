@@ -142,6 +142,12 @@ def start_at(startup: Start | float, workers: int) -> float:
     return startup.at(workers) if isinstance(startup, Start) else float(startup)
 
 
+def start_of_report(done: dict) -> Start | float:
+    """The start an earlier ``--out`` (compare.py's or calibrate_check.py's) took off: its
+    :class:`Start`, or (written before it) its one ``startup_s`` at every worker count."""
+    return Start(**done["start"]) if "start" in done else done["startup_s"]
+
+
 def startup_of(lab: dict, given: float | None, folder: Path, constant: bool = False) -> tuple[Start, list[dict]]:
     """The start to take off a measured time that has no commit span of its own (:class:`Start`):
     ``given`` (at 16 workers), else the median of :func:`startups` at 16 workers (or their middle

@@ -19,31 +19,17 @@ bench/manycore_16core_runN.json.gz with bench/manycore_16core_runN_compare.json)
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from pathlib import Path
 from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare import Start, applying_times  # noqa: E402  (a sibling script)
+from compare import applying_times, start_of_report  # noqa: E402  (sibling scripts)
+from lab import read_json  # noqa: E402
 
 #: A step the model misses by more than this (its time ratio against the rounds' median) is marked.
 MARK = 0.05
-
-
-def load(path: str) -> dict:
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return json.load(f)
-
-
-def start_of(compare: dict) -> Start | float:
-    """The start the compare run took off (its ``start``: a :class:`Start`), else its one number."""
-    s = compare.get("start")
-    if s:
-        return Start(s["ref_s"], s["ref_workers"], s["fixed_share"])
-    return float(compare.get("startup_s") or 0.0)
 
 
 def steps(pairs: list[tuple[dict, dict]]) -> list[dict]:
@@ -54,7 +40,7 @@ def steps(pairs: list[tuple[dict, dict]]) -> list[dict]:
     predicted: dict[tuple[str, str, int, int], list[float]] = {}
     for lab, cmp in pairs:
         pred = {(r["workload"], r["config"], r["workers"]): r["predicted_s"] for r in cmp["rows"]}
-        for (wl, cfg), rounds in applying_times(lab, start_of(cmp)).items():
+        for (wl, cfg), rounds in applying_times(lab, start_of_report(cmp)).items():
             counts = sorted({w for per in rounds.values() for w in per})
             for a, b in zip(counts, counts[1:]):
                 key = (wl, cfg, a, b)
@@ -98,7 +84,7 @@ def main() -> int:
     args = ap.parse_args()
     if len(args.files) % 2:
         ap.error("give each lab run with its compare.py output: LAB COMPARE [LAB COMPARE ...]")
-    pairs = [(load(a), load(b)) for a, b in zip(args.files[::2], args.files[1::2])]
+    pairs = [(read_json(Path(a)), read_json(Path(b))) for a, b in zip(args.files[::2], args.files[1::2])]
     rows = steps(pairs)
     if not rows:
         print("no step measured in every run", file=sys.stderr)
