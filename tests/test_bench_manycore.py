@@ -896,6 +896,26 @@ def test_index_cost_fits_the_per_index_cost_on_the_medians():
     assert w["bytes_added"] == 1000 and w["per_byte_us"]["worker_cpu"] == pytest.approx(0.02)
 
 
+def test_index_check_sets_each_round_against_its_own_reference():
+    """index_check.measured_ratios: each backlog's time over the reference's in the same round and
+    configuration, the median over the rounds (a loan's slow round cancels); probes and runs
+    without a reference in their round are left out."""
+    ic = _load("index_check")
+    runs = []
+    for rnd, speed in ((1, 1.0), (2, 1.5), (3, 1.0)):
+        for wl, t in (("kr", 1.0), ("idx8", 1.6), ("fkr", 1.4)):
+            runs.append({"phase": "relaxed", "round": rnd, "workload": wl, "config": "relaxed", "workers": 1,
+                         "transactions": 4000, "seconds": t * speed * (1.1 if (wl, rnd) == ("fkr", 3) else 1)})
+    runs.append({"phase": "probe", "round": 0, "workload": "idx8", "config": "relaxed", "workers": 1,
+                 "transactions": 400, "seconds": 9.0})
+    runs.append({"phase": "relaxed", "round": 4, "workload": "idx8", "config": "relaxed", "workers": 1,
+                 "transactions": 4000, "seconds": 9.0})  # no kr run in round 4
+    ratios, counts = ic.measured_ratios({"runs": runs}, "kr")
+    assert ratios[("idx8", "relaxed", 1)] == pytest.approx(1.6) and ratios[("kr", "relaxed", 1)] == 1.0
+    assert ratios[("fkr", "relaxed", 1)] == pytest.approx(1.4)  # the median of 1.4, 1.4, 1.54
+    assert counts[("idx8", "relaxed", 1)] == 4000
+
+
 def test_index_cost_prices_the_statement_twins_per_event():
     """index_cost.pairs on the statement twins: the difference per binlog event stmt16 adds
     (EVENTS_ADDED, checked against gen_backlogs' statements: GTID, BEGIN, a table map and a rows

@@ -1436,7 +1436,8 @@ fn sim_lag_stats(
 /// `sim.build.base_columns` over fact columns (native int64 bytes each): arrival (the source's
 /// commit time relative to the first one, or 0 in catch-up) and the worker's apply time, with
 /// `CostModel.apply_us`'s float operations in its order:
-/// (((((((trx + ins) + upd) + del) + bytes) + scan) + foreign-key checks) + index entries) + events.
+/// (((((((trx + ins) + upd) + del) + bytes) + scan) + foreign-key checks) + index entries) + events,
+/// the checks and entries counted past what the per-row costs hold (`CostModel.apply_us`).
 #[pyfunction]
 #[pyo3(signature = (commit_ts_us, inserts, updates, deletes, nbytes, scan_rows, fk_checks, index_entries, events, w,
                     catch_up, first=None))]
@@ -1471,9 +1472,14 @@ fn sim_base_columns<'py>(
     for i in 0..n {
         let a = if catch_up || ts[i] == 0 { 0.0 } else { (ts[i] - first) as f64 };
         arrival.extend_from_slice(&a.to_ne_bytes());
-        let u = w[0] + w[1] * cols[0][i] as f64 + w[2] * cols[1][i] as f64 + w[3] * cols[2][i] as f64
-            + w[4] * cols[3][i] as f64 + w[5] * cols[4][i] as f64 + w[6] * cols[5][i] as f64
-            + w[7] * cols[6][i] as f64 + w[8] * cols[7][i] as f64;
+        // the checks and entries past what the per-row costs hold (sim.model extra_fk_checks,
+        // extra_index_entries: the same integer operations)
+        let (ins, upd, del) = (cols[0][i], cols[1][i], cols[2][i]);
+        let checks = (cols[5][i] - ins).max(0);
+        let entries = (cols[6][i] - (ins + 2 * upd + del)).max(0);
+        let u = w[0] + w[1] * ins as f64 + w[2] * upd as f64 + w[3] * del as f64
+            + w[4] * cols[3][i] as f64 + w[5] * cols[4][i] as f64 + w[6] * checks as f64
+            + w[7] * entries as f64 + w[8] * cols[7][i] as f64;
         work.extend_from_slice(&u.to_ne_bytes());
     }
     Ok((PyBytes::new_bound(py, &arrival), PyBytes::new_bound(py, &work)))

@@ -12,7 +12,7 @@ from lagadvisor.depgraph.pipeline import ClockOptions
 from lagadvisor.depgraph.read import prepare
 from lagadvisor.sim.build import CLOCKS, base_columns, logical_clock
 from lagadvisor.sim.facts import native_facts
-from lagadvisor.sim.model import CostModel
+from lagadvisor.sim.model import CostModel, extra_fk_checks, extra_index_entries
 
 
 def _server(fixture) -> str:
@@ -40,8 +40,13 @@ def test_native_input_equals_the_loop(fixture):
 
     assert _native_columns(facts)[0] is not None  # the native path is the one compared
     plain = list(facts)  # no columns: the reference loops
-    cost = CostModel(trx_us=1.5, byte_us=0.001, scan_row_us=0.3, fk_check_us=7.25)
-    assert sum(facts.columns.fk_checks) > 0 or fixture.name.startswith("sysbench")  # the term is exercised
+    cost = CostModel(trx_us=1.5, byte_us=0.001, scan_row_us=0.3, fk_check_us=7.25, index_entry_us=0.75)
+    c = facts.columns
+    extra_checks = sum(map(extra_fk_checks, c.fk_checks, c.inserts))
+    extra_entries = sum(map(extra_index_entries, c.index_entries, c.inserts, c.updates, c.deletes))
+    # both schema terms are exercised past the rows' own (the single_* fixtures re-parent children,
+    # delete parents and update indexed columns); the sysbench one has neither
+    assert (extra_checks > 0 and extra_entries > 0) or fixture.name.startswith("sysbench")
     for catch_up in (False, True):
         assert base_columns(facts, cost, catch_up=catch_up) == base_columns(plain, cost, catch_up=catch_up)
         for clock in CLOCKS:

@@ -329,20 +329,27 @@ def fk_parents(ctx: Context) -> list[Finding]:
 
 def _fk_check_evidence(ctx: Context) -> str:
     """The foreign-key checks the replica's InnoDB runs (``TrxFacts.fk_checks``), when the schema
-    shows any, and what they cost its workers at the cost model's ``fk_check_us`` (the effect above
-    drops them too); the built-in model prices them at 0 (docs/accuracy.md: the lab cannot tell
-    them from the inserts that make them), which is said."""
-    from ..sim.build import fact_values
+    shows any, and what the cost model charges its workers for them: ``fk_check_us`` for each
+    check past one per inserted row (``sim.model.extra_fk_checks``: the per-row costs hold those;
+    the effect above drops them all), which is said."""
+    from ..sim.build import fact_rows
+    from ..sim.model import extra_fk_checks
 
-    checks = sum(fact_values(ctx.facts, "fk_checks"))
+    checks = extra = 0
+    for fk, ins in fact_rows(ctx.facts, ("fk_checks", "inserts")):
+        checks += fk
+        extra += extra_fk_checks(fk, ins)
     if not checks:
         return ""
     n = max(ctx.analysis.total.transactions, 1)
     text = f"; the replica's InnoDB also runs {checks:,} foreign-key checks ({checks / n:.2f} a transaction"
     if ctx.cost.fk_check_us <= 0:
         return text + ", not priced apart by this cost model: its row costs hold them)"
-    share = checks * ctx.cost.fk_check_us / (ctx.work_us_total() or 1.0)
-    return text + f", {ctx.cost.fk_check_us:g} us each: {share:.0%} of the workers' apply time)"
+    if not extra:
+        return text + ", none past one per inserted row: this cost model's row costs hold them)"
+    share = extra * ctx.cost.fk_check_us / (ctx.work_us_total() or 1.0)
+    return (text + f"; {extra:,} past one per inserted row, which the row costs hold, at {ctx.cost.fk_check_us:g} us "
+            f"each: {share:.0%} of the workers' apply time)")
 
 
 def hot_rows(ctx: Context) -> list[Finding]:

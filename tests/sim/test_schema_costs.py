@@ -1,0 +1,59 @@
+"""The cost model's foreign-key check and index entry terms (``CostModel.fk_check_us``,
+``index_entry_us``) price only what a transaction has past what the per-row costs hold
+(``sim.model.extra_fk_checks``, ``extra_index_entries``), the same in the native core's input
+columns (sim.rs ``sim_base_columns``) as in ``CostModel.apply_us``."""
+
+from __future__ import annotations
+
+from array import array
+
+import pytest
+
+from lagadvisor.sim.model import CostModel, extra_fk_checks, extra_index_entries
+
+
+@pytest.mark.parametrize("entries,ins,upd,dele,extra", [
+    (0, 1, 2, 1, 0),     # no schema known (nothing counted): nothing past the rows' own
+    (6, 1, 2, 1, 0),     # the lab's shape: one entry an inserted or deleted row, two an updated one
+    (4, 1, 2, 1, 0),     # fewer than the rows hold is not a credit
+    (32, 1, 2, 1, 26),   # eight indexes, every indexed column updated (the idx8 backlog)
+    (3, 0, 1, 0, 1),     # an update that changes two indexes' columns
+])
+def test_extra_index_entries(entries, ins, upd, dele, extra):
+    assert extra_index_entries(entries, ins, upd, dele) == extra
+
+
+@pytest.mark.parametrize("checks,ins,extra", [(0, 3, 0), (1, 1, 0), (2, 1, 1), (1, 0, 1), (5, 2, 3)])
+def test_extra_fk_checks(checks, ins, extra):
+    assert extra_fk_checks(checks, ins) == extra
+
+
+def test_apply_prices_only_the_extra():
+    m = CostModel()
+    assert m.fk_check_us > 0 and m.index_entry_us > 0  # the built-in model prices both
+    base = m.apply_us(1, 2, 1, 500, events=9)
+    # what the lab's transactions have adds nothing: the fitted per-row costs hold it
+    assert m.apply_us(1, 2, 1, 500, fk_checks=1, index_entries=6, events=9) == base
+    got = m.apply_us(1, 2, 1, 500, fk_checks=3, index_entries=16, events=9)
+    assert got == pytest.approx(base + 2 * m.fk_check_us + 10 * m.index_entry_us)
+
+
+def test_native_input_prices_the_same():
+    from lagadvisor.sim.engine import NATIVE
+
+    if NATIVE is None:
+        pytest.skip("the native core is not built")
+    rows = [(1, 2, 1, 0, 6), (1, 2, 1, 3, 16), (0, 1, 0, 2, 0), (2, 0, 0, 1, 1), (0, 0, 3, 0, 40)]
+    cols = {n: array("q", v) for n, v in zip(("inserts", "updates", "deletes", "fk_checks", "index_entries"),
+                                             zip(*rows))}
+    n = len(rows)
+    zeros, events, nbytes = array("q", [0] * n), array("q", [5] * n), array("q", [100 * (i + 1) for i in range(n)])
+    m = CostModel(fk_check_us=75.0, index_entry_us=3.0)
+    _, work = NATIVE.sim_base_columns(zeros.tobytes(), cols["inserts"].tobytes(), cols["updates"].tobytes(),
+                                      cols["deletes"].tobytes(), nbytes.tobytes(), zeros.tobytes(),
+                                      cols["fk_checks"].tobytes(), cols["index_entries"].tobytes(),
+                                      events.tobytes(), m.work_weights(), True)
+    got = array("d")
+    got.frombytes(work)
+    want = [m.apply_us(i, u, d, nbytes[k], 0, fk, e, 5) for k, (i, u, d, fk, e) in enumerate(rows)]
+    assert list(got) == want  # float for float
