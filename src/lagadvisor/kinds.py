@@ -166,6 +166,7 @@ class FindingId(_Value):
     FOREIGN_KEY_PARENT_TABLES = "foreign_key_parent_tables"
     HOT_ROWS = "hot_rows"
     HOT_TABLE = "hot_table"
+    SECONDARY_INDEXES = "secondary_indexes"
     LARGE_TRANSACTIONS = "large_transactions"
     DDL_BARRIERS = "ddl_barriers"
     RESOURCE_GROUPS = "resource_groups"

@@ -352,6 +352,70 @@ def _fk_check_evidence(ctx: Context) -> str:
             f"each: {share:.0%} of the workers' apply time)")
 
 
+#: The share of the workers' apply time the secondary index entries past the per-row costs' own
+#: must take for advise to name them (:func:`secondary_indexes`).
+INDEX_ENTRY_SHARE = 0.10
+#: Tables with at least this many secondary indexes (unique and non-unique) are named.
+INDEXES_NAMED = 3
+
+
+def secondary_indexes(ctx: Context) -> list[Finding]:
+    """Secondary index entries past what the cost model's per-row costs hold
+    (``sim.model.extra_index_entries``: the many-core lab's tables had at most one secondary index
+    an inserted row), when the schema shows them (the binlog's DDL, ``--schema``, ``--host``) and
+    they take :data:`INDEX_ENTRY_SHARE` or more of the workers' apply time: their cost at
+    ``index_entry_us``, the known tables written with :data:`INDEXES_NAMED` or more secondary
+    indexes, and the catch-up without those entries (the same facts priced with the term at 0:
+    the workers' CPU is all that changes, not the clock)."""
+    from ..sim.build import fact_rows
+    from ..sim.model import extra_index_entries
+
+    if ctx.cost.index_entry_us <= 0:
+        return []
+    rows = fact_rows(ctx.facts, ("index_entries", "inserts", "updates", "deletes"))
+    extra = sum(extra_index_entries(*r) for r in rows)
+    share = extra * ctx.cost.index_entry_us / (ctx.work_us_total() or 1.0)
+    if not extra or share < INDEX_ENTRY_SHARE:
+        return []
+    w = max(ctx.baseline.workers, 1)
+    before = ctx.seconds(Policy.RECORDED, w)
+    after = ctx.with_cost(replace(ctx.cost, index_entry_us=0.0)).seconds(Policy.RECORDED, w)
+    eff = Effect(f"recorded clock, {w} workers, without the {extra:,} secondary index entries past one an "
+                 "inserted or deleted row and two an updated row (the tables' indexes beyond one)",
+                 before=before, after=after)
+    named = _many_indexed(ctx)
+    where = (": " + ", ".join(f"{t} ({k} secondary indexes, {n:,} rows written)" for t, k, n in named)
+             if named else "")
+    return [Finding(Id.SECONDARY_INDEXES, severity_for(eff.gain), "Secondary index entries slow the workers"
+                    + (": " + ", ".join(t for t, _, _ in named[:3]) if named else ""),
+                    "secondary indexes", ", ".join(f"{t}: {k}" for t, k, _ in named[:3]) or None,
+                    "drop the indexes no query uses (sys.schema_unused_indexes on the source and the replica), "
+                    "or keep on the replica only those its readers need",
+                    f"the replica's InnoDB writes {extra:,} secondary index entries past the cost model's per-row "
+                    f"share ({ctx.cost.index_entry_us:g} us each: {share:.0%} of the workers' apply time){where}",
+                    eff, where="schema", tables=tuple(t for t, _, _ in named),
+                    metrics={"extra_index_entries": extra, "share": round(share, 4)})]
+
+
+def _many_indexed(ctx: Context) -> list[tuple[str, int, int]]:
+    """(table, secondary indexes, rows the binlog wrote) of the tables the schema given
+    (``--schema``, ``--host``) shows with :data:`INDEXES_NAMED` or more secondary indexes, the most
+    rows first; [] when none was given (the binlog's own DDL is applied as it is read)."""
+    cat = ctx.options.catalog
+    if cat is None:
+        return []
+    out = []
+    for name, n in ctx.analysis.total.tables.items():
+        db, _, table = name.partition(".")
+        t = cat.get(db, table) if table else None
+        if t is None:
+            continue
+        k = sum(1 for key in t.keys if not key.primary) + len(t.indexes)
+        if k >= INDEXES_NAMED:
+            out.append((name, k, n))
+    return sorted(out, key=lambda x: (-x[2], x[0]))[:5]
+
+
 def hot_rows(ctx: Context) -> list[Finding]:
     g = ctx.graph
     if not g.conflicts:
@@ -671,8 +735,9 @@ def _cpu_bound(ctx: Context, cores: int) -> bool:
 
 
 RULES: tuple[Rule, ...] = (dependency_tracking, parallel_workers, parallel_mode, preserve_commit_order, history_size,
-                           group_commit_delay, missing_primary_keys, fk_parents, hot_rows, large_transactions,
-                           ddl_barriers, durability, row_format, hot_tables, resource_groups, change_stream_applier)
+                           group_commit_delay, missing_primary_keys, fk_parents, secondary_indexes, hot_rows,
+                           large_transactions, ddl_barriers, durability, row_format, hot_tables, resource_groups,
+                           change_stream_applier)
 
 
 def _autopos(ctx: Context) -> str:
