@@ -103,6 +103,34 @@ def cores_assumption(ctx) -> str:
     return f"replica: {n} cores (the cost model's; --cores to change)"
 
 
+def schema_costs_assumption(ctx) -> str:
+    """What the workers' secondary index entries and foreign-key checks were priced from: counted
+    from the schema (the binlog's DDL, ``--schema``, ``--host``) and priced past the cost model's
+    per-row share (``sim.model.extra_index_entries``, ``extra_fk_checks``), or none counted, so
+    the per-row share alone (a schema with more indexes is slower than that)."""
+    from ..sim.build import fact_rows
+    from ..sim.model import extra_fk_checks, extra_index_entries
+
+    c = ctx.cost
+    entries = checks = extra_entries = extra_checks = 0
+    for e, fk, i, u, d in fact_rows(ctx.facts, ("index_entries", "fk_checks", "inserts", "updates", "deletes")):
+        entries, checks = entries + e, checks + fk
+        extra_entries += extra_index_entries(e, i, u, d)
+        extra_checks += extra_fk_checks(fk, i)
+    share = "one secondary index entry an inserted or deleted row, two an updated one, one foreign-key check an insert"
+    if c.index_entry_us <= 0 and c.fk_check_us <= 0:
+        return ("secondary indexes and foreign keys: in the cost model's per-row costs (it prices neither apart: "
+                "a calibrated model holds its replica's)")
+    if not entries and not checks:
+        how = ("the schema given shows none for the tables written" if ctx.options.catalog is not None else
+               "no table's indexes known: give --schema or --host")
+        return (f"secondary indexes and foreign keys: none counted ({how}); priced as the cost model's per-row share "
+                f"({share}): a schema with more is slower")
+    return (f"secondary indexes and foreign keys: counted from the schema, {entries:,} index entries and {checks:,} "
+            f"foreign-key checks; past the cost model's per-row share ({share}): {extra_entries:,} entries at "
+            f"{c.index_entry_us:g} us and {extra_checks:,} checks at {c.fk_check_us:g} us")
+
+
 def assumptions(advice: Advice) -> list[str]:
     ctx = advice.context
     b = ctx.baseline
@@ -125,6 +153,7 @@ def assumptions(advice: Advice) -> list[str]:
     if b.workers == 0:
         out.append("0 workers is the single-threaded applier: simulated as one worker (the same time in this model)")
     out.append(f"cost model: {cost_model_origin(ctx.cost)}")
+    out.append(schema_costs_assumption(ctx))
     if ctx.scans:
         cat = ctx.options.catalog
         how = ("their sizes from the server's TABLE_ROWS" if cat is not None and cat.table_rows else
