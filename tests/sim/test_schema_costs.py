@@ -57,3 +57,25 @@ def test_native_input_prices_the_same():
     got.frombytes(work)
     want = [m.apply_us(i, u, d, nbytes[k], 0, fk, e, 5) for k, (i, u, d, fk, e) in enumerate(rows)]
     assert list(got) == want  # float for float
+
+
+@pytest.mark.parametrize("spill", [None, "300"], ids=["memory", "spilled"])
+def test_advise_counts_them_natively_as_the_model_prices_them(spill, monkeypatch):
+    """``advise.context.Context.schema_counts`` (the extra ones summed natively as a model's apply
+    time) equals the count transaction by transaction with ``extra_*``, in memory and spilled."""
+    from conftest import fixture_dirs
+    from lagadvisor.advise.context import gather
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.sim.build import fact_rows
+
+    if spill:
+        monkeypatch.setenv("LAGADVISOR_SPILL_TRANSACTIONS", spill)
+    (d,) = [d for d in fixture_dirs() if d.name == "single_full"]
+    ctx = gather(sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit()), ClockOptions(), CostModel(), None)
+    assert bool(spill) == bool(getattr(ctx.facts, "spilled", False))
+    rows = list(fact_rows(ctx.facts, ("index_entries", "fk_checks", "inserts", "updates", "deletes")))
+    want = {"entries": sum(r[0] for r in rows), "checks": sum(r[1] for r in rows),
+            "extra_entries": sum(extra_index_entries(r[0], *r[2:]) for r in rows),
+            "extra_checks": sum(extra_fk_checks(r[1], r[2]) for r in rows)}
+    assert ctx.schema_counts() == want
+    assert want["extra_entries"] > 0 and want["extra_checks"] > 0  # both exercised (re-parented children)

@@ -332,13 +332,8 @@ def _fk_check_evidence(ctx: Context) -> str:
     shows any, and what the cost model charges its workers for them: ``fk_check_us`` for each
     check past one per inserted row (``sim.model.extra_fk_checks``: the per-row costs hold those;
     the effect above drops them all), which is said."""
-    from ..sim.build import fact_rows
-    from ..sim.model import extra_fk_checks
-
-    checks = extra = 0
-    for fk, ins in fact_rows(ctx.facts, ("fk_checks", "inserts")):
-        checks += fk
-        extra += extra_fk_checks(fk, ins)
+    counts = ctx.schema_counts()
+    checks, extra = counts["checks"], counts["extra_checks"]
     if not checks:
         return ""
     n = max(ctx.analysis.total.transactions, 1)
@@ -367,13 +362,9 @@ def secondary_indexes(ctx: Context) -> list[Finding]:
     ``index_entry_us``, the known tables written with :data:`INDEXES_NAMED` or more secondary
     indexes, and the catch-up without those entries (the same facts priced with the term at 0:
     the workers' CPU is all that changes, not the clock)."""
-    from ..sim.build import fact_rows
-    from ..sim.model import extra_index_entries
-
     if ctx.cost.index_entry_us <= 0:
         return []
-    rows = fact_rows(ctx.facts, ("index_entries", "inserts", "updates", "deletes"))
-    extra = sum(extra_index_entries(*r) for r in rows)
+    extra = ctx.schema_counts()["extra_entries"]
     share = extra * ctx.cost.index_entry_us / (ctx.work_us_total() or 1.0)
     if not extra or share < INDEX_ENTRY_SHARE:
         return []

@@ -108,15 +108,9 @@ def schema_costs_assumption(ctx) -> str:
     from the schema (the binlog's DDL, ``--schema``, ``--host``) and priced past the cost model's
     per-row share (``sim.model.extra_index_entries``, ``extra_fk_checks``), or none counted, so
     the per-row share alone (a schema with more indexes is slower than that)."""
-    from ..sim.build import fact_rows
-    from ..sim.model import extra_fk_checks, extra_index_entries
-
     c = ctx.cost
-    entries = checks = extra_entries = extra_checks = 0
-    for e, fk, i, u, d in fact_rows(ctx.facts, ("index_entries", "fk_checks", "inserts", "updates", "deletes")):
-        entries, checks = entries + e, checks + fk
-        extra_entries += extra_index_entries(e, i, u, d)
-        extra_checks += extra_fk_checks(fk, i)
+    n = ctx.schema_counts()
+    entries, checks, extra_entries, extra_checks = n["entries"], n["checks"], n["extra_entries"], n["extra_checks"]
     share = "one secondary index entry an inserted or deleted row, two an updated one, one foreign-key check an insert"
     if c.index_entry_us <= 0 and c.fk_check_us <= 0:
         return ("secondary indexes and foreign keys: in the cost model's per-row costs (it prices neither apart: "
