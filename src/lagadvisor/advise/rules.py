@@ -359,8 +359,8 @@ def secondary_indexes(ctx: Context) -> list[Finding]:
     (``sim.model.extra_index_entries``: the many-core lab's tables had at most one secondary index
     an inserted row), when the schema shows them (the binlog's DDL, ``--schema``, ``--host``) and
     they take :data:`INDEX_ENTRY_SHARE` or more of the workers' apply time: their cost at
-    ``index_entry_us``, the known tables written with :data:`INDEXES_NAMED` or more secondary
-    indexes, and the catch-up without those entries (the same facts priced with the term at 0:
+    ``index_entry_us``, the tables written with :data:`INDEXES_NAMED` or more secondary indexes
+    (:func:`_many_indexed`), and the catch-up without those entries (the same facts priced with the term at 0:
     the workers' CPU is all that changes, not the clock)."""
     if ctx.cost.index_entry_us <= 0:
         return []
@@ -389,12 +389,20 @@ def secondary_indexes(ctx: Context) -> list[Finding]:
 
 
 def _many_indexed(ctx: Context) -> list[tuple[str, int, int]]:
-    """(table, secondary indexes, rows the binlog wrote) of the tables the schema given
-    (``--schema``, ``--host``) shows with :data:`INDEXES_NAMED` or more secondary indexes, the most
-    rows first; [] when none was given (the binlog's own DDL is applied as it is read)."""
-    cat = ctx.options.catalog
-    if cat is None:
-        return []
+    """(table, secondary indexes, rows the binlog wrote) of the tables with :data:`INDEXES_NAMED`
+    or more secondary indexes, the most rows first: the schema given (``--schema``, ``--host``)
+    with the binlog's own DDL applied in order (``Analysis.ddl``), as the read followed it."""
+    import copy
+
+    from ..schema.ddl import UnsupportedDDL, apply_statement
+    from ..schema.model import Catalog
+
+    cat = copy.deepcopy(ctx.options.catalog) if ctx.options.catalog is not None else Catalog()
+    for db, sql in ctx.analysis.ddl:
+        try:
+            apply_statement(cat, sql, db)
+        except UnsupportedDDL:
+            pass  # the read reported it
     out = []
     for name, n in ctx.analysis.total.tables.items():
         db, _, table = name.partition(".")
