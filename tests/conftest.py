@@ -98,6 +98,64 @@ def source_and_replica(tag: str, common: list[str], source_options: list[str], r
         src.remove()
 
 
+@contextlib.contextmanager
+def written_binlog(tag: str, statements: list[str], folder: Path):
+    """The binlog a real MySQL 9.x (GTIDs, ``binlog_row_metadata=FULL``) wrote for ``statements``,
+    run with autocommit between two ``FLUSH BINARY LOGS`` and copied into ``folder``: yields
+    (its path, the running server); the server is stopped and removed afterwards."""
+    import shutil
+
+    import mysql.connector
+
+    import oracle
+
+    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+    srv = oracle.realservers.MySQLServer(server_name(f"lagadvisor-test-{tag}"), free_port(), [
+        "--server-id=1", "--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON",
+        "--binlog-row-metadata=FULL"], fresh=True)
+    srv.start()
+    try:
+        conn = mysql.connector.connect(host="127.0.0.1", port=srv.port, user="root", password="", autocommit=True)
+        cur = conn.cursor()
+        for stmt in ["FLUSH BINARY LOGS", *statements, "FLUSH BINARY LOGS"]:
+            cur.execute(stmt)
+        cur.close()
+        conn.close()
+        written = srv.binlog_files()[-2]
+        out = folder / written.name
+        shutil.copy(written, out)
+        yield out, srv
+    finally:
+        srv.stop()
+        srv.remove()
+
+
+def both_facts(path) -> tuple[list, list]:
+    """One binlog's facts by the reference and by the native core (which must not give it back)."""
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.depgraph.read import prepare
+    from lagadvisor.sim.facts import native_facts, reference_facts
+
+    opts = ClockOptions()
+    ref = reference_facts([str(path)], prepare([str(path)], opts), opts)
+    nat = native_facts([str(path)], opts, prepare([str(path)], opts))
+    assert nat is not None, "the native core gave the run back"
+    return ref, nat
+
+
+def one_worker_catch_up_s(path, *extra: str) -> float:
+    """``lagadvisor simulate --workers 1 --policy recorded --catch-up --relaxed`` of one binlog (a real
+    subprocess; ``extra`` options before it): its apply seconds."""
+    import json
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-m", "lagadvisor", "simulate", "--workers", "1", "--policy", "recorded",
+                        "--catch-up", "--relaxed", "--format", "json", *extra, str(path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)["results"][0]["apply_seconds"]
+
+
 def free_port() -> int:
     """A loopback port nothing listens on now, for a server a test starts."""
     import socket

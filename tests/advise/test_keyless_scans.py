@@ -6,14 +6,12 @@ is not charged."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-import oracle
-from conftest import free_port, need, server_name
+from conftest import both_facts, one_worker_catch_up_s, written_binlog
 
 pytestmark = pytest.mark.server
 
@@ -24,40 +22,19 @@ DELETES = 15
 
 @pytest.fixture(scope="module")
 def binlog(tmp_path_factory):
-    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
-    rs = oracle.realservers
-    srv = rs.MySQLServer(server_name("lagadvisor-test-keyless"), free_port(), [
-        "--server-id=1", "--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON",
-        "--binlog-row-metadata=FULL"], fresh=True)
-    srv.start()
-    try:
-        values = ",".join(f"({i}, 0, 'row {i}')" for i in range(ROWS))
-        sql = ["FLUSH BINARY LOGS", "CREATE DATABASE kl",
-               "CREATE TABLE kl.k (a INT NOT NULL, b INT NOT NULL, c CHAR(20) NOT NULL)",       # no index
-               "CREATE TABLE kl.i (a INT NOT NULL, b INT NOT NULL, c CHAR(20) NOT NULL, KEY (a))",  # an index
-               "CREATE TABLE kl.p (a INT NOT NULL PRIMARY KEY, b INT NOT NULL, c CHAR(20) NOT NULL)",
-               f"INSERT INTO kl.k VALUES {values}", f"INSERT INTO kl.i VALUES {values}",
-               f"INSERT INTO kl.p VALUES {values}"]
-        for n in range(UPDATES):
-            sql += [f"UPDATE kl.{t} SET b = b + 1 WHERE a = {n * 7}" for t in ("k", "i", "p")]
-        for n in range(DELETES):
-            sql += [f"DELETE FROM kl.{t} WHERE a = {n * 11 + 1}" for t in ("k", "i", "p")]
-        sql.append("FLUSH BINARY LOGS")
-        import mysql.connector
-
-        conn = mysql.connector.connect(host="127.0.0.1", port=srv.port, user="root", password="", autocommit=True)
-        cur = conn.cursor()
-        for stmt in sql:
-            cur.execute(stmt)
-        cur.close()
-        conn.close()
-        files = srv.binlog_files()
-        out = tmp_path_factory.mktemp("keyless") / files[-2].name
-        shutil.copy(files[-2], out)
+    values = ",".join(f"({i}, 0, 'row {i}')" for i in range(ROWS))
+    sql = ["CREATE DATABASE kl",
+           "CREATE TABLE kl.k (a INT NOT NULL, b INT NOT NULL, c CHAR(20) NOT NULL)",       # no index
+           "CREATE TABLE kl.i (a INT NOT NULL, b INT NOT NULL, c CHAR(20) NOT NULL, KEY (a))",  # an index
+           "CREATE TABLE kl.p (a INT NOT NULL PRIMARY KEY, b INT NOT NULL, c CHAR(20) NOT NULL)",
+           f"INSERT INTO kl.k VALUES {values}", f"INSERT INTO kl.i VALUES {values}",
+           f"INSERT INTO kl.p VALUES {values}"]
+    for n in range(UPDATES):
+        sql += [f"UPDATE kl.{t} SET b = b + 1 WHERE a = {n * 7}" for t in ("k", "i", "p")]
+    for n in range(DELETES):
+        sql += [f"DELETE FROM kl.{t} WHERE a = {n * 11 + 1}" for t in ("k", "i", "p")]
+    with written_binlog("keyless", sql, tmp_path_factory.mktemp("keyless")) as (out, srv):
         yield out, srv
-    finally:
-        srv.stop()
-        srv.remove()
 
 
 def expected_scan_rows() -> list[int]:
@@ -68,15 +45,8 @@ def expected_scan_rows() -> list[int]:
 
 
 def test_scans_counted_natively_and_by_the_reference(binlog):
-    from lagadvisor.depgraph.pipeline import ClockOptions
-    from lagadvisor.depgraph.read import prepare
-    from lagadvisor.sim.facts import native_facts, reference_facts
-
     path, _ = binlog
-    opts = ClockOptions()
-    ref = reference_facts([str(path)], prepare([str(path)], opts), opts)
-    nat = native_facts([str(path)], opts, prepare([str(path)], opts))
-    assert nat is not None, "the native core gave the run back"
+    ref, nat = both_facts(path)
     assert [f.scan_rows for f in nat] == [f.scan_rows for f in ref]
     assert [f.scan_rows for f in ref if f.scan_rows] == expected_scan_rows()  # kl.i and kl.p: none
 
@@ -87,11 +57,7 @@ def test_the_cost_model_prices_the_scans(binlog):
     cost = CostModel()
     assert cost.apply_us(0, 1, 0, 100, ROWS) - cost.apply_us(0, 1, 0, 100) == pytest.approx(cost.scan_row_us * ROWS)
     path, _ = binlog
-    r = subprocess.run([sys.executable, "-m", "lagadvisor", "simulate", "--workers", "1", "--policy", "recorded",
-                        "--catch-up", "--relaxed", "--format", "json", str(path)],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    seconds = json.loads(r.stdout)["results"][0]["apply_seconds"]
+    seconds = one_worker_catch_up_s(path)
     assert seconds > cost.scan_row_us * sum(expected_scan_rows()) / 1e6
 
 
@@ -140,15 +106,8 @@ def test_simulate_and_graph_take_sizes_from_the_server(binlog):
     conn.close()
     only_updates = srv.binlog_files()[-2]
 
-    def apply_seconds(*extra):
-        r = subprocess.run([sys.executable, "-m", "lagadvisor", "simulate", "--workers", "1", "--policy", "recorded",
-                            "--catch-up", "--relaxed", "--format", "json", *extra, str(only_updates)],
-                           capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stderr
-        return json.loads(r.stdout)["results"][0]["apply_seconds"]
-
-    without = apply_seconds()
-    with_host = apply_seconds("-h", "127.0.0.1", "-P", str(srv.port), "-u", "root")
+    without = one_worker_catch_up_s(only_updates)
+    with_host = one_worker_catch_up_s(only_updates, "-h", "127.0.0.1", "-P", str(srv.port), "-u", "root")
     from lagadvisor.sim.model import CostModel
 
     # ten events over a table of ~2,985 rows (TABLE_ROWS is InnoDB's estimate: within 20%)

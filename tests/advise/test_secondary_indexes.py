@@ -6,14 +6,12 @@ the reference, priced by the built-in model (``index_entry_us``), and named by a
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-import oracle
-from conftest import free_port, need, server_name
+from conftest import both_facts, one_worker_catch_up_s, written_binlog
 
 pytestmark = pytest.mark.server
 
@@ -32,65 +30,30 @@ EXTRA = INSERTS * 7 + UPDATES * 2 + DELETES * 7
 
 @pytest.fixture(scope="module")
 def binlog(tmp_path_factory):
-    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
-    rs = oracle.realservers
-    srv = rs.MySQLServer(server_name("lagadvisor-test-indexes"), free_port(), [
-        "--server-id=1", "--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON",
-        "--binlog-row-metadata=FULL"], fresh=True)
-    srv.start()
-    try:
-        sql = ["FLUSH BINARY LOGS", "CREATE DATABASE si", "USE si", WIDE, LEAN_TABLE]
-        sql += [f"INSERT INTO wide VALUES ({i}, " + ", ".join(str(i * 10 + k) for k in range(8)) + ", 'x')"
-                for i in range(INSERTS)]
-        sql += [f"UPDATE wide SET a = a + 1, b = b + 1 WHERE id = {i}" for i in range(UPDATES)]
-        sql += [f"DELETE FROM wide WHERE id = {INSERTS - 1 - i}" for i in range(DELETES)]
-        sql += [f"INSERT INTO lean VALUES ({i}, {i}, 'x')" for i in range(LEAN)]
-        sql += [f"UPDATE lean SET a = a + 1 WHERE id = {i}" for i in range(LEAN)]
-        sql += [f"DELETE FROM lean WHERE id = {i}" for i in range(LEAN)]
-        sql.append("FLUSH BINARY LOGS")
-        import mysql.connector
-
-        conn = mysql.connector.connect(host="127.0.0.1", port=srv.port, user="root", password="", autocommit=True)
-        cur = conn.cursor()
-        for stmt in sql:
-            cur.execute(stmt)
-        cur.close()
-        conn.close()
-        files = srv.binlog_files()
-        folder = tmp_path_factory.mktemp("indexes")
-        out = folder / files[-2].name
-        shutil.copy(files[-2], out)
+    sql = ["CREATE DATABASE si", "USE si", WIDE, LEAN_TABLE]
+    sql += [f"INSERT INTO wide VALUES ({i}, " + ", ".join(str(i * 10 + k) for k in range(8)) + ", 'x')"
+            for i in range(INSERTS)]
+    sql += [f"UPDATE wide SET a = a + 1, b = b + 1 WHERE id = {i}" for i in range(UPDATES)]
+    sql += [f"DELETE FROM wide WHERE id = {INSERTS - 1 - i}" for i in range(DELETES)]
+    sql += [f"INSERT INTO lean VALUES ({i}, {i}, 'x')" for i in range(LEAN)]
+    sql += [f"UPDATE lean SET a = a + 1 WHERE id = {i}" for i in range(LEAN)]
+    sql += [f"DELETE FROM lean WHERE id = {i}" for i in range(LEAN)]
+    folder = tmp_path_factory.mktemp("indexes")
+    with written_binlog("indexes", sql, folder) as (out, _):
         schema = folder / "schema.sql"
         schema.write_text(f"CREATE DATABASE si;\nUSE si;\n{WIDE};\n{LEAN_TABLE};\n")
         yield out, schema
-    finally:
-        srv.stop()
-        srv.remove()
 
 
 def test_entries_counted_natively_and_by_the_reference(binlog):
-    from lagadvisor.depgraph.pipeline import ClockOptions
-    from lagadvisor.depgraph.read import prepare
-    from lagadvisor.sim.facts import native_facts, reference_facts
     from lagadvisor.sim.model import extra_index_entries
 
     path, _ = binlog
-    opts = ClockOptions()
-    ref = reference_facts([str(path)], prepare([str(path)], opts), opts)
-    nat = native_facts([str(path)], opts, prepare([str(path)], opts))
-    assert nat is not None, "the native core gave the run back"
+    ref, nat = both_facts(path)
     assert [f.index_entries for f in nat] == [f.index_entries for f in ref]
     extra = [extra_index_entries(f.index_entries, f.inserts, f.updates, f.deletes) for f in ref]
     assert sorted(e for e in extra if e) == [2] * UPDATES + [7] * (INSERTS + DELETES)
     assert sum(extra) == EXTRA
-
-
-def _apply_seconds(path, *extra) -> float:
-    r = subprocess.run([sys.executable, "-m", "lagadvisor", "simulate", "--workers", "1", "--policy", "recorded",
-                        "--catch-up", "--relaxed", "--format", "json", *extra, str(path)],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)["results"][0]["apply_seconds"]
 
 
 def test_the_built_in_model_prices_the_extra_entries(binlog, tmp_path):
@@ -102,7 +65,7 @@ def test_the_built_in_model_prices_the_extra_entries(binlog, tmp_path):
     cost = CostModel()
     unpriced = tmp_path / "unpriced.json"
     unpriced.write_text(replace(cost, index_entry_us=0.0).to_json())
-    added = _apply_seconds(path) - _apply_seconds(path, "--cost-model", str(unpriced))
+    added = one_worker_catch_up_s(path) - one_worker_catch_up_s(path, "--cost-model", str(unpriced))
     # one worker applies them one after the other: the entries' CPU is the time added (within the
     # coordinator's overlap and the threads' contention)
     assert added == pytest.approx(EXTRA * cost.index_entry_us / 1e6, rel=0.1)
