@@ -23,7 +23,7 @@ import argparse
 import json
 import sys
 import tempfile
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from statistics import median
 
@@ -70,8 +70,7 @@ def main() -> int:
     ratios, counts = measured_ratios(lab, args.reference)
     built_in = CostModel()
     unpriced = Path(tempfile.mkdtemp(prefix="index-check-")) / "unpriced.json"
-    fields = {k: v for k, v in asdict(replace(built_in, fk_check_us=0.0, index_entry_us=0.0)).items()}
-    unpriced.write_text(json.dumps(fields))
+    unpriced.write_text(replace(built_in, fk_check_us=0.0, index_entry_us=0.0).to_json())
     backlogs = sorted({wl for wl, _, _ in ratios} & {p.name for p in args.backlogs.iterdir()})
     if args.reference not in backlogs:
         raise SystemExit(f"{args.backlogs}: no {args.reference} backlog (gen_backlogs.py --only ...)")

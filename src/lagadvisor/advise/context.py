@@ -25,7 +25,7 @@ from ..kinds import Applier
 from ..server.schema import ServerSettings
 from ..sim.build import TrxFacts, base_columns, fact_rows, fact_values
 from ..sim.facts import FactColumns, ReferenceFacts, read_facts
-from ..sim.model import CostModel, ReplicaConfig
+from ..sim.model import WORK_TERMS, CostModel, ReplicaConfig
 from ..sim.run import window_for
 from ..sim.store import FactStore, LogStore, ReplayedFacts
 from ..sim.stream import SimSummary, chunks_of, first_ts_of, run_summary
@@ -156,12 +156,11 @@ class Context:
         apply time of a model that prices one of them at 1 us and nothing else (natively from
         the fact columns: no Python loop over tens of millions of transactions)."""
         if "schema" not in self._trx_cache:
-            zero = {f: 0.0 for f in ("trx_us", "insert_us", "update_us", "delete_us", "byte_us", "scan_row_us",
-                                     "fk_check_us", "index_entry_us", "event_us")}
+            zero = dict.fromkeys(WORK_TERMS, 0.0)
             extra = {name: int(round(self._work_sum(replace(self.cost, **{**zero, term: 1.0}))))
                      for name, term in (("extra_entries", "index_entry_us"), ("extra_checks", "fk_check_us"))}
-            self._trx_cache["schema"] = {"entries": _column_sum(self.facts, "index_entries"),
-                                         "checks": _column_sum(self.facts, "fk_checks"), **extra}
+            self._trx_cache["schema"] = {"entries": sum(fact_values(self.facts, "index_entries")),
+                                         "checks": sum(fact_values(self.facts, "fk_checks")), **extra}
         return self._trx_cache["schema"]
 
     def resource_seconds(self, res: SimSummary, workers: int, durable: bool) -> dict[str, float]:
@@ -317,15 +316,6 @@ def baseline_from(settings: ServerSettings | None, mariadb: bool = False,
         mode = ReplicaMode.of_mariadb(var("slave_parallel_mode", default_mode.parallel_mode).lower())
     return Baseline(Policy.RECORDED, workers, preserve, durable, tuple(assumed), mode,
                     tuple(k for k in REPLICA_SETTINGS if k in given))
-
-
-def _column_sum(facts, name: str) -> int:
-    """Fact ``name`` summed over every transaction: the columns' own sums where the facts are
-    columns (a store chunk by chunk), else the ``TrxFacts``."""
-    chunks = chunks_of(facts)
-    if chunks is None:
-        return sum(fact_values(facts, name))
-    return sum(sum(getattr(c, name)) for _, c in chunks)
 
 
 def gather(paths: list[str], options: ClockOptions, cost: CostModel, settings: ServerSettings | None,

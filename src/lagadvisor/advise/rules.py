@@ -396,6 +396,7 @@ def _many_indexed(ctx: Context) -> list[tuple[str, int, int]]:
 
     from ..schema.ddl import UnsupportedDDL, apply_statement
     from ..schema.model import Catalog
+    from ..writeset.extract import plan_table
 
     cat = copy.deepcopy(ctx.options.catalog) if ctx.options.catalog is not None else Catalog()
     for db, sql in ctx.analysis.ddl:
@@ -409,7 +410,7 @@ def _many_indexed(ctx: Context) -> list[tuple[str, int, int]]:
         t = cat.get(db, table) if table else None
         if t is None:
             continue
-        k = sum(1 for key in t.keys if not key.primary) + len(t.indexes)
+        k = len(plan_table(t, cat).index_probes)  # the indexes whose entries are counted
         if k >= INDEXES_NAMED:
             out.append((name, k, n))
     return sorted(out, key=lambda x: (-x[2], x[0]))[:5]

@@ -943,8 +943,7 @@ def stalls_note(stalls: dict) -> str | None:
 
 
 def without_schema_costs(model: CostModel) -> CostModel:
-    """A calibrated model, and the base a calibration fits from: its foreign-key check and index
-    entry costs at 0. A calibration reads the replica's binlog without a schema given
+    """A calibrated model: its foreign-key check and index entry costs at 0. A calibration reads the replica's binlog without a schema given
     (``TrxFacts.fk_checks`` and ``index_entries`` are 0 there unless the binlog's own DDL shows
     the tables), and its fits take rows, bytes and events, never the checks or entries (the
     pieces and the gaps do not carry them), so the checks and entries its replica wrote are in
@@ -996,10 +995,8 @@ def calibrate(paths: list[str], *, durable: bool, base: CostModel | None = None,
     bench/replica_catchup.py). Durable: with a relaxed ``base`` from the same replica, the mean
     gap's excess over what ``base`` gives the mean transaction is the two fsyncs per commit, split into ``redo_flush_us``
     and ``flush_us`` by ``redo_share`` (default: ``base``'s split; measure it on a replica from
-    performance_schema.file_summary_by_event_name, innodb_log_file against binlog fsync time).
-    The fit starts from ``base`` without its schema costs (:func:`without_schema_costs`): the
-    checks and entries the replica ran are in the costs it fits."""
-    model = without_schema_costs(base or CostModel())
+    performance_schema.file_summary_by_event_name, innodb_log_file against binlog fsync time)."""
+    model = base or CostModel()
     summaries: list[FileSummary] = []
     if workers >= 2:
         if cores:

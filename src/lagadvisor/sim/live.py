@@ -589,7 +589,7 @@ def _fsyncs_of(grouped: _GroupFsyncs, picked: _Picked, model: CostModel) -> dict
 def fit_live(sample: LiveSample, *, base: CostModel | None = None, cores: int | None = None) -> LiveCalibration:
     """A cost model from what a replica in service applied over a window (see the module
     docstring), with the evidence it was fitted from."""
-    model = without_schema_costs(base or CostModel())  # fitted with them held in its costs (calibrate)
+    model = base or CostModel()
     server = sample.server
     own = _own_of(sample)
     workers = max(1, int(server["workers"]))

@@ -67,6 +67,11 @@ def extra_fk_checks(fk_checks: int, inserts: int) -> int:
     re-parents a row, is what they do not. The same integer operations as sim.rs."""
     return max(0, fk_checks - inserts)
 
+
+#: :meth:`CostModel.apply_us`'s costs in its order (:meth:`CostModel.work_weights`).
+WORK_TERMS = ("trx_us", "insert_us", "update_us", "delete_us", "byte_us", "scan_row_us", "fk_check_us",
+              "index_entry_us", "event_us")
+
 @dataclass(frozen=True, slots=True)
 class CostModel:
     """Microseconds. The defaults are a real MySQL 9.7.4 replica's on a 16-core machine (Intel Xeon
@@ -288,8 +293,7 @@ class CostModel:
     def work_weights(self) -> tuple[float, ...]:
         """:meth:`apply_us`'s terms in its order, as the native core takes them
         (``sim_base_columns``)."""
-        return (self.trx_us, self.insert_us, self.update_us, self.delete_us, self.byte_us, self.scan_row_us,
-                self.fk_check_us, self.index_entry_us, self.event_us)
+        return tuple(getattr(self, name) for name in WORK_TERMS)
 
     def spread_factors(self) -> tuple[float, ...]:
         """The apply CPU factors of :attr:`apply_spread` (:data:`SPREAD_SLOTS` of them, mean 1):
