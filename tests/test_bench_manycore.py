@@ -859,6 +859,48 @@ def test_index_backlogs_differ_only_in_their_keys():
     assert gen._index_row(random.Random(1), 7).startswith("(7," + ",".join(["112"] * 8) + ",")
 
 
+def test_fresh_twins_differ_from_theirs_in_the_insert_s_values_only():
+    """gen_backlogs' ``idx4f`` and ``uk4f``: the draw and statements of ``idx4`` and ``uk4`` but for
+    the insert's a to h, a value no row ever had (above every table row's range, 16 apart: an
+    update's +1 stays unique), and the two differ from each other only in their keys."""
+    import random
+    import re
+
+    gen = _load("gen_backlogs")
+
+    def draw(name):
+        wl = gen.INDEX_WORKLOADS[name]
+        rnd = random.Random(f"33:{wl.seed_key or wl.name}")
+        return list(wl.setup(rnd)), [wl.trx(rnd, seq) for seq in range(1, 60)]
+
+    for base in gen.FRESH_VARIANTS:
+        (setup, trxs), (fsetup, ftrxs) = draw(base), draw(f"{base}f")
+        assert fsetup == setup
+        for seq, (t, f) in enumerate(zip(trxs, ftrxs), start=1):
+            assert t[:3] == f[:3]
+            row = re.compile(r"(INSERT INTO t\d VALUES \((\d+),)((?:\d+,){8})(.*)")
+            mt, mf = row.fullmatch(t[3]), row.fullmatch(f[3])
+            assert (mt.group(1), mt.group(4)) == (mf.group(1), mf.group(4))
+            assert mt.group(3) == f"{int(mt.group(2)) * 16}," * 8
+            assert mf.group(3) == f"{gen.FRESH_BASE + 16 * seq}," * 8
+    assert gen.FRESH_BASE > 16 * gen.INDEX_ROWS + 15
+    assert draw("idx4f")[1] == draw("uk4f")[1]
+
+
+def test_index_cost_sets_each_round_of_a_pair_against_its_twin():
+    """index_cost.pairs' round_ratio: per round the variant over its twin, the median over the
+    rounds holding both (a slow round slows both alike and cancels)."""
+    ic = _load("index_cost")
+    runs = [{"phase": "relaxed", "round": rnd, "workload": wl, "config": "relaxed", "workers": 1,
+             "transactions": 1000, "seconds": us * speed * 1000 / 1e6,
+             "cpu_s": {"rpl_rca_wkr": 0.5 * us * speed * 1000 / 1e6}}
+            for rnd, speed in ((1, 1.0), (2, 3.0), (3, 1.0)) for wl, us in (("idx4f", 100.0), ("uk4f", 104.0))]
+    (p,) = ic.pairs({"runs": runs})
+    assert (p["variant"], p["twin"]) == ("uk4f", "idx4f")
+    assert p["round_ratio"]["seconds"] == pytest.approx(1.04) and p["round_ratio"]["worker_cpu"] == pytest.approx(1.04)
+    assert p["round_ratio"]["coordinator_cpu"] is None  # no coordinator CPU recorded
+
+
 def test_index_cost_fits_the_per_index_cost_on_the_medians():
     """index_cost.summarize: per configuration and worker count, each backlog's median per
     transaction over its rounds, and the least-squares line on the index count."""

@@ -262,6 +262,8 @@ INDEX_VARIANTS = {**{f"idx{k}": "".join(f", KEY k{col} ({col})" for col in INDEX
                   "fkr": ", FOREIGN KEY (r) REFERENCES p (id)"}
 #: Variant -> its ``pad``'s digit groups (12 characters each, less one): 5 (CHAR(60), sysbench's) unless named.
 WIDE_VARIANTS = {"wide0": 21}
+#: Variants also generated as ``<name>f``: the insert of fresh values (:func:`index_trx` ``fresh``).
+FRESH_VARIANTS = ("idx4", "uk4")
 PAD_GROUPS = 5
 
 
@@ -281,25 +283,36 @@ def index_setup(keys: str, groups: int = PAD_GROUPS) -> Callable[[random.Random]
     return setup
 
 
-def _index_row(rnd: random.Random, i: int, groups: int = PAD_GROUPS) -> str:
-    """A row's values: a to h ``i * 16`` (an update adds 1: unique until a row's 16th update)."""
-    return (f"({i},{','.join([str(i * 16)] * len(INDEX_COLUMNS))},{rnd.randint(1, INDEX_PARENTS)},"
+def _index_row(rnd: random.Random, i: int, groups: int = PAD_GROUPS, value: int | None = None) -> str:
+    """A row's values: a to h ``i * 16`` (an update adds 1: unique until a row's 16th update), or
+    *value*."""
+    v = i * 16 if value is None else value
+    return (f"({i},{','.join([str(v)] * len(INDEX_COLUMNS))},{rnd.randint(1, INDEX_PARENTS)},"
             f"'{_digits(rnd, groups)}')")
 
 
-def index_trx(groups: int = PAD_GROUPS) -> Callable[[random.Random, int], Trx]:
+#: The first a to h value of a ``fresh`` insert (:func:`index_trx`): above every table row's ``i * 16 + 15``.
+FRESH_BASE = 1_000_000
+
+
+def index_trx(groups: int = PAD_GROUPS, fresh: bool = False) -> Callable[[random.Random, int], Trx]:
     """oltp_write_only's four rows, with every indexed column changed: an update of a to h and r,
     an update of pad, a delete and the insert of the same id. Each secondary index takes 4 entry
     changes a transaction (the update's old entry delete-marked and its new one inserted, the
     delete's, the insert's); the rows and statements are the same in every variant, and the bytes
-    but for *groups* (the pad's length: one draw whatever its length)."""
+    but for *groups* (the pad's length: one draw whatever its length). The insert gives a to h
+    ``i * 16``, mostly the values the delete just delete-marked (most rows were never updated), or
+    with *fresh* a value no row ever had (``FRESH_BASE + seq * 16``): the same draw, one
+    number different, so that a unique index's duplicate scan (InnoDB's
+    ``row_ins_scan_sec_index_for_duplicate``, run only when an entry with the same unique columns
+    is found, delete-marked ones included) is measured apart from its entry."""
     def trx(rnd: random.Random, seq: int) -> Trx:
         (t1, i1), (t2, i2), (t3, i3) = _picks(rnd, INDEX_TABLES, INDEX_ROWS)
         sets = ", ".join(f"{col}={col}+1" for col in INDEX_COLUMNS)
         return [f"UPDATE t{t1} SET {sets}, r=r%{INDEX_PARENTS}+1 WHERE id={i1}",
                 f"UPDATE t{t2} SET pad='{_digits(rnd, groups)}' WHERE id={i2}",
                 f"DELETE FROM t{t3} WHERE id={i3}",
-                f"INSERT INTO t{t3} VALUES {_index_row(rnd, i3, groups)}"]
+                f"INSERT INTO t{t3} VALUES {_index_row(rnd, i3, groups, FRESH_BASE + seq * 16 if fresh else None)}"]
     return trx
 
 
@@ -308,9 +321,10 @@ def index_trx(groups: int = PAD_GROUPS) -> Callable[[random.Random, int], Trx]:
 #: (``--only idx0,idx2,idx4,idx8,uk4,kr,fkr,wide0 --out DIR``), never into the lab's own backlogs.
 INDEX_WORKLOADS = {name: Workload(name, f"oltp_write_only's rows on 4 tables x 10k rows, every indexed column "
                                   f"updated; keys:{keys or ' none'}; pad CHAR({12 * groups})", 4_000,
-                                  index_setup(keys, groups), index_trx(groups), "idx")
-                   for name, keys, groups in [(n, k, PAD_GROUPS) for n, k in INDEX_VARIANTS.items()]
-                   + [(n, INDEX_VARIANTS["idx0"], g) for n, g in WIDE_VARIANTS.items()]}
+                                  index_setup(keys, groups), index_trx(groups, fresh), "idx")
+                   for name, keys, groups, fresh in [(n, k, PAD_GROUPS, False) for n, k in INDEX_VARIANTS.items()]
+                   + [(n, INDEX_VARIANTS["idx0"], g, False) for n, g in WIDE_VARIANTS.items()]
+                   + [(f"{n}f", INDEX_VARIANTS[n], PAD_GROUPS, True) for n in FRESH_VARIANTS]}
 #: The lab's ``fk`` shape and its twin without the foreign key (the same draw: the same rows and
 #: statements): what the checks of the lab's own foreign-key shape cost (index_cost.py ``PAIRS``).
 INDEX_WORKLOADS.update({

@@ -10,7 +10,9 @@ backlogs of ``gen_backlogs.py`` ``INDEX_WORKLOADS`` (the same 4,000 transactions
 statements over tables that differ only in their keys; each transaction changes 4 entries of every
 secondary index): ``idx0``, ``idx2``, ``idx4``, ``idx8`` with 0 to 8 non-unique indexes, ``uk4``
 with 4 unique ones, ``kr`` with one non-unique index on ``r``, ``fkr`` with a foreign key from
-``r`` to a parent table, ``wide0`` ``idx0`` with a wider ``pad`` (more bytes); and ``fkfk``, the lab's
+``r`` to a parent table, ``wide0`` ``idx0`` with a wider ``pad`` (more bytes); ``idx4f`` and
+``uk4f``, ``idx4`` and ``uk4`` whose insert writes fresh values instead of the deleted row's (a
+unique index's duplicate scan runs only when an equal entry is there); and ``fkfk``, the lab's
 own ``fk`` backlog, against ``fkkey``, the same without its foreign key. Per configuration and worker count it takes each backlog's median over
 the rounds of the catch-up's time, the workers' and the coordinator's CPU and InnoDB purge's CPU
 (``/proc``, ``lab.py`` ``cpu_s``), all per transaction; it fits each on the non-unique index count
@@ -26,6 +28,14 @@ twins (``doc500`` against ``doc5``: per byte), whose lab runs are JSONs of their
         --no-instrumented --max-fraction 1 --min-fraction 0.5 --max-tars 0 --budget 600 \\
         --backlogs bench/data/manycore/index/backlogs.tar.xz --out /tmp/idxlab
     python3 bench/manycore/index_cost.py /tmp/idxlab/manycore.json --out bench/index_cost_2core.json
+
+The fresh-value twins (docs/accuracy.md "What a unique index costs"):
+
+    python3 bench/manycore/gen_backlogs.py --only idx4,uk4,idx4f,uk4f --out bench/data/manycore/uniq
+    python3 bench/manycore/lab.py --quick --workloads idx4,uk4,idx4f,uk4f --workers 1,2 --rounds 7 \\
+        --no-instrumented --max-fraction 1 --max-tars 0 --budget 1200 \\
+        --backlogs bench/data/manycore/uniq/backlogs.tar.xz --out /tmp/uniqlab
+    python3 bench/manycore/index_cost.py /tmp/uniqlab/manycore.json --out bench/unique_twins_2core.json
 """
 
 from __future__ import annotations
@@ -48,6 +58,10 @@ ENTRIES_PER_INDEX = 4
 MEASURES = {"seconds": None, "worker_cpu": "rpl_rca_wkr", "coordinator_cpu": "rpl_rca_sql", "purge_cpu": "ib_srv_purge"}
 #: (variant, its twin, what the difference is): the same statements, one change in the keys.
 PAIRS = (("uk4", "idx4", "4 unique secondary indexes instead of 4 non-unique"),
+         ("uk4f", "idx4f", "4 unique secondary indexes instead of 4 non-unique, the insert's values fresh "
+                           "(none delete-marked: no duplicate scan)"),
+         ("idx4f", "idx4", "4 non-unique indexes, the insert's values fresh instead of the deleted row's"),
+         ("uk4f", "uk4", "4 unique indexes, the insert's values fresh instead of the deleted row's"),
          ("kr", "idx0", "one non-unique index (on r)"),
          ("fkr", "kr", "a foreign key on r (its parent checked) instead of r's index alone"),
          ("wide0", "idx0", "pad CHAR(252) instead of CHAR(60): the same rows, more bytes"),
@@ -111,19 +125,43 @@ def bytes_per_trx(lab: dict, workload: str) -> float | None:
     return sum(f["bytes"] for f in b["files"]) / b["transactions"]
 
 
+def round_ratios(lab: dict) -> dict[tuple[str, int, str, str], dict[str, list[float]]]:
+    """{(config, workers, variant, twin): {measure: [variant / twin per round]}} over the rounds
+    holding both (the lab interleaves them: a round's two catch-ups ran minutes apart at most, so
+    the VM's drift between rounds cancels)."""
+    by_round: dict[tuple[str, int, int], dict[str, dict]] = {}
+    for r in lab["runs"]:
+        if r.get("phase") in ("relaxed", "durable") and r.get("transactions"):
+            by_round.setdefault((r["config"], r["workers"], r.get("round")), {})[r["workload"]] = r
+    out: dict[tuple[str, int, str, str], dict[str, list[float]]] = {}
+    for (config, workers, _), runs in sorted(by_round.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)):
+        for variant, twin, _what in PAIRS:
+            if variant in runs and twin in runs:
+                cell = out.setdefault((config, workers, variant, twin), {m: [] for m in MEASURES})
+                for m in MEASURES:
+                    t = per_trx_us(runs[twin], m)
+                    if t > 0:
+                        cell[m].append(per_trx_us(runs[variant], m) / t)
+    return out
+
+
 def pairs(lab: dict) -> list[dict]:
     """Each :data:`PAIRS` variant against its twin, per (configuration, workers): the difference of
-    the medians per transaction, as a share of the twin's, and per byte of binlog the variant adds
+    the medians per transaction, as a share of the twin's, the median over the rounds of each
+    round's ratio (``round_ratio``: :func:`round_ratios`), and per byte of binlog the variant adds
     a transaction (where it adds 100 or more: the wide pad's)."""
     out = []
+    ratios = round_ratios(lab)
     for (config, workers), by_wl in sorted(medians(lab).items()):
         for variant, twin, what in PAIRS:
             if variant in by_wl and twin in by_wl:
                 v, t = by_wl[variant], by_wl[twin]
+                rr = ratios.get((config, workers, variant, twin), {})
                 row = {"config": config, "workers": workers, "variant": variant, "twin": twin, "what": what,
                        "rounds": [v["rounds"], t["rounds"]],
                        "difference_us": {m: round(v[m] - t[m], 1) for m in MEASURES},
-                       "share": {m: round(v[m] / t[m] - 1, 4) if t[m] > 0 else None for m in MEASURES}}
+                       "share": {m: round(v[m] / t[m] - 1, 4) if t[m] > 0 else None for m in MEASURES},
+                       "round_ratio": {m: round(statistics.median(x), 4) if x else None for m, x in rr.items()}}
                 bv, bt = bytes_per_trx(lab, variant), bytes_per_trx(lab, twin)
                 events = EVENTS_ADDED.get((variant, twin))
                 if events:
@@ -159,6 +197,14 @@ def print_pairs(rows: list[dict]) -> None:
         cells = " | ".join(f"{p['difference_us'][m]:+.1f}" + (f" ({p['share'][m]:+.1%})" if p["share"][m] is not None else "")
                            for m in MEASURES)
         print(f"| {p['config']} | {p['workers']} | {p['variant']} - {p['twin']}: {p['what']} | {cells} |")
+    print()
+    print("Per round, variant / twin (the median over the rounds that hold both):")
+    print("| configuration | workers | variant / twin | " + " | ".join(MEASURES) + " |")
+    print("|---" * (3 + len(MEASURES)) + "|")
+    for p in rows:
+        rr = p.get("round_ratio") or {}
+        cells = " | ".join(f"{rr[m]:.3f}" if rr.get(m) is not None else "-" for m in MEASURES)
+        print(f"| {p['config']} | {p['workers']} | {p['variant']} / {p['twin']} | {cells} |")
     for p in rows:
         if "per_event_us" in p:
             print(f"{p['config']}, {p['workers']} worker(s), {p['variant']} - {p['twin']}: {p['events_added']} binlog "

@@ -79,3 +79,42 @@ def test_advise_counts_them_natively_as_the_model_prices_them(spill, monkeypatch
             "extra_checks": sum(extra_fk_checks(r[1], r[2]) for r in rows)}
     assert ctx.schema_counts() == want
     assert want["extra_entries"] > 0 and want["extra_checks"] > 0  # both exercised (re-parented children)
+
+
+def test_a_spilled_sum_reads_its_column_alone(monkeypatch):
+    """``sim.build.fact_sum`` of a spilled store reads back that one column of each chunk (8 bytes
+    a transaction), not every column: a day of binlogs spills gigabytes."""
+    from conftest import fixture_dirs
+    from lagadvisor.advise.context import gather
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.sim.build import fact_rows, fact_sum
+
+    monkeypatch.setenv("LAGADVISOR_SPILL_TRANSACTIONS", "300")
+    (d,) = [d for d in fixture_dirs() if d.name == "single_full"]
+    ctx = gather(sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit()), ClockOptions(), CostModel(), None)
+    store = ctx.facts
+    assert store.spilled
+    want = sum(r[0] for r in fact_rows(store, ("index_entries",)))
+    read = []
+    real = store._file.read
+    monkeypatch.setattr(store._file, "read", lambda *a: read.append(a[1]) or real(*a))
+    assert fact_sum(store, "index_entries") == want > 0
+    assert sum(read) == 8 * len(store)
+
+
+def test_advise_makes_no_pass_for_a_count_that_is_zero(monkeypatch):
+    """``Context.schema_counts`` prices the extra ones with a native pass over the facts only
+    where the input has some: sysbench's binlog writes index entries (its ``k``) and checks no
+    foreign key, so one pass, for the entries."""
+    from conftest import fixture_dirs
+    from lagadvisor.advise.context import Context, gather
+    from lagadvisor.depgraph.pipeline import ClockOptions
+
+    (d,) = [d for d in fixture_dirs() if d.name == "sysbench_oltp_write_only"]
+    ctx = gather(sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit()), ClockOptions(), CostModel(), None)
+    passes = []
+    real = Context._work_sum
+    monkeypatch.setattr(Context, "_work_sum", lambda self, cost: passes.append(cost) or real(self, cost))
+    counts = ctx.schema_counts()
+    assert counts["entries"] > 0 and counts["checks"] == counts["extra_checks"] == 0
+    assert [(c.index_entry_us, c.fk_check_us) for c in passes] == [(1.0, 0.0)]

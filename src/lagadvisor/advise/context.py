@@ -23,7 +23,7 @@ from ..kinds import Policy, ReplicaMode, WhatIfKey
 from ..binlog.framing import version_tuple
 from ..kinds import Applier
 from ..server.schema import ServerSettings
-from ..sim.build import TrxFacts, base_columns, fact_rows, fact_values
+from ..sim.build import TrxFacts, base_columns, fact_rows, fact_sum
 from ..sim.facts import FactColumns, ReferenceFacts, read_facts
 from ..sim.model import WORK_TERMS, CostModel, ReplicaConfig
 from ..sim.run import window_for
@@ -154,13 +154,16 @@ class Context:
         ``index_entries``, ``fk_checks``) and those past the cost model's per-row share
         (``sim.model.extra_index_entries``, ``extra_fk_checks``): the extra ones summed as the
         apply time of a model that prices one of them at 1 us and nothing else (natively from
-        the fact columns: no Python loop over tens of millions of transactions)."""
+        the fact columns: no Python loop over tens of millions of transactions), a pass each
+        only where there are some (none without a schema)."""
         if "schema" not in self._trx_cache:
             zero = dict.fromkeys(WORK_TERMS, 0.0)
-            extra = {name: int(round(self._work_sum(replace(self.cost, **{**zero, term: 1.0}))))
-                     for name, term in (("extra_entries", "index_entry_us"), ("extra_checks", "fk_check_us"))}
-            self._trx_cache["schema"] = {"entries": sum(fact_values(self.facts, "index_entries")),
-                                         "checks": sum(fact_values(self.facts, "fk_checks")), **extra}
+            counts = {"entries": fact_sum(self.facts, "index_entries"), "checks": fact_sum(self.facts, "fk_checks")}
+            for name, total, term in (("extra_entries", "entries", "index_entry_us"),
+                                      ("extra_checks", "checks", "fk_check_us")):
+                counts[name] = (int(round(self._work_sum(replace(self.cost, **{**zero, term: 1.0}))))
+                                if counts[total] else 0)
+            self._trx_cache["schema"] = counts
         return self._trx_cache["schema"]
 
     def resource_seconds(self, res: SimSummary, workers: int, durable: bool) -> dict[str, float]:

@@ -105,19 +105,16 @@ def fact_column(facts, name: str):
     return getattr(cols, name) if cols is not None and len(cols) == len(facts) else None
 
 
-def fact_values(facts, name: str):
-    """The values of fact ``name`` in binlog order, whatever holds them: a spilled
-    ``FactStore`` chunk by chunk, native columns, or ``TrxFacts``."""
+def fact_sum(facts, name: str) -> int:
+    """The sum of fact ``name`` over the input, whatever holds it: a spilled ``FactStore`` chunk
+    by chunk (reading that column alone back from the spill file), native columns, or
+    ``TrxFacts``."""
     if getattr(facts, "chunks", None) is not None and getattr(facts, "columns", None) is None:
-        for _, c in facts.chunks():
-            yield from getattr(c, name)
-        return
+        return sum(sum(getattr(c, name)) for _, c in facts.chunks((name,)))
     col = fact_column(facts, name)
     if col is not None:
-        yield from col
-        return
-    for f in facts:
-        yield getattr(f, name)
+        return sum(col)
+    return sum(getattr(f, name) for f in facts)
 
 
 def fact_rows(facts, names: tuple[str, ...]):

@@ -186,9 +186,6 @@ class FactStore(Sequence):
                                           dbsets=self._dbsets)
         return self._whole
 
-    def column_sum(self, name: str) -> int:
-        return sum(sum(getattr(c, name)) for _, c in self.chunks())
-
     def __len__(self) -> int:
         return self._n
 
