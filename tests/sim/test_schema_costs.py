@@ -118,3 +118,29 @@ def test_advise_makes_no_pass_for_a_count_that_is_zero(monkeypatch):
     counts = ctx.schema_counts()
     assert counts["entries"] > 0 and counts["checks"] == counts["extra_checks"] == 0
     assert [(c.index_entry_us, c.fk_check_us) for c in passes] == [(1.0, 0.0)]
+
+
+def test_the_largest_transactions_are_priced_in_one_pass_reading_their_columns(monkeypatch):
+    """``advise.rules._largest_apply_us``: every one of the input's largest transactions priced
+    as ``CostModel.apply_of`` prices it, in memory and spilled alike; spilled, one pass that reads
+    back the nine columns the price needs, not each column of the store once per transaction."""
+    from conftest import fixture_dirs
+    from lagadvisor.advise.context import gather
+    from lagadvisor.advise.rules import _APPLY_COLUMNS, _largest_apply_us
+    from lagadvisor.depgraph.pipeline import ClockOptions
+
+    (d,) = [d for d in fixture_dirs() if d.name == "single_full"]
+    files = sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit())
+    memory = gather(files, ClockOptions(), CostModel(), None)
+    sizes = [(b, r) for b, r, _, _ in memory.analysis.total.largest_sorted()]
+    assert len(sizes) > 3
+    want = {(f.nbytes, f.inserts + f.updates + f.deletes): CostModel().apply_of(f) for f in reversed(list(memory.facts))}
+    assert _largest_apply_us(memory, sizes) == {s: want[s] for s in sizes}
+    monkeypatch.setenv("LAGADVISOR_SPILL_TRANSACTIONS", "300")
+    spilled = gather(files, ClockOptions(), CostModel(), None)
+    assert spilled.facts.spilled
+    read = []
+    real = spilled.facts._file.read
+    monkeypatch.setattr(spilled.facts._file, "read", lambda *a: read.append(a[1]) or real(*a))
+    assert _largest_apply_us(spilled, sizes) == {s: want[s] for s in sizes}
+    assert sum(read) <= 8 * len(spilled.facts) * (1 + len(_APPLY_COLUMNS))

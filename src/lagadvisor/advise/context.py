@@ -23,7 +23,7 @@ from ..kinds import Policy, ReplicaMode, WhatIfKey
 from ..binlog.framing import version_tuple
 from ..kinds import Applier
 from ..server.schema import ServerSettings
-from ..sim.build import TrxFacts, base_columns, fact_rows, fact_sum
+from ..sim.build import BASE_COLUMNS, TrxFacts, base_columns, fact_rows, fact_sum
 from ..sim.facts import FactColumns, ReferenceFacts, read_facts
 from ..sim.model import WORK_TERMS, CostModel, ReplicaConfig
 from ..sim.run import window_for
@@ -139,7 +139,7 @@ class Context:
         """``cost.apply_us`` summed over every transaction in binlog order, natively from the fact
         columns where there are some (chunk by chunk, one running sum: the same float as one sum
         over the run)."""
-        chunks = chunks_of(self.facts)
+        chunks = chunks_of(self.facts, ("seq", *BASE_COLUMNS))
         if chunks is None:
             return sum(base_columns(self.facts, cost, catch_up=True)[1])
         from ..sim.facts import FactList

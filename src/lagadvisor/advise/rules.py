@@ -442,35 +442,54 @@ def hot_rows(ctx: Context) -> list[Finding]:
                     metrics={"hot_rows": {k.label: n for k, n in hot}})]
 
 
-def _largest_apply_us(ctx: Context, nbytes: int, rows: int) -> float:
-    """The apply time of the first transaction of that size and row count (0 if none)."""
+#: The fact columns one transaction's apply time is priced from (``CostModel.apply_us``'s arguments).
+_APPLY_COLUMNS = ("inserts", "updates", "deletes", "nbytes", "scan_rows", "fk_checks", "index_entries", "events")
+
+
+def _largest_apply_us(ctx: Context, sizes: list[tuple[int, int]]) -> dict[tuple[int, int], float]:
+    """The apply time of the first transaction of each (bytes, rows) in ``sizes`` (0 if none), in
+    one pass over the facts that stops when every size is found (a spilled store: reading back
+    only the columns the price needs)."""
     from ..sim.stream import chunks_of
 
-    chunks = chunks_of(ctx.facts)
+    found = dict.fromkeys(sizes, 0.0)
+    left = set(found)
+    chunks = chunks_of(ctx.facts, ("seq", *_APPLY_COLUMNS))
     if chunks is None:
-        return next((ctx.cost.apply_of(f) for f in ctx.facts
-                     if f.nbytes == nbytes and f.inserts + f.updates + f.deletes == rows), 0.0)
+        for f in ctx.facts:
+            key = (f.nbytes, f.inserts + f.updates + f.deletes)
+            if key in left:
+                found[key] = ctx.cost.apply_of(f)
+                left.discard(key)
+                if not left:
+                    break
+        return found
     for _, cols in chunks:  # columns (a spilled store: chunk by chunk)
-        col, start = cols.nbytes, 0
-        while True:
-            try:
-                i = col.index(nbytes, start)
-            except ValueError:
-                break
-            if cols.inserts[i] + cols.updates[i] + cols.deletes[i] == rows:
-                return ctx.cost.apply_us(cols.inserts[i], cols.updates[i], cols.deletes[i], cols.nbytes[i],
-                                         cols.scan_rows[i], cols.fk_checks[i], cols.index_entries[i],
-                                         cols.events[i])
-            start = i + 1
-    return 0.0
+        for nbytes, rows in sorted(left):
+            col, start = cols.nbytes, 0
+            while True:
+                try:
+                    i = col.index(nbytes, start)
+                except ValueError:
+                    break
+                if cols.inserts[i] + cols.updates[i] + cols.deletes[i] == rows:
+                    found[nbytes, rows] = ctx.cost.apply_us(*(getattr(cols, n)[i] for n in _APPLY_COLUMNS))
+                    left.discard((nbytes, rows))
+                    break
+                start = i + 1
+        if not left:
+            break
+    return found
 
 
 def large_transactions(ctx: Context) -> list[Finding]:
     t = ctx.analysis.total
     total_us = ctx.work_us_total() or 1.0
     big = []
-    for nbytes, rows, gtid, where in t.largest_sorted():
-        f_us = _largest_apply_us(ctx, nbytes, rows)
+    largest = t.largest_sorted()
+    apply_us = _largest_apply_us(ctx, [(nbytes, rows) for nbytes, rows, _, _ in largest])
+    for nbytes, rows, gtid, where in largest:
+        f_us = apply_us[nbytes, rows]
         if (rows >= LARGE_TRX_ROWS or nbytes >= LARGE_TRX_BYTES
                 or (f_us / total_us >= LARGE_TRX_SHARE and f_us >= LARGE_TRX_MIN_US)):
             big.append((nbytes, rows, gtid, where, f_us))
@@ -497,7 +516,7 @@ def ddl_barriers(ctx: Context) -> list[Finding]:
     w = max(ctx.baseline.workers, 1)
     from ..sim.stream import chunks_of
 
-    chunks = chunks_of(ctx.facts)
+    chunks = chunks_of(ctx.facts, ("file_idx", "seq", "inserts", "updates", "deletes", "nbytes"))
     if chunks is not None:
         ddl_seqs = {(fi, s) for _, cols in chunks
                     for fi, s, i, u, d, nb in zip(cols.file_idx, cols.seq, cols.inserts, cols.updates,

@@ -67,11 +67,12 @@ class SimSummary:
         return self.busy_us / slots if slots > 0 else 0.0
 
 
-def chunks_of(facts):
+def chunks_of(facts, names: tuple[str, ...] | None = None):
     """``(first index, FactColumns)`` chunks when the facts are columns (a ``FactStore`` or a
-    native ``FactList``), else None."""
+    native ``FactList``), else None; ``names``: only those columns are read back from a spilled
+    store (the others are empty)."""
     if hasattr(facts, "chunks"):
-        return facts.chunks()
+        return facts.chunks(names)
     cols = getattr(facts, "columns", None)
     if cols is not None and len(cols) == len(facts):
         return iter([(0, cols)])
