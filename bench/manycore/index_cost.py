@@ -29,7 +29,9 @@ twins (``doc500`` against ``doc5``: per byte), whose lab runs are JSONs of their
         --backlogs bench/data/manycore/index/backlogs.tar.xz --out /tmp/idxlab
     python3 bench/manycore/index_cost.py /tmp/idxlab/manycore.json --out bench/index_cost_2core.json
 
-The fresh-value twins (docs/accuracy.md "What a unique index costs"):
+Its outputs are committed gzipped (``gzip -9 -n``; ``lab.read_json``, which ``index_check.py``
+reads them with, takes the ``.gz`` beside a name). The fresh-value twins (docs/accuracy.md "What
+a unique index costs"):
 
     python3 bench/manycore/gen_backlogs.py --only idx4,uk4,idx4f,uk4f --out bench/data/manycore/uniq
     python3 bench/manycore/lab.py --quick --workloads idx4,uk4,idx4f,uk4f --workers 1,2 --rounds 7 \\
