@@ -1519,11 +1519,47 @@ fn sim_clock_needs<'py>(py: Python<'py>, file_idx: &[u8], seq: &[u8], last_commi
     Ok((PyBytes::new_bound(py, &out), (prev_file, prev_seq, seg_start)))
 }
 
+/// `advise.rules.delayed_recorded` (the source's commit groups had it waited
+/// `binlog_group_commit_sync_delay`): each transaction's recorded last_committed capped at the
+/// last sequence number before its delayed group, a group being the transactions that commit
+/// within `delay_us` of its first one (within one binlog file); a last_committed of 0 or less is
+/// kept. For one chunk of a run: `state` (file, a group started, its first commit time, the last
+/// sequence number before it, the previous sequence number) carries over from the chunk before;
+/// returns the column and the state after the chunk.
+#[pyfunction]
+#[pyo3(signature = (file_idx, seq, commit_ts_us, recorded, delay_us, state=(-1, 0, 0, 0, 0)))]
+fn sim_delayed_recorded<'py>(py: Python<'py>, file_idx: &[u8], seq: &[u8], commit_ts_us: &[u8], recorded: &[u8],
+                             delay_us: i64, state: (i64, i64, i64, i64, i64))
+                             -> PyResult<(Bound<'py, PyBytes>, (i64, i64, i64, i64, i64))> {
+    let (fi, sq, ts, lcs) = (i64s(file_idx, "file_idx")?, i64s(seq, "seq")?, i64s(commit_ts_us, "commit_ts_us")?,
+                             i64s(recorded, "recorded")?);
+    let n = sq.len();
+    if fi.len() != n || ts.len() != n || lcs.len() != n {
+        return Err(pyo3::exceptions::PyValueError::new_err("sim_delayed_recorded: columns of different lengths"));
+    }
+    let (mut file, mut started, mut group_start, mut prev_group_last, mut last_seq) = state;
+    let mut out = Vec::with_capacity(n * 8);
+    for k in 0..n {
+        if fi[k] != file {
+            (file, started, group_start, prev_group_last, last_seq) = (fi[k], 0, 0, 0, 0);
+        }
+        if started == 0 || ts[k] - group_start > delay_us {
+            (prev_group_last, group_start, started) = (last_seq, ts[k], 1);
+        }
+        let lc = lcs[k];
+        let new = if lc > 0 { lc.min(prev_group_last) } else { lc };
+        out.extend_from_slice(&new.to_ne_bytes());
+        last_seq = sq[k];
+    }
+    Ok((PyBytes::new_bound(py, &out), (file, started, group_start, prev_group_last, last_seq)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim_run, m)?)?;
     m.add_function(wrap_pyfunction!(sim_lag_stats, m)?)?;
     m.add_function(wrap_pyfunction!(sim_base_columns, m)?)?;
     m.add_function(wrap_pyfunction!(sim_clock_needs, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_delayed_recorded, m)?)?;
     m.add_class::<StreamSim>()?;
     m.add("SKETCH_ALPHA", SKETCH_ALPHA)?;
     m.add("SKETCH_MIN_US", SKETCH_MIN_US)?;

@@ -7,6 +7,8 @@ defaults). Thresholds are named constants so a reader can argue with them.
 
 from __future__ import annotations
 
+from array import array
+
 from dataclasses import replace
 from typing import Callable
 
@@ -203,7 +205,7 @@ def group_commit_delay(ctx: Context) -> list[Finding]:
     before = ctx.seconds(Policy.RECORDED, w)
     best = None
     for delay in (100, 500, 1000, 2000, 5000):
-        facts = delayed_groups(ctx.facts, delay)
+        facts = delayed_facts(ctx.facts, delay)
         after = ctx.seconds(Policy.RECORDED, w, facts=facts, key=WhatIfKey(WhatIfChange.SYNC_DELAY, delay))
         if best is None or after < best[1] * 0.97:
             best = (delay, after)
@@ -226,10 +228,87 @@ def group_commit_delay(ctx: Context) -> list[Finding]:
                            ("binlog_group_commit_sync_no_delay_count", "64")), current_assumed=assumed)]
 
 
+def delayed_facts(facts, delay_us: int):
+    """The facts with their recorded clock as the source would have written it with
+    ``binlog_group_commit_sync_delay`` = ``delay_us``: a view computed chunk by chunk
+    (:class:`DelayedGroups`) where the facts are columns and the native core is here, so memory
+    stays bounded however long the input; else :func:`delayed_groups`' list."""
+    from ..sim import engine
+    from ..sim.stream import chunks_of
+
+    native = engine.NATIVE
+    if chunks_of(facts) is None or not hasattr(native, "sim_delayed_recorded") or not hasattr(native, "StreamSim"):
+        return delayed_groups(facts, delay_us)
+    return DelayedGroups(facts, delay_us)
+
+
+#: The columns :func:`delayed_recorded` reads.
+_DELAY_COLUMNS = ("file_idx", "seq", "commit_ts_us", "recorded")
+
+
+class DelayedGroups:
+    """A what-if's facts without a copy: ``base``'s, the recorded clock delayed
+    (:func:`delayed_recorded`, natively: ``sim_delayed_recorded``) chunk by chunk as the
+    simulations read them, the other columns ``base``'s own. What the simulations read of a
+    store (``chunks``, the commit-time bounds, an input cache of its own) it has."""
+
+    def __init__(self, base, delay_us: int) -> None:
+        from ..sim.stream import first_ts_of
+
+        self.base, self.delay_us = base, delay_us
+        self.sim_inputs: dict = {}
+        self.first_ts = first_ts_of(base)
+        self.last_ts = getattr(base, "last_ts", None)
+        self.nbytes_total = getattr(base, "nbytes_total", None)
+
+    @property
+    def spilled(self) -> bool:
+        return bool(getattr(self.base, "spilled", False))
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def chunks(self, names: tuple[str, ...] | None = None):
+        from dataclasses import replace
+
+        from ..sim import engine
+        from ..sim.stream import chunks_of
+
+        native = engine.NATIVE
+        want = None if names is None else tuple(dict.fromkeys((*names, *_DELAY_COLUMNS)))
+        state = (-1, 0, 0, 0, 0)
+        for off, c in chunks_of(self.base, want):
+            b, state = native.sim_delayed_recorded(c.file_idx.tobytes(), c.seq.tobytes(), c.commit_ts_us.tobytes(),
+                                                   c.recorded.tobytes(), self.delay_us, state)
+            col = array("q")
+            col.frombytes(b)
+            yield off, replace(c, recorded=col)
+
+
+def delayed_recorded(file_idx, seq, commit_ts_us, recorded, delay_us: int,
+                     state: tuple[int, int, int, int, int] = (-1, 0, 0, 0, 0)):
+    """:func:`delayed_groups` over columns (the native ``sim_delayed_recorded``'s reference): the
+    recorded last_committed of each transaction, delayed, and the state (file, a group started,
+    its first commit time, the last sequence number before it, the previous sequence number)
+    that carries over to the next chunk."""
+    file, started, group_start, prev_group_last, last_seq = state
+    out = array("q")
+    for fi, sq, ts, lc in zip(file_idx, seq, commit_ts_us, recorded):
+        if fi != file:
+            file, started, group_start, prev_group_last, last_seq = fi, 0, 0, 0, 0
+        if not started or ts - group_start > delay_us:
+            prev_group_last, group_start, started = last_seq, ts, 1
+        out.append(min(lc, prev_group_last) if lc > 0 else lc)
+        last_seq = sq
+    return out, (file, started, group_start, prev_group_last, last_seq)
+
+
 def delayed_groups(facts, delay_us: int):
     """A COMMIT_ORDER clock with ``binlog_group_commit_sync_delay``: a transaction that commits
     within ``delay_us`` of its group's first commit joins the group and may start after the
-    previous group (an estimate from commit timestamps; the source's timing would shift)."""
+    previous group (an estimate from commit timestamps; the source's timing would shift). The
+    facts as a list (the reference's, or a run without the native core): :func:`delayed_facts`
+    streams them otherwise."""
     out = []
     group_start = None
     prev_group_last = 0
