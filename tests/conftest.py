@@ -251,6 +251,18 @@ def fixture_facts(name: str) -> list:
     return [facts_of(t, c, index.get(t.file, 0)) for t, _ws, c in run_clocks(files, runp, opts)]
 
 
+def fixture_context(name: str):
+    """``advise.context.gather`` on a bundled fixture's binlogs, default clock options and the
+    built-in cost model: what ``advise`` works on (spilled where ``LAGADVISOR_SPILL_TRANSACTIONS``
+    is set small)."""
+    from lagadvisor.advise.context import gather
+    from lagadvisor.depgraph.pipeline import ClockOptions
+    from lagadvisor.sim.model import CostModel
+
+    (d,) = [d for d in fixture_dirs() if d.name == name]
+    return gather(sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit()), ClockOptions(), CostModel(), None)
+
+
 def run_advise(*args: str):
     """``lagadvisor advise ARGS`` as a user runs it: a real subprocess."""
     import subprocess

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, fixture_dirs, run_advise
+from conftest import CORPUS, fixture_context, run_advise
 from lagadvisor.advise.rules import DelayedGroups, delayed_facts, delayed_groups, delayed_recorded
 from lagadvisor.kinds import Policy, WhatIfChange, WhatIfKey
 from lagadvisor.sim import engine
@@ -66,14 +66,9 @@ def test_the_view_simulates_what_the_list_does(spill, monkeypatch):
     """A real MySQL binlog's facts (in memory, and spilled every 300 transactions): the catch-up
     simulated on the view equals the one on the reference's list, at every delay the rule tries,
     and the view keeps no copy of the facts (it reads them from the store as it goes)."""
-    from lagadvisor.advise.context import gather
-    from lagadvisor.depgraph.pipeline import ClockOptions
-    from lagadvisor.sim.model import CostModel
-
     if spill:
         monkeypatch.setenv("LAGADVISOR_SPILL_TRANSACTIONS", spill)
-    (d,) = [d for d in fixture_dirs() if d.name == "single_full"]
-    ctx = gather(sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit()), ClockOptions(), CostModel(), None)
+    ctx = fixture_context("single_full")
     assert bool(spill) == bool(getattr(ctx.facts, "spilled", False))
     listed = list(ctx.facts)
     changed = 0

@@ -63,15 +63,12 @@ def test_native_input_prices_the_same():
 def test_advise_counts_them_natively_as_the_model_prices_them(spill, monkeypatch):
     """``advise.context.Context.schema_counts`` (the extra ones summed natively as a model's apply
     time) equals the count transaction by transaction with ``extra_*``, in memory and spilled."""
-    from conftest import fixture_dirs
-    from lagadvisor.advise.context import gather
-    from lagadvisor.depgraph.pipeline import ClockOptions
+    from conftest import fixture_context
     from lagadvisor.sim.build import fact_rows
 
     if spill:
         monkeypatch.setenv("LAGADVISOR_SPILL_TRANSACTIONS", spill)
-    (d,) = [d for d in fixture_dirs() if d.name == "single_full"]
-    ctx = gather(sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit()), ClockOptions(), CostModel(), None)
+    ctx = fixture_context("single_full")
     assert bool(spill) == bool(getattr(ctx.facts, "spilled", False))
     rows = list(fact_rows(ctx.facts, ("index_entries", "fk_checks", "inserts", "updates", "deletes")))
     want = {"entries": sum(r[0] for r in rows), "checks": sum(r[1] for r in rows),
@@ -84,20 +81,14 @@ def test_advise_counts_them_natively_as_the_model_prices_them(spill, monkeypatch
 def test_a_spilled_sum_reads_its_column_alone(monkeypatch):
     """``sim.build.fact_sum`` of a spilled store reads back that one column of each chunk (8 bytes
     a transaction), not every column: a day of binlogs spills gigabytes."""
-    from conftest import fixture_dirs
-    from lagadvisor.advise.context import gather
-    from lagadvisor.depgraph.pipeline import ClockOptions
+    from conftest import fixture_context
     from lagadvisor.sim.build import fact_rows, fact_sum
 
     monkeypatch.setenv("LAGADVISOR_SPILL_TRANSACTIONS", "300")
-    (d,) = [d for d in fixture_dirs() if d.name == "single_full"]
-    ctx = gather(sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit()), ClockOptions(), CostModel(), None)
-    store = ctx.facts
+    store = fixture_context("single_full").facts
     assert store.spilled
     want = sum(r[0] for r in fact_rows(store, ("index_entries",)))
-    read = []
-    real = store._file.read
-    monkeypatch.setattr(store._file, "read", lambda *a: read.append(a[1]) or real(*a))
+    read = _spill_reads(store, monkeypatch)
     assert fact_sum(store, "index_entries") == want > 0
     assert sum(read) == 8 * len(store)
 
@@ -106,12 +97,10 @@ def test_advise_makes_no_pass_for_a_count_that_is_zero(monkeypatch):
     """``Context.schema_counts`` prices the extra ones with a native pass over the facts only
     where the input has some: sysbench's binlog writes index entries (its ``k``) and checks no
     foreign key, so one pass, for the entries."""
-    from conftest import fixture_dirs
-    from lagadvisor.advise.context import Context, gather
-    from lagadvisor.depgraph.pipeline import ClockOptions
+    from conftest import fixture_context
+    from lagadvisor.advise.context import Context
 
-    (d,) = [d for d in fixture_dirs() if d.name == "sysbench_oltp_write_only"]
-    ctx = gather(sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit()), ClockOptions(), CostModel(), None)
+    ctx = fixture_context("sysbench_oltp_write_only")
     passes = []
     real = Context._work_sum
     monkeypatch.setattr(Context, "_work_sum", lambda self, cost: passes.append(cost) or real(self, cost))
@@ -124,23 +113,25 @@ def test_the_largest_transactions_are_priced_in_one_pass_reading_their_columns(m
     """``advise.rules._largest_apply_us``: every one of the input's largest transactions priced
     as ``CostModel.apply_of`` prices it, in memory and spilled alike; spilled, one pass that reads
     back the nine columns the price needs, not each column of the store once per transaction."""
-    from conftest import fixture_dirs
-    from lagadvisor.advise.context import gather
+    from conftest import fixture_context
     from lagadvisor.advise.rules import _APPLY_COLUMNS, _largest_apply_us
-    from lagadvisor.depgraph.pipeline import ClockOptions
 
-    (d,) = [d for d in fixture_dirs() if d.name == "single_full"]
-    files = sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit())
-    memory = gather(files, ClockOptions(), CostModel(), None)
+    memory = fixture_context("single_full")
     sizes = [(b, r) for b, r, _, _ in memory.analysis.total.largest_sorted()]
     assert len(sizes) > 3
     want = {(f.nbytes, f.inserts + f.updates + f.deletes): CostModel().apply_of(f) for f in reversed(list(memory.facts))}
     assert _largest_apply_us(memory, sizes) == {s: want[s] for s in sizes}
     monkeypatch.setenv("LAGADVISOR_SPILL_TRANSACTIONS", "300")
-    spilled = gather(files, ClockOptions(), CostModel(), None)
+    spilled = fixture_context("single_full")
     assert spilled.facts.spilled
-    read = []
-    real = spilled.facts._file.read
-    monkeypatch.setattr(spilled.facts._file, "read", lambda *a: read.append(a[1]) or real(*a))
+    read = _spill_reads(spilled.facts, monkeypatch)
     assert _largest_apply_us(spilled, sizes) == {s: want[s] for s in sizes}
     assert sum(read) <= 8 * len(spilled.facts) * (1 + len(_APPLY_COLUMNS))
+
+
+def _spill_reads(store, monkeypatch) -> list[int]:
+    """The byte counts ``store`` reads back from its spill file from now on."""
+    read: list[int] = []
+    real = store._file.read
+    monkeypatch.setattr(store._file, "read", lambda *a: read.append(a[1]) or real(*a))
+    return read

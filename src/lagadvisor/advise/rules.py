@@ -8,7 +8,6 @@ defaults). Thresholds are named constants so a reader can argue with them.
 from __future__ import annotations
 
 from array import array
-
 from dataclasses import replace
 from typing import Callable
 
@@ -269,8 +268,6 @@ class DelayedGroups:
         return len(self.base)
 
     def chunks(self, names: tuple[str, ...] | None = None):
-        from dataclasses import replace
-
         from ..sim import engine
         from ..sim.stream import chunks_of
 
@@ -287,10 +284,13 @@ class DelayedGroups:
 
 def delayed_recorded(file_idx, seq, commit_ts_us, recorded, delay_us: int,
                      state: tuple[int, int, int, int, int] = (-1, 0, 0, 0, 0)):
-    """:func:`delayed_groups` over columns (the native ``sim_delayed_recorded``'s reference): the
-    recorded last_committed of each transaction, delayed, and the state (file, a group started,
-    its first commit time, the last sequence number before it, the previous sequence number)
-    that carries over to the next chunk."""
+    """A COMMIT_ORDER clock with ``binlog_group_commit_sync_delay``, over columns (any
+    iterables; the native ``sim_delayed_recorded``'s reference): a transaction that commits within
+    ``delay_us`` of its group's first commit (in one binlog file) joins the group and may start
+    after the previous group, so its recorded last_committed is capped at the last sequence number
+    before the group (an estimate from commit timestamps; the source's timing would shift).
+    Returns the column and the state (file, a group started, its first commit time, the last
+    sequence number before it, the previous sequence number) that carries over to the next chunk."""
     file, started, group_start, prev_group_last, last_seq = state
     out = array("q")
     for fi, sq, ts, lc in zip(file_idx, seq, commit_ts_us, recorded):
@@ -304,27 +304,13 @@ def delayed_recorded(file_idx, seq, commit_ts_us, recorded, delay_us: int,
 
 
 def delayed_groups(facts, delay_us: int):
-    """A COMMIT_ORDER clock with ``binlog_group_commit_sync_delay``: a transaction that commits
-    within ``delay_us`` of its group's first commit joins the group and may start after the
-    previous group (an estimate from commit timestamps; the source's timing would shift). The
-    facts as a list (the reference's, or a run without the native core): :func:`delayed_facts`
-    streams them otherwise."""
-    out = []
-    group_start = None
-    prev_group_last = 0
-    last_seq = 0
-    file = None
-    for f in facts:
-        if f.file_idx != file:
-            file, group_start, prev_group_last, last_seq = f.file_idx, None, 0, 0
-        ts = f.commit_ts_us
-        if group_start is None or ts - group_start > delay_us:
-            prev_group_last, group_start = last_seq, ts
-        lc = f.clocks[0]
-        new = min(lc, prev_group_last) if lc > 0 else lc
-        out.append(replace(f, clocks=(new,) + f.clocks[1:]))
-        last_seq = f.seq
-    return out
+    """:func:`delayed_recorded`'s clock on facts as a list (the reference's, or a run without the
+    native core): the ``TrxFacts`` with their recorded clock replaced; :func:`delayed_facts`
+    streams the columns otherwise."""
+    facts = list(facts)
+    recorded, _ = delayed_recorded((f.file_idx for f in facts), (f.seq for f in facts),
+                                   (f.commit_ts_us for f in facts), (f.clocks[0] for f in facts), delay_us)
+    return [replace(f, clocks=(new,) + f.clocks[1:]) for f, new in zip(facts, recorded)]
 
 
 def _fallback_tables(ctx: Context, reason: str) -> list[tuple[str, int]]:
