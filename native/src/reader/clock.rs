@@ -6,9 +6,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-pub const FALLBACK_NAMES: [&str; 11] = [
+pub const FALLBACK_NAMES: [&str; 12] = [
     "no_primary_key", "ddl", "statement_based", "fk_parent", "writeset_limit", "history_full",
-    "empty", "ctas", "unknown_schema", "incomplete", "too_large",
+    "empty", "ctas", "unknown_schema", "incomplete", "too_large", "empty_writeset",
 ];
 pub const NO_PRIMARY_KEY: u8 = 0;
 pub const DDL: u8 = 1;
@@ -21,6 +21,7 @@ pub const CTAS: u8 = 7;
 pub const UNKNOWN_SCHEMA: u8 = 8;
 pub const INCOMPLETE: u8 = 9;
 pub const TOO_LARGE: u8 = 10;
+pub const EMPTY_WRITESET: u8 = 11;
 
 /// `CommitOrderSource` implementations: 0 recorded, 1 serial, 2 flush-groups.
 pub struct CommitOrder {
@@ -80,7 +81,7 @@ impl WritesetTracker {
             } else if hashes.len() as i64 > self.history_size {
                 reason = Some(WRITESET_LIMIT);
             } else if hashes.is_empty() && !ws.has_missing_keys {
-                reason = Some(DDL);
+                reason = Some(EMPTY_WRITESET);
             }
         }
         let usable = reason.is_none() || reason == Some(EMPTY);

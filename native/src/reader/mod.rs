@@ -1829,6 +1829,9 @@ impl Analyzer {
     /// `transaction_writeset`'s per-table flags, the unknown schemas and caveats counted, and
     /// the rows the transaction's lookups scan (`sim.run.ScanSizes`).
     fn table_flags(&mut self, o: &Open) -> TableFlags {
+        // CREATE TABLE ... SELECT: its rows are of the table it creates, unknown until its DDL is
+        // followed, and its writeset is never used (the `ctas` fallback resets): no caveat
+        let ctas = o.ddl && o.rows > 0;
         let mut f = TableFlags {
             ws: WsFlags { has_missing_keys: false, has_related_foreign_keys: false },
             missing: Vec::new(),
@@ -1850,7 +1853,7 @@ impl Analyzer {
                     f.unknown_any = true;
                     *self.unknown.entry(reason.clone()).or_insert(0) += 1;
                 }
-                Some(Plan::Known(p)) => self.known_table_flags(p, *name, st, &mut f),
+                Some(Plan::Known(p)) => self.known_table_flags(p, *name, st, ctas, &mut f),
             }
         }
         for name in &o.incomplete_tables {
@@ -1861,7 +1864,7 @@ impl Analyzer {
     }
 
     /// `table_flags` for a table of known plan.
-    fn known_table_flags(&mut self, p: &TablePlan, name: usize, st: &[u64; 4], f: &mut TableFlags) {
+    fn known_table_flags(&mut self, p: &TablePlan, name: usize, st: &[u64; 4], ctas: bool, f: &mut TableFlags) {
         if p.missing_keys {
             f.ws.has_missing_keys = true;
             f.missing.push(name);
@@ -1870,7 +1873,7 @@ impl Analyzer {
             f.ws.has_related_foreign_keys = true;
             f.fk_parent.push(name);
         }
-        if let Some(c) = &p.partial {
+        if let (Some(c), false) = (&p.partial, ctas) {
             *self.caveats.entry(c.clone()).or_insert(0) += 1;
         }
         if p.scans && st[3] > 0 {
@@ -2288,7 +2291,7 @@ fn fallback_reason(o: &Open, incomplete: bool, unknown_any: bool) -> Option<u8> 
         if !o.other_kind && !o.xa {
             Some(clock::EMPTY)
         } else {
-            Some(clock::DDL)
+            Some(clock::EMPTY_WRITESET)
         }
     } else {
         None

@@ -28,7 +28,7 @@ class Fallback(str, Enum):
     """Why WRITESET kept the commit-order parent for a transaction."""
 
     NO_PRIMARY_KEY = "no_primary_key"        # has_missing_keys: no reset
-    DDL = "ddl"                              # empty writeset: reset
+    DDL = "ddl"                              # DDL (an empty writeset): reset
     STATEMENT = "statement_based"            # statement-format DML: empty writeset: reset
     FK_PARENT = "fk_parent"                  # change to a table referenced by a foreign key: reset
     WRITESET_LIMIT = "writeset_limit"        # more hashes than history_size: reset
@@ -38,6 +38,7 @@ class Fallback(str, Enum):
     UNKNOWN_SCHEMA = "unknown_schema"        # keys not knowable here: conservative reset
     INCOMPLETE = "incomplete"                # half-written last transaction
     TOO_LARGE = "too_large"                  # more row images than the reader keeps: conservative reset
+    EMPTY_WRITESET = "empty_writeset"        # no row hashed, yet not empty (XA COMMIT/ROLLBACK, DCL...): reset
 
 
 
@@ -136,7 +137,7 @@ class WritesetTracker:
             elif len(hashes) > self.history_size:
                 reason = Fallback.WRITESET_LIMIT   # add_write_set: size() >= history_size
             elif not hashes and not ws.has_missing_keys:
-                reason = Fallback.DDL
+                reason = Fallback.EMPTY_WRITESET
         usable = reason is None or reason == Fallback.EMPTY
         parent = co
         exceeds = False
@@ -204,7 +205,7 @@ def _kind_fallback(t: Transaction, ws: Writeset) -> Fallback | None:
         kinds = {s.kind for s in t.statements}
         if kinds <= {"BEGIN", "COMMIT", "ROLLBACK"} and not t.xa:
             return Fallback.EMPTY
-        return Fallback.DDL
+        return Fallback.EMPTY_WRITESET
     return None
 
 
