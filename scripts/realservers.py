@@ -602,8 +602,10 @@ class MySQLServer(_Server):
     def _initialize(self) -> None:
         self._check_chroot()
         init_log = f"{CHROOT_DATA}/{self.name}.init.err"
+        # lower_case_table_names is fixed when the data dictionary is made: given at --initialize too
+        fixed = [o for o in self.options if o.replace("_", "-").startswith("--lower-case-table-names")]
         proc = _run(["chroot", str(self.root), "mysqld", "--no-defaults", "--initialize-insecure",
-                     "--user=mysql", f"--datadir={self.datadir}", f"--log-error={init_log}"],
+                     "--user=mysql", f"--datadir={self.datadir}", f"--log-error={init_log}", *fixed],
                     check=False, timeout=600)
         if proc.returncode != 0:
             if self.host_datadir.exists():

@@ -105,3 +105,23 @@ def test_non_unique_indexes_followed_through_alters():
     apply_statement(cat, "DROP INDEX a ON t", "d")
     apply_statement(cat, "ALTER TABLE t DROP INDEX kb2", "d")
     assert indexes() == {"a_2": [("a2", None)]}
+
+
+def test_table_names_exact_first_then_differing_in_case():
+    """`T` and `t` are two tables (``lower_case_table_names=0``, Linux's default); a name that
+    differs only in case from the one table of that name finds it (``lower_case_table_names=1``:
+    table maps name `myt`, DDL text `MYT`), and renames carry foreign keys to the table renamed."""
+    cat = Catalog()
+    for sql in ("CREATE TABLE T (id INT PRIMARY KEY)", "CREATE TABLE t (k INT)", "CREATE TABLE MyT (id INT PRIMARY KEY)",
+                "CREATE TABLE kids (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES MYT (id))"):
+        apply_statement(cat, sql, "d")
+    assert cat.get("d", "T").primary_key is not None and cat.get("d", "t").primary_key is None
+    assert cat.get("d", "myt") is cat.get("d", "MyT") and cat.is_fk_parent("d", "myt")
+    assert not cat.is_fk_parent("d", "T") and not cat.is_fk_parent("d", "t")
+    apply_statement(cat, "ALTER TABLE MYT ADD COLUMN v INT", "d")
+    assert [c.name for c in cat.get("d", "myt").columns] == ["id", "v"] and len(cat.tables) == 4
+    apply_statement(cat, "RENAME TABLE myt TO Other", "d")
+    assert cat.get("d", "MyT") is None and cat.is_fk_parent("d", "other")
+    assert [(fk.ref_table) for fk in cat.get("d", "kids").foreign_keys] == ["Other"]
+    apply_statement(cat, "DROP TABLE t", "d")
+    assert cat.get("d", "t") is cat.get("d", "T") and len(cat.tables) == 3

@@ -740,17 +740,18 @@ def _drop_index(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
 
 def _rename(cat: Catalog, db: str, name: str, ndb: str, nname: str) -> None:
     t = cat.get(db, name)
+    old = cat.key_of(db, name)
+    # Foreign keys of other tables follow the rename (the server updates them).
+    referencing = [(other, [cat.key_of(fk.ref_db, fk.ref_table) == old for fk in other.foreign_keys])
+                   for other in cat.tables.values()]
     cat.drop(db, name)
     if t is not None:
         cat.put(replace(t, db=ndb, name=nname))
-        # Foreign keys of other tables follow the rename (the server updates them).
-        for other in list(cat.tables.values()):
-            if any(fk.ref_db.lower() == db.lower() and fk.ref_table.lower() == name.lower()
-                   for fk in other.foreign_keys):
-                fks = tuple(replace(fk, ref_db=ndb, ref_table=nname)
-                            if fk.ref_db.lower() == db.lower() and fk.ref_table.lower() == name.lower()
-                            else fk for fk in other.foreign_keys)
-                cat.put(replace(other, foreign_keys=fks))
+        for other, hits in referencing:
+            if any(hits):
+                fks = tuple(replace(fk, ref_db=ndb, ref_table=nname) if hit else fk
+                            for fk, hit in zip(other.foreign_keys, hits))
+                cat.put(replace(cat.get(other.db, other.name) or other, foreign_keys=fks))
 
 
 def _create_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:

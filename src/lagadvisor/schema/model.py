@@ -125,45 +125,70 @@ class Catalog:
     version: int = 0  # bumps on every change, so callers can cache per version
     table_rows: dict[tuple[str, str], int] = field(default_factory=dict)  # sizes read from a server
 
+    #: the exact keys of ``tables`` by their case-folded key (see ``key_of``)
+    folded: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict, repr=False, compare=False)
+
     def rows_of(self, db: str, table: str) -> int:
         """The table's size when a server told it (information_schema.TABLES.TABLE_ROWS), else 0."""
         return self.table_rows.get(_key(db, table), 0)
 
+    def key_of(self, db: str, table: str) -> tuple[str, str]:
+        """The catalog's key for a name: the table of exactly that name (``lower_case_table_names=0``,
+        Linux's default: `T` and `t` are two tables); else the one whose name differs only in case
+        (``lower_case_table_names=1`` logs names lowercased in table maps, but DDL text as typed);
+        else the folded name."""
+        exact = (db, table)
+        if exact in self.tables:
+            return exact
+        found = self.folded.get(_key(db, table))
+        return min(found) if found else _key(db, table)
+
+    def __post_init__(self) -> None:
+        for k in self.tables:
+            self.folded.setdefault(_key(*k), set()).add(k)
+
     def get(self, db: str, table: str) -> TableSchema | None:
-        return self.tables.get(_key(db, table))
+        return self.tables.get(self.key_of(db, table))
 
     def put(self, t: TableSchema) -> None:
-        self.tables[_key(t.db, t.name)] = t
+        k = (t.db, t.name)
+        self.tables[k] = t
+        self.folded.setdefault(_key(*k), set()).add(k)
         self.version += 1
 
     def drop(self, db: str, table: str) -> None:
-        if self.tables.pop(_key(db, table), None) is not None:
+        k = self.key_of(db, table)
+        if self.tables.pop(k, None) is not None:
+            same = self.folded[_key(*k)]
+            same.discard(k)
+            if not same:
+                del self.folded[_key(*k)]
             self.version += 1
 
     def drop_database(self, db: str) -> None:
         low = db.lower()
-        for k in [k for k in self.tables if k[0] == low]:
-            del self.tables[k]
+        same = [k for k in self.tables if k[0] == db] or [k for k in self.tables if k[0].lower() == low]
+        for k in same:
+            self.drop(*k)
         self.db_collation.pop(low, None)
         self.version += 1
 
     def is_fk_parent(self, db: str, table: str) -> bool:
         """Whether any known table has a foreign key referencing ``db.table``."""
-        k = _key(db, table)
-        return k in self._parents()
+        return self.key_of(db, table) in self._parents()
 
     def _parents(self) -> set[tuple[str, str]]:
         cached = getattr(self, "_parents_cache", None)
         if cached is not None and cached[0] == self.version:
             return cached[1]
-        parents = {_key(fk.ref_db, fk.ref_table) for t in self.tables.values() for fk in t.foreign_keys}
+        parents = {self.key_of(fk.ref_db, fk.ref_table) for t in self.tables.values() for fk in t.foreign_keys}
         self._parents_cache = (self.version, parents)
         return parents
 
     def referencing(self, db: str, table: str) -> tuple[ForeignKey, ...]:
         """The known foreign keys that reference ``db.table`` (``dict_table_t::referenced_set``
         in InnoDB: what a DELETE of one of its rows checks the children for)."""
-        return self._referencing().get(_key(db, table), ())
+        return self._referencing().get(self.key_of(db, table), ())
 
     def _referencing(self) -> dict[tuple[str, str], tuple[ForeignKey, ...]]:
         cached = getattr(self, "_referencing_cache", None)
@@ -172,7 +197,7 @@ class Catalog:
         out: dict[tuple[str, str], list[ForeignKey]] = {}
         for k in sorted(self.tables):
             for fk in self.tables[k].foreign_keys:
-                out.setdefault(_key(fk.ref_db, fk.ref_table), []).append(fk)
+                out.setdefault(self.key_of(fk.ref_db, fk.ref_table), []).append(fk)
         refs = {k: tuple(v) for k, v in out.items()}
         self._referencing_cache = (self.version, refs)
         return refs

@@ -143,7 +143,7 @@ class KeyTracker:
 
     def _resolve(self, tm: TableMap) -> TablePlan | str:
         name = tm.qualified_name
-        key = (tm.database_name.lower(), tm.table_name.lower())
+        key = (tm.database_name, tm.table_name)
         cached = self._plans.get(key)
         if cached is not None and cached[0] == self.catalog.version and cached[1] == tm.column_count:
             return cached[2]
