@@ -173,6 +173,7 @@ class FindingId(_Value):
     REPLICA_DURABILITY = "replica_durability"
     BINLOG_ROW_METADATA = "binlog_row_metadata"
     BINLOG_ROW_IMAGE = "binlog_row_image"
+    BINLOG_FORMAT = "binlog_format"
     TABLE_DEFINITIONS = "table_definitions"
     CHANGE_STREAM_APPLIER = "change_stream_applier"
 

@@ -138,6 +138,15 @@ SCENARIOS = [
      ["REPLACE INTO rp VALUES (4,1,0)", "UPDATE rp SET v=1 WHERE id=2", "UPDATE rp SET v=1 WHERE id=4",
       "INSERT INTO rp VALUES (5,2,0) ON DUPLICATE KEY UPDATE v=v+1", "UPDATE rp SET v=2 WHERE id=3",
       "UPDATE rp SET v=3 WHERE u=2", "REPLACE INTO rp VALUES (3,4,0)", "UPDATE rp SET v=4 WHERE id=3"]),
+    ("fmt", ["CREATE TABLE f (id INT PRIMARY KEY, v INT)", "INSERT INTO f VALUES (1,0),(2,0),(3,0),(4,0)"],
+     ["UPDATE f SET v=1 WHERE id=1",
+      ["SET SESSION binlog_format=STATEMENT", "UPDATE f SET v=2 WHERE id=2", "SET SESSION binlog_format=ROW"],
+      "UPDATE f SET v=3 WHERE id=3",
+      ["SET SESSION binlog_format=MIXED", "UPDATE f SET v=4 WHERE id=4", "SET SESSION binlog_format=ROW"],
+      "UPDATE f SET v=5 WHERE id=1",
+      ["SET SESSION binlog_format=MIXED", "UPDATE f SET v=UUID_SHORT() % 100 WHERE id=4",
+       "SET SESSION binlog_format=ROW"],
+      "UPDATE f SET v=6 WHERE id=2"]),
     ("json_blob", [
         "CREATE TABLE jb (id INT PRIMARY KEY, j JSON, t TEXT, bb BLOB, UNIQUE KEY ut (t(10)))",
         "INSERT INTO jb VALUES (1,'{\"a\":1}','aaaaaaaaaaXX','x'),(2,'[1]','bbbbbbbbbbYY','y')"],
@@ -224,9 +233,12 @@ FOLDED_SCENARIOS = [
       "INSERT INTO Kids VALUES (3,2)"]),
 ]
 
-#: The steps whose rows a failed statement had written (and the server still hashed): their
-#: recorded ``last_committed`` is the failed statement's transaction, later than the binlog shows.
-HIDDEN = {("stmt_rollback", 2), ("stmt_rollback", 3)}
+#: What the binlog cannot show. The steps whose rows a failed statement had written (and the
+#: server still hashed): their recorded ``last_committed`` is the failed statement's transaction.
+#: A MIXED session's statement unsafe to log as one (UUID_SHORT), logged as rows: from 8.4 a
+#: session whose binlog_format is not ROW gets no writeset (``can_use_writesets``), so the server
+#: gave it the commit-order parent and reset the history, which the step after it shows.
+HIDDEN = {("stmt_rollback", 2), ("stmt_rollback", 3), ("fmt", 5), ("fmt", 6)}
 
 
 def _last_gtid_number(gtid_set: str) -> int:
@@ -341,6 +353,9 @@ def test_edge_statements_against_mysql(edge_binlogs, pure, schema):
     assert fallback[("noop_dcl", 5)] == fallback[("noop_dcl", 7)] == "ddl"
     # an UPDATE that changed nothing writes no transaction
     assert ("noop_dcl", 2) not in by_step
+    # a statement logged as one (STATEMENT, or MIXED's safe statement) has no writeset
+    assert [by_step[("fmt", i)]["statement_based"] for i in range(7)] == [False, True, False, True, False, False, False]
+    assert [fallback[("fmt", i)] for i in (1, 3, 5)] == ["statement_based", "statement_based", None]
     # `T` has a primary key, `t` none: two tables
     assert [fallback[("ddl_case", i)] for i in range(4)] == [None, None, "no_primary_key", None]
     # a foreign key added makes its parent one, dropped no longer
@@ -355,3 +370,21 @@ def test_lowercased_table_names_against_mysql(folded_binlogs, pure):
     assert differ == {}
     assert by_step[("Lctn", 2)]["fallback"] == "fk_parent"   # Kids references MYT
     assert by_step[("Lctn", 4)]["fallback"] is None
+
+
+def test_statement_logging_is_advised_against(edge_binlogs):
+    """advise names binlog_format=ROW, and the pre-upgrade review (8.0 -> 8.4) lists it among
+    what limits WRITESET and what to do before the upgrade."""
+    from lagadvisor.advise import advise
+    from lagadvisor.depgraph.pipeline import ClockOptions
+
+    files, _, _ = edge_binlogs
+    a = advise(files, ClockOptions(commit_order="flush-groups"), target_version=(8, 4, 0),
+               current_version=(8, 0, 33))
+    f = next(f for f in a.findings if f.id == "binlog_format")
+    assert (f.setting, f.suggested, f.where) == ("binlog_format", "ROW", "source")
+    assert f.evidence.startswith("2 of ") and "transactions logged as statements" in f.evidence
+    assert "from 8.4 a session whose binlog_format is not ROW gets no writeset" in f.evidence
+    assert f.statements == ("SET PERSIST binlog_format = 'ROW';",)
+    assert any(line.startswith("Statement-based logging keeps WRITESET from tracking") for line in a.review.limits)
+    assert a.review.before[0].startswith("SET PERSIST binlog_format = 'ROW' on the source")

@@ -24,8 +24,8 @@ from .context import Context
 from .plan import Config, Plan
 
 #: The findings that say what limits WRITESET, in the review's order.
-LIMIT_FINDINGS = (Id.TABLES_WITHOUT_PRIMARY_KEY, Id.FOREIGN_KEY_PARENT_TABLES, Id.DDL_BARRIERS, Id.HOT_ROWS,
-                  Id.HOT_TABLE, Id.LARGE_TRANSACTIONS)
+LIMIT_FINDINGS = (Id.BINLOG_FORMAT, Id.TABLES_WITHOUT_PRIMARY_KEY, Id.FOREIGN_KEY_PARENT_TABLES, Id.DDL_BARRIERS,
+                  Id.HOT_ROWS, Id.HOT_TABLE, Id.LARGE_TRANSACTIONS)
 
 
 @dataclass(frozen=True)
@@ -275,6 +275,9 @@ def _before(ctx: Context, old: Release, new: Release, findings: list) -> list[st
     out = []
     if p.not_computed():
         out.append("rerun this review with --schema FILE or --host: the WRITESET numbers are not computed")
+    if Id.BINLOG_FORMAT in ids:
+        out.append("SET PERSIST binlog_format = 'ROW' on the source (finding binlog_format): from "
+                   f"{short(WRITESET_ONLY_SINCE)} no transaction of a session logging STATEMENT or MIXED gets a writeset")
     if Id.TABLES_WITHOUT_PRIMARY_KEY in ids:
         out.append("add primary keys to " + ", ".join(ids[Id.TABLES_WITHOUT_PRIMARY_KEY].tables or ("the tables",))
                    + " (finding tables_without_primary_key), and SET PERSIST sql_generate_invisible_primary_key = ON "

@@ -739,6 +739,28 @@ def row_format(ctx: Context) -> list[Finding]:
     return out
 
 
+def binlog_format(ctx: Context) -> list[Finding]:
+    """binlog_format: a transaction logged as statements has no writeset, a WRITESET reset
+    (``Fallback.STATEMENT``); from 8.4 ``can_use_writesets`` (sql/rpl_trx_tracking.cc) also needs
+    the session's binlog_format to be ROW, so under MIXED the transactions a session logs as rows
+    reset too, which the binlog does not show (tests/depgraph/test_edge_oracle.py)."""
+    t = ctx.analysis.total
+    if ctx.mariadb or not t.statement_based:
+        return []
+    cur = ctx.settings.get("binlog_format") if ctx.settings else None
+    evidence = (f"{t.statement_based:,} of {t.transactions:,} transactions logged as statements: each has no "
+                "writeset, so WRITESET gives it the commit-order parent and every later transaction waits for it")
+    if writeset_only(ctx.version) or (ctx.target_version is not None and writeset_only(ctx.target_version)):
+        evidence += (f"; from {_ws_since()} a session whose binlog_format is not ROW gets no writeset for any "
+                     "transaction, those it logs as rows too (MIXED logs a statement unsafe to repeat as rows), "
+                     "and no binlog shows which those are: the WRITESET numbers here count only the transactions "
+                     "logged as statements, and overstate the parallelism of a source that runs MIXED")
+    return [Finding(Id.BINLOG_FORMAT, Severity.warning, "Statement-based logging keeps WRITESET from tracking",
+                    "binlog_format", cur or "STATEMENT or MIXED (statements in the binlog)", "ROW",
+                    evidence + "; not simulated: a statement's rows are not in the binlog", None, where="source",
+                    statements=(_set_statement(ctx, "binlog_format", "ROW"),), mycnf=(("binlog_format", "ROW"),))]
+
+
 HOT_TABLE_SHARE = 0.5           # one table behind this share of all row conflicts
 
 
@@ -820,8 +842,8 @@ def _cpu_bound(ctx: Context, cores: int) -> bool:
 
 RULES: tuple[Rule, ...] = (dependency_tracking, parallel_workers, parallel_mode, preserve_commit_order, history_size,
                            group_commit_delay, missing_primary_keys, fk_parents, secondary_indexes, hot_rows,
-                           large_transactions, ddl_barriers, durability, row_format, hot_tables, resource_groups,
-                           change_stream_applier)
+                           large_transactions, ddl_barriers, durability, row_format, binlog_format, hot_tables,
+                           resource_groups, change_stream_applier)
 
 
 def _autopos(ctx: Context) -> str:
