@@ -246,3 +246,16 @@ def _records_written_once(monkeypatch, partial: str) -> None:
     assert chunks, "no chunk was written before the native core gave the run back"
     assert runs and runs[-1] is None, "the native core read the whole file: nothing was given back"
     assert mine == ref
+
+
+def test_a_native_panic_fails_under_the_test_command(monkeypatch):
+    """A panic the native core caught (a bug) is given back to the reference for a user, but fails
+    the run under ``LAGADVISOR_REQUIRE_NATIVE=1``; an input it gives back on purpose never does."""
+    fallback = native.load().NativeFallback
+    panic = fallback(native_run.INTERNAL_ERROR)
+    monkeypatch.delenv("LAGADVISOR_REQUIRE_NATIVE", raising=False)
+    native_run.raise_internal(panic)
+    monkeypatch.setenv("LAGADVISOR_REQUIRE_NATIVE", "1")
+    native_run.raise_internal(fallback("MariaDB binlog: the reference reads it"))
+    with pytest.raises(RuntimeError, match="native core panicked"):
+        native_run.raise_internal(panic)

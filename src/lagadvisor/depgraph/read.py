@@ -241,7 +241,7 @@ def _native_sample(paths: list[str], sample: int, files: OpenFiles):
     from types import SimpleNamespace
 
     from ..native import Bridge
-    from ..native.run import interrupted
+    from ..native.run import interrupted, raise_internal
 
     class DetectBridge(Bridge):
         decided: WrittenPolicy | None = None
@@ -276,6 +276,7 @@ def _native_sample(paths: list[str], sample: int, files: OpenFiles):
             if n >= sample:
                 break
     except native.NativeFallback as err:
+        raise_internal(err)
         if interrupted(err):
             raise KeyboardInterrupt from None
         return bridge.decided  # stopped at the first FDE (MariaDB, 8.4+), else given back
