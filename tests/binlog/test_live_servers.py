@@ -69,13 +69,18 @@ def test_fresh_mysql_binlog(options, tmp_path):
         srv.remove()
 
 
-@pytest.mark.parametrize("fmt", ["ROW", "MIXED", "STATEMENT"])
-def test_fresh_mariadb_binlog(fmt):
+@pytest.mark.parametrize("fmt,compress", [("ROW", False), ("MIXED", False), ("STATEMENT", False), ("ROW", True),
+                                          ("MIXED", True)], ids=["ROW", "MIXED", "STATEMENT", "ROW-compressed",
+                                                                 "MIXED-compressed"])
+def test_fresh_mariadb_binlog(fmt, compress):
     """MIXED is MariaDB's default: a statement-logged group (its GTID event stands for BEGIN) was
-    cut at its first statement and the rest read as GTID-less transactions."""
+    cut at its first statement and the rest read as GTID-less transactions. ``log_bin_compress``
+    writes QUERY_COMPRESSED and *_ROWS_COMPRESSED events (zlib) of every statement and row batch
+    over the minimum length."""
     need(oracle.have_mariadb_binlog(), "MariaDB 10.11")
-    srv = realservers.MariaDBServer(server_name(f"lagadvisor-test-maria-{fmt.lower()}"), free_port(),
-                                    ["--server-id=4", "--log-bin=mariadb-bin", f"--binlog-format={fmt}"],
+    compressed = ["--log-bin-compress=ON", "--log-bin-compress-min-len=10"] if compress else []
+    srv = realservers.MariaDBServer(server_name(f"lagadvisor-test-maria-{fmt.lower()}{'-z' * compress}"), free_port(),
+                                    ["--server-id=4", "--log-bin=mariadb-bin", f"--binlog-format={fmt}", *compressed],
                                     fresh=True)
     srv.start()
     try:
@@ -89,6 +94,9 @@ def test_fresh_mariadb_binlog(fmt):
             expected += reference.mariadb_transactions(r.stdout)
         got = [(t.gtid, t.commit_id) for f in files for t in read_transactions(f)]
         assert got == expected and len(got) > 200
+        if compress:
+            assert any("Write_compressed_rows" in oracle.mariadb_binlog(f).stdout or
+                       "Query_compressed" in oracle.mariadb_binlog(f).stdout for f in files)
     finally:
         srv.stop()
         srv.remove()

@@ -1845,6 +1845,7 @@ impl Analyzer {
             }
             let plan = o.current.iter().find(|(n, _)| n == name).map(|(_, p)| p.clone());
             match plan.as_deref().map(|p| &p.plan) {
+                None | Some(Plan::Unknown(_)) if ctas => {}
                 None => {
                     f.unknown_any = true;
                     *self.unknown.entry(format!("schema of {} unknown", self.names[*name])).or_insert(0) += 1;
@@ -1857,7 +1858,7 @@ impl Analyzer {
             }
         }
         for name in &o.incomplete_tables {
-            let c = format!("key columns of {} are missing from the row images (binlog_row_image=MINIMAL?)", self.names[*name]);
+            let c = format!("key columns of {} are missing from the row images (binlog_row_image=MINIMAL or NOBLOB?)", self.names[*name]);
             *self.caveats.entry(c).or_insert(0) += 1;
         }
         f
@@ -2279,10 +2280,10 @@ fn fallback_reason(o: &Open, incomplete: bool, unknown_any: bool) -> Option<u8> 
         Some(clock::INCOMPLETE)
     } else if o.truncated {
         Some(clock::TOO_LARGE)
-    } else if unknown_any {
-        Some(clock::UNKNOWN_SCHEMA)
     } else if o.ddl && o.rows > 0 {
         Some(clock::CTAS)
+    } else if unknown_any {
+        Some(clock::UNKNOWN_SCHEMA)
     } else if o.ddl {
         Some(clock::DDL)
     } else if o.sbr && o.rows == 0 {

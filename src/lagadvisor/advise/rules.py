@@ -714,10 +714,11 @@ def row_format(ctx: Context) -> list[Finding]:
                 mycnf=(("binlog_row_metadata", "FULL"),), current_assumed=ctx.settings is None))
     if image_gaps:
         cur = ctx.settings.get("binlog_row_image") if ctx.settings else None
-        if (cur or "").upper() not in ("FULL", "NOBLOB"):
+        # NOBLOB leaves out a BLOB/TEXT column the row did not change, a unique key's too
+        if (cur or "").upper() != "FULL":
             out.append(Finding(
                 Id.BINLOG_ROW_IMAGE, Severity.warning, "Row images without their key columns",
-                "binlog_row_image", cur or "MINIMAL (seen in the row images)", "FULL",
+                "binlog_row_image", cur or "MINIMAL or NOBLOB (seen in the row images)", "FULL",
                 "; ".join(f"{c} ({n:,} transactions)" for c, n in image_gaps[:3])
                 + "; the server hashes the full key, lagadvisor cannot", None, where="source",
                 statements=(_set_statement(ctx, "binlog_row_image", "FULL"),),

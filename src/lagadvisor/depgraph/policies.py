@@ -193,10 +193,10 @@ def _kind_fallback(t: Transaction, ws: Writeset) -> Fallback | None:
         return Fallback.INCOMPLETE
     if t.row_changes_truncated:
         return Fallback.TOO_LARGE
-    if ws.unknown:
-        return Fallback.UNKNOWN_SCHEMA
     if t.ddl and t.rows:
         return Fallback.CTAS
+    if ws.unknown:
+        return Fallback.UNKNOWN_SCHEMA
     if t.ddl:
         return Fallback.DDL
     if t.statement_based and not t.rows:

@@ -504,7 +504,7 @@ def schema_unknown(table: str) -> Caveat:
 
 def row_image_caveat(table: str) -> Caveat:
     """Row images of ``table`` without its key columns (the native reader words it the same)."""
-    return Caveat(f"key columns of {table} are missing from the row images (binlog_row_image=MINIMAL?)",
+    return Caveat(f"key columns of {table} are missing from the row images (binlog_row_image=MINIMAL or NOBLOB?)",
                   {CaveatKind.ROW_IMAGE_KEYS_MISSING}, table)
 
 

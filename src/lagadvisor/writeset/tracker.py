@@ -206,11 +206,12 @@ class KeyTracker:
                 kept = [(own_rows_hash(t.start_offset), "")]
             ws.hashes = [h for h, _ in kept]
             ws.labels = [lab for _, lab in kept] if (labels or self.labels) else []
-        for u in ws.unknown:
-            self.unknown[u] += 1
         # CREATE TABLE ... SELECT: its rows are of the table it creates, unknown until `observe`
         # follows its DDL, and its writeset is never used (the `ctas` fallback resets): no caveat
-        for c in () if (t.ddl and t.rows) else ws.caveats:
+        ctas = t.ddl and t.rows
+        for u in () if ctas else ws.unknown:
+            self.unknown[u] += 1
+        for c in () if ctas else ws.caveats:
             self.caveats[c] += 1
         self._current = {}
         return ws
