@@ -160,7 +160,8 @@ SCENARIOS = [
 #: added then dropped, `T` and `t` (two tables: ``lower_case_table_names=0``), odd names, a DESC and
 #: an invisible unique key, a multi-valued index.
 DDL_SCENARIOS = [
-    ("ddl_keys", ["CREATE TABLE a (id INT PRIMARY KEY, u INT, v INT)", "INSERT INTO a VALUES (1,1,10),(2,2,20),(3,3,30)"],
+    ("ddl_keys", ["CREATE TABLE a (id INT PRIMARY KEY, u INT, v INT)",
+                  "INSERT INTO a VALUES (1,1,10),(2,2,20),(3,3,30)"],
      ["UPDATE a SET v=1 WHERE id=1", "ALTER TABLE a ADD UNIQUE KEY uu (u)", "UPDATE a SET u=9 WHERE id=2",
       "UPDATE a SET u=2 WHERE id=3", "ALTER TABLE a DROP INDEX uu", "UPDATE a SET u=5 WHERE id=1",
       "UPDATE a SET u=9 WHERE id=3", "CREATE UNIQUE INDEX u2 ON a (v)", "UPDATE a SET v=7 WHERE id=1",
@@ -209,7 +210,8 @@ DDL_SCENARIOS = [
         "CREATE TABLE `wéird tâble` (`ïd` INT PRIMARY KEY, `v``q` INT)", "INSERT INTO `wéird tâble` VALUES (1,0),(2,0)",
         "CREATE TABLE desc_k (id INT PRIMARY KEY, a INT, b INT, UNIQUE KEY uab (a DESC, b))",
         "INSERT INTO desc_k VALUES (1,1,1),(2,2,2)",
-        "CREATE TABLE inv (id INT PRIMARY KEY, a INT, UNIQUE KEY ua (a) INVISIBLE)", "INSERT INTO inv VALUES (1,1),(2,2)"],
+        "CREATE TABLE inv (id INT PRIMARY KEY, a INT, UNIQUE KEY ua (a) INVISIBLE)",
+        "INSERT INTO inv VALUES (1,1),(2,2)"],
      ["UPDATE `wéird tâble` SET `v``q`=1 WHERE `ïd`=1", "UPDATE `wéird tâble` SET `v``q`=1 WHERE `ïd`=2",
       "UPDATE `wéird tâble` SET `v``q`=2 WHERE `ïd`=1", "UPDATE desc_k SET a=5 WHERE id=1",
       "UPDATE desc_k SET a=1 WHERE id=2", "UPDATE desc_k SET b=9 WHERE id=1", "UPDATE inv SET a=7 WHERE id=1",
@@ -220,6 +222,59 @@ DDL_SCENARIOS = [
         "INSERT INTO mv VALUES (1,'{\"a\":[1,2]}'),(2,'{\"a\":[3]}')"],
      ["UPDATE mv SET j='{\"a\":[3,4]}' WHERE id=1", "UPDATE mv SET j='{\"a\":[5]}' WHERE id=2",
       "UPDATE mv SET j='{\"a\":[1]}' WHERE id=1"]),
+]
+
+#: DDL as people write it: CHANGE/RENAME COLUMN, columns added in a group with a unique key on
+#: them, a column of a unique key dropped (the key shrinks), RENAME INDEX, DROP and ADD of a key in
+#: one ALTER, comments and strings holding `;` and `)`, versioned comments, MyISAM to InnoDB, a
+#: primary key added USING BTREE, PARTITION BY and REMOVE PARTITIONING, charsets changed, names
+#: qualified with another database and a RENAME across databases.
+PARSER_SCENARIOS = [
+    ("p_change", ["CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, v INT, UNIQUE KEY ua (a))",
+                  "INSERT INTO t VALUES (1,1,1,0),(2,2,2,0),(3,3,3,0)"],
+     ["ALTER TABLE t CHANGE COLUMN a aa INT, ALGORITHM=INPLACE", "UPDATE t SET aa=9 WHERE id=1",
+      "UPDATE t SET aa=1 WHERE id=2", "ALTER TABLE t RENAME COLUMN aa TO a3", "UPDATE t SET a3=8 WHERE id=3",
+      "UPDATE t SET a3=3 WHERE id=1", "ALTER TABLE t ADD COLUMN (x INT, y INT), ADD UNIQUE INDEX uxy (x, y)",
+      "UPDATE t SET x=1, y=1 WHERE id=1", "UPDATE t SET x=1, y=2 WHERE id=2", "UPDATE t SET y=1, x=2 WHERE id=1",
+      "UPDATE t SET y=1, x=1 WHERE id=3"]),
+    ("p_dropcol", ["CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, v INT, UNIQUE KEY uab (a, b))",
+                   "INSERT INTO t VALUES (1,1,1,0),(2,2,2,0),(3,3,3,0)"],
+     ["UPDATE t SET b=7 WHERE id=1", "UPDATE t SET b=1 WHERE id=2", "ALTER TABLE t DROP COLUMN b",
+      "UPDATE t SET a=5 WHERE id=1", "UPDATE t SET a=1 WHERE id=2", "UPDATE t SET a=6 WHERE id=3",
+      "!UPDATE t SET a=5 WHERE id=3"]),
+    ("p_rename_idx", ["CREATE TABLE t (id INT PRIMARY KEY, a INT, v INT, UNIQUE KEY ua (a))",
+                      "INSERT INTO t VALUES (1,1,0),(2,2,0)"],
+     ["ALTER TABLE t RENAME INDEX ua TO ub", "UPDATE t SET a=5 WHERE id=1", "UPDATE t SET a=1 WHERE id=2",
+      "ALTER TABLE t DROP INDEX ub, ADD UNIQUE KEY ub (v, a)", "UPDATE t SET a=7 WHERE id=1",
+      "UPDATE t SET a=5 WHERE id=2", "ALTER TABLE t ALTER COLUMN v SET DEFAULT 3", "UPDATE t SET v=1 WHERE id=1"]),
+    ("p_comments", [
+        "/*!40101 SET NAMES utf8mb4 */",
+        "CREATE TABLE `t` (\n  `id` int NOT NULL COMMENT 'a; ) tricky',\n"
+        "  `a` varchar(8) /* inline ) */ DEFAULT 'x)' COMMENT \"q\",\n  PRIMARY KEY (`id`),\n"
+        "  UNIQUE KEY `u;a` (`a`)\n) ENGINE=InnoDB /*!50100 COMMENT='t;(' */",
+        "INSERT INTO t VALUES (1,'a'),(2,'b')"],
+     ["UPDATE t SET a='c' WHERE id=1", "UPDATE t SET a='a' WHERE id=2",
+      "/* leading */ ALTER TABLE t /* mid */ ADD COLUMN z INT -- trailing", "UPDATE t SET a='d' WHERE id=2",
+      "UPDATE t SET a='b' WHERE id=1"]),
+    ("p_engine", ["CREATE TABLE t (id INT, a INT NOT NULL, v INT, UNIQUE KEY ua (a)) ENGINE=MyISAM",
+                  "INSERT INTO t VALUES (1,1,0),(2,2,0)"],
+     ["UPDATE t SET v=1 WHERE a=1", "ALTER TABLE t ENGINE=InnoDB", "UPDATE t SET v=2 WHERE a=2",
+      "UPDATE t SET a=3 WHERE a=1", "UPDATE t SET a=1 WHERE a=2", "ALTER TABLE t ADD PRIMARY KEY USING BTREE (id)",
+      "UPDATE t SET a=9 WHERE id=1", "UPDATE t SET a=3 WHERE id=2"]),
+    ("p_part", ["CREATE TABLE t (id INT, k INT, v INT, PRIMARY KEY (id, k))", "INSERT INTO t VALUES (1,1,0),(2,2,0)"],
+     ["ALTER TABLE t PARTITION BY KEY (id) PARTITIONS 3", "UPDATE t SET v=1 WHERE id=1",
+      "UPDATE t SET v=1 WHERE id=2", "ALTER TABLE t REMOVE PARTITIONING", "UPDATE t SET v=2 WHERE id=1"]),
+    ("p_charset", ["CREATE TABLE t (k VARCHAR(10) CHARACTER SET latin1 COLLATE latin1_general_cs PRIMARY KEY, v INT)",
+                   "INSERT INTO t VALUES ('a',0),('A',0)"],
+     ["UPDATE t SET v=1 WHERE k='a'", "UPDATE t SET v=1 WHERE k='A'",
+      "ALTER TABLE t MODIFY k VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_as_cs",
+      "UPDATE t SET v=2 WHERE k='a'", "UPDATE t SET v=2 WHERE k='A'", "ALTER TABLE t DEFAULT CHARSET latin1",
+      "UPDATE t SET v=3 WHERE k='a'"]),
+    ("p_qualified", ["CREATE DATABASE p_other", "CREATE TABLE p_other.t (id INT PRIMARY KEY, a INT, v INT)",
+                     "INSERT INTO p_other.t VALUES (1,1,0),(2,2,0)"],
+     ["ALTER TABLE `p_other`.`t` ADD UNIQUE KEY (a)", "UPDATE p_other.t SET a=9 WHERE id=1",
+      "UPDATE p_other.t SET a=1 WHERE id=2", "RENAME TABLE p_other.t TO p_qualified.t2", "UPDATE t2 SET a=7 WHERE id=1",
+      "UPDATE t2 SET a=9 WHERE id=2"]),
 ]
 
 #: ``lower_case_table_names=1``: table maps name `myt`, the DDL text `MyT`, `MYT`, `Other`.
@@ -301,7 +356,7 @@ def _binlogs(out, scenarios: list, options: tuple[str, ...] = ()):
 
 @pytest.fixture(scope="module")
 def edge_binlogs(tmp_path_factory):
-    return _binlogs(tmp_path_factory.mktemp("edge"), SCENARIOS + DDL_SCENARIOS)
+    return _binlogs(tmp_path_factory.mktemp("edge"), SCENARIOS + DDL_SCENARIOS + PARSER_SCENARIOS)
 
 
 @pytest.fixture(scope="module")
