@@ -83,6 +83,17 @@ def test_not_a_binlog_exit_2(tmp_path: Path):
     assert r.returncode == 2 and "not a binlog" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("command", ["analyze", "export", "simulate", "advise"])
+def test_an_encrypted_binlog_is_named_so(tmp_path: Path, command):
+    """binlog_encryption=ON files start with ``\\xfdbin`` and a 512-byte header
+    (sql/rpl_log_encryption.cc): one line saying so and how to read them, not "not a binlog"."""
+    p = tmp_path / "binlog.000007"
+    p.write_bytes(b"\xfdbin\x01" + bytes(507) + b"\x8a" * 4096)
+    r = run(command, str(p))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert f"{p} at offset 0: an encrypted binlog (binlog_encryption=ON)" in r.stderr and "--from" in r.stderr
+
+
 def test_missing_file_exit_2(tmp_path: Path):
     r = run("analyze", str(tmp_path / "nope.000001"))
     assert r.returncode == 2 and "cannot open" in r.stderr and "Traceback" not in r.stderr

@@ -17,7 +17,8 @@ import zlib
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
-from ..errors import ChecksumMismatchError, CorruptEventError, NotABinlogError, TruncatedEventError
+from ..errors import (ChecksumMismatchError, CorruptEventError, NotABinlogError, TruncatedEventError,
+                      UnsupportedFormatError)
 from .constants import (
     BINLOG_CHECKSUM_ALG_CRC32,
     BINLOG_CHECKSUM_ALG_OFF,
@@ -237,11 +238,20 @@ def bytes_left(stream) -> int | None:
     return max(0, st.st_size - pos)
 
 
+#: The magic of a binlog file written with binlog_encryption=ON (MySQL 8.0.14+).
+ENCRYPTED_MAGIC = b"\xfdbin"
+
+
 def check_magic(stream: BinaryIO, file: str) -> None:
     """Consume and check the 4-byte magic that starts every binlog and relay log."""
     magic = stream.read(len(BINLOG_MAGIC))
     if magic != BINLOG_MAGIC:
         if len(magic) < len(BINLOG_MAGIC) and BINLOG_MAGIC.startswith(magic):
             raise TruncatedEventError("file ends inside the binlog magic", file=file, offset=0)
+        if magic == ENCRYPTED_MAGIC:
+            # Binlog_encryption_ostream (sql/rpl_log_encryption.cc): a 512-byte header, then AES-CTR
+            raise UnsupportedFormatError("an encrypted binlog (binlog_encryption=ON): read it through the server, "
+                                         "which decrypts what it sends (--host with --from FILE, or mysqlbinlog "
+                                         "--read-from-remote-server --raw to copy it)", file=file, offset=0)
         raise NotABinlogError(f"not a binlog file (starts with {magic.hex() or 'nothing'}, "
                               f"expected {BINLOG_MAGIC.hex()})", file=file, offset=0)
