@@ -125,3 +125,13 @@ def test_table_names_exact_first_then_differing_in_case():
     assert [(fk.ref_table) for fk in cat.get("d", "kids").foreign_keys] == ["Other"]
     apply_statement(cat, "DROP TABLE t", "d")
     assert cat.get("d", "t") is cat.get("d", "T") and len(cat.tables) == 3
+
+
+def test_renaming_a_self_referencing_table_keeps_one_table():
+    cat = Catalog()
+    for sql in ("CREATE TABLE e (id INT PRIMARY KEY, boss INT, FOREIGN KEY (boss) REFERENCES e (id))",
+                "RENAME TABLE e TO staff"):
+        apply_statement(cat, sql, "d")
+    assert list(cat.tables) == [("d", "staff")]
+    assert [(fk.ref_db, fk.ref_table) for fk in cat.get("d", "staff").foreign_keys] == [("d", "staff")]
+    assert cat.is_fk_parent("d", "staff") and not cat.is_fk_parent("d", "e")

@@ -741,17 +741,19 @@ def _drop_index(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
 def _rename(cat: Catalog, db: str, name: str, ndb: str, nname: str) -> None:
     t = cat.get(db, name)
     old = cat.key_of(db, name)
-    # Foreign keys of other tables follow the rename (the server updates them).
-    referencing = [(other, [cat.key_of(fk.ref_db, fk.ref_table) == old for fk in other.foreign_keys])
-                   for other in cat.tables.values()]
+    # Foreign keys of other tables follow the rename (the server updates them), the table's own
+    # too (a self-referencing one): which point at it is decided before the old name is gone.
+    hits = {k: [cat.key_of(fk.ref_db, fk.ref_table) == old for fk in other.foreign_keys]
+            for k, other in cat.tables.items()}
     cat.drop(db, name)
     if t is not None:
         cat.put(replace(t, db=ndb, name=nname))
-        for other, hits in referencing:
-            if any(hits):
+        for k, other in list(cat.tables.items()):
+            refers = hits.get(old if k == (ndb, nname) else k, ())
+            if any(refers):
                 fks = tuple(replace(fk, ref_db=ndb, ref_table=nname) if hit else fk
-                            for fk, hit in zip(other.foreign_keys, hits))
-                cat.put(replace(cat.get(other.db, other.name) or other, foreign_keys=fks))
+                            for fk, hit in zip(other.foreign_keys, refers))
+                cat.put(replace(other, foreign_keys=fks))
 
 
 def _create_table(cat: Catalog, p: _P, default_db: str, source: str) -> list[str]:
