@@ -27,7 +27,7 @@ import pymysql
 import pytest
 
 import oracle
-from conftest import free_port, need, server_name
+from conftest import free_port, need, server_name, source_and_replica
 
 pytestmark = pytest.mark.server
 
@@ -481,3 +481,27 @@ def test_minimal_row_images_warn_for_every_table_they_get_wrong(minimal_image_bi
     unwarned = {s: by_step[s]["tables"] for s in set(differ) - HIDDEN if not named & set(by_step[s]["tables"])}
     assert unwarned == {}, (unwarned, named)
     assert all(by_step[s]["last_committed"] > by_step[s]["computed"]["WRITESET"] for s in differ)
+
+
+def test_a_replica_s_binlog_matches_every_transaction(tmp_path):
+    """A one-worker replica (``log_replica_updates``) applies the scenarios from the source's
+    binlog and writes its own under WRITESET: what was hidden at the source is gone (the failed
+    statement was never sent, a MIXED session's rows arrive as rows), so every one of its
+    transactions matches, natively and in the reference."""
+    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+    common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON", "--binlog-row-metadata=FULL"]
+    with source_and_replica("edge", common, ["--server-id=41"],
+                            ["--server-id=42", "--replica-parallel-workers=1"]) as (src, rep):
+        rep.sql("START REPLICA")
+        steps = _write(src.port, SCENARIOS + DDL_SCENARIOS + PARSER_SCENARIOS)
+        executed = src.sql("SELECT @@GLOBAL.gtid_executed").strip().replace("\n", "")
+        assert rep.sql(f"SELECT WAIT_FOR_EXECUTED_GTID_SET('{executed}', 120)").strip() == "0"
+        rep.sql("FLUSH BINARY LOGS")
+        files = []
+        for p in rep.binlog_files()[:-1]:
+            files.append(str(tmp_path / p.name))
+            shutil.copyfile(p, files[-1])
+    for pure in ("0", "1"):
+        n, by_step, differ = _export((files, None, steps), pure, False)
+        assert n == max(steps) and differ == {}
+        assert {s for s in HIDDEN if s in by_step} == HIDDEN
