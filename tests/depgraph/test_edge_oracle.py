@@ -374,13 +374,15 @@ def minimal_image_binlogs(tmp_path_factory):
     return _binlogs(tmp_path_factory.mktemp("image"), SCENARIOS + DDL_SCENARIOS, ("--binlog-row-image=MINIMAL",))
 
 
-def _export(binlogs, pure: str, schema: bool, warned: list | None = None) -> tuple[int, dict, dict]:
+def _export(binlogs, pure: str, schema: bool, warned: list | None = None,
+            history: int | None = None) -> tuple[int, dict, dict]:
     """``export --commit-order serial``: the transactions, each step's record, and the steps whose
     re-derived WRITESET differs from the recorded clock (recorded, re-derived). Its warnings go to
     ``warned``; without it, there must be none."""
     files, schema_file, steps = binlogs
     r = subprocess.run([sys.executable, "-m", "lagadvisor", "export", "--commit-order", "serial",
-                        *(["--schema", str(schema_file)] if schema else []), *files],
+                        *(["--schema", str(schema_file)] if schema else []),
+                        *(["--history-size", str(history)] if history else []), *files],
                        capture_output=True, text=True, timeout=300,
                        # a panic of the native core fails the run, not given back to the reference
                        env=dict(os.environ, LAGADVISOR_PUREPYTHON=pure, LAGADVISOR_REQUIRE_NATIVE="1"))
