@@ -113,7 +113,8 @@ def _within(out: dict) -> bool:
 def rate_shift(out: dict) -> float:
     """The rate the replica applied at after the first estimate over the rate that estimate sampled."""
     first = out["estimates"][0]
-    return first["transactions_left"] / out["measured_s"] / first["apply_rate_trx_s"]
+    sampled = first["apply_rate_trx_s"]
+    return first["transactions_left"] / out["measured_s"] / sampled if sampled else float("inf")
 
 
 def test_eta_against_the_real_catch_up():
