@@ -4,6 +4,7 @@ simulated on the source's binlog, gives back the catch-up the replica really too
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -104,13 +105,23 @@ def _checks_not_priced_twice(tmp_path, replica_files, *args):
     assert (fitted["fk_check_us"], fitted["index_entry_us"]) == (0.0, 0.0)
 
 
-def _thinned_fit_agrees(replica_files, applied):
+class _TooNoisy(Exception):
+    """Both fits said their absolute times are uncertain past the bound the check holds them to."""
+
+
+#: The widest error band the thinned fit is held to; a run whose fits say more is repeated once.
+THIN_BAND = 0.35
+
+
+def _thinned_fit_agrees(replica_files, applied, retry: bool = False):
     """A binlog of more gaps than calibrate fits (sim.calibrate.MAX_GAPS, a long one) is fitted on
     an evenly spread share of them, says so, and prices the workload's mean transaction as the
     fit of every gap does: within 15%, or within the wider of the two fits' own error bands (what
     each says of its absolute times) up to 35%. On a loaded 2-core VM the catch-up's gaps are
     noisy and a third of them is a smaller sample: under three CPU hogs the two agreed within 6%
-    five times in five (bands 0.12-0.37); once in CI, beside the corpus layer, 28% apart."""
+    five times in five (bands 0.12-0.37); once in CI, beside the corpus layer, 28% apart; once
+    43% apart with bands of 0.48 and 0.38: with ``retry``, a disagreement where a fit's own band
+    is past 35% raises ``_TooNoisy`` for the caller to run the catch-up again, once."""
     from lagadvisor.sim.calibrate import calibrate
 
     full = calibrate(replica_files, durable=False, cores=2)
@@ -125,37 +136,50 @@ def _thinned_fit_agrees(replica_files, applied):
     def mean_us(m) -> float:
         return m.trx_us + m.commit_us + m.insert_us * rows[0] + m.update_us * rows[1] + m.delete_us * rows[2]
 
-    band = min(0.35, max(0.15, full.model.error_band, thin.model.error_band))
-    assert mean_us(thin.model) == pytest.approx(mean_us(full.model), rel=band), (
-        full.model.error_band, thin.model.error_band)
+    bands = (full.model.error_band, thin.model.error_band)
+    band = min(THIN_BAND, max(0.15, *bands))
+    agree = mean_us(thin.model) == pytest.approx(mean_us(full.model), rel=band)
+    if not agree and retry and max(bands) > THIN_BAND:
+        raise _TooNoisy(bands)
+    assert agree, (mean_us(thin.model), mean_us(full.model), bands)
 
 
 def test_calibrated_model_gives_back_the_one_worker_catch_up(tmp_path):
     need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
-    for source_files, replica_files, applied in _catch_up("cal", 1, 800, (21, 22)):
-        model = tmp_path / "cost.json"
-        cal = _lagadvisor("calibrate", "--relaxed", "--cores", "2", "-o", str(model), *replica_files)
-        fitted = json.loads(model.read_text())
-        assert "commit gaps" in cal.stderr
-        assert min(fitted["insert_us"], fitted["update_us"], fitted["delete_us"]) > 0
-        assert 0.0 < fitted["error_band"] < 1.0 and "error band of absolute times +-" in cal.stderr, cal.stderr
-        # The native read (per-transaction columns) and the reference fit the same model, to the bit.
-        pure_model = tmp_path / "cost-pure.json"
-        pure = _lagadvisor("calibrate", "--relaxed", "--cores", "2", "-o", str(pure_model), *replica_files,
-                           env=dict(os.environ, LAGADVISOR_PUREPYTHON="1"))
-        assert (pure.stdout, pure.stderr, pure_model.read_text()) == (cal.stdout, cal.stderr, model.read_text())
-        _checks_not_priced_twice(tmp_path, replica_files)
-        _thinned_fit_agrees(replica_files, applied)
+    try:
+        _one_worker_catch_up_checks(tmp_path, "cal", retry=True)
+    except _TooNoisy as noisy:
+        print(f"the thinned fit disagreed where the fits' own error bands were {noisy}: once more")
+        _one_worker_catch_up_checks(tmp_path, "cal2", retry=False)
 
-        # The replica's catch-up: from the SQL thread's first commit to its last.
-        stamps = [t.immediate_commit_timestamp for t in applied]
-        measured_s = (max(stamps) - min(stamps)) / 1e6
-        sim = json.loads(_lagadvisor("simulate", "--catch-up", "--relaxed", "--policy", "recorded", "--workers",
-                                     "1", "--format", "json", "--cost-model", str(model), *source_files).stdout)
-        predicted_s = sim["results"][0]["apply_seconds"]
-        # The fit keeps the mean gap (stalls included), so the one-worker prediction is the
-        # measured catch-up up to the first transaction's own time and the gaps left out.
-        assert predicted_s == pytest.approx(measured_s, rel=0.2), (predicted_s, measured_s, fitted)
+
+def _one_worker_catch_up_checks(tmp_path, name: str, retry: bool) -> None:
+    # closed on the way out, a _TooNoisy included: the servers are gone before a second run
+    with contextlib.closing(_catch_up(name, 1, 800, (21, 22))) as runs:
+        for source_files, replica_files, applied in runs:
+            model = tmp_path / "cost.json"
+            cal = _lagadvisor("calibrate", "--relaxed", "--cores", "2", "-o", str(model), *replica_files)
+            fitted = json.loads(model.read_text())
+            assert "commit gaps" in cal.stderr
+            assert min(fitted["insert_us"], fitted["update_us"], fitted["delete_us"]) > 0
+            assert 0.0 < fitted["error_band"] < 1.0 and "error band of absolute times +-" in cal.stderr, cal.stderr
+            # The native read (per-transaction columns) and the reference fit the same model, to the bit.
+            pure_model = tmp_path / "cost-pure.json"
+            pure = _lagadvisor("calibrate", "--relaxed", "--cores", "2", "-o", str(pure_model), *replica_files,
+                               env=dict(os.environ, LAGADVISOR_PUREPYTHON="1"))
+            assert (pure.stdout, pure.stderr, pure_model.read_text()) == (cal.stdout, cal.stderr, model.read_text())
+            _checks_not_priced_twice(tmp_path, replica_files)
+            _thinned_fit_agrees(replica_files, applied, retry)
+
+            # The replica's catch-up: from the SQL thread's first commit to its last.
+            stamps = [t.immediate_commit_timestamp for t in applied]
+            measured_s = (max(stamps) - min(stamps)) / 1e6
+            sim = json.loads(_lagadvisor("simulate", "--catch-up", "--relaxed", "--policy", "recorded", "--workers",
+                                         "1", "--format", "json", "--cost-model", str(model), *source_files).stdout)
+            predicted_s = sim["results"][0]["apply_seconds"]
+            # The fit keeps the mean gap (stalls included), so the one-worker prediction is the
+            # measured catch-up up to the first transaction's own time and the gaps left out.
+            assert predicted_s == pytest.approx(measured_s, rel=0.2), (predicted_s, measured_s, fitted)
 
 
 def test_a_chained_catch_up_measures_the_wakeup_and_pays_it_once(tmp_path):
