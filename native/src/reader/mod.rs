@@ -292,6 +292,11 @@ struct Open {
 }
 
 impl Open {
+    /// `Transaction.ctas`: CREATE TABLE ... SELECT, the DDL then the new table's rows.
+    fn ctas(&self) -> bool {
+        self.ddl && self.rows > 0
+    }
+
     fn new(start: u64, server_id: u32, timestamp: u32) -> Self {
         Open { start, timestamp, server_id, truncated: false, gtid: None, thread_id: None, stats: Vec::new(),
                events: 0, ddl: false, sbr: false, xa: false, incident: false, rows: 0, in_begin: false,
@@ -1831,7 +1836,7 @@ impl Analyzer {
     fn table_flags(&mut self, o: &Open) -> TableFlags {
         // CREATE TABLE ... SELECT: its rows are of the table it creates, unknown until its DDL is
         // followed, and its writeset is never used (the `ctas` fallback resets): no caveat
-        let ctas = o.ddl && o.rows > 0;
+        let ctas = o.ctas();
         let mut f = TableFlags {
             ws: WsFlags { has_missing_keys: false, has_related_foreign_keys: false },
             missing: Vec::new(),
@@ -2280,7 +2285,7 @@ fn fallback_reason(o: &Open, incomplete: bool, unknown_any: bool) -> Option<u8> 
         Some(clock::INCOMPLETE)
     } else if o.truncated {
         Some(clock::TOO_LARGE)
-    } else if o.ddl && o.rows > 0 {
+    } else if o.ctas() {
         Some(clock::CTAS)
     } else if unknown_any {
         Some(clock::UNKNOWN_SCHEMA)

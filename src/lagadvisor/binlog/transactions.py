@@ -121,6 +121,11 @@ class Transaction:
     def commit_ts_us(self) -> int:
         return self.original_commit_timestamp or self.immediate_commit_timestamp
 
+    @property
+    def ctas(self) -> bool:
+        """CREATE TABLE ... SELECT (8.0.21+: one transaction, the DDL then the new table's rows)."""
+        return self.ddl and self.rows > 0
+
 
 _WORD = re.compile(r"\s*(?:/\*.*?\*/\s*)*([A-Za-z]+)(?:\s+([A-Za-z]+))?", re.S)
 _DDL_WORDS = {"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "GRANT", "REVOKE", "ANALYZE",

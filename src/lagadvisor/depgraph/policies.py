@@ -193,7 +193,7 @@ def _kind_fallback(t: Transaction, ws: Writeset) -> Fallback | None:
         return Fallback.INCOMPLETE
     if t.row_changes_truncated:
         return Fallback.TOO_LARGE
-    if t.ddl and t.rows:
+    if t.ctas:
         return Fallback.CTAS
     if ws.unknown:
         return Fallback.UNKNOWN_SCHEMA

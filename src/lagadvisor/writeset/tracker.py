@@ -208,10 +208,9 @@ class KeyTracker:
             ws.labels = [lab for _, lab in kept] if (labels or self.labels) else []
         # CREATE TABLE ... SELECT: its rows are of the table it creates, unknown until `observe`
         # follows its DDL, and its writeset is never used (the `ctas` fallback resets): no caveat
-        ctas = t.ddl and t.rows
-        for u in () if ctas else ws.unknown:
+        for u in () if t.ctas else ws.unknown:
             self.unknown[u] += 1
-        for c in () if ctas else ws.caveats:
+        for c in () if t.ctas else ws.caveats:
             self.caveats[c] += 1
         self._current = {}
         return ws
