@@ -54,6 +54,9 @@ MISUSE = [
     ("workers-trailing-comma", ["simulate", "--workers", "4,", B], ["--workers", "empty"]),
     ("workers-not-a-number", ["simulate", "--workers", "four", B], ["--workers"]),
     ("workers-too-many", ["simulate", "--workers", "1,5000", B], ["--workers", "1024"]),
+    # fleet's Dask process count was --workers, which means replica_parallel_workers everywhere else
+    ("fleet-old-workers-spelling", ["fleet", "--workers", "2", str(Path(B).parent)], ["--processes",
+                                                                                      "replica_parallel_workers"]),
     ("keys-with-csv", ["export", "--keys", "--format", "csv", B], ["--keys", "JSONL"]),
     ("graph-range-reversed", ["graph", "--range", "10:5", B], ["--range 10:5"]),
     ("graph-range-empty", ["graph", "--range", "5:5", B], ["--range 5:5"]),

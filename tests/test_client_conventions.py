@@ -170,7 +170,7 @@ def test_fleet_entries_connect_as_the_client(server, tmp_path):
                      f'[[servers]]\nname = "by-defaults-file"\nbinlogs = "{binlogs}"\ndefaults_file = "{cnf}"\n\n'
                      f'[[servers]]\nname = "bad-socket"\nbinlogs = "{binlogs}"\nsocket = "{tmp_path}/none.sock"\n'
                      f'user = "{USER}"\n')
-    r = _run(["fleet", "--fleet", str(fleet), "--workers", "1", "--format", "json"], tmp_path)
+    r = _run(["fleet", "--fleet", str(fleet), "--processes", "1", "--format", "json"], tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]  # the bad socket fails alone
     doc = json.loads(r.stdout)
     by = {s["name"]: s for s in doc["servers"]}

@@ -21,41 +21,12 @@ from .commands.eta import eta
 from .commands.export import export
 from .commands.fleet import fleet
 from .commands.graph import graph
+from .commands.helpformat import HelpCommand, HelpGroup
 from .commands.simulate import simulate
-
-def _fold_long_words() -> None:
-    """A word longer than its column in an option's row (``binlog_transaction_dependency_
-    history_size`` in the help at 80 columns, ``--preserve-commit-order`` in simulate's name
-    column) is folded onto the next line instead of cut with an ellipsis (rich's table default):
-    typer builds each option's help in ``rich_utils._get_parameter_help`` and its names with
-    ``rich_utils.highlighter``/``negative_highlighter``; their texts get ``overflow="fold"`` here.
-    What a typer version lacks is left as it is."""
-    from typer import rich_utils
-
-    def fold(item) -> None:
-        for part in [item, *getattr(item, "renderables", ())]:
-            if hasattr(part, "overflow"):
-                part.overflow = "fold"
-
-    def folding(make):
-        def made(*args, **kwargs):
-            out = make(*args, **kwargs)
-            fold(out)
-            return out
-
-        made._lagadvisor_folds = True  # type: ignore[attr-defined]
-        return made
-
-    for name in ("_get_parameter_help", "highlighter", "negative_highlighter"):
-        make = getattr(rich_utils, name, None)
-        if callable(make) and not getattr(make, "_lagadvisor_folds", False):
-            setattr(rich_utils, name, folding(make))
-
-
-_fold_long_words()
 
 app = typer.Typer(
     name="lagadvisor",
+    cls=HelpGroup,
     help="Why does my MySQL replica lag? Reads binlog files and answers from the dependency "
          "information MySQL wrote into them.",
     no_args_is_help=True,
@@ -75,7 +46,7 @@ SUMMARIES = {
     eta: "When will this replica catch up? A live estimate, calibrated on the applier (read-only).",
 }
 for _command, _summary in SUMMARIES.items():
-    app.command(short_help=_summary)(_command)
+    app.command(cls=HelpCommand, short_help=_summary)(_command)
 
 
 def _version(value: bool) -> None:
@@ -166,7 +137,11 @@ def main() -> None:
         err_console.print("lagadvisor: interrupted")
         sys.exit(130)
     except click_exception as err:
-        if type(err).__name__ == "NoArgsIsHelpError":  # the help was printed already
+        if type(err).__name__ == "NoArgsIsHelpError":  # no arguments: the help, on stdout, exit 2
+            try:
+                print(err.format_message(), flush=True)
+            except BrokenPipeError:
+                _quiet_stdout()
             sys.exit(EXIT_BAD_INPUT)
         err_console.print(f"lagadvisor: error: {_usage_error_line(err)}", soft_wrap=True, markup=False)
         sys.exit(EXIT_BAD_INPUT if isinstance(err, usage_error) else err.exit_code)

@@ -74,7 +74,7 @@ def test_a_directory_name_that_is_not_utf8(tmp_path):
     os.mkdir(d)
     shutil.copy(BINLOG, os.path.join(d, b"binlog.000001"))
     page = tmp_path / "fleet.html"
-    r = _cli("fleet", "--workers", "1", os.fsdecode(d), "--format", "json", "--html", str(page))
+    r = _cli("fleet", "--processes", "1", os.fsdecode(d), "--format", "json", "--html", str(page))
     assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr.decode(errors="replace")[-3000:]
     doc = json.loads(r.stdout)
     (server,) = doc["servers"]
@@ -104,7 +104,7 @@ def test_an_unreadable_directory_is_its_server_error_and_the_others_complete(tmp
     shutil.copy(BINLOG, ok / "binlog.000001")
     shut.chmod(0)
     try:
-        r = _cli("fleet", "--workers", "1", str(shut), str(ok), "--format", "json", prefix=_unprivileged())
+        r = _cli("fleet", "--processes", "1", str(shut), str(ok), "--format", "json", prefix=_unprivileged())
     finally:
         shut.chmod(0o755)
     err = r.stderr.decode()

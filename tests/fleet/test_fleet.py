@@ -219,7 +219,7 @@ def test_cli_on_the_embedded_cluster_and_its_html_in_chromium(tmp_path, undistur
     need(chromium is not None, "Debian chromium")
     _, expected = undisturbed
     page = tmp_path / "fleet.html"
-    r = _cli("fleet", *[str(FIXTURES / s) for s in SERVERS], str(corrupt_dir), "--workers", "2", "--format", "json",
+    r = _cli("fleet", *[str(FIXTURES / s) for s in SERVERS], str(corrupt_dir), "--processes", "2", "--format", "json",
              "--html", str(page))
     assert r.returncode == 2, r.stderr  # one server failed
     assert json.loads(r.stdout) == expected

@@ -76,7 +76,7 @@ def test_fleet_reads_s3_urls_and_equals_advise_on_the_local_files(s3, tmp_path):
                      '[[servers]]\nname = "sb"\nbinlogs = "s3://fleet/sb/binlog.index"\n'
                      '[[servers]]\nname = "missing"\nbinlogs = "s3://fleet/nothing-here/"\n'
                      '[[servers]]\nname = "bad"\nbinlogs = "s3://fleet/bad/"\n')
-    argv = [sys.executable, "-m", "lagadvisor", "fleet", "--fleet", str(fleet), "--workers", "2", "--format", "json"]
+    argv = [sys.executable, "-m", "lagadvisor", "fleet", "--fleet", str(fleet), "--processes", "2", "--format", "json"]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     assert r.returncode == 2, r.stderr  # the missing prefix and the corrupt file
     assert SECRET not in " ".join(argv) + fleet.read_text() + r.stdout + r.stderr

@@ -13,6 +13,11 @@ from ..kinds import CORES_RANGE
 from .common import EXIT_BAD_INPUT, console, err_console, fail, write_html
 from .options import ClockArgs, OutputFormat, TargetVersionOpt, format_option, grouped, parse_version_option
 
+#: fleet's ``--workers`` (issue 72): the Dask processes, renamed, as everywhere else ``--workers`` is
+#: replica_parallel_workers; the old spelling is refused with this line.
+RENAMED_WORKERS = ("fleet --workers is now --processes (Dask worker processes of the embedded cluster); "
+                   "--workers means replica_parallel_workers in the other commands")
+
 FleetFormatOpt = format_option("text (the fleet table) or json (schema: docs/fleet-schema.json: the table plus "
                                "each server's advice document).")
 
@@ -22,20 +27,21 @@ def fleet(
     dirs: Annotated[Optional[list[str]], typer.Argument(help="Without --fleet: one binlog directory per "
                                                              "server (named by the directory).")] = None,
     *,
-    fleet_file: Annotated[Optional[str], typer.Option("--fleet", help="Fleet file (TOML, or YAML by its "
+    fleet_file: Annotated[Optional[str], typer.Option("--fleet", metavar="FILE", help="Fleet file (TOML, or YAML by its "
         ".yaml/.yml name): one entry per server with its binlogs (a directory, a glob, an .index file or "
         "an fsspec URL such as s3://bucket/prefix/), optionally --host-style settings, its replica's "
         "settings and cost model (README: lagadvisor fleet).")] = None,
-    scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="An existing Dask cluster's "
+    scheduler: Annotated[Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="An existing Dask cluster's "
         "scheduler (tcp://HOST:8786); default: an embedded local cluster.")] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Worker processes of the "
-        "embedded cluster (default: one per core).")] = None,
+    processes: Annotated[Optional[int], typer.Option("--processes", metavar="N", min=1, help="Dask worker "
+        "processes of the embedded cluster (default: one per core).")] = None,
+    old_workers: Annotated[Optional[str], typer.Option("--workers", hidden=True)] = None,
     output_format: FleetFormatOpt = OutputFormat.text,
-    html: Annotated[Optional[str], typer.Option("--html", help="Also write one self-contained HTML page: "
+    html: Annotated[Optional[str], typer.Option("--html", metavar="FILE", help="Also write one self-contained HTML page: "
         "the fleet overview and a section per server.")] = None,
-    cost_model: Annotated[Optional[str], typer.Option("--cost-model",
+    cost_model: Annotated[Optional[str], typer.Option("--cost-model", metavar="FILE",
         help="JSON file of apply cost coefficients for every DIR server.")] = None,
-    cores: Annotated[Optional[int], typer.Option(help="CPU cores of the replicas (DIR servers).",
+    cores: Annotated[Optional[int], typer.Option(metavar="N", help="CPU cores of the replicas (DIR servers).",
                                                  min=CORES_RANGE[0], max=CORES_RANGE[1])] = None,
     clock: ClockArgs,
     target_version: TargetVersionOpt = None,
@@ -47,6 +53,8 @@ def fleet(
     from ..report.fleet import fleet_json, render_console, render_html
 
     try:
+        if old_workers is not None:
+            raise ConfigError(RENAMED_WORKERS)
         if fleet_file and dirs:
             raise ConfigError("give either --fleet FILE or directories, not both")
         parse_version_option("--target-version", target_version)
@@ -59,7 +67,7 @@ def fleet(
             raise ConfigError("give a --fleet FILE or one binlog directory per server")
         if target_version:  # every server that does not name its own
             entries = [replace(e, target_version=e.target_version or target_version) for e in entries]
-        client, cluster = connect(scheduler, workers)
+        client, cluster = connect(scheduler, processes)
         try:
             doc = fleet_json(run_fleet(entries, client).results)
         finally:

@@ -61,21 +61,21 @@ def format_option(help: str):
 
 
 FormatOpt = format_option("text or json.")
-JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=0, max=1024, help="Read the files on this many "
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", metavar="N", min=0, max=1024, help="Read the files on this many "
                                       "processes (0 = one per CPU core); the result is the same.")]
 ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar on a terminal.")]
 CostModelOpt = Annotated[Optional[str], typer.Option(
-    "--cost-model", help="JSON file of apply cost coefficients (see `lagadvisor calibrate`).")]
-CoresOpt = Annotated[Optional[int], typer.Option(help="CPU cores of the replica (default: the cost "
+    "--cost-model", metavar="FILE", help="JSON file of apply cost coefficients (see `lagadvisor calibrate`).")]
+CoresOpt = Annotated[Optional[int], typer.Option(metavar="N", help="CPU cores of the replica (default: the cost "
                                                      "model's).", min=CORES_RANGE[0], max=CORES_RANGE[1])]
 FromOpt = Annotated[Optional[str], typer.Option(
-    "--from", rich_help_panel=SERVER_PANEL,
+    "--from", metavar="FILE", rich_help_panel=SERVER_PANEL,
     help="With --host: stream the server's binlogs from this file (e.g. binlog.000042) to the newest, over "
          "the replication protocol (needs REPLICATION SLAVE and REPLICATION CLIENT).")]
-ToOpt = Annotated[Optional[str], typer.Option("--to", rich_help_panel=SERVER_PANEL,
+ToOpt = Annotated[Optional[str], typer.Option("--to", metavar="FILE", rich_help_panel=SERVER_PANEL,
                                               help="With --from: the last file to stream.")]
 HistoryOpt = Annotated[Optional[int], typer.Option(
-    "--history-size", min=HISTORY_SIZE_RANGE[0], max=HISTORY_SIZE_RANGE[1],
+    "--history-size", metavar="N", min=HISTORY_SIZE_RANGE[0], max=HISTORY_SIZE_RANGE[1],
     help="binlog_transaction_dependency_history_size of the source (default: the server "
          f"version's default: {describe_history_defaults()}).")]
 CommitOrderOpt = Annotated[CommitOrder, typer.Option(
@@ -84,7 +84,7 @@ CommitOrderOpt = Annotated[CommitOrder, typer.Option(
          "'serial' (the previous transaction: the writeset-only answer), 'flush-groups' (estimate "
          "for binlogs written under WRITESET), or 'auto' (chosen from the detected policy).")]
 TargetVersionOpt = Annotated[Optional[str], typer.Option(
-    "--target-version", help="Review an upgrade of the source and replica to this MySQL version (8.4, 9.7, 26.7, "
+    "--target-version", metavar="VERSION", help="Review an upgrade of the source and replica to this MySQL version (8.4, 9.7, 26.7, "
                              "8.4.3): what it changes for this workload (the clock, the defaults, removed "
                              f"settings; the {short(WRITESET_ONLY_SINCE)}+ sources track WRITESET only), the lag "
                              "before and after, what limits WRITESET, and the steps in order.")]
@@ -103,7 +103,7 @@ def parse_version_option(option: str, text: str | None) -> tuple[int, int, int] 
 
 
 SchemaOpt = Annotated[Optional[str], typer.Option(
-    "--schema", help="Table definitions: a `mysqldump --no-data` file (or any file of CREATE TABLE "
+    "--schema", metavar="FILE", help="Table definitions: a `mysqldump --no-data` file (or any file of CREATE TABLE "
                      "statements). Needed for tables created before the first binlog.")]
 
 
@@ -139,16 +139,16 @@ class WindowArgs:
     PANEL: ClassVar[str] = WINDOW_PANEL
 
     start_position: Annotated[Optional[int], typer.Option(
-        "--start-position", help="As mysqlbinlog: start at the first transaction at or after this byte offset "
+        "--start-position", metavar="POS", help="As mysqlbinlog: start at the first transaction at or after this byte offset "
                                  "of the first file.")] = None
     stop_position: Annotated[Optional[int], typer.Option(
-        "--stop-position", help="As mysqlbinlog: stop at the first event at or after this byte offset of the "
+        "--stop-position", metavar="POS", help="As mysqlbinlog: stop at the first event at or after this byte offset of the "
                                 "last file (a transaction begun before it is read to its end).")] = None
     start_datetime: Annotated[Optional[str], typer.Option(
-        "--start-datetime", help="As mysqlbinlog: start at the first transaction at or after the first event "
+        "--start-datetime", metavar="TIME", help="As mysqlbinlog: start at the first transaction at or after the first event "
                                  "stamped at or after this local time ('2026-11-22 02:00:00').")] = None
     stop_datetime: Annotated[Optional[str], typer.Option(
-        "--stop-datetime", help="As mysqlbinlog: stop at the first event stamped at or after this local "
+        "--stop-datetime", metavar="TIME", help="As mysqlbinlog: stop at the first event stamped at or after this local "
                                 "time.")] = None
 
 
@@ -159,31 +159,31 @@ class ServerArgs:
     PANEL: ClassVar[str] = SERVER_PANEL
 
     host: Annotated[Optional[str], typer.Option(
-        "-h", "--host", help=host_help(HOST_READS_SCHEMA))] = None
-    port: Annotated[Optional[int], typer.Option("-P", "--port", help="Server port (default: option files, "
+        "-h", "--host", metavar="HOST", help=host_help(HOST_READS_SCHEMA))] = None
+    port: Annotated[Optional[int], typer.Option("-P", "--port", metavar="PORT", help="Server port (default: option files, "
                                                                      "else 3306).")] = None
-    user: Annotated[Optional[str], typer.Option("-u", "--user", help="Server user.")] = None
+    user: Annotated[Optional[str], typer.Option("-u", "--user", metavar="USER", help="Server user.")] = None
     ask_password: Annotated[bool, typer.Option(
         "-p", "--password", "--ask-password",
         help="Prompt for the password (as the mysql client's -p; a password value on the command line "
              "is refused).")] = False
     defaults_file: Annotated[Optional[str], typer.Option(
-        "--defaults-file", help="Read only this option file (and the login file) instead of the default "
+        "--defaults-file", metavar="FILE", help="Read only this option file (and the login file) instead of the default "
                                 "ones.")] = None
     socket: Annotated[Optional[str], typer.Option(
-        "-S", "--socket", help="Unix socket to connect through (host localhost); also connects without "
+        "-S", "--socket", metavar="PATH", help="Unix socket to connect through (host localhost); also connects without "
                                "--host.")] = None
     login_path: Annotated[Optional[str], typer.Option(
-        "--login-path", help="Read this group of ~/.mylogin.cnf (mysql_config_editor; "
+        "--login-path", metavar="NAME", help="Read this group of ~/.mylogin.cnf (mysql_config_editor; "
                              "$MYSQL_TEST_LOGIN_FILE); also connects without --host.")] = None
     defaults_extra_file: Annotated[Optional[str], typer.Option(
-        "--defaults-extra-file", help="Read this option file after the global ones, before ~/.my.cnf.")] = None
+        "--defaults-extra-file", metavar="FILE", help="Read this option file after the global ones, before ~/.my.cnf.")] = None
     no_defaults: Annotated[bool, typer.Option("--no-defaults", help="Read no option files.")] = False
-    ssl_ca: Annotated[Optional[str], typer.Option("--ssl-ca", help="CA certificate for TLS.")] = None
-    ssl_cert: Annotated[Optional[str], typer.Option("--ssl-cert", help="Client certificate for TLS.")] = None
-    ssl_key: Annotated[Optional[str], typer.Option("--ssl-key", help="Client key for TLS.")] = None
+    ssl_ca: Annotated[Optional[str], typer.Option("--ssl-ca", metavar="FILE", help="CA certificate for TLS.")] = None
+    ssl_cert: Annotated[Optional[str], typer.Option("--ssl-cert", metavar="FILE", help="Client certificate for TLS.")] = None
+    ssl_key: Annotated[Optional[str], typer.Option("--ssl-key", metavar="FILE", help="Client key for TLS.")] = None
     ssl_mode: Annotated[Optional[str], typer.Option(
-        "--ssl-mode", help="As the mysql client: DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY "
+        "--ssl-mode", metavar="MODE", help="As the mysql client: DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY "
                            "(default: VERIFY_CA with --ssl-ca, else PREFERRED).")] = None
 
 

@@ -23,14 +23,14 @@ Mode = ReplicaMode
 def simulate(
     files: RequiredFilesArg,
     *,
-    workers: Annotated[str, typer.Option(help="replica_parallel_workers values to simulate "
+    workers: Annotated[str, typer.Option(metavar="N,N,...", help="replica_parallel_workers values to simulate "
                                               "(0 = single-threaded applier).")] = "1,2,4,8,16",
     policy: Annotated[Optional[list[str]], typer.Option(
-        callback=policy_name,
+        callback=policy_name, metavar="POLICY",
         help="Clocks to simulate: COMMIT_ORDER, WRITESET, WRITESET_SESSION (re-derived) or 'recorded'; "
              "any case. "
              "Repeat the option for several. Default: the three policies.")] = None,
-    preserve_commit_order: Annotated[str, typer.Option(help="replica_preserve_commit_order: on or off.")] = "on",
+    preserve_commit_order: Annotated[str, typer.Option(metavar="{on|off}", help="replica_preserve_commit_order: on or off.")] = "on",
     durable: Annotated[bool, typer.Option("--durable/--relaxed",
         help="Replica durability: --durable = sync_binlog=1 and innodb_flush_log_at_trx_commit=1 "
              "(every commit group pays a flush); --relaxed = 0 and 2.")] = True,
@@ -39,8 +39,8 @@ def simulate(
     catch_up: Annotated[bool, typer.Option("--catch-up",
         help="All transactions are already in the relay log (a stopped replica catching up); "
              "default: they arrive at the source's commit timestamps.")] = False,
-    lag_threshold: Annotated[float, typer.Option(help="Seconds; report time spent above it.")] = 1.0,
-    window: Annotated[str, typer.Option(help="Lag per time window of the source's timeline: a duration "
+    lag_threshold: Annotated[float, typer.Option(metavar="SECONDS", help="Seconds; report time spent above it.")] = 1.0,
+    window: Annotated[str, typer.Option(metavar="DURATION", help="Lag per time window of the source's timeline: a duration "
                                              "(15m, 1h, 1d), off, or auto (1h-style windows for inputs "
                                              "longer than 2 hours).")] = "auto",
     mode: Annotated[Mode, typer.Option(help="Applier: logical_clock (MySQL), database (5.6 "
