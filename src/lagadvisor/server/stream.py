@@ -7,6 +7,11 @@ a streamed file decodes exactly as the file would. Artificial events the dump th
 (the fake ROTATE at the start, the FORMAT_DESCRIPTION re-sent with ``log_pos = 0`` after a
 resume, heartbeats) are dropped; what remains is the file's byte stream from offset 4.
 
+One file is exactly that file: it ends at its last event, a ROTATE (a rotation) or a STOP (the
+server shut down and started the next file when it came back), at the fake ROTATE naming another
+file (a file a crash left without either), or at the end of the stream (the active file). The
+dump thread itself streams on into the next files; those are streamed on their own.
+
 Needs REPLICATION SLAVE (the dump) and REPLICATION CLIENT (SHOW BINARY LOGS); writes nothing.
 A lost connection is resumed from the end of the last event received (file and position), up
 to ``retries`` times. Sources: ``sql/rpl_binlog_sender.cc`` (``Binlog_sender::fake_rotate_event``,
@@ -28,6 +33,9 @@ from .tls import one_line
 
 LOG_EVENT_ARTIFICIAL_F = 0x20
 _SKIP_TYPES = frozenset({int(EventType.HEARTBEAT_LOG_EVENT), int(EventType.HEARTBEAT_LOG_EVENT_V2)})
+#: Events that end a binlog file (sql/binlog.cc: MYSQL_BIN_LOG::close writes a STOP_EVENT
+#: at shutdown, new_file_impl a ROTATE_EVENT at a rotation).
+_LAST_TYPES = frozenset({int(EventType.ROTATE_EVENT), int(EventType.STOP_EVENT)})
 _LOST = (2006, 2013, 2055)  # server gone away, lost connection, lost connection (SSL)
 
 
@@ -149,14 +157,23 @@ class _DumpStream:
                 raise BinlogError("streamed event shorter than its header", file=str(self.f), offset=self.pos)
             type_code = ev[4]
             log_pos, flags = struct.unpack_from("<IH", ev, 13)
+            if type_code == EventType.ROTATE_EVENT and flags & LOG_EVENT_ARTIFICIAL_F \
+                    and not _rotates_to(ev, self.f.name):
+                # The dump thread opens the next file with a fake ROTATE naming it: this file
+                # ended without a ROTATE of its own (a crash), and nothing after is this file's.
+                self.done = True
+                break
             if type_code in _SKIP_TYPES or flags & LOG_EVENT_ARTIFICIAL_F or log_pos == 0:
                 continue  # fake rotate, FDE re-sent on resume, heartbeat
             if type_code == EventType.FORMAT_DESCRIPTION_EVENT and self.pos > 4:
                 continue
             self.buf += ev
             self.pos = log_pos
-            if type_code == EventType.ROTATE_EVENT:
-                self.done = True  # the file's last event; the next file is streamed on its own
+            if type_code in _LAST_TYPES:
+                # The file's last event: a ROTATE (FLUSH BINARY LOGS, size) or a STOP (the server
+                # shut down; it starts the next file when it comes back). The dump thread goes on
+                # into the next file; that one is streamed on its own.
+                self.done = True
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
@@ -177,6 +194,14 @@ class _DumpStream:
 
 class _ConnectionLost(Exception):
     pass
+
+
+def _rotates_to(ev: bytes, name: str) -> bool:
+    """Whether the ROTATE event ``ev`` (header, 8-byte position, file name, maybe a CRC32)
+    names ``name``."""
+    target = ev[LOG_EVENT_HEADER_LEN + 8:]
+    want = name.encode()
+    return target == want or target[:-4] == want
 
 
 def _describe(err: Exception) -> str:

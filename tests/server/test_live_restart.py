@@ -1,0 +1,166 @@
+"""Live mode reads what the server holds (issue 71), against a real MySQL 9.x source and a
+replica (``log_replica_updates``) that were each restarted between two binlog files, set up once
+for the module:
+
+* each streamed file (``--from``/``--to``, a whole range, the active file) equals the file on
+  disk as ``mysqlbinlog`` reads it: per-file transactions, GTIDs, clocks and both commit
+  timestamps; a file that ends in a STOP_EVENT (the restart) ends there; the files' sum equals
+  ``gtid_executed``;
+* a server with no replication channel is a source (no replica statements); a replica's settings
+  are its running applier's, a ``SET PERSIST`` not yet running is pending;
+* the cores of a server on this host are this host's;
+* ``--replica-setting`` feeds every rule the same effective settings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+import oracle
+from conftest import need, source_and_replica
+from lagadvisor.binlog.scan import FileSummary, read_transactions
+from lagadvisor.server.connection import pymysql_settings
+from lagadvisor.server.stream import list_files
+
+pytestmark = pytest.mark.server
+USER, PASSWORD = "la_restart", "la-restart-pw-1"
+
+#: mysqlbinlog's GTID event line: clocks and both commit timestamps (microseconds).
+_GTID_LINE = re.compile(r"^#\d.*\tlast_committed=(\d+)\tsequence_number=(\d+)\t.*"
+                        r"original_committed_timestamp=(\d+)\timmediate_commit_timestamp=(\d+)")
+_GTID_NEXT = re.compile(r"^SET @@SESSION\.GTID_NEXT= '([^']*)'")
+
+
+def _restart(srv) -> None:
+    srv.stop()
+    srv.fresh = False
+    srv.start()
+
+
+def _write(src, first: int, n: int) -> None:
+    src.sql(" ".join(f"INSERT INTO r.t VALUES ({first + i}, {i % 7}, 'v'); "
+                     f"UPDATE r.t SET k = k + 1 WHERE id = {1 + i % 40};" for i in range(n)))
+
+
+def _caught_up(src, rep, timeout_s: float = 120) -> None:
+    want = src.sql("SELECT @@GLOBAL.gtid_executed").strip().replace("\n", "")
+    deadline = time.monotonic() + timeout_s
+    while rep.sql(f"SELECT GTID_SUBSET('{want}', @@GLOBAL.gtid_executed)").strip() != "1":
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the replica did not apply {want} in {timeout_s:.0f} s")
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def servers():
+    """binlog.000001 (set-up, rotated), binlog.000002 (ended by a restart), binlog.000003
+    (rotated), binlog.000004 (active) on the source; the replica's binlog.000001 ends in its own
+    restart."""
+    need(oracle.have_mysqlbinlog(), "MySQL 9.x chroot")
+    common = ["--log-bin=binlog", "--gtid-mode=ON", "--enforce-gtid-consistency=ON", "--binlog-row-metadata=FULL"]
+    with source_and_replica("restart", common, ["--server-id=71"],
+                            ["--server-id=72", "--log-replica-updates=ON"]) as (src, rep):
+        grants = (f"CREATE USER '{USER}'@'%' IDENTIFIED BY '{PASSWORD}'; "
+                  f"GRANT REPLICATION SLAVE, REPLICATION CLIENT, SELECT ON *.* TO '{USER}'@'%'")
+        src.sql(grants + "; CREATE DATABASE r; CREATE TABLE r.t (id INT PRIMARY KEY, k INT, v VARCHAR(20))")
+        src.sql("FLUSH BINARY LOGS")
+        rep.sql("START REPLICA")            # the user and table reach the replica too
+        _write(src, 1, 150)
+        _caught_up(src, rep)
+        _restart(rep)                       # the replica's binlog.000001 ends in a STOP_EVENT
+        rep.sql("START REPLICA")
+        rep.sql("STOP REPLICA")             # (not left retrying while the source is down)
+        _restart(src)                       # the source's binlog.000002 ends in a STOP_EVENT
+        rep.sql("START REPLICA")
+        _write(src, 1001, 100)
+        src.sql("FLUSH BINARY LOGS")
+        _write(src, 2001, 40)
+        _caught_up(src, rep)
+        yield src, rep
+
+
+def _settings(srv) -> dict:
+    return pymysql_settings("127.0.0.1", srv.port, USER, PASSWORD)
+
+
+def _records(trxs) -> list[tuple]:
+    return [(t.gtid, t.last_committed, t.sequence_number, t.original_commit_timestamp, t.immediate_commit_timestamp)
+            for t in trxs]
+
+
+def _mysqlbinlog_records(path) -> tuple[list[tuple], str]:
+    """(gtid, last_committed, sequence_number, original, immediate commit timestamp) per
+    transaction by ``mysqlbinlog``, and its text."""
+    r = oracle.mysqlbinlog(path)
+    assert r.returncode == 0, r.stderr
+    out, pending = [], None
+    for line in r.stdout.splitlines():
+        m = _GTID_LINE.match(line)
+        if m:
+            pending = tuple(int(x) for x in m.groups())
+            continue
+        m = _GTID_NEXT.match(line)
+        if m and pending is not None:
+            lc, seq, orig, imm = pending
+            out.append((m.group(1), lc, seq, orig, imm))
+            pending = None
+    return out, r.stdout
+
+
+def _count(gtid_set: str) -> int:
+    n = 0
+    for part in gtid_set.replace("\n", "").split(","):
+        for iv in part.strip().split(":")[1:]:
+            lo, _, hi = iv.partition("-")
+            n += int(hi or lo) - int(lo) + 1
+    return n
+
+
+@pytest.mark.parametrize("role", ["source", "replica"])
+def test_each_streamed_file_is_the_file_on_disk(servers, role):
+    srv = servers[0] if role == "source" else servers[1]
+    disk_files = srv.binlog_files()
+    names = [p.name for p in disk_files]
+    assert len(names) >= (4 if role == "source" else 2), names
+    stopped = names[1] if role == "source" else names[0]
+    whole = list_files(_settings(srv), names[0])          # --from the first: every file, one range
+    assert [f.name for f in whole] == names
+    total = 0
+    for f, path in zip(whole, disk_files):
+        expected, text = _mysqlbinlog_records(path)
+        ends_in_stop = text.rstrip().splitlines()[-10:]
+        if f.name == stopped:
+            assert any("\tStop" in line for line in ends_in_stop), f"{f.name} should end in the restart's STOP_EVENT"
+        summary = FileSummary(str(f))
+        streamed = _records(read_transactions(f, summary))
+        assert streamed == expected, f"{role} {f.name}: {len(streamed)} streamed, {len(expected)} on disk"
+        assert not summary.warnings, summary.warnings
+        # the same file alone (--from X --to X)
+        (one,) = list_files(_settings(srv), f.name, f.name)
+        assert _records(read_transactions(one)) == expected
+        total += len(expected)
+    assert total == _count(srv.sql("SELECT @@GLOBAL.gtid_executed")) > 290
+
+
+def _cli(srv, *args: str, env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, LAGADVISOR_PASSWORD=PASSWORD, **(env_extra or {}))
+    env.pop("MYSQL_PWD", None)
+    return subprocess.run([sys.executable, "-m", "lagadvisor", *args, "--no-defaults", "--host", "127.0.0.1",
+                           "--port", str(srv.port), "--user", USER], capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+def test_cli_from_to_stops_at_the_restart(servers):
+    src, _ = servers
+    names = [p.name for p in src.binlog_files()]
+    expected, _ = _mysqlbinlog_records(src.binlog_files()[1])
+    r = _cli(src, "analyze", "--from", names[1], "--to", names[1], "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["total"]["transactions"] == len(expected) > 100
