@@ -1,10 +1,11 @@
-"""The fleet table at 80 columns (folded, never cut) and the HTML page's escaping, from a
+"""The fleet table at 80 and 200 columns (names whole, never cut or folded) and the HTML page's escaping, from a
 fleet document (no cluster)."""
 
 from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from lagadvisor.report.fleet import fleet_json, render_console, render_html
@@ -23,23 +24,32 @@ def _doc():
     return fleet_json([ok, bad])
 
 
-def test_the_table_folds_at_80_columns_and_names_every_server():
-    doc = _doc()
+def _render(doc, width: int) -> str:
     buf = io.StringIO()
-    render_console(doc, Console(file=buf, width=80, highlight=False, color_system=None))
-    out = buf.getvalue()
-    assert "…" not in out and max(len(ln) for ln in out.splitlines()) <= 80
-    columns: dict[int, str] = {}
-    for ln in out.splitlines():
-        if ln.startswith("│"):
-            for i, cell in enumerate(ln.split("│")[1:-1]):
-                columns[i] = columns.get(i, "") + cell.strip()
-    for i, s in ((0, "orders-eu-west-1-primary-<b>users-[b]" + "x" * 50), (1, "10.11.19-MariaDBerror"),
-                 (3, "12,345,678"), (4, "1.0/123.5/-"), (5, "1,234.500->0.001"),
-                 (6, "critical:binlog_transaction_dependency_history_size")):
-        assert columns[i].replace(" ", "") == s, (i, columns[i])
+    render_console(doc, Console(file=buf, width=width, highlight=False, color_system=None))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_every_name_whole_on_one_line_at_80_and_200_columns(width):
+    """Server names, versions, finding ids and the failed server's file name each appear whole on
+    one line (issue 72: at 80 columns they were chopped every 9 characters); nothing is cut with
+    "…"; at 80 columns no line is wider than the terminal."""
+    doc = _doc()
+    out = _render(doc, width)
+    lines = out.splitlines()
+    assert "…" not in out and max(len(ln) for ln in lines) <= width
+    for name in ("orders-eu-west-1-primary-<b>", "users-[b]" + "x" * 50, "10.11.19-MariaDB", "12,345,678",
+                 "binlog_transaction_dependency_history_size", "s3://bucket/users/binlog.000002", "1,234.500"):
+        assert any(name in ln for ln in lines), (width, name)
     assert "CRC32 checksum mismatch" in " ".join(out.split())  # the failed server's line, below the table
     assert doc["fleet"]["completed"] == 1 and doc["fleet"]["failed"][0]["server"].startswith("users-")
+
+
+def test_one_line_per_server_where_the_table_fits():
+    """At 200 columns the fleet is a table: the server's row holds its version and top finding."""
+    row = next(ln for ln in _render(_doc(), 200).splitlines() if ln.startswith("orders-"))
+    assert "10.11.19-MariaDB" in row and "critical: binlog_transaction_dependency_history_size" in row
 
 
 def test_html_escapes_names_and_errors():

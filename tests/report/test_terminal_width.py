@@ -72,6 +72,11 @@ def test_commands_fit_80_columns(command, fixture, tmp_path):
     assert r.returncode in (0, 1), r.stderr  # advise exits 1 only with --fail-on
     assert "…" not in r.stdout, [ln for ln in r.stdout.splitlines() if "…" in ln]
     assert max(len(ln) for ln in r.stdout.splitlines()) <= 80
+    if command[0] == "analyze":  # issue 72: the file name and every GTID whole on one line
+        lines = r.stdout.splitlines()
+        assert src.name in lines and fixture.name + "/" in " ".join(lines), lines[:4]
+        uuids = re.findall(r"[0-9a-f]{8}-[0-9a-f-]*", r.stdout)
+        assert all(re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", u) for u in uuids), uuids
 
 
 def test_columns_zero_still_prints():

@@ -35,7 +35,7 @@ def render_simulate(rows, console: Console, *, transactions: int, durable: bool,
                                        f"{'durable' if durable else 'relaxed'}, preserve_commit_order="
                                        f"{preserve_commit_order}, {cores} cores"
                                        + ("; catch-up" if catch_up else "; arrivals at source commit times"),
-                                 bands=[cost.band_at(r.workers) for r in rows]))
+                                 bands=[cost.band_at(r.workers) for r in rows], catch_up=catch_up))
     wt = window_table(rows)
     if wt is not None:
         console.print(wt)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 
 from rich.console import Console
 from rich.table import Table
@@ -10,7 +11,8 @@ from rich.text import Text
 
 from ..analysis.results import WRITESET_POLICIES, Analysis, FileAnalysis, LagDigest, Totals
 from ..kinds import Policy
-from .tables import compact_table, label_column, number_column, policy_caption, policy_label, text_column
+from .tables import (compact_table, label_column, number_column, path_lines, policy_caption, policy_label,
+                     text_column)
 
 
 def _ts(us: int | None) -> str:
@@ -43,7 +45,7 @@ def _totals_table(title: str, t: Totals) -> Table:
     if clock.transactions and clock.histogram:
         tab.add_row("recorded clock", f"mean seq-lc {clock.mean_distance:,.2f}; "
                     f"{clock.parallel_share:.1%} may start alongside their predecessor; "
-                    f"{clock.barriers:,} barriers (last_committed=0)")
+                    f"{clock.barriers:,} {'barrier' if clock.barriers == 1 else 'barriers'} (last_committed=0)")
         tab.add_row("clock depth", f"{clock.depth:,} (ideal speedup with unlimited workers "
                     f"{clock.ideal_speedup:,.2f}x)")
     elif t.commit_groups:
@@ -55,7 +57,7 @@ def _totals_table(title: str, t: Totals) -> Table:
 
 def _file_header(fa: FileAnalysis) -> Table:
     s = fa.summary
-    tab = Table(title=s.path, show_header=False, title_justify="left", title_style="bold cyan")
+    tab = Table(show_header=False)
     tab.add_column("what", style="bold")
     tab.add_column("value")
     tab.add_row("server", (s.server_version or "?") + (" (MariaDB)" if s.mariadb else ""))
@@ -94,14 +96,29 @@ def _histogram(t: Totals) -> Table:
     return tab
 
 
-def _largest(t: Totals) -> Table:
-    tab = compact_table("largest transactions")
+def _largest(t: Totals, width: int) -> Table:
+    """The largest transactions: a GTID and a file@offset are never wrapped (issue 72); where the
+    two do not fit side by side, the file@offset goes under the GTID. When every row ties in size
+    the caption says so (which transactions of that size are listed is then arbitrary)."""
+    rows = [(f"{b:,}", f"{r:,}", g, where) for b, r, g, where in t.largest_sorted()]
+    if any(len(where) + 13 > width for _, _, _, where in rows):   # the file's own name (its header has the path)
+        rows = [(b, r, g, os.path.basename(where)) for b, r, g, where in rows]
+    sizes = {b for b, _, _, _ in t.largest}
+    tie = (f"all {len(rows)} rows tie at {rows[0][0]} bytes: more transactions of that size may exist, "
+           "and which of them are listed is arbitrary") if len(rows) > 1 and len(sizes) == 1 else None
+    tab = compact_table("largest transactions", tie)
     number_column(tab, "bytes")
     number_column(tab, "rows")
-    text_column(tab, "gtid")
-    text_column(tab, "where")
-    for b, r, g, where in t.largest_sorted():
-        tab.add_row(f"{b:,}", f"{r:,}", g, where)
+    need = sum(max(len(head), *(len(row[i]) for row in rows)) + 1 for i, head in enumerate(("bytes", "rows", "gtid", "where")))
+    if need <= width:
+        tab.add_column("gtid", no_wrap=True)
+        tab.add_column("where", no_wrap=True)
+        for row in rows:
+            tab.add_row(*row)
+    else:
+        tab.add_column("gtid\nwhere", no_wrap=True)
+        for b, r, g, where in rows:
+            tab.add_row(b, r, f"{g}\n{where}")
     return tab
 
 
@@ -140,6 +157,9 @@ def _policies(a: Analysis) -> list[Table]:
 
 def render_analysis(a: Analysis, console: Console) -> None:
     for fa in a.files:
+        # the file name on its own line, never wrapped (as a table's title it broke at any width)
+        for line in path_lines(fa.summary.path, console.width):
+            console.print(Text(line, style="bold cyan"), soft_wrap=True, highlight=False)
         console.print(_file_header(fa))
         console.print(_totals_table("", fa.totals))
     if len(a.files) > 1:
@@ -150,7 +170,7 @@ def render_analysis(a: Analysis, console: Console) -> None:
         console.print(tab)
     console.print(_events_table(a.files))
     if a.total.largest:
-        console.print(_largest(a.total))
+        console.print(_largest(a.total, console.width))
     warnings = a.warnings
     unknown = sum(sum(fa.summary.unknown_events.values()) for fa in a.files)
     if warnings or unknown:

@@ -64,23 +64,82 @@ def table_rows(doc: dict) -> list[list[str]]:
 HEADERS = ("server", "version", "written by", "trx", "parallelism rec / WS / CO", "lag p99 s now -> plan",
            "top finding")
 _NUMERIC = (3, 4, 5)
+#: The console table's headers, on two lines where that keeps the column narrow.
+_HEAD_LINES = ("server", "version", "written\nby", "trx", "parallelism\nrec / WS / CO", "lag p99 s\nnow -> plan",
+               "top finding")
+CAPTION = ("parallelism: what the recorded, WRITESET and COMMIT_ORDER clocks allow with unlimited workers; "
+           "lag p99: simulated at the replica's settings now and with the plan")
+
+
+def _table_width(rows: list[list[str]]) -> int:
+    """The width of the one-line-per-server table: every cell whole (no column wraps), a header
+    wraps at its spaces, one space between columns."""
+    widths = [max([*(len(x) for x in _HEAD_LINES[i].split("\n")), *(len(r[i]) for r in rows)])
+              for i in range(len(HEADERS))]
+    return sum(widths) + len(widths) - 1
 
 
 def render_console(doc: dict, console) -> None:
+    """The fleet table, one line per server, where it fits the terminal whole; else one block per
+    server (its name on a line of its own, then its values by name): a server name, a version or a
+    finding id is never cut or wrapped (issue 72)."""
+    from rich.text import Text
+
+    rows = table_rows(doc)
+    title = f"lagadvisor fleet: {doc['fleet']['completed']} of {doc['fleet']['servers']} servers"
+    if _table_width(rows) <= console.width:
+        console.print(_one_line_table(title, rows))
+    else:
+        console.print(Text(title, style="bold"), soft_wrap=True)
+        for line in _blocks(rows, console.width):
+            console.print(Text(line), soft_wrap=True, highlight=False)
+        console.print()
+    for line in _wrap(CAPTION, console.width):
+        console.print(Text(line), soft_wrap=True, highlight=False)
+    for f in doc["fleet"]["failed"]:
+        for line in _wrap(f"{f['server']}: {f['error']}", console.width):
+            console.print(Text(line), soft_wrap=True, highlight=False)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``text`` wrapped at spaces only (a name or path longer than the line stands alone)."""
+    import textwrap
+
+    return textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def _one_line_table(title: str, rows: list[list[str]]):
     from rich.table import Table
     from rich.text import Text
 
-    tab = Table(title=f"lagadvisor fleet: {doc['fleet']['completed']} of {doc['fleet']['servers']} servers",
-                title_justify="left", caption="parallelism: what the recorded, WRITESET and COMMIT_ORDER clocks "
-                "allow with unlimited workers; lag p99: simulated at the replica's settings now and with the plan",
-                caption_justify="left")
-    for i, h in enumerate(HEADERS):
-        tab.add_column(h, overflow="fold", justify="right" if i in _NUMERIC else "left")
-    for row in table_rows(doc):
+    from .tables import compact_table
+
+    tab = compact_table(title)
+    for i, h in enumerate(_HEAD_LINES):
+        tab.add_column(h, no_wrap=True, justify="right" if i in _NUMERIC else "left",
+                       min_width=max(len(r[i]) for r in rows) if rows else None)
+    for row in rows:
         tab.add_row(*(Text(c) for c in row))  # names and versions are data, not rich markup
-    console.print(tab)
-    for f in doc["fleet"]["failed"]:
-        console.print(f"{f['server']}: {f['error']}", markup=False)
+    return tab
+
+
+def _blocks(rows: list[list[str]], width: int) -> list[str]:
+    """One block per server: ``name: version, written by POLICY, N transactions`` (wrapped at
+    spaces after the name), then the parallelism, lag and top finding on their own lines (a value
+    too long for its label's line on the next)."""
+    labels = ("parallelism rec / WS / CO", "lag p99 s now -> plan", "top finding")
+    pad = max(len(x) for x in labels) + 2
+    out: list[str] = []
+    for server, version, written, trx, par, lag, top in rows:
+        if version == "error":
+            out += ["", f"{server}: error (below)"]
+            continue
+        out += [""] + _wrap(f"{server}: {version}, written by {written}, {trx} transactions", width)
+        for label, value in zip(labels, (par, lag, top)):
+            line = f"  {label.ljust(pad)}{value}"
+            out += [line] if len(line) <= width else [f"  {label}", f"    {value}"]
+    return out
 
 
 _CSS = """
