@@ -39,6 +39,11 @@ SOURCES: dict[str, str] = {
     "lts": "LTS series 8.4.x and 9.7.x (9.5 manual, 1.3 'MySQL Releases: Innovation and LTS'); from 26.7, "
            "calendar versions, and 'release maturity remains an explicit property of each release' "
            "(26.7 manual, 1.3): no 26.x release is documented as LTS here",
+    "upgrade_path": "upgrades go from one LTS series to the next (8.0 -> 8.4 -> 9.7), or to an innovation "
+                    "release before the next LTS (MySQL 8.4, 9.5 and 9.7 manuals, 3.2 'Upgrade Paths', Table 3.1)",
+    "mysql_native_password": "mysql_native_password: deprecated in 8.0.34, disabled by default in 8.4, removed "
+                             "in 9.0.0 (MySQL 8.4 manual, 8.4.1.1 'Native Pluggable Authentication'); a replica "
+                             "of 9.x cannot authenticate to its source as a user of that plugin",
     "applier": "the Change Stream Applier: APPLIER_VERSION (1 the MTA, the default for a new channel; 2 the "
                "CSA, from 26.7.0), APPLIER_WORKER_COUNT, APPLIER_EVENT_MEMORY_LIMIT (26.7 and 26.10 manuals, "
                "19.2.4 'Change Stream Applier', 19.2.4.1 'Configuring', 19.2.4.2 'Limitations': no "
@@ -207,3 +212,94 @@ def describe_history_defaults() -> str:
             span = f"{first[0]}.{first[1]} to {newer[0]}.{newer[1] - 1}"
         parts.append(f"{size:,} {span}")
     return "; ".join(reversed(parts))
+
+
+# -- what a release accepts ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Variable:
+    """A server variable advise writes (SET statements, my.cnf): the MySQL versions that have it
+    under this name (``since`` inclusive, ``removed`` exclusive; None: still there), where that
+    was read, and whether SET PERSIST may set it (all of these are dynamic)."""
+
+    name: str
+    since: Version
+    removed: Version | None
+    source: str
+
+    def in_release(self, version: Version) -> bool:
+        return version >= self.since and (self.removed is None or version < self.removed)
+
+
+#: The MySQL variables advise writes, each with the versions that accept it. A my.cnf or SET
+#: statement for a release names only variables whose row holds there (tests/advise/
+#: test_what_it_writes.py runs them on a real 9.x server: ``mysqld --validate-config``).
+VARIABLES: dict[str, Variable] = {v.name: v for v in (
+    Variable("binlog_transaction_dependency_tracking", (5, 7, 22), WRITESET_ONLY_SINCE, SOURCES["tracking"]),
+    Variable("binlog_transaction_dependency_history_size", (5, 7, 22), None,
+             "binlog_transaction_dependency_history_size: added in 5.7.22; present in 8.4 and 9.7 "
+             "(read off a real 9.7.4 server: 10,000,000)"),
+    Variable("transaction_write_set_extraction", (5, 7, 6), (8, 0, 0),
+             "transaction_write_set_extraction: written for 5.7 sources only (XXHASH64 is the default from "
+             "8.0, WL#10477; deprecated in 8.0.26)"),
+    Variable("replica_parallel_workers", (8, 0, 26), None,
+             "replica_parallel_workers: the name since 8.0.26 (slave_parallel_workers before; MySQL 8.0 "
+             "manual, 'Replica Server Options and Variables')"),
+    Variable("slave_parallel_workers", (5, 6, 0), (8, 0, 26), "slave_parallel_workers: renamed in 8.0.26"),
+    Variable("replica_preserve_commit_order", (8, 0, 26), None,
+             "replica_preserve_commit_order: the name since 8.0.26 (slave_preserve_commit_order before)"),
+    Variable("slave_preserve_commit_order", (5, 7, 5), (8, 0, 26), "slave_preserve_commit_order: renamed in 8.0.26"),
+    Variable("sync_binlog", (5, 0, 0), None, "sync_binlog: every release"),
+    Variable("innodb_flush_log_at_trx_commit", (5, 0, 0), None, "innodb_flush_log_at_trx_commit: every release"),
+    Variable("relay_log_recovery", (5, 5, 0), None, "relay_log_recovery: every release since 5.5"),
+    Variable("binlog_group_commit_sync_delay", (5, 7, 5), None, "binlog_group_commit_sync_delay: since 5.7.5"),
+    Variable("binlog_group_commit_sync_no_delay_count", (5, 7, 5), None,
+             "binlog_group_commit_sync_no_delay_count: since 5.7.5"),
+    Variable("binlog_row_metadata", (8, 0, 1), None, "binlog_row_metadata: since 8.0.1"),
+    Variable("binlog_row_image", (5, 6, 2), None, "binlog_row_image: since 5.6.2"),
+    Variable("binlog_format", (5, 1, 0), None,
+             "binlog_format: deprecated in 8.0.34, present in 9.7 (read off a real 9.7.4 server)"),
+    Variable("sql_generate_invisible_primary_key", GIPK_SINCE, None, SOURCES["gipk"]),
+)}
+
+
+def accepts(version: Version, name: str) -> bool:
+    """Whether a MySQL server of ``version`` has the variable ``name`` (an unlisted name: yes)."""
+    v = VARIABLES.get(name)
+    return v is None or v.in_release(version)
+
+
+def replica_name(version: Version, name: str) -> str:
+    """``replica_parallel_workers`` as a server of ``version`` names it (``slave_`` before 8.0.26)."""
+    if version < (8, 0, 26) and name.startswith("replica_"):
+        return "slave_" + name[len("replica_"):]
+    return name
+
+
+#: The authentication plugin removed in 9.0.0 (MySQL 8.0 and 8.4 manuals, 8.4.1.1 'Native Pluggable
+#: Authentication': deprecated as of 8.0.34, disabled by default in 8.4, removed as of 9.0.0; a replica
+#: of 9.x cannot authenticate to its source as a user of that plugin).
+NATIVE_PASSWORD_REMOVED: Version = (9, 0, 0)
+
+
+def known_release(version: Version) -> Release | None:
+    """The release row whose series ``version`` belongs to (8.4.3 -> 8.4; 8.0.36 -> 8.0.30), or
+    None when no row of :data:`RELEASES` is of that major.minor series (99.1, 9.8)."""
+    series = [r for r in RELEASES if r.first[:2] == version[:2]]
+    if not series:
+        return None
+    return next((r for r in reversed(series) if version >= r.first), series[0])
+
+
+def known_targets() -> str:
+    """The releases a review can target, in words (for the error that names them)."""
+    return ", ".join(r.label for r in RELEASES if r.first[2] == 0 and r.first[:2] != (8, 0))
+
+
+def upgrade_path(old: Version, new: Version) -> list[Release]:
+    """The hops of a supported upgrade from ``old`` to ``new``: through each LTS series between
+    them (8.0 -> 8.4 LTS -> 9.7 LTS -> 26.x), then ``new``'s release (MySQL 8.4, 9.5 and 9.7 manuals,
+    3.2 'Upgrade Paths', Table 3.1: from an LTS series to the next LTS series, or to an innovation
+    release before the next LTS; an innovation release after the next LTS takes two steps)."""
+    hops = [r for r in RELEASES if r.lts and old[:2] < r.first[:2] < new[:2]]
+    return [*hops, release(new)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..analysis.analyze import Stats
 from ..analysis.native import analysis_of
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 WORKERS = (1, 2, 4, 8, 16, 32)
 REPLICA_DEFAULTS = release((8, 0, 27))   # the replica's defaults assumed without --host: MySQL's since 8.0.27
 DEFAULT_WORKERS = REPLICA_DEFAULTS.replica_parallel_workers
+#: The default lag target (advise --lag-target): a finding is critical only when the replica, as it
+#: runs now, has a simulated lag p99 above it.
+LAG_TARGET_S = 1.0
 KNEE_SHARE = 0.9             # the knee: fewest workers reaching 90% of the best simulated speedup
 
 
@@ -79,6 +82,10 @@ class Context:
     ws_log: LogStore | None = None  # the main pass's writeset log (native): what-ifs replay it
     # the what-if facts computed elsewhere (``fleet``: per-file passes on the cluster), cached here
     what_ifs: Callable[[WhatIf, int | None], list[TrxFacts]] | None = field(default=None, repr=False)
+    lag_target_s: float = LAG_TARGET_S  # advise --lag-target: the lag p99 a replica must stay under
+    reproduce: tuple[str, ...] = ()     # the simulate options besides a configuration's (--schema, --cores, ...)
+    given: dict = field(default_factory=dict)  # advise --replica-setting NAME=VALUE, over the server's
+    plan: Any = None                    # the plan (advise.plan.Plan), computed before the rules
     # The caches: per-object state, the only fields that change after construction (filled as the
     # rules ask). A ``dataclasses.replace`` copy shares them: the copies made here change the paths
     # shown, the settings, the target or the window before any simulation is cached, never the facts
@@ -240,6 +247,18 @@ class Context:
         if writeset_only(self.version):
             return (Policy.WRITESET,)
         return POLICIES
+
+    def setting(self, name: str) -> tuple[str | None, str]:
+        """A replica or source setting as every rule reads it: (value, where it came from):
+        ``--replica-setting`` first, then the server's, else (None, "")."""
+        if name in self.given:
+            return self.given[name], "--replica-setting"
+        v = self.settings.get(name) if self.settings else None
+        return (v, self.settings.host) if v is not None else (None, "")
+
+    def plan_workers(self) -> int:
+        """The worker count the plan runs (the baseline's where there is no plan)."""
+        return self.plan.recommended.workers if self.plan is not None else max(self.baseline.workers, 1)
 
     # -- what-ifs -------------------------------------------------------------------------
     def what_if_facts(self, what_if: WhatIf, history_size: int | None = None) -> list[TrxFacts]:

@@ -13,17 +13,14 @@ here: the simulated effect is the model of the documented semantics, and the fin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..kinds import Applier, FindingId, Policy
 from ..sim.model import CSA_MODEL
 from .context import Context
-from .findings import Effect, Finding, Severity, severity_for
+from .plan import CSA_SINCE
+from .findings import Effect, Finding, Severity, change_words
 
-#: The first version with the Change Stream Applier (19.2.4: "introduced in MySQL 26.7.0").
-CSA_SINCE = (26, 7, 0)
-#: A smaller simulated gain is reported as none: no switch advised (advise.rules.MIN_GAIN).
-CSA_MIN_GAIN = 0.02
 
 
 @dataclass(frozen=True)
@@ -93,20 +90,24 @@ def prerequisites(ctx: Context) -> list[Prerequisite]:
 
 
 def change_stream_applier(ctx: Context) -> list[Finding]:
-    """For a 26.7+ target: the CSA against the MTA at the advised worker count (the knee of the
-    MTA's curve on the recorded clock, ``advise.rules.parallel_workers``'s number for 8.4+
-    sources), catch-up and lag, with the prerequisites and the switch."""
+    """For a 26.7+ target: the applier the plan runs (the plan searched both, ``advise.plan``),
+    against the other one at the plan's worker count under the clock the target writes, catch-up
+    and lag, with the prerequisites and the switch."""
+    from .plan import lag_p99, seconds
+    from .rules import _sev, dialect
+
     t = ctx.target_version
-    if t is None or tuple(t) < CSA_SINCE or ctx.mariadb or not ctx.facts:
+    plan = ctx.plan
+    if t is None or tuple(t) < CSA_SINCE or ctx.mariadb or not ctx.facts or plan is None:
         return []
-    w = ctx.knee(Policy.RECORDED)
-    mta = ctx.seconds(Policy.RECORDED, w)
-    csa = ctx.seconds(Policy.RECORDED, w, applier=Applier.CSA)
-    eff = Effect(f"recorded clock, {w} workers, replica_preserve_commit_order="
-                 f"{'ON' if ctx.baseline.preserve_commit_order else 'OFF'}: MTA {mta:,.3f} s -> CSA {csa:,.3f} s "
-                 f"({CSA_MODEL})", before=mta, after=csa,
-                 lag_p99_before=ctx.lag_p99(Policy.RECORDED, w),
-                 lag_p99_after=ctx.lag_p99(Policy.RECORDED, w, applier=Applier.CSA))
+    rec = plan.recommended
+    mta_c, csa_c = replace(rec, applier=Applier.MTA), replace(rec, applier=Applier.CSA)
+    mta, csa = seconds(ctx, mta_c), seconds(ctx, csa_c)
+    w = rec.workers
+    clock = "the recorded clock" if rec.clock == Policy.RECORDED else f"the {rec.clock} clock"
+    eff = Effect(f"{clock}, the plan's {w} workers, replica_preserve_commit_order="
+                 f"{'ON' if rec.preserve else 'OFF'}: MTA {mta:,.3f} s -> CSA {csa:,.3f} s ({CSA_MODEL})",
+                 before=mta, after=csa, lag_p99_before=lag_p99(ctx, mta_c), lag_p99_after=lag_p99(ctx, csa_c))
     reqs = prerequisites(ctx)
     current, assumed = "1", True
     if ctx.settings and ctx.settings.channel and ctx.settings.channel.get("APPLIER_VERSION") is not None:
@@ -119,21 +120,23 @@ def change_stream_applier(ctx: Context) -> list[Finding]:
     metrics = {"workers": w, "mta_seconds": round(mta, 6), "csa_seconds": round(csa, 6),
                "target_version": ".".join(map(str, t)), "model": "documented semantics",
                "prerequisites": [r.as_json() for r in reqs]}
-    if eff.gain < CSA_MIN_GAIN:
+    if rec.applier != Applier.CSA:
+        why = (f"the CSA is {change_words(mta, csa)} at the plan's {w} workers: within the plan's "
+               f"{plan.tolerance:.0%} tolerance, the smallest change keeps the MTA" if csa < mta else
+               f"the CSA is {change_words(mta, csa)} at the plan's {w} workers")
         return [Finding(FindingId.CHANGE_STREAM_APPLIER, Severity.info,
-                        "The Change Stream Applier (26.7+) gains nothing on this workload: no switch advised",
-                        "APPLIER_VERSION", current, "1 (keep the MTA)",
-                        f"simulated: MTA {mta:,.3f} s, CSA {csa:,.3f} s at {w} workers; " + evidence, eff,
+                        f"After the upgrade to {'.'.join(map(str, t))}: keep the multi-threaded applier",
+                        "APPLIER_VERSION", current, current if current == "1" else "1",
+                        f"simulated: MTA {mta:,.3f} s, CSA {csa:,.3f} s; {why}; " + evidence, eff,
                         current_assumed=assumed, metrics=metrics)]
     stmts = tuple(f"-- first: {r.name} = {r.required} (now {r.current})" for r in unmet
                   if r.name in ("gtid_mode", "row-based binary logging")) + (
-        "STOP REPLICA;",
+        dialect(ctx).stop(sql_thread=False),
         f"CHANGE REPLICATION SOURCE TO APPLIER_VERSION = 2, APPLIER_WORKER_COUNT = {w}, SOURCE_AUTO_POSITION = 1, "
         "GTID_ONLY = 1, REQUIRE_ROW_FORMAT = 1, SOURCE_DELAY = 0;",
-        "START REPLICA;")
-    sev = severity_for(eff.gain)
-    return [Finding(FindingId.CHANGE_STREAM_APPLIER, sev,
-                    f"After the upgrade to {'.'.join(map(str, t))}: the Change Stream Applier applies this binlog "
-                    f"{eff.gain:.0%} faster" + (f" ({len(unmet)} prerequisite(s) not met)" if unmet else ""),
+        dialect(ctx).start(sql_thread=False))
+    return [Finding(FindingId.CHANGE_STREAM_APPLIER, _sev(ctx, eff.gain),
+                    f"After the upgrade to {'.'.join(map(str, t))}: the Change Stream Applier, "
+                    f"{change_words(mta, csa)}" + (f" ({len(unmet)} prerequisite(s) not met)" if unmet else ""),
                     "APPLIER_VERSION", current, "2", evidence, eff, statements=stmts,
                     current_assumed=assumed, metrics=metrics)]

@@ -10,7 +10,7 @@ from enum import Enum
 
 from ..kinds import FindingId
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 
 
 class Severity(str, Enum):
@@ -39,10 +39,10 @@ class Effect:
 
     @property
     def gain(self) -> float:
-        """Fraction of ``before`` saved (0 when not simulated or no better)."""
+        """Fraction of ``before`` saved: negative when ``after`` is slower (0 when not simulated)."""
         if self.before is None or self.after is None or self.before <= 0:
             return 0.0
-        return max(0.0, (self.before - self.after) / self.before)
+        return (self.before - self.after) / self.before
 
     def as_json(self) -> dict:
         return {"description": self.description, "metric": self.metric,
@@ -109,12 +109,37 @@ class Finding:
                 "alternative": self.alternative.as_json() if self.alternative else None}
 
 
-def severity_for(gain: float, floor: Severity = Severity.info) -> Severity:
-    """Expected gain -> severity: >= 50% of catch-up time critical, >= 15% warning."""
-    s = Severity.critical if gain >= 0.5 else Severity.warning if gain >= 0.15 else Severity.info
+#: A change saving less than this share of the catch-up time is info, whatever the lag.
+MIN_GAIN = 0.02
+#: A change saving at least this share is a warning; critical where the replica misses its lag target.
+WARNING_GAIN = 0.15
+
+
+def severity_for(gain: float, floor: Severity = Severity.info, misses_target: bool = False) -> Severity:
+    """The one severity rule: critical only when the replica, as it runs now, misses the lag
+    target (``advise --lag-target``) and the change saves at least :data:`WARNING_GAIN` of the
+    catch-up time; warning when it saves that much, or at least :data:`MIN_GAIN` where the target
+    is missed; info otherwise (``floor`` at least)."""
+    if gain >= WARNING_GAIN:
+        s = Severity.critical if misses_target else Severity.warning
+    elif gain >= MIN_GAIN and misses_target:
+        s = Severity.warning
+    else:
+        s = Severity.info
     return s if s.rank >= floor.rank else floor
 
 
 def ordered(findings: list[Finding]) -> list[Finding]:
-    """By expected gain, then severity, then id (deterministic)."""
-    return sorted(findings, key=lambda f: (-round(f.gain, 6), -f.severity.rank, f.id))
+    """By severity, then expected gain, then id (deterministic)."""
+    return sorted(findings, key=lambda f: (-f.severity.rank, -round(f.gain, 6), f.id))
+
+
+def change_words(before: float | None, after: float | None) -> str:
+    """A before/after in the report's one sign convention: ``34.2% faster``, ``1.6% slower`` or
+    ``no change`` (to 0.1%)."""
+    if before is None or after is None or before <= 0:
+        return "not simulated"
+    g = (before - after) / before
+    if abs(g) < 0.0005:
+        return "no change"
+    return f"{abs(g):.1%} {'faster' if g > 0 else 'slower'}"

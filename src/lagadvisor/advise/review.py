@@ -17,11 +17,12 @@ from ..analysis.results import WRITESET_POLICIES
 from ..depgraph.policies import Fallback
 from ..errors import ConfigError
 from ..kinds import Applier, FindingId as Id, Policy, ReplicaMode, WhatIfChange, WhatIfKey
-from ..versions import (FIELD_OF, GIPK_SINCE, RELEASES, SOURCES, WRITESET_ONLY_SINCE, Release, default_changes,
-                        next_lts, release, removed_between, short)
+from ..versions import (FIELD_OF, GIPK_SINCE, NATIVE_PASSWORD_REMOVED, RELEASES, SOURCES, WRITESET_ONLY_SINCE,
+                        Release, default_changes, known_release, known_targets, next_lts, release, removed_between,
+                        short, upgrade_path)
 from ..writeset.tracker import WhatIf
 from .context import Context
-from .plan import Config, Plan
+from .plan import Config, Plan, clock_now, history_full, lag_p99, seconds
 
 #: The findings that say what limits WRITESET, in the review's order.
 LIMIT_FINDINGS = (Id.BINLOG_FORMAT, Id.TABLES_WITHOUT_PRIMARY_KEY, Id.FOREIGN_KEY_PARENT_TABLES, Id.DDL_BARRIERS,
@@ -82,11 +83,15 @@ def offer(ctx: Context) -> str | None:
 
 
 def check_target(ctx: Context) -> None:
-    """A review is of a MySQL upgrade: ``--target-version`` must be newer than the source's version
-    and the source a MySQL server (ConfigError, one line, otherwise)."""
+    """A review is of a MySQL upgrade: ``--target-version`` must be a release the table knows,
+    newer than the source's version, and the source a MySQL server (ConfigError, one line,
+    otherwise)."""
     t = ctx.target_version
     if t is None:
         return
+    if known_release(tuple(t)) is None:
+        raise ConfigError(f"--target-version {short(t)}: not a MySQL release this version of lagadvisor knows "
+                          f"(known: {known_targets()}, or a patch release of one such as 8.4.3)")
     if ctx.mariadb:
         raise ConfigError(f"--target-version {short(t)}: the pre-upgrade review is of MySQL releases; these binlogs "
                           "were written by MariaDB")
@@ -98,102 +103,50 @@ def check_target(ctx: Context) -> None:
 
 def review(ctx: Context, plan: Plan | None, findings: list) -> Review | None:
     """The review of an upgrade from ``ctx.version`` to ``ctx.target_version`` (None: not asked,
-    MariaDB, or no transactions to simulate)."""
-    if ctx.target_version is None or ctx.mariadb or not ctx.facts or ctx.analysis.policies is None:
+    MariaDB, or no transactions to simulate). Its advised column and its steps after the upgrade
+    are the plan's (``advise.plan``: with a target, the plan is the upgraded servers')."""
+    if ctx.target_version is None or ctx.mariadb or not ctx.facts or ctx.analysis.policies is None or plan is None:
         return None
     old, new = release(ctx.version), release(ctx.target_version)
-    rows = _rows(ctx, plan, old, new)
+    rows = _rows(ctx, plan, new)
     used = {"tracking", "history_size", "replica_parallel_workers", "replica_preserve_commit_order", "gipk"}
     if new.applier_options:
         used.add("applier")
+    hops = upgrade_path(ctx.version, ctx.target_version)
+    if len(hops) > 1:
+        used.add("upgrade_path")
+    if ctx.version < NATIVE_PASSWORD_REMOVED <= tuple(ctx.target_version):
+        used.add("mysql_native_password")
     fields = {"history_size", "replica_parallel_workers", "replica_preserve_commit_order"}
     fields |= {FIELD_OF[name] for name, *_ in default_changes(ctx.version, ctx.target_version)}
     unverified = sorted({f"{f} ({r.label})" for r in (old, new) for f in r.unverified if f in fields})
     return Review(ctx.version, ctx.version_from, ctx.target_version, tuple(_changes(ctx, old, new, rows)),
-                  tuple(rows), tuple(_limits(ctx, findings, new)), tuple(_before(ctx, old, new, findings)),
-                  tuple(_after(ctx, old, new, rows)), tuple(unverified), tuple(SOURCES[k] for k in sorted(used)))
+                  tuple(rows), tuple(_limits(ctx, findings, new)), tuple(_before(ctx, old, new, findings, hops)),
+                  tuple(_after(ctx, old, new, plan, rows)), tuple(unverified), tuple(SOURCES[k] for k in sorted(used)))
 
 
-def _clock_now(ctx: Context, old: Release) -> Policy:
-    """The clock of the source as it runs now: the recorded one, unless ``--current-version``
-    names a release whose default tracking differs from what wrote the file (then that policy,
-    re-derived from the file with the commit-order input)."""
-    written = ctx.analysis.policies.written.name
-    default = old.tracking or Policy.WRITESET
-    if ctx.version_from == "--current-version" and written != default:
-        return Policy(default)
-    return Policy.RECORDED
-
-
-def _clock_at(ctx: Context, new: Release, now: Policy) -> Policy:
-    """The clock a source of release ``new`` writes for this workload: the recorded one when it
-    already is WRITESET under the same history, else WRITESET re-derived."""
-    written = ctx.analysis.policies.written.name
-    if not new.writeset_only:
-        return now
-    same = now == Policy.RECORDED and written == Policy.WRITESET and not _history_differs(ctx, new.history_size)
-    return Policy.RECORDED if same else Policy.WRITESET
-
-
-def _history_full(ctx: Context) -> int:
-    """Transactions that fell back because the writeset history was full (or too small)."""
-    p = ctx.analysis.policies
-    return sum(p.fallbacks.get(r.value, 0) for r in (Fallback.HISTORY_FULL, Fallback.WRITESET_LIMIT))
-
-
-def _history_differs(ctx: Context, history: int) -> bool:
-    """Whether WRITESET under ``history`` may differ from the analysed clock: a smaller history,
-    or a larger one where the analysed history filled up."""
-    size = ctx.analysis.policies.history_size
-    return history < size or (history > size and _history_full(ctx) > 0)
-
-
-def _history_facts(ctx: Context, clock: Policy, history: int):
-    """(facts, cache key) of the clock under the target's history size: a what-if only when the
-    history filled up in this workload and the target's differs (else the same facts)."""
-    if clock == Policy.RECORDED or not _history_differs(ctx, history):
-        return None, WhatIfKey()
-    return ctx.what_if_facts(WhatIf(), history_size=history), WhatIfKey(WhatIfChange.HISTORY, history)
-
-
-def _row(ctx: Context, label: str, c: Config, history: int, applier: Applier = Applier.MTA) -> Row:
-    facts, key = _history_facts(ctx, c.clock, history)
-    kw = {"preserve": c.preserve, "durable": c.durable, "mode": c.mode, "facts": facts, "key": key, "applier": applier}
+def _row(ctx: Context, label: str, c: Config, applier: Applier | None = None) -> Row:
+    history = c.history if c.history is not None else ctx.analysis.policies.history_size
     if c.clock == Policy.RECORDED:
         ideal: float | None = ctx.analysis.total.recorded.ideal_speedup
     else:
         stats = ctx.analysis.policies.clocks.get(c.clock)
-        ideal = stats.ideal_speedup if stats is not None and facts is None else None
+        ideal = stats.ideal_speedup if stats is not None and c.history is None else None
     marked = bool(ctx.analysis.policies.not_computed()) and c.clock in WRITESET_POLICIES
-    return Row(label, c, history, ideal, ctx.seconds(c.clock, c.workers, **kw), ctx.lag_p99(c.clock, c.workers, **kw),
-               marked, applier)
+    return Row(label, c, history, ideal, seconds(ctx, c), lag_p99(ctx, c), marked, c.applier)
 
 
-def _rows(ctx: Context, plan: Plan | None, old: Release, new: Release) -> list[Row]:
-    """Now (the current settings), at the target's defaults, and at the advised settings (the
-    plan's durability and commit order, the target's clock, workers at the knee of its curve);
-    for a target with the Change Stream Applier (26.7+), the advised settings under it too, at
-    the knee of its own curve (its model: the documented semantics, sim.engine)."""
-    b = ctx.baseline
-    p = ctx.analysis.policies
-    now = _clock_now(ctx, old)
-    target_clock = _clock_at(ctx, new, now)
-    history = new.history_size
-    cur = Config(now, max(b.workers, 1), b.durable, b.preserve_commit_order, b.mode)
-    defaults = Config(target_clock, max(new.replica_parallel_workers, 1), b.durable,
-                      new.replica_preserve_commit_order, b.mode)
-    rec = plan.recommended if plan is not None else cur
-    facts, key = _history_facts(ctx, target_clock, history)
-    knee = ctx.knee(target_clock, preserve=rec.preserve, durable=rec.durable, facts=facts, key=key)
-    advised = replace(rec, clock=target_clock, workers=knee)
-    rows = [_row(ctx, f"now ({short(ctx.version)})", cur, p.history_size),
-            _row(ctx, f"{short(new.first)} defaults", defaults, history),
-            _row(ctx, f"{short(new.first)} advised", advised, history)]
-    if new.applier_options and not ReplicaMode(b.mode).mariadb:
-        knee = ctx.knee(target_clock, preserve=rec.preserve, durable=rec.durable, facts=facts, key=key,
-                        applier=Applier.CSA)
-        rows.append(_row(ctx, f"{short(new.first)} advised, CSA", replace(advised, workers=knee), history,
-                         Applier.CSA))
+def _rows(ctx: Context, plan: Plan, new: Release) -> list[Row]:
+    """Now (the current settings), at the target's defaults, and the plan (the advised settings
+    of the upgraded servers); for a target with the Change Stream Applier (26.7+), the plan under
+    the other applier too, at the plan's worker count."""
+    label = short(new.first)
+    rows = [_row(ctx, f"now ({short(ctx.version)})", plan.current),
+            _row(ctx, f"{label} defaults", plan.defaults),
+            _row(ctx, f"{label} advised", plan.recommended)]
+    if new.applier_options:
+        other = Applier.MTA if plan.recommended.applier == Applier.CSA else Applier.CSA
+        rows.append(_row(ctx, f"{label} advised, {other.upper()}", replace(plan.recommended, applier=other)))
     return rows
 
 
@@ -218,7 +171,7 @@ def _changes(ctx: Context, old: Release, new: Release, rows: list[Row]) -> list[
             continue
         yours = ctx.settings.get(name) if ctx.settings else None
         if name == "binlog_transaction_dependency_history_size":
-            full = _history_full(ctx)
+            full = history_full(ctx)
             a, b = f"{int(a):,}", f"{int(b):,}"
             out.append(f"default {name}: {a} -> {b} ("
                        + (f"the history filled up for {full:,} transactions of this workload: the rows at the "
@@ -231,6 +184,9 @@ def _changes(ctx: Context, old: Release, new: Release, rows: list[Row]) -> list[
                    + ("" if verified else " (not verified in a manual)"))
     for name, r in removed_between(ctx.version, ctx.target_version):
         out.append(f"removed in {r.label}: {name} (a my.cnf that sets it stops the upgraded server from starting)")
+    if ctx.version < NATIVE_PASSWORD_REMOVED <= tuple(ctx.target_version):
+        out.append("removed in 9.0: the mysql_native_password authentication plugin (a replica cannot log in to its "
+                   "source as a user of that plugin)")
     if new.applier_options and not old.applier_options:
         out.append(f"applier: {short(new.first)} adds the Change Stream Applier (CHANGE REPLICATION SOURCE TO "
                    f"{', '.join(new.applier_options)}; APPLIER_VERSION=1, the multi-threaded applier, stays the "
@@ -268,50 +224,89 @@ def _limits(ctx: Context, findings: list, new: Release) -> list[str]:
     return out or ["nothing found: every transaction had a writeset and no row was hot"]
 
 
-def _before(ctx: Context, old: Release, new: Release, findings: list) -> list[str]:
-    """The steps before the upgrade, in order."""
+def _before(ctx: Context, old: Release, new: Release, findings: list, hops: list[Release]) -> list[str]:
+    """The steps before the upgrade, in order: what the source and schema need, then each hop of
+    the supported path with what breaks at it (removed variables, the authentication plugin)."""
+    from .rules import _set_statement
+
     p = ctx.analysis.policies
     ids = {f.id: f for f in findings}
     out = []
     if p.not_computed():
         out.append("rerun this review with --schema FILE or --host: the WRITESET numbers are not computed")
     if Id.BINLOG_FORMAT in ids:
-        out.append("SET PERSIST binlog_format = 'ROW' on the source (finding binlog_format): from "
+        out.append(f"{_set_statement(ctx, 'binlog_format', 'ROW')} on the source (finding binlog_format): from "
                    f"{short(WRITESET_ONLY_SINCE)} no transaction of a session logging STATEMENT or MIXED gets a writeset")
     if Id.TABLES_WITHOUT_PRIMARY_KEY in ids:
         out.append("add primary keys to " + ", ".join(ids[Id.TABLES_WITHOUT_PRIMARY_KEY].tables or ("the tables",))
-                   + " (finding tables_without_primary_key), and SET PERSIST sql_generate_invisible_primary_key = ON "
-                   "for tables created later")
+                   + " (finding tables_without_primary_key)"
+                   + (", and SET PERSIST sql_generate_invisible_primary_key = ON for tables created later"
+                      if ctx.version >= GIPK_SINCE else ""))
     if Id.FOREIGN_KEY_PARENT_TABLES in ids:
         out.append("review the foreign keys of finding foreign_key_parent_tables: WRITESET cannot parallelize "
                    "writes to their parent tables")
-    for name, r in removed_between(ctx.version, ctx.target_version):
-        out.append(f"remove {name} from my.cnf (removed in {r.label}); MySQL's upgrade checker "
-                   "(util.checkForServerUpgrade) flags removed variables only, not what the new clock does to lag")
     assumed = set(ctx.baseline.assumed)
     for name, a, _b, _v in default_changes(ctx.version, ctx.target_version):
-        if name in assumed and a:
+        if name in assumed and a and name != "binlog_transaction_dependency_tracking":
             out.append(f"set {name} explicitly if you rely on its current default ({a})")
-    out.append("upgrade the replicas before the source: a replica may run a newer release than its source")
+    prev = ctx.version
+    for n, hop in enumerate(hops, 1):
+        what = [f"remove {name} from my.cnf (removed in {r.label}: a my.cnf that sets it stops the server)"
+                for name, r in removed_between(prev, hop.first)]
+        if prev < NATIVE_PASSWORD_REMOVED <= hop.first:
+            what.append(_native_password(ctx))
+        where = (f"hop {n} of {len(hops)}: " if len(hops) > 1 else "") + \
+            f"upgrade {short(prev)} -> {hop.label}{' LTS' if hop.lts else ''}"
+        if len(hops) > 1 and n == 1:
+            where += " (the supported path goes through each LTS series)"
+        out.append(where + ("; before it: " + "; ".join(what) if what else "")
+                   + ("; MySQL's upgrade checker (util.checkForServerUpgrade) flags removed variables, not what the "
+                      "new clock does to lag" if what else ""))
+        prev = hop.first
+    out.append("at each hop, upgrade the replicas before the source: a replica may run a newer release than its "
+               "source, not an older one")
     return out
 
 
-def _after(ctx: Context, old: Release, new: Release, rows: list[Row]) -> list[str]:
-    """The steps after the upgrade, in order."""
-    at, adv = rows[1].config, rows[2].config
+def _native_password(ctx: Context) -> str:
+    """The step for the authentication plugin 9.0 removes: a replica of 9.x cannot log in to its
+    source as a mysql_native_password user."""
+    user = None
+    if ctx.settings is not None and ctx.settings.replica:
+        user = ctx.settings.replica.get("Source_User") or ctx.settings.replica.get("Master_User")
+    who = f"the replication user {user!s}" if user else "every replication user"
+    return (f"{who} must not authenticate with mysql_native_password (removed in 9.0.0): on the source, "
+            "SELECT user, host FROM mysql.user WHERE plugin = 'mysql_native_password'; then ALTER USER ... "
+            "IDENTIFIED WITH caching_sha2_password BY '...'; and give the replica SOURCE_SSL = 1 or "
+            "GET_SOURCE_PUBLIC_KEY = 1")
+
+
+def _after(ctx: Context, old: Release, new: Release, plan: Plan, rows: list[Row]) -> list[str]:
+    """The steps after the upgrade, in order: the plan's settings where they differ from the
+    target's defaults, each as the statements the target runs."""
+    from .rules import dialect
+    from .statements import applier_change, persist
+
+    at, adv = plan.defaults, plan.recommended
+    d = dialect(ctx)
     out = []
-    if adv.workers != at.workers:
-        out.append(f"SET PERSIST replica_parallel_workers = {adv.workers} (the knee of the simulated curve under the "
-                   f"{adv.clock} clock)")
-    if adv.durable != at.durable:
-        out.append("while the replica catches up: sync_binlog = 0, innodb_flush_log_at_trx_commit = 2 (finding "
-                   "replica_durability), back to 1 / 1 once caught up")
+    if adv.workers != at.workers and adv.applier == Applier.MTA:
+        out.append(" ".join(applier_change(d, "replica_parallel_workers", str(adv.workers)))
+                   + f" (the plan's {adv.workers} workers)")
     if adv.preserve != at.preserve:
-        out.append(f"replica_preserve_commit_order = {'ON' if adv.preserve else 'OFF'}")
+        out.append(" ".join(applier_change(d, "replica_preserve_commit_order", "ON" if adv.preserve else "OFF"))
+                   + " (this replica's commit order, kept by the plan)")
+    if adv.history is not None and adv.history != new.history_size:
+        out.append(" ".join(persist(d, "binlog_transaction_dependency_history_size", str(adv.history)))
+                   + " on the source (finding history_size)")
+    if adv.applier == Applier.CSA:
+        out.append(f"switch the channel to the Change Stream Applier with {adv.workers} workers (finding "
+                   "change_stream_applier: its statements and prerequisites)")
+    alt = plan.alternative("catch_up_durability")
+    if alt is not None and alt.gain >= 0.02:
+        out.append("optionally, only while the replica catches up: SET GLOBAL sync_binlog = 0; SET GLOBAL "
+                   "innodb_flush_log_at_trx_commit = 2; (finding replica_durability), back to 1 / 1 once caught up")
     if not old.writeset_only and new.writeset_only:
         out.append("check the new clock: `lagadvisor analyze` a binlog the upgraded source wrote (written by WRITESET)")
     out.append("rerun `lagadvisor advise` on the upgraded servers (with --host) to confirm the numbers above")
-    if new.applier_options and not old.applier_options:
-        out.append("consider the Change Stream Applier (APPLIER_VERSION = 2) once its prerequisites hold: see its "
-                   "finding; the model is the documented semantics")
     return out

@@ -17,9 +17,11 @@ from ..kinds import (KEYS_UNKNOWN, MARIADB_MODES, WRITESET_BASED, CaveatKind, Fi
 from ..sim.build import fact_column, first_commit_ts
 from ..versions import GIPK_SINCE, WRITESET_ONLY_SINCE, short, writeset_only
 from ..writeset.tracker import WhatIf
-from .context import DEFAULT_WORKERS, REPLICA_DEFAULTS, WORKERS, Context
+from .context import WORKERS, Context
 from .csa import change_stream_applier
-from .findings import Effect, Finding, Severity, severity_for
+from .findings import MIN_GAIN, Alternative, Effect, Finding, Severity, change_words, severity_for
+from .plan import Config, curve, lag_p99, seconds as plan_seconds
+from .statements import Dialect, applier_change, catch_up_durability, persist
 
 Rule = Callable[[Context], list[Finding]]
 
@@ -28,7 +30,6 @@ LARGE_TRX_BYTES = 16 << 20       # bytes of one transaction
 LARGE_TRX_SHARE = 0.05           # or: one transaction is this share of the whole apply time
 LARGE_TRX_MIN_US = 50_000        # ... and takes at least this long to apply
 HOT_ROW_SHARE = 0.05             # a row key behind this share of all row conflicts
-MIN_GAIN = 0.02                  # changes simulated to gain less are reported as info, or not at all
 
 
 def _ws_since() -> str:
@@ -41,156 +42,214 @@ def _fmt_s(v: float) -> str:
 
 
 def _current(ctx: Context, name: str, default: str) -> tuple[str, bool]:
-    v = ctx.settings.get(name) if ctx.settings else None
+    """A setting's current value as every rule reads it (``Context.setting``: --replica-setting,
+    then the server's), else ``default`` (assumed: True)."""
+    v, _ = ctx.setting(name)
     return (v, False) if v is not None else (default, True)
 
 
-def _best_policy(ctx: Context, workers: int) -> Policy | None:
-    pols = ctx.policies
-    if not pols:
-        return None
-    return min(pols, key=lambda p: (round(ctx.seconds(p, workers), 9), pols.index(p)))
+def _sev(ctx: Context, gain: float, floor: Severity = Severity.info) -> Severity:
+    """The severity rule (findings.severity_for) with this replica's lag against its target."""
+    return severity_for(gain, floor, bool(ctx.plan is not None and ctx.plan.misses_target))
+
+
+def dialect(ctx: Context, before_upgrade: bool = False) -> Dialect:
+    """The server the statements are for: the target release after an upgrade (the plan is the
+    upgraded servers'), else the source's own."""
+    target = ctx.target_version if ctx.target_version is not None and not before_upgrade else ctx.version
+    return Dialect(tuple(target), ctx.mariadb)
+
+
+def _step(ctx: Context, fid: Id):
+    """The plan's step for a finding's setting (None: the plan keeps it as it is)."""
+    return next((s for s in ctx.plan.steps if s.finding == fid), None) if ctx.plan is not None else None
+
+
+def _step_effect(ctx: Context, step, without: Config, description: str) -> Effect:
+    """A plan step's effect: the plan without this change against the plan."""
+    plan = ctx.plan
+    return Effect(description, before=step.seconds_before, after=step.seconds_after,
+                  lag_p99_before=lag_p99(ctx, without), lag_p99_after=plan.recommended_lag_p99)
+
+
+def _plan_words(ctx: Context) -> str:
+    plan = ctx.plan
+    return (f"the plan searched {plan.searched} configurations and runs the one with the fewest changes within "
+            f"{plan.tolerance:.0%} of the fastest ({plan.fastest_seconds:,.3f} s)")
 
 
 def dependency_tracking(ctx: Context) -> list[Finding]:
-    """binlog_transaction_dependency_tracking (5.7/8.0 sources choose; 8.4+ is WRITESET)."""
-    if ctx.mariadb or not ctx.facts:
+    """binlog_transaction_dependency_tracking: the clock the plan runs (5.7/8.0 sources choose it;
+    8.4+ sources, and an upgrade to them, track WRITESET: no variable to set)."""
+    if ctx.mariadb or not ctx.facts or ctx.plan is None:
         return []
-    b = ctx.baseline
-    w = max(b.workers, 1)
-    written = ctx.analysis.policies.written.name if ctx.analysis.policies else "unknown"
-    stats = ctx.analysis.policies.clocks if ctx.analysis.policies else {}
+    pol = ctx.analysis.policies
+    written = pol.written.name if pol else "unknown"
+    stats = pol.clocks if pol else {}
     ideal = {p: (s.transactions / s.depth if s.depth else 0.0) for p, s in stats.items()}
     evidence = (f"binlog written under {written}; clock depth (longest chain) per policy: "
                 + ", ".join(f"{p} {stats[p].depth:,} of {stats[p].transactions:,} transactions "
                             f"(ideal {ideal[p]:.1f}x)" for p in stats))
-    note = ctx.analysis.policies.not_computed_note(ctx.analysis.total.transactions) if ctx.analysis.policies else None
+    note = pol.not_computed_note(ctx.analysis.total.transactions) if pol else None
     if note:
         evidence += f"; {note}"
-    before = ctx.seconds(Policy.RECORDED, w)
-    if writeset_only(ctx.version):
-        eff = Effect(f"{_ws_since()}+ sources track WRITESET only; with {w} workers the recorded clock "
-                     f"applies in {_fmt_s(before)}", before=before, after=before)
-        return [Finding(Id.DEPENDENCY_TRACKING, Severity.info, f"Dependency tracking is WRITESET ({_ws_since()}+)",
-                        "binlog_transaction_dependency_tracking", Policy.WRITESET, Policy.WRITESET,
-                        evidence, eff, where="source", metrics={"ideal_parallelism": ideal})]
-    best = _best_policy(ctx, w)
-    after = ctx.seconds(best, w)
+    rec = ctx.plan.recommended
     cur, assumed = _current(ctx, "binlog_transaction_dependency_tracking", written)
-    eff = Effect(f"replica with {w} workers: {written} clock {_fmt_s(before)} -> {best} {_fmt_s(after)}; "
-                 f"also what an upgrade to {_ws_since()} (WRITESET only) gives: {_fmt_s(ctx.seconds(Policy.WRITESET, w))}",
-                 before=before, after=after, lag_p99_before=ctx.lag_p99(Policy.RECORDED, w),
-                 lag_p99_after=ctx.lag_p99(best, w))
-    title, stmts, mycnf = _tracking_change(ctx, best) if best != written else (
-        f"Track dependencies with {best} on the source", (), ())
-    sev = severity_for(eff.gain) if best != written else Severity.info
-    return [Finding(Id.DEPENDENCY_TRACKING, sev, title,
-                    "binlog_transaction_dependency_tracking", cur, best, evidence, eff, where="source",
-                    statements=stmts, mycnf=mycnf, current_assumed=assumed,
-                    metrics={"ideal_parallelism": ideal,
-                             "catch_up_seconds": {p: ctx.seconds(p, w) for p in ctx.policies}})]
+    metrics = {"ideal_parallelism": ideal}
+    step = _step(ctx, Id.DEPENDENCY_TRACKING)
+    target = ctx.target_version
+    if writeset_only(ctx.version) or (target is not None and writeset_only(target)):
+        when = (f"after the upgrade to {short(target)}" if not writeset_only(ctx.version) else f"{_ws_since()}+")
+        eff = None
+        if step is not None:
+            eff = _step_effect(ctx, step, replace(rec, clock=ctx.plan.current.clock, history=None),
+                               f"the plan under the {written} clock against the WRITESET clock {when}")
+        title = (f"The upgrade to {short(target)} tracks dependencies with WRITESET"
+                 if not writeset_only(ctx.version) else f"Dependency tracking is WRITESET ({_ws_since()}+)")
+        return [Finding(Id.DEPENDENCY_TRACKING, Severity.info, title, "binlog_transaction_dependency_tracking",
+                        cur if not writeset_only(ctx.version) else Policy.WRITESET, Policy.WRITESET,
+                        evidence + f"; {when} the variable is removed: nothing to set, in SQL or in my.cnf",
+                        eff, where="source", current_assumed=assumed and not writeset_only(ctx.version),
+                        metrics=metrics)]
+    if step is None:
+        if note:
+            return [Finding(Id.DEPENDENCY_TRACKING, Severity.info, "WRITESET not computed: the clock is not judged",
+                            "binlog_transaction_dependency_tracking", cur,
+                            f"{cur} (rerun with --schema FILE or --host to judge WRITESET)", evidence, None,
+                            where="source", current_assumed=assumed, metrics=metrics)]
+        # the plan keeps the source's clock: a confirmation (current == suggested)
+        return [Finding(Id.DEPENDENCY_TRACKING, Severity.info, f"Keep {written} on the source",
+                        "binlog_transaction_dependency_tracking", cur, cur,
+                        evidence + f"; {_plan_words(ctx)}", None, where="source", current_assumed=assumed,
+                        metrics=metrics)]
+    eff = _step_effect(ctx, step, replace(rec, clock=Policy.RECORDED, history=None),
+                       f"the plan under the recorded {written} clock against {rec.clock} tracked on the source")
+    d = dialect(ctx)
+    return [Finding(Id.DEPENDENCY_TRACKING, _sev(ctx, eff.gain), f"Track dependencies with {rec.clock} on the source",
+                    "binlog_transaction_dependency_tracking", cur, str(rec.clock), evidence + f"; {_plan_words(ctx)}",
+                    eff, where="source", statements=persist(d, "binlog_transaction_dependency_tracking", rec.clock),
+                    mycnf=(("binlog_transaction_dependency_tracking", str(rec.clock)),), current_assumed=assumed,
+                    metrics=metrics)]
 
 
 def parallel_workers(ctx: Context) -> list[Finding]:
-    """replica_parallel_workers at the knee of the simulated speedup curve."""
-    if not ctx.facts:
+    """replica_parallel_workers (MariaDB: slave_parallel_threads): the plan's count, with the
+    curve under the plan's other settings as evidence."""
+    if not ctx.facts or ctx.plan is None:
         return []
-    clock = _best_policy(ctx, DEFAULT_WORKERS) or Policy.RECORDED
-    if writeset_only(ctx.version) or ctx.mariadb:
-        clock = Policy.RECORDED
-    curve = ctx.curve(clock)
-    knee = ctx.knee(clock)
-    b = ctx.baseline
-    before = ctx.seconds(clock, max(b.workers, 0)) if b.workers else ctx.seconds(clock, 1)
-    after = curve[knee]
-    cur, assumed = _current(ctx, "replica_parallel_workers", str(ctx.baseline.workers))
-    one = curve[1]
-    evidence = (f"simulated catch-up under the {clock} clock by workers: "
-                + ", ".join(f"{w}: {_fmt_s(s)} ({one / s:.2f}x)" for w, s in curve.items() if s > 0)
-                + f"; the knee (fewest workers reaching {int(90)}% of the best speedup) is {knee}; "
+    plan, b = ctx.plan, ctx.baseline
+    rec = plan.recommended
+    c = curve(ctx, rec)
+    name = "slave_parallel_threads" if ctx.mariadb else "replica_parallel_workers"
+    cur, assumed = _current(ctx, name if ctx.mariadb else "replica_parallel_workers", str(b.workers))
+    one = c[1]
+    fastest = min(c, key=lambda w: (round(c[w], 9), w))
+    evidence = (f"simulated catch-up under the plan's other settings ({rec.describe()}) by workers: "
+                + ", ".join(f"{w}: {_fmt_s(s)} ({one / s:.2f}x)" for w, s in c.items() if s > 0)
+                + f"; the fastest is {fastest} ({_fmt_s(c[fastest])}); {_plan_words(ctx)}; "
                 f"replica cores in the cost model: {ctx.cost.cores}")
-    eff = Effect(f"{cur} -> {knee} workers", before=before, after=after,
-                 lag_p99_before=ctx.lag_p99(clock, max(b.workers, 1)), lag_p99_after=ctx.lag_p99(clock, knee))
-    if str(knee) == str(cur):
-        sev = Severity.info
-    else:
-        sev = severity_for(eff.gain)
-    title, stmts, mycnf = _workers_change(ctx, str(knee))
-    return [Finding(Id.REPLICA_PARALLEL_WORKERS, sev, title, mycnf[0][0], cur, str(knee),
-                    evidence, eff, statements=stmts, mycnf=mycnf, current_assumed=assumed,
-                    metrics={"clock": clock, "curve_seconds": {str(w): s for w, s in curve.items()}, "knee": knee})]
+    metrics = {"curve_seconds": {str(w): s for w, s in c.items()}, "plan_workers": rec.workers}
+    step = _step(ctx, Id.REPLICA_PARALLEL_WORKERS)
+    if step is None:
+        return [Finding(Id.REPLICA_PARALLEL_WORKERS, Severity.info, f"Keep {cur} applier workers", name, cur, cur,
+                        evidence, None, current_assumed=assumed, metrics=metrics)]
+    eff = _step_effect(ctx, step, replace(rec, workers=plan.current.workers),
+                       f"{cur} -> {rec.workers} {'threads' if ctx.mariadb else 'workers'}, the plan's other settings "
+                       "as planned")
+    d = dialect(ctx)
+    return [Finding(Id.REPLICA_PARALLEL_WORKERS, _sev(ctx, eff.gain), f"Run {rec.workers} applier "
+                    f"{'threads' if ctx.mariadb else 'workers'}", name, cur, str(rec.workers), evidence, eff,
+                    statements=applier_change(d, name, str(rec.workers)), mycnf=((name, str(rec.workers)),),
+                    current_assumed=assumed, metrics=metrics)]
 
 
 def parallel_mode(ctx: Context) -> list[Finding]:
     """MariaDB's slave_parallel_mode: conservative (group commits in parallel), optimistic (the
     default since 10.5: speculative apply, conflicts rolled back and retried; transactions that
-    waited for a lock on the source wait) or aggressive (speculates on those too), simulated."""
-    if not ctx.facts or not ctx.mariadb:
+    waited for a lock on the source wait) or aggressive (speculates on those too): the plan's."""
+    if not ctx.facts or not ctx.mariadb or ctx.plan is None:
         return []
-    b = ctx.baseline
-    w = b.workers if b.workers > 1 else DEFAULT_WORKERS
-    times = {m.parallel_mode: ctx.seconds(Policy.RECORDED, w, mode=m) for m in MARIADB_MODES}
-    cur_mode = ReplicaMode(b.mode).parallel_mode
+    rec = ctx.plan.recommended
+    times = {m.parallel_mode: plan_seconds(ctx, replace(rec, mode=m)) for m in MARIADB_MODES}
+    cur_mode = ReplicaMode(ctx.baseline.mode).parallel_mode
     cur, assumed = _current(ctx, "slave_parallel_mode", cur_mode)
-    best = min(times, key=lambda m: (round(times[m], 9), m != cur_mode, m))
-    before, after = times.get(cur_mode, times[ReplicaMode.MARIADB_CONSERVATIVE.parallel_mode]), times[best]
-    eff = Effect(f"{w} threads: " + ", ".join(f"{m} {_fmt_s(t)}" for m, t in times.items()),
-                 before=before, after=after)
-    evidence = (f"simulated catch-up with {w} threads by mode: " + ", ".join(f"{m} {_fmt_s(t)}" for m, t in times.items())
+    best = ReplicaMode(rec.mode).parallel_mode
+    evidence = (f"simulated catch-up with the plan's {rec.workers} threads by mode: "
+                + ", ".join(f"{m} {_fmt_s(t)}" for m, t in times.items())
                 + "; optimistic and aggressive apply speculatively and retry on a conflict (conflicts from the "
-                "re-derived writesets; a retried transaction is assumed to lose half its work)")
-    title, stmts, mycnf = _mode_change(best)
-    return [Finding(Id.SLAVE_PARALLEL_MODE, severity_for(eff.gain) if best != cur_mode else Severity.info,
-                    title, "slave_parallel_mode", cur, best, evidence, eff, statements=stmts, mycnf=mycnf,
-                    current_assumed=assumed,
-                    metrics={"catch_up_seconds": times, "threads": w})]
+                "re-derived writesets; a retried transaction is assumed to lose half its work); " + _plan_words(ctx))
+    metrics = {"catch_up_seconds": times, "threads": rec.workers}
+    step = _step(ctx, Id.SLAVE_PARALLEL_MODE)
+    if step is None:
+        return [Finding(Id.SLAVE_PARALLEL_MODE, Severity.info, f"Keep slave_parallel_mode {cur}",
+                        "slave_parallel_mode", cur, cur, evidence, None, current_assumed=assumed, metrics=metrics)]
+    eff = _step_effect(ctx, step, replace(rec, mode=ctx.baseline.mode), f"{rec.workers} threads: {cur_mode} -> {best}")
+    return [Finding(Id.SLAVE_PARALLEL_MODE, _sev(ctx, eff.gain), f"Parallel mode {best}", "slave_parallel_mode",
+                    cur, best, evidence, eff, statements=applier_change(dialect(ctx), "slave_parallel_mode", best),
+                    mycnf=(("slave_parallel_mode", best),), current_assumed=assumed, metrics=metrics)]
 
 
 def preserve_commit_order(ctx: Context) -> list[Finding]:
-    if not ctx.facts or ctx.mariadb:
+    """replica_preserve_commit_order: a constraint the plan keeps; OFF is its labelled
+    alternative, with its own numbers, where it gains."""
+    if not ctx.facts or ctx.mariadb or ctx.plan is None:
         return []
-    b = ctx.baseline
-    w = max(b.workers, 2)
-    on = ctx.seconds(Policy.RECORDED, w, preserve=True)
-    off = ctx.seconds(Policy.RECORDED, w, preserve=False)
-    cur, assumed = _current(ctx, "replica_preserve_commit_order",
-                            REPLICA_DEFAULTS.default("replica_preserve_commit_order"))
-    gain = (on - off) / on if on > 0 else 0.0
-    evidence = (f"with {w} workers: preserve ON {_fmt_s(on)}, OFF {_fmt_s(off)} ({gain:+.1%} faster OFF). "
-                "OFF lets transactions commit out of source order: gaps in gtid_executed while applying, "
-                "readers of the replica may see states the source never had.")
-    if gain >= 0.15:
-        sug, sev = "OFF (only if readers of the replica tolerate out-of-order commits)", Severity.info
-        eff = Effect("preserve ON -> OFF", before=on, after=off)
-    else:
-        sug, sev = "ON", Severity.info
-        eff = Effect(f"keeping ON costs {gain:.1%} of catch-up time", before=on, after=on)
-    return [Finding(Id.REPLICA_PRESERVE_COMMIT_ORDER, sev, "Commit order on the replica",
-                    "replica_preserve_commit_order", cur, sug, evidence, eff, current_assumed=assumed,
-                    mycnf=(("replica_preserve_commit_order", "OFF" if sug.startswith("OFF") else "ON"),))]
+    rec = ctx.plan.recommended
+    on = "ON" if rec.preserve else "OFF"
+    cur, assumed = _current(ctx, "replica_preserve_commit_order", on)
+    alt = ctx.plan.alternative("commit_order_off")
+    if alt is None or alt.gain < MIN_GAIN:
+        why = ("with one worker there is no order to keep" if rec.workers <= 1 else
+               f"OFF would gain {alt.gain:.1%}" if alt is not None else "the replica already commits out of order")
+        return [Finding(Id.REPLICA_PRESERVE_COMMIT_ORDER, Severity.info, "Commit order on the replica",
+                        "replica_preserve_commit_order", cur, cur, f"the plan keeps {cur}: {why}", None,
+                        current_assumed=assumed)]
+    eff = Effect(f"the plan with commit order OFF: {rec.workers} workers", before=alt.plan_seconds, after=alt.seconds,
+                 lag_p99_before=ctx.plan.recommended_lag_p99, lag_p99_after=alt.lag_p99)
+    return [Finding(Id.REPLICA_PRESERVE_COMMIT_ORDER, Severity.info, "Commit order on the replica: OFF is faster",
+                    "replica_preserve_commit_order", cur, f"{cur} (the plan keeps it)",
+                    f"with the plan's {rec.workers} workers: ON {_fmt_s(alt.plan_seconds)}, OFF {_fmt_s(alt.seconds)} "
+                    f"({change_words(alt.plan_seconds, alt.seconds)} OFF). OFF lets transactions commit out of "
+                    "source order: gaps in gtid_executed while applying, readers of the replica may see states the "
+                    "source never had; so the plan keeps it, and OFF is an alternative", eff,
+                    current_assumed=assumed, alternative=_alternative(ctx, alt, ("replica_preserve_commit_order", "OFF")))]
+
+
+def _alternative(ctx: Context, alt, setting: tuple[str, str]) -> Alternative:
+    d = dialect(ctx)
+    stmts = (catch_up_durability(d) if alt.key == "catch_up_durability" else
+             applier_change(d, setting[0], setting[1]))
+    return Alternative(setting[1], alt.condition,
+                       Effect(f"the plan ({ctx.plan.recommended.describe()}) -> {alt.config.describe()}",
+                              before=alt.plan_seconds, after=alt.seconds,
+                              lag_p99_before=ctx.plan.recommended_lag_p99, lag_p99_after=alt.lag_p99), stmts)
 
 
 def history_size(ctx: Context) -> list[Finding]:
+    """binlog_transaction_dependency_history_size where the history filled up: the plan's size."""
     p = ctx.analysis.policies
-    if p is None or ctx.mariadb:
+    if p is None or ctx.mariadb or ctx.plan is None:
         return []
     full = p.fallbacks.get(Fallback.HISTORY_FULL.value, 0) + p.fallbacks.get(Fallback.WRITESET_LIMIT.value, 0)
     if not full:
         return []
-    new = max(p.history_size * 4, 100_000)
-    w = max(ctx.baseline.workers, 1)
-    before_ws = ctx.seconds(Policy.WRITESET, w)
-    facts = ctx.what_if_facts(WhatIf(), history_size=new)
-    after_ws = ctx.seconds(Policy.WRITESET, w, facts=facts, key=WhatIfKey(WhatIfChange.HISTORY, new))
-    before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
-    eff = Effect(f"{how}, history {p.history_size:,} -> {new:,}, {w} workers", before=before, after=after)
+    rec = ctx.plan.recommended
     cur, assumed = _current(ctx, "binlog_transaction_dependency_history_size", str(p.history_size))
-    return [Finding(Id.HISTORY_SIZE, severity_for(eff.gain, Severity.info),
-                    "The writeset history filled up", "binlog_transaction_dependency_history_size", cur,
-                    str(new), f"{full:,} transactions fell back because the history was full or a writeset "
-                    f"was larger than it ({p.resets:,} history resets)", eff, where="source",
-                    statements=(f"SET GLOBAL binlog_transaction_dependency_history_size = {new};",),
-                    mycnf=(("binlog_transaction_dependency_history_size", str(new)),), current_assumed=assumed)]
+    evidence = (f"{full:,} transactions fell back because the history was full or a writeset was larger than it "
+                f"({p.resets:,} history resets)")
+    step = _step(ctx, Id.HISTORY_SIZE)
+    if step is None:
+        return [Finding(Id.HISTORY_SIZE, Severity.info, "The writeset history filled up",
+                        "binlog_transaction_dependency_history_size", cur, f"{cur} (the plan keeps it)",
+                        evidence + f"; a larger history gains too little under the plan: {_plan_words(ctx)}", None,
+                        where="source", current_assumed=assumed)]
+    eff = _step_effect(ctx, step, replace(rec, history=ctx.plan.current.history),
+                       f"the plan with history {step.before} -> {step.after}")
+    return [Finding(Id.HISTORY_SIZE, _sev(ctx, eff.gain), "The writeset history filled up",
+                    "binlog_transaction_dependency_history_size", cur, str(rec.history), evidence, eff, where="source",
+                    statements=persist(dialect(ctx), "binlog_transaction_dependency_history_size", str(rec.history)),
+                    mycnf=(("binlog_transaction_dependency_history_size", str(rec.history)),),
+                    current_assumed=assumed)]
 
 
 def group_commit_delay(ctx: Context) -> list[Finding]:
@@ -215,7 +274,7 @@ def group_commit_delay(ctx: Context) -> list[Finding]:
                  f"group's first join it; {w} workers", before=before, after=after)
     if eff.gain < MIN_GAIN:
         return []
-    return [Finding(Id.SYNC_DELAY, severity_for(eff.gain), "Larger commit groups on the source",
+    return [Finding(Id.SYNC_DELAY, _sev(ctx, eff.gain), "Larger commit groups on the source",
                     "binlog_group_commit_sync_delay", cur, str(delay),
                     f"COMMIT_ORDER clock: {stats.parallel_share:.1%} of transactions may overlap their "
                     f"predecessor, mean distance {stats.mean_distance:.2f}. Cost: every commit on the source "
@@ -323,7 +382,7 @@ def missing_primary_keys(ctx: Context) -> list[Finding]:
     if not tables:
         return []
     names = tuple(sorted(t for t, _ in tables))
-    w = max(ctx.baseline.workers, 1)
+    w = ctx.plan_workers()
     before_ws = ctx.seconds(Policy.WRITESET, w)
     facts = ctx.what_if_facts(WhatIf(add_primary_key=frozenset(n.lower() for n in names)))
     after_ws = ctx.seconds(Policy.WRITESET, w, facts=facts, key=WhatIfKey(WhatIfChange.ADD_PRIMARY_KEY))
@@ -338,7 +397,7 @@ def missing_primary_keys(ctx: Context) -> list[Finding]:
             f"SET PERSIST sql_generate_invisible_primary_key = ON;  -- {short(GIPK_SINCE)}+, for tables created later")
     stmts = tuple(f"ALTER TABLE {_q(n)} ADD COLUMN my_row_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT "
                   "INVISIBLE PRIMARY KEY FIRST;" for n in names) + (gipk,)
-    return [Finding(Id.TABLES_WITHOUT_PRIMARY_KEY, severity_for(eff.gain, Severity.warning),
+    return [Finding(Id.TABLES_WITHOUT_PRIMARY_KEY, _sev(ctx, eff.gain, Severity.warning),
                     f"{len(names)} table(s) without a primary key: " + ", ".join(names),
                     "PRIMARY KEY", "none", "add a primary key (or a generated invisible one)",
                     "transactions writing to a table without a primary key get no writeset and keep the "
@@ -375,14 +434,14 @@ def fk_parents(ctx: Context) -> list[Finding]:
     if not tables:
         return []
     names = tuple(sorted(t for t, _ in tables))
-    w = max(ctx.baseline.workers, 1)
+    w = ctx.plan_workers()
     before_ws = ctx.seconds(Policy.WRITESET, w)
     facts = ctx.what_if_facts(WhatIf(drop_foreign_keys_to=frozenset(n.lower() for n in names)))
     after_ws = ctx.seconds(Policy.WRITESET, w, facts=facts, key=WhatIfKey(WhatIfChange.DROP_FOREIGN_KEYS))
     before, after, how = _on_baseline(ctx, w, before_ws, after_ws)
     eff = Effect(f"{how}, {w} workers, without the foreign keys referencing {', '.join(names)}",
                  before=before, after=after)
-    return [Finding(Id.FOREIGN_KEY_PARENT_TABLES, severity_for(eff.gain, Severity.warning),
+    return [Finding(Id.FOREIGN_KEY_PARENT_TABLES, _sev(ctx, eff.gain, Severity.warning),
                     f"{len(names)} foreign-key parent table(s) disable writesets: " + ", ".join(names),
                     "FOREIGN KEY", "referenced by foreign keys",
                     "enforce the relation in the application, or accept the serialization",
@@ -433,7 +492,7 @@ def secondary_indexes(ctx: Context) -> list[Finding]:
     share = extra * ctx.cost.index_entry_us / (ctx.work_us_total() or 1.0)
     if not extra or share < INDEX_ENTRY_SHARE:
         return []
-    w = max(ctx.baseline.workers, 1)
+    w = ctx.plan_workers()
     before = ctx.seconds(Policy.RECORDED, w)
     after = ctx.with_cost(replace(ctx.cost, index_entry_us=0.0)).seconds(Policy.RECORDED, w)
     eff = Effect(f"recorded clock, {w} workers, without the {extra:,} secondary index entries past one an "
@@ -442,7 +501,7 @@ def secondary_indexes(ctx: Context) -> list[Finding]:
     named = _many_indexed(ctx)
     where = (": " + ", ".join(f"{t} ({k} secondary indexes, {n:,} rows written)" for t, k, n in named)
              if named else "")
-    return [Finding(Id.SECONDARY_INDEXES, severity_for(eff.gain), "Secondary index entries slow the workers"
+    return [Finding(Id.SECONDARY_INDEXES, _sev(ctx, eff.gain), "Secondary index entries slow the workers"
                     + (": " + ", ".join(t for t, _, _ in named[:3]) if named else ""),
                     "secondary indexes", ", ".join(f"{t}: {k}" for t, k, _ in named[:3]) or None,
                     "drop the indexes no query uses (sys.schema_unused_indexes on the source and the replica), "
@@ -489,7 +548,7 @@ def hot_rows(ctx: Context) -> list[Finding]:
     hot = [(k, n) for k, n in top if n / g.conflicts >= HOT_ROW_SHARE and k.readable]
     if not hot:
         return []
-    w = max(ctx.baseline.workers, 1)
+    w = ctx.plan_workers()
     before_ws = ctx.seconds(Policy.WRITESET, w)
     facts = ctx.what_if_facts(WhatIf(ignore_rows=frozenset(k.label for k, _ in hot)))
     after_ws = ctx.seconds(Policy.WRITESET, w, facts=facts, key=WhatIfKey(WhatIfChange.HOT_ROWS))
@@ -497,7 +556,7 @@ def hot_rows(ctx: Context) -> list[Finding]:
     eff = Effect(f"{how}, {w} workers, if these rows stopped conflicting (an upper bound)",
                  before=before, after=after)
     tables = tuple(sorted({k.table for k, _ in hot}))
-    return [Finding(Id.HOT_ROWS, severity_for(eff.gain), "Hot rows serialize the stream",
+    return [Finding(Id.HOT_ROWS, _sev(ctx, eff.gain), "Hot rows serialize the stream",
                     "application / schema", None,
                     "spread the hot rows (sharded counters, batched updates, move them out of the transaction)",
                     f"{g.conflicts:,} row conflicts; " + ", ".join(f"{k}: {n:,} ({n / g.conflicts:.0%})"
@@ -578,7 +637,7 @@ def ddl_barriers(ctx: Context) -> list[Finding]:
     t = ctx.analysis.total
     if not t.ddl:
         return []
-    w = max(ctx.baseline.workers, 1)
+    w = ctx.plan_workers()
     from ..sim.stream import chunks_of
 
     chunks = chunks_of(ctx.facts, ("file_idx", "seq", "inserts", "updates", "deletes", "nbytes"))
@@ -600,92 +659,51 @@ def ddl_barriers(ctx: Context) -> list[Finding]:
                     metrics={"ddl": t.ddl, "barriers": barriers, "policies": list(written)})]
 
 
-def _tracking_change(ctx: Context, policy: str) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """(title, statements, my.cnf) of tracking dependencies with ``policy`` on the source."""
-    stmts, mycnf = [], []
-    if ctx.version < (8, 0, 0):
-        stmts.append("SET GLOBAL transaction_write_set_extraction = 'XXHASH64';")
-        mycnf.append(("transaction_write_set_extraction", "XXHASH64"))
-    stmts.append(f"SET GLOBAL binlog_transaction_dependency_tracking = '{policy}';")
-    mycnf.append(("binlog_transaction_dependency_tracking", policy))
-    return f"Track dependencies with {policy} on the source", tuple(stmts), tuple(mycnf)
-
-
-def _workers_change(ctx: Context, workers: str) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """(title, statements, my.cnf) of running ``workers`` applier workers (MariaDB: threads)."""
-    name = "slave_parallel_threads" if ctx.mariadb else "replica_parallel_workers"
-    stop, start = ("STOP SLAVE SQL_THREAD;", "START SLAVE SQL_THREAD;") if ctx.mariadb else \
-        ("STOP REPLICA SQL_THREAD;", "START REPLICA SQL_THREAD;")
-    return (f"Run {workers} applier workers", (stop, f"SET GLOBAL {name} = {workers};", start),
-            ((name, workers),))
-
-
-def _mode_change(mode: str) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """(title, statements, my.cnf) of MariaDB's slave_parallel_mode ``mode``."""
-    return (f"Parallel mode {mode}",
-            ("STOP SLAVE SQL_THREAD;", f"SET GLOBAL slave_parallel_mode = '{mode}';", "START SLAVE SQL_THREAD;"),
-            (("slave_parallel_mode", mode),))
-
-
-def restate(ctx: Context, f: Finding, value: str) -> Finding:
-    """``f`` suggesting ``value`` instead (the plan's value of its setting): the title, the
-    statements and the my.cnf lines follow; evidence, effect and severity are the caller's."""
-    change = {Id.DEPENDENCY_TRACKING: lambda: _tracking_change(ctx, value),
-              Id.REPLICA_PARALLEL_WORKERS: lambda: _workers_change(ctx, value),
-              Id.SLAVE_PARALLEL_MODE: lambda: _mode_change(value)}.get(f.id)
-    if change is None or value == f.suggested:
-        return replace(f, suggested=value)
-    title, stmts, mycnf = change()
-    return replace(f, title=title, suggested=value, statements=stmts, mycnf=mycnf)
-
-
 def durability(ctx: Context) -> list[Finding]:
-    if not ctx.facts:
+    """The replica's durability: a constraint the plan keeps. A durable replica is offered relaxed
+    durability while it catches up, a labelled alternative with its own numbers (the plan with
+    sync_binlog=0, innodb_flush_log_at_trx_commit=2), never part of the plan."""
+    if not ctx.facts or ctx.plan is None:
         return []
     b = ctx.baseline
-    w = max(b.workers, 1)
-    dur = ctx.seconds(Policy.RECORDED, w, durable=True)
-    rel = ctx.seconds(Policy.RECORDED, w, durable=False)
     sync, a1 = _current(ctx, "sync_binlog", "1")
     flush, a2 = _current(ctx, "innodb_flush_log_at_trx_commit", "1")
     cur = f"sync_binlog={sync}, innodb_flush_log_at_trx_commit={flush}"
+    rec = ctx.plan.recommended
     if not b.durable:
-        eff = Effect("already relaxed", before=rel, after=rel)
+        dur = plan_seconds(ctx, replace(rec, durable=True))
+        eff = Effect("already relaxed", before=ctx.plan.recommended_seconds, after=ctx.plan.recommended_seconds)
         return [Finding(Id.REPLICA_DURABILITY, Severity.info, "Replica durability is relaxed",
                         "sync_binlog / innodb_flush_log_at_trx_commit", cur, cur,
-                        f"durable would take {_fmt_s(dur)} instead of {_fmt_s(rel)}; keep "
+                        f"durable would take {_fmt_s(dur)} instead of {_fmt_s(ctx.plan.recommended_seconds)}; keep "
                         f"{_autopos(ctx)} and relay_log_recovery=ON so a crash is recovered from the "
                         "source", eff, current_assumed=a1 or a2)]
-    eff = Effect(f"{w} workers: durable {_fmt_s(dur)} -> relaxed {_fmt_s(rel)}", before=dur, after=rel,
-                 lag_p99_before=ctx.lag_p99(Policy.RECORDED, w, durable=True),
-                 lag_p99_after=ctx.lag_p99(Policy.RECORDED, w, durable=False))
-    return [Finding(Id.REPLICA_DURABILITY, severity_for(eff.gain),
-                    "Relax durability on the replica while it catches up",
+    alt = ctx.plan.alternative("catch_up_durability")
+    eff = Effect(f"while catching up, the plan ({rec.workers} {'threads' if ctx.mariadb else 'workers'}) durable "
+                 f"{_fmt_s(alt.plan_seconds)} -> relaxed {_fmt_s(alt.seconds)}", before=alt.plan_seconds,
+                 after=alt.seconds, lag_p99_before=ctx.plan.recommended_lag_p99, lag_p99_after=alt.lag_p99)
+    return [Finding(Id.REPLICA_DURABILITY, _sev(ctx, eff.gain),
+                    "Catch-up only: relax durability on the replica while it catches up",
                     "sync_binlog / innodb_flush_log_at_trx_commit", cur,
-                    "sync_binlog=0, innodb_flush_log_at_trx_commit=2",
-                    "every commit group pays an fsync of the binlog and the redo log "
-                    f"(cost model: {ctx.cost.redo_flush_us:.0f} + {ctx.cost.flush_us:.0f} us per group"
+                    "sync_binlog=0, innodb_flush_log_at_trx_commit=2 while catching up",
+                    "the plan stays durable; this is a separate, temporary option. Every commit group pays an "
+                    f"fsync of the binlog and the redo log (cost model: {ctx.cost.redo_flush_us:.0f} + "
+                    f"{ctx.cost.flush_us:.0f} us per group"
                     + (f", each plus {ctx.cost.fsync_byte_us:g} us per byte the group wrote" if ctx.cost.fsync_byte_us else "")
                     + "). Trade-off: after an OS crash the "
                     "replica loses its last transactions; it is safe to re-fetch them only with GTID "
                     f"auto-positioning ({_autopos(ctx)}) and relay_log_recovery=ON, and a replica that "
                     "may be promoted should go back to 1/1 first", eff,
-                    statements=("SET GLOBAL sync_binlog = 0;", "SET GLOBAL innodb_flush_log_at_trx_commit = 2;",
-                                "-- crash safety: CHANGE MASTER TO MASTER_USE_GTID = slave_pos; "
-                                "relay_log_recovery = ON in my.cnf" if ctx.mariadb else
-                                "-- crash safety: CHANGE REPLICATION SOURCE TO SOURCE_AUTO_POSITION = 1; "
-                                "relay_log_recovery = ON in my.cnf",
-                                "-- once caught up: SET GLOBAL sync_binlog = 1; "
-                                "SET GLOBAL innodb_flush_log_at_trx_commit = 1;"),
+                    statements=catch_up_durability(dialect(ctx)),
                     mycnf=(("sync_binlog", "0"), ("innodb_flush_log_at_trx_commit", "2"),
-                           ("relay_log_recovery", "ON")), current_assumed=a1 or a2)]
+                           ("relay_log_recovery", "ON")), current_assumed=a1 or a2,
+                    condition=alt.condition, metrics={"catch_up_only": True})]
 
 
 def _set_statement(ctx: Context, name: str, value: str) -> str:
-    """MySQL 8.0+ persists with SET PERSIST; MariaDB and 5.7 have SET GLOBAL plus my.cnf."""
-    if ctx.mariadb or ctx.version < (8, 0, 0):
-        return f"SET GLOBAL {name} = '{value}';  -- and in my.cnf, to survive a restart"
-    return f"SET PERSIST {name} = '{value}';"
+    """The permanent change of a source variable, in the form the source's release accepts."""
+    return " ".join(persist(dialect(ctx), name, value)) if not ctx.mariadb else \
+        f"SET GLOBAL {name} = '{value}';"
 
 
 def row_format(ctx: Context) -> list[Finding]:
@@ -775,7 +793,7 @@ def hot_tables(ctx: Context) -> list[Finding]:
     if share < HOT_TABLE_SHARE:
         return []
     keys = frozenset(k.label for k in g.hot_rows if k.table == table)
-    w = max(ctx.baseline.workers, 1)
+    w = ctx.plan_workers()
     eff = None
     if keys:
         before_ws = ctx.seconds(Policy.WRITESET, w)
@@ -785,7 +803,7 @@ def hot_tables(ctx: Context) -> list[Finding]:
         eff = Effect(f"{how}, {w} workers, if the table's {len(keys):,} hottest rows stopped conflicting "
                      "(a lower bound of what spreading the table's writes gives)", before=before, after=after)
     others = sorted(g.hot_tables.items(), key=lambda kv: (-kv[1], kv[0]))[1:4]
-    return [Finding(Id.HOT_TABLE, severity_for(eff.gain) if eff else Severity.info,
+    return [Finding(Id.HOT_TABLE, _sev(ctx, eff.gain) if eff else Severity.info,
                     f"One table is behind {share:.0%} of row conflicts: {table}", "application / schema", None,
                     "spread its writes (fewer updates of the same rows: sharded counters, batching, "
                     "a queue table per writer)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from enum import Enum
 from typing import Annotated, Optional
 
@@ -10,7 +11,7 @@ import typer
 
 from ..cpus import usable_cpus
 from ..errors import LagAdvisorError
-from .common import Progress, console, cost_model as cost_model_of, fail, output_path, read_inputs, warn, write_html
+from .common import Progress, console, finite, cost_model as cost_model_of, fail, output_path, read_inputs, warn, write_html
 from .options import (ClockArgs, CoresOpt, CostModelOpt, FilesArg, FromOpt, OutputFormat, ProgressOpt, ServerArgs,
                       TargetVersionOpt, ToOpt, WindowArgs, format_option, grouped, parse_version_option)
 
@@ -57,6 +58,10 @@ def advise(
                                              "duration (15m, 1h, 1d), off, or auto (for inputs longer "
                                              "than 2 hours).")] = "auto",
     target_version: TargetVersionOpt = None,
+    lag_target: Annotated[float, typer.Option(
+        "--lag-target", metavar="SECONDS", help="The replica's lag p99 target: a finding is critical only when the "
+                                                "replica, as it runs now, misses it (simulated against the source's "
+                                                "timeline) and the change saves 15% or more.")] = 1.0,
     current_version: Annotated[Optional[str], typer.Option(
         "--current-version", help="The source's MySQL version for --target-version, instead of the one in the "
                                   "binlog (or --host's): e.g. 8.0.33 to review a binlog as an 8.0 source's, its "
@@ -78,6 +83,9 @@ def advise(
         cost = cost_model_of(cost_model, cores)
         given = parse_replica_settings(replica_setting or [])
         window_s = parse_window(window)
+        finite(lag_target, "--lag-target")
+        if lag_target <= 0:
+            raise LagAdvisorError(f"--lag-target {lag_target:g}: expected a number of seconds above 0")
         inp = read_inputs(files, clock, binlog_window, server, from_file=from_file, to_file=to_file)
         output_path(html, inp.files, "--html")
         settings = settings_from_server(inp.server) if inp.server is not None else None
@@ -85,7 +93,11 @@ def advise(
             advice = run(inp.files, inp.options, cost, settings, on_transaction=lambda s, t, c: bar.update(s, t),
                          window_s=window_s, on_progress=bar.on_progress, jobs=jobs or usable_cpus(),
                          target_version=target, current_version=current, given=given,
-                         cores_given=cores is not None)
+                         cores_given=cores is not None, lag_target_s=lag_target,
+                         reproduce=reproduce_args(clock, binlog_window, cost_model, inp.files))
+        if settings is not None and settings.role == "source":
+            # issue 71: a source has no applier to run replica statements on (summary: one line says so)
+            advice.findings = [replace(f, statements=()) if f.where == "replica" else f for f in advice.findings]
         if html:
             write_html(html, render_html(advice))
     except LagAdvisorError as err:
@@ -120,3 +132,23 @@ def parse_replica_settings(items: list[str]) -> dict[str, str]:
             raise LagAdvisorError(f"--replica-setting {item!r}: {problem}")
         out[name] = value
     return out
+
+
+def reproduce_args(clock, window, cost_model: str | None, files: list[str]) -> tuple[str, ...]:
+    """The ``simulate`` options besides a configuration's that give this run's numbers: the
+    files, the clock's inputs, the window, the cost model (advise adds ``--cores``)."""
+    out: list[str] = []
+    if clock.schema:
+        out += ["--schema", clock.schema]
+    if clock.commit_order != "auto":
+        out += ["--commit-order", str(clock.commit_order.value if hasattr(clock.commit_order, "value")
+                                      else clock.commit_order)]
+    if clock.history_size is not None:
+        out += ["--history-size", str(clock.history_size)]
+    for opt, v in (("--start-position", window.start_position), ("--stop-position", window.stop_position),
+                   ("--start-datetime", window.start_datetime), ("--stop-datetime", window.stop_datetime)):
+        if v is not None:
+            out += [opt, str(v)]
+    if cost_model:
+        out += ["--cost-model", cost_model]
+    return tuple(out)

@@ -9,7 +9,7 @@ from rich.text import Text
 from .. import __version__
 from ..advise import Advice
 from ..analysis.results import WRITESET_POLICIES
-from ..advise.findings import SCHEMA_VERSION
+from ..advise.findings import SCHEMA_VERSION, change_words
 from ..advise.summary import summary
 from .tables import compact_table, label_column, number_column
 from ..kinds import Applier, Policy, ReplicaMode
@@ -158,27 +158,36 @@ def review_table(rows):
 
 
 def mycnf(advice: Advice) -> str:
-    """The suggested settings as my.cnf snippets: source and replica apart, and on the replica the
-    permanent settings apart from those meant only while it catches up (SET GLOBAL, then revert).
-    Configuration findings follow the plan (their suggestion is the plan's value; a stand-alone
-    alternative is in the comment, with its condition); a change the plan left out is not written."""
-    plan = advice.plan
-    catch_up_only = {s.finding for s in plan.kept() if s.catch_up_only} if plan else set()
+    """The suggested settings as my.cnf snippets, for the server the plan is for (the target
+    release with --target-version): source and replica apart, only variables that release has
+    (``advise.statements``), and the settings meant only while the replica catches up as
+    comments (SET GLOBAL, then revert), never as settings."""
+    from ..advise.rules import dialect
+    from ..advise.statements import mycnf as accepted
+    from ..kinds import FindingId
+    from ..versions import short
+
+    ctx = advice.context
+    d = dialect(ctx)
     sections: dict[str, list[str]] = {"source": [], "replica": [], "catch_up": []}
     seen: set[str] = set()
+    dropped: list[str] = []
     for f in advice.findings:
-        # a configuration finding the plan leaves out states its condition: not written
-        if not f.mycnf or f.current == f.suggested or f.condition is not None:
+        if not f.mycnf or f.current == f.suggested:
             continue
-        for name, value in f.mycnf:
+        lines, gone = accepted(d, f.mycnf)
+        dropped += [g for g in gone if g not in dropped]
+        for name, value in lines:
             if name in seen:
                 continue
             seen.add(name)
-            temporary = f.id in catch_up_only and name in ("sync_binlog", "innodb_flush_log_at_trx_commit")
+            temporary = f.id == FindingId.REPLICA_DURABILITY and name in ("sync_binlog", "innodb_flush_log_at_trx_commit")
             key = "catch_up" if temporary else ("source" if f.where == "source" else "replica")
-            alt = f"; {f.alternative.condition}: {f.alternative.suggested}" if f.alternative else ""
-            sections[key].append(f"{name} = {value}    # {f.id} ({f.severity.value}{alt})")
-    out = ["# lagadvisor advise: suggested settings (review each against its finding)"]
+            sections[key].append(f"{name} = {value}    # {f.id} ({f.severity.value})")
+    server = ("MariaDB" if ctx.mariadb else f"MySQL {short(tuple(ctx.target_version or ctx.version))}")
+    out = [f"# lagadvisor advise: suggested settings for {server} (review each against its finding)"]
+    if dropped:
+        out.append(f"# not written: {', '.join(dropped)} (no such variable in {server})")
     if sections["source"]:
         out += ["", "# on the source", "[mysqld]"] + sections["source"]
     if sections["replica"]:
@@ -210,22 +219,31 @@ def render_summary(advice: Advice, console) -> None:
         cur, rec = doc["current"], doc["recommended"]
         tab.add_row("now", f"{cur['catch_up_seconds']:,.3f} s{_band(cur)} catch-up, lag p99 "
                     f"{cur['lag_p99_seconds']:,.3f} s ({cur['config']})")
-        tab.add_row("with the plan", f"{rec['catch_up_seconds']:,.3f} s{_band(rec)} catch-up ({-doc['gain']:+.1%}), lag p99 "
+        tab.add_row("with the plan", f"{rec['catch_up_seconds']:,.3f} s{_band(rec)} catch-up "
+                    f"({change_words(cur['catch_up_seconds'], rec['catch_up_seconds'])}), lag p99 "
                     f"{rec['lag_p99_seconds']:,.3f} s ({rec['config']})")
         mark = "*" if doc.get("not_computed") else ""
-        for i, step in enumerate(advice.plan.steps, 1):
-            verdict = f"{-step.marginal_gain:+.1%}" + ("" if step.kept else ": left out, gains too little")
+        plan = advice.plan
+        for i, step in enumerate(plan.steps, 1):
             star = mark if step.after in WRITESET_POLICIES else ""
-            tab.add_row(f"  step {i}", f"{step.setting}: {step.before} -> {step.after}{star} ({verdict})")
+            how = "the upgrade" if step.by_upgrade else f"without it {step.seconds_before:,.3f} s"
+            tab.add_row(f"  change {i}", f"{step.setting}: {step.before} -> {step.after}{star} ({how})")
+        tab.add_row("searched", plan_words(plan.as_json()))
+        for alt in plan.alternatives:
+            if alt.gain >= 0.02:
+                tab.add_row("alternative" if alt.key != "catch_up_durability" else "catch-up only",
+                            f"{alt.label}: {alt.seconds:,.3f} s ({change_words(alt.plan_seconds, alt.seconds)} than "
+                            f"the plan), {alt.condition}")
         if mark:
             tab.add_row("not computed", "* " + doc["not_computed"])
+        tab.add_row("lag target", lag_target_words(plan.as_json()))
         tab.add_row("bottleneck", doc["bottleneck"]["sentence"])
         ww = doc.get("worst_window")
         if ww:
-            plan = ww["lag_p99_seconds_with_plan"]
+            plan_lag = ww["lag_p99_seconds_with_plan"]
             tab.add_row("worst window", f"{ww['label']} UTC ({ww['transactions']:,} transactions): lag p99 "
-                        f"{ww['lag_p99_seconds']:,.3f} s now" + (f", {plan:,.3f} s with the plan" if plan is not None
-                                                                    else "") +
+                        f"{ww['lag_p99_seconds']:,.3f} s now" + (f", {plan_lag:,.3f} s with the plan"
+                                                                 if plan_lag is not None else "") +
                         f" (the worst of {ww['windows']} windows of {ww['window_seconds']:g} s)")
     for line in doc["confirmed"]:
         tab.add_row("checked", f"{line} (no change needed)")
@@ -234,12 +252,27 @@ def render_summary(advice: Advice, console) -> None:
     console.print(tab)
 
 
+def plan_words(plan: dict) -> str:
+    """How the plan was chosen, in one sentence (text and HTML)."""
+    return (f"{plan['searched']} configurations simulated; the plan is the one with the fewest changes within "
+            f"{plan['tolerance']:.0%} of the fastest ({plan['fastest_catch_up_seconds']:,.3f} s); durability and "
+            "commit order kept as they are")
+
+
+def lag_target_words(plan: dict) -> str:
+    """The lag target and whether the replica meets it now and with the plan (text and HTML)."""
+    t = plan["lag_target_seconds"]
+    now, after = plan["current_lag_p99_seconds"], plan["recommended_lag_p99_seconds"]
+    return (f"lag p99 {now:,.3f} s now, {after:,.3f} s with the plan, against a target of {t:g} s (--lag-target): "
+            + ("missed now: findings that gain 15% or more are critical" if plan["misses_lag_target"] else
+               "met now: no finding is critical"))
+
+
 def effect_text(e) -> str:
     """A simulated effect in one line: its description, then the numbers."""
     nums = ""
     if e.before is not None and e.after is not None:
-        nums = f" — {e.metric}: {e.before:,.3f} -> {e.after:,.3f} ({-e.gain:+.1%})" if e.gain else \
-            f" — {e.metric}: {e.before:,.3f} -> {e.after:,.3f}"
+        nums = f" — {e.metric}: {e.before:,.3f} -> {e.after:,.3f} ({change_words(e.before, e.after)})"
     elif e.before is not None:
         nums = f" — {e.metric}: {e.before:,.3f}"
     if e.lag_p99_before is not None and e.lag_p99_after is not None:
@@ -248,8 +281,8 @@ def effect_text(e) -> str:
 
 
 def alternative_text(a) -> str:
-    """``8 if you keep durable settings (alone: 4 -> 8 workers — ...)``."""
-    return f"{a.suggested} {a.condition}" + (f" (alone: {effect_text(a.simulated_effect)})"
+    """``OFF only if readers ... (the plan -> ...: 0.5 -> 0.4 (20.0% faster))``."""
+    return f"{a.suggested} {a.condition}" + (f" ({effect_text(a.simulated_effect)})"
                                               if a.simulated_effect is not None else "")
 
 
@@ -284,11 +317,11 @@ def render(advice: Advice, console) -> None:
         e = f.simulated_effect
         if e is not None:
             tab.add_row("simulated", effect_text(e))
-        for st in f.statements:
-            tab.add_row("", Text(st, style="green"))
         console.print(Text.assemble("\n", (f"{i}. [{f.severity.value.upper()}]", colors[f.severity.value]), " ",
                                     (f.title, "bold")))
         console.print(tab)
+        for st in f.statements:  # never wrapped: a pasted block runs as printed
+            console.print(Text("  " + st, style="green"), soft_wrap=True)
 
 
 __all__ = ["advice_json", "alternative_text", "charts", "effect_text", "mycnf", "offer_text", "render", "render_review",
