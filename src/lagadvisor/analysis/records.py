@@ -30,7 +30,13 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def transaction_record(t: Transaction, *, keys: bool = False) -> dict[str, Any]:
+def transaction_record(t: Transaction, *, keys: bool = False,
+                       key_columns: dict[str, tuple[tuple[int, str], ...]] | None = None) -> dict[str, Any]:
+    """One transaction's export record. With ``keys``, each row image's key columns by name
+    (``key_columns``: per table, the (index, name) of its unique keys' columns, as the writeset
+    read them from the binlog's row metadata or the schema; a table without a unique key has an
+    empty image); a table whose definition is not known gets ``before``/``after`` null and
+    ``"keys_known": false``."""
     rec: dict[str, Any] = {
         "file": t.file,
         "start_offset": t.start_offset,
@@ -55,12 +61,21 @@ def transaction_record(t: Transaction, *, keys: bool = False) -> dict[str, Any]:
         rec["commit_id"] = t.commit_id
         rec["domain_id"] = t.domain_id
     if keys:
-        rec["row_keys"] = [
-            {"table": c.table, "kind": c.kind.name,
-             "before": None if c.before is None else {str(k): _plain(v) for k, v in sorted(c.before.items())},
-             "after": None if c.after is None else {str(k): _plain(v) for k, v in sorted(c.after.items())}}
-            for c in t.row_changes]
+        known = key_columns or {}
+        rec["row_keys"] = [_row_keys(c, known.get(c.table)) for c in t.row_changes]
     return rec
+
+
+def _row_keys(c, columns: tuple[tuple[int, str], ...] | None) -> dict[str, Any]:
+    def image(values):
+        if values is None or columns is None:
+            return None
+        return {name: _plain(values[i]) for i, name in columns if i in values}
+
+    out = {"table": c.table, "kind": c.kind.name, "before": image(c.before), "after": image(c.after)}
+    if columns is None:
+        out["keys_known"] = False
+    return out
 
 
 _NONE = -(1 << 63)  # None in a native record column
@@ -110,13 +125,13 @@ def export_records(paths: list[str], options: ClockOptions, run: ClockRun, emit:
 
     skip = [0]  # the records already emitted when the reference reads after the native core
 
-    def observe(_s, t, _ws, c) -> None:
+    def observe(_s, t, ws, c) -> None:
         if on_transaction is not None:
             on_transaction(t)
         if skip[0] < emitted:
             skip[0] += 1
             return
-        rec = transaction_record(t, keys=keys)
+        rec = transaction_record(t, keys=keys, key_columns=ws.key_columns if ws is not None else None)
         rec["computed"] = c.as_dict()
         rec["fallback"] = c.fallback.value if c.fallback else None
         emit(rec)

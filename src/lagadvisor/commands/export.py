@@ -23,8 +23,10 @@ def export(
     files: RequiredFilesArg,
     *,
     output_format: Annotated[ExportFormat, typer.Option("--format", help="jsonl or csv.")] = ExportFormat.jsonl,
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
-    keys: Annotated[bool, typer.Option("--keys", help="Include the key values of every row image "
+    output: Annotated[Optional[str], typer.Option("--output", "-o", metavar="FILE",
+                                                  help="Write here instead of stdout.")] = None,
+    keys: Annotated[bool, typer.Option("--keys", help="Include every row image's unique-key columns, named as "
+                                                      "the binlog's row metadata or the schema names them "
                                                       "(JSONL only).")] = False,
     clock: ClockArgs,
     window: WindowArgs,

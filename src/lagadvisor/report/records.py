@@ -32,4 +32,14 @@ class CsvWriter:
         row["computed_commit_order"] = computed.get(Policy.COMMIT_ORDER)
         row["computed_writeset"] = computed.get(Policy.WRITESET)
         row["computed_writeset_session"] = computed.get(Policy.WRITESET_SESSION)
-        self._w.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_FIELDS})
+        self._w.writerow({k: _cell(row.get(k)) for k in CSV_FIELDS})
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell: None empty, a boolean ``true``/``false`` (as JSON and SQL tools read it, not
+    Python's ``True``)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value

@@ -74,6 +74,9 @@ class TablePlan:
     # indexes, the index InnoDB makes for a foreign key that has none): what
     # :func:`index_entry_count` counts. Every column is in ``columns`` too.
     index_probes: tuple[tuple[int, ...], ...] = ()
+    # (column index, column name) of every column of the hashed unique keys, primary key first,
+    # each once: what ``export --keys`` prints of a row image (issue 72).
+    key_columns: tuple[tuple[int, str], ...] = ()
 
 
 _BLOBS = frozenset({"tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob",
@@ -209,7 +212,7 @@ def plan_table(schema: TableSchema, catalog: Catalog, tm: TableMap | None = None
     return TablePlan(schema.db, schema.name, tuple(keys), tuple(fks), fk_parent, pk is None, columns, partial,
                      schema.scanned_by_replica,
                      catalog.rows_of(schema.db, schema.name) if schema.scanned_by_replica else 0, probes,
-                     secondary)
+                     secondary, tuple({p[0]: cols[p[0]].name for k in keys for p in k.parts}.items()))
 
 
 def _column_indexes(schema: TableSchema, names) -> tuple[int, ...] | None:
@@ -440,6 +443,7 @@ class Writeset:
     unknown: list[Caveat] = field(default_factory=list)   # tables whose keys cannot be known at all
     caveats: list[Caveat] = field(default_factory=list)   # hashes that may be missing (overstates parallelism)
     labels: list[str] = field(default_factory=list)    # readable key per hash, when asked for
+    key_columns: dict[str, tuple[tuple[int, str], ...]] = field(default_factory=dict)  # TablePlan.key_columns
     # (table, UPDATE/DELETE rows events, its known size) for tables without any index: the
     # replica scans them (sim.run.ScanSizes prices it)
     scans: list[tuple[str, int, int]] = field(default_factory=list)
@@ -459,6 +463,7 @@ def transaction_writeset(t: Transaction, plans: dict[str, TablePlan | Caveat], *
         if plan is None or isinstance(plan, str):
             ws.unknown.append(plan or schema_unknown(st.table))
             continue
+        ws.key_columns[st.table] = plan.key_columns
         if plan.missing_keys:
             ws.has_missing_keys = True
             ws.missing_tables.append(st.table)
