@@ -164,3 +164,63 @@ def test_cli_from_to_stops_at_the_restart(servers):
     r = _cli(src, "analyze", "--from", names[1], "--to", names[1], "--format", "json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["total"]["transactions"] == len(expected) > 100
+
+
+def _options(srv):
+    from lagadvisor.server.connection import ServerOptions
+
+    return ServerOptions("127.0.0.1", srv.port, USER, PASSWORD)
+
+
+def _advise(srv, *args: str) -> dict:
+    first = srv.binlog_files()[-1].name
+    r = _cli(srv, "advise", "--from", first, "--format", "json", "--progress" if False else "--no-progress", *args)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_a_server_without_a_channel_is_a_source(servers):
+    """Issue 71: the source's own replica_parallel_workers is no applier's: its settings are not
+    the replica's, one line says it is a source, and no replica statement is printed."""
+    from lagadvisor.server.schema import settings_from_server
+
+    src, rep = servers
+    s = settings_from_server(_options(src))
+    assert s.role == "source" and s.get("replica_parallel_workers") is None and s.get("binlog_format") == "ROW"
+    assert settings_from_server(_options(rep)).role == "replica"
+    doc = _advise(src)
+    said = [a for a in doc["summary"]["assumptions"] if "is a source (no replication channel)" in a]
+    assert len(said) == 1, doc["summary"]["assumptions"]
+    assert not any(a.startswith("replica settings read from") for a in doc["summary"]["assumptions"])
+    assert all(not f["statements"] for f in doc["findings"] if f["where"] == "replica"), doc["findings"]
+    text = _cli(src, "advise", "--from", src.binlog_files()[-1].name, "--no-progress")
+    assert text.returncode == 0, text.stderr
+    assert "REPLICA" not in text.stdout.replace("replica", "") and "is a source" in text.stdout
+
+
+def test_persisted_but_not_running_is_pending(servers):
+    """Issue 71: SET PERSIST replica_parallel_workers with the applier running keeps the running
+    workers (its worker rows) current and names the new value pending; SET PERSIST_ONLY too."""
+    from lagadvisor.server.schema import settings_from_server
+
+    _, rep = servers
+    running = int(rep.sql("SELECT COUNT(*) FROM performance_schema.replication_applier_status_by_worker "
+                          "WHERE SERVICE_STATE = 'ON'").strip())
+    assert running == 4
+    rep.sql("SET PERSIST replica_parallel_workers = 8; SET PERSIST_ONLY sync_binlog = 0")
+    try:
+        s = settings_from_server(_options(rep))
+        assert s.get("replica_parallel_workers") == "4" and s.variables["replica_parallel_workers"] == "8"
+        assert "running applier" in s.origin("replica_parallel_workers")
+        assert s.get("sync_binlog") == "1"
+        pending = s.pending()
+        assert any(p.startswith("replica_parallel_workers = 8 pending: persisted (SET PERSIST) while the applier "
+                                "runs 4") for p in pending), pending
+        assert any(p.startswith("sync_binlog = 0 pending: persisted (SET PERSIST_ONLY)") for p in pending), pending
+        doc = _advise(rep)
+        assert doc["baseline"]["workers"] == 4 and doc["baseline"]["durable"] is True
+        assert sum("replica_parallel_workers = 8 pending" in a for a in doc["summary"]["assumptions"]) == 1
+        w = {f["id"]: f for f in doc["findings"]}.get("replica_parallel_workers")
+        assert w is None or w["current"] == "4"
+    finally:
+        rep.sql("SET PERSIST replica_parallel_workers = 4; RESET PERSIST")

@@ -144,6 +144,9 @@ def assumptions(advice: Advice) -> list[str]:
         src = "MariaDB" if ctx.mariadb else "MySQL"
         out.append(f"replica settings: {settings}; {', '.join(b.assumed) or 'all'} assumed at {src}'s defaults "
                    "(--host reads them)")
+    # issue 71: the server's role (a source has no applier) and its values not yet in effect
+    if ctx.settings is not None:
+        out.extend(ctx.settings.lines())
     if b.workers == 0:
         out.append("0 workers is the single-threaded applier: simulated as one worker (the same time in this model)")
     out.append(f"cost model: {cost_model_origin(ctx.cost)}")

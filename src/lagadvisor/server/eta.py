@@ -62,11 +62,15 @@ def snapshot(conn) -> Snapshot:
 
 
 def replica_config(conn) -> ReplicaConfig:
-    """The applier settings now: workers, preserve order, durability."""
+    """The applier settings now: workers (the running applier's worker rows, else the variable it
+    starts with: :func:`.schema._running`), preserve order, durability."""
+    from .schema import _running
+
     cur = conn.cursor()
     v = {_s(k).lower(): _s(x) for k, x in _q(
         cur, "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('replica_parallel_workers', "
              "'replica_preserve_commit_order', 'sync_binlog', 'innodb_flush_log_at_trx_commit')")}
+    v.update(_running(cur))
     cur.close()
     return ReplicaConfig(int(v.get("replica_parallel_workers", 4) or 0),
                          str(v.get("replica_preserve_commit_order", "ON")).upper() in ("ON", "1"),

@@ -153,11 +153,29 @@ _ALIASES = {"slave_parallel_workers": "replica_parallel_workers", "slave_paralle
             "log_slave_updates": "log_replica_updates", "slave_parallel_threads": "replica_parallel_workers"}
 
 
+#: The replica's applier settings the advisor simulates (advise --replica-setting's names and the
+#: applier's others): a source's own values of them are not an applier's.
+REPLICA_SCOPE = ("replica_parallel_workers", "replica_preserve_commit_order", "sync_binlog",
+                 "innodb_flush_log_at_trx_commit", "slave_parallel_mode", "replica_parallel_type",
+                 "replica_pending_jobs_size_max")
+#: Applier settings a running applier read when it started (START REPLICA SQL_THREAD): a new
+#: value waits for the next start.
+APPLIER_START = ("replica_parallel_workers", "replica_preserve_commit_order", "replica_parallel_type",
+                 "replica_pending_jobs_size_max")
+
+
 @dataclass(frozen=True)
 class ServerSettings:
     """What a live server says about itself: variables (by their current names), and its
     replication status when it is a replica. Read with SELECT-level access plus REPLICATION
-    CLIENT (for the replica status; without it the status is simply absent)."""
+    CLIENT (for the replica status; without it the status is simply absent).
+
+    :attr:`role` is ``"replica"`` where the server has a replication channel, ``"source"`` where
+    it has none (``SHOW REPLICA STATUS`` and the channel tables empty), None where it could not
+    tell. :meth:`get` answers the value in effect: a source has no applier settings; a running
+    applier's worker count is its worker rows' (``replication_applier_status_by_worker``), not the
+    variable a later ``SET`` changed; :meth:`origin` says where each came from and
+    :meth:`pending` which values wait for the applier's next start or the server's restart."""
 
     host: str
     variables: dict
@@ -171,10 +189,62 @@ class ServerSettings:
     #: performance_schema.variables_info's VARIABLE_SOURCE of the variables it was read for
     #: (:data:`SOURCED`; COMPILED: the default), by name; empty where the table is not (MariaDB).
     sources: dict = field(default_factory=dict)
+    #: "source" | "replica" | None (not known: SHOW REPLICA STATUS not readable).
+    role: str | None = None
+    #: Values the running applier uses where they differ in kind from a variable (by name):
+    #: replica_parallel_workers from its worker rows while the applier runs.
+    running: dict = field(default_factory=dict)
+    #: performance_schema.persisted_variables (SET PERSIST, SET PERSIST_ONLY), by current name.
+    persisted: dict = field(default_factory=dict)
 
     def get(self, name: str) -> str | None:
+        """The value in effect (see the class): None for a source's applier settings."""
+        if self.role == "source" and name in REPLICA_SCOPE:
+            return None
+        if name in self.running:
+            return str(self.running[name])
         v = self.variables.get(name)
         return None if v is None else str(v)
+
+    def origin(self, name: str) -> str:
+        """Where :meth:`get`'s value comes from, in words ("" where it has none)."""
+        if self.get(name) is None:
+            return ""
+        if name in self.running:
+            return (f"{self.host}: the running applier (performance_schema.replication_applier_status_by_worker: "
+                    f"{self.running[name]} workers running)")
+        if name in self.persisted and str(self.persisted[name]) == str(self.variables.get(name)):
+            return f"{self.host}: @@GLOBAL.{name}, persisted"
+        if self.sources.get(name, "").upper() == "COMPILED":
+            return f"{self.host}: @@GLOBAL.{name}, its compiled default"
+        return f"{self.host}: @@GLOBAL.{name}"
+
+    def pending(self) -> tuple[str, ...]:
+        """Values set but not yet in effect, one sentence each: an applier setting changed while
+        the applier runs (in effect at its next START REPLICA SQL_THREAD), a SET PERSIST_ONLY
+        (at the next restart)."""
+        out = []
+        for name in SETTINGS:
+            if name in _ALIASES or (self.role == "source" and name in REPLICA_SCOPE):
+                continue
+            now, var, kept = self.running.get(name), self.variables.get(name), self.persisted.get(name)
+            if now is not None and var is not None and str(var) != str(now):
+                how = "persisted (SET PERSIST)" if kept is not None and str(kept) == str(var) else "set"
+                out.append(f"{name} = {var} pending: {how} while the applier runs {now}; in effect at the next "
+                           "START REPLICA SQL_THREAD")
+            if kept is not None and var is not None and str(kept) != str(var):
+                out.append(f"{name} = {kept} pending: persisted (SET PERSIST_ONLY), {var} now; in effect at the next "
+                           "restart")
+        return tuple(out)
+
+    def lines(self) -> tuple[str, ...]:
+        """What a report says about the server's role and its pending values."""
+        out = []
+        if self.role == "source":
+            out.append(f"{self.host} is a source (no replication channel): its binlogs are advised for a replica; "
+                       "the replica's settings are not this server's (assumed, or --replica-setting), and no replica "
+                       "statements are printed")
+        return (*out, *(f"{self.host}: {p}" for p in self.pending()))
 
     @property
     def version(self) -> str:
@@ -218,10 +288,74 @@ def load_settings(conn, host: str) -> ServerSettings:
                 continue
         channel = _channel(cur, notes)
         sources = variable_sources(cur, SOURCED, mysql.connector.Error)
+        role = _role(cur, replica, channel, notes, mariadb="mariadb" in " ".join(
+            (variables.get("version", ""), variables.get("version_comment", ""))).lower())
+        running = _running(cur) if role == "replica" else {}
+        persisted = _persisted(cur)
         cur.close()
     except mysql.connector.Error as err:
         raise SchemaError(f"cannot read server variables: {err}") from err
-    return ServerSettings(host, variables, replica, tuple(notes), channel, sources)
+    return ServerSettings(host, variables, replica, tuple(notes), channel, sources, role, running, persisted)
+
+
+def _role(cur, replica: dict | None, channel: dict | None, notes: list, *, mariadb: bool) -> str | None:
+    """"replica" where the server has any replication channel, "source" where it has none, None
+    where the replica status could not be read (a note says why)."""
+    import mysql.connector
+
+    if replica is not None or channel is not None:
+        return "replica"
+    if any("REPLICATION CLIENT" in n for n in notes):
+        return None
+    # SHOW REPLICA STATUS lists every channel on MySQL; MariaDB's names its default connection only
+    stmt = ("SHOW ALL SLAVES STATUS" if mariadb else
+            "SELECT COUNT(*) FROM performance_schema.replication_connection_configuration")
+    try:
+        cur.execute(stmt)
+        rows = cur.fetchall()
+    except mysql.connector.Error:
+        return "source"   # SHOW REPLICA STATUS, readable, was empty
+    if mariadb:
+        return "replica" if rows else "source"
+    return "replica" if rows and int(rows[0][0] or 0) else "source"
+
+
+def _running(cur) -> dict:
+    """The running applier's values (:attr:`ServerSettings.running`): replica_parallel_workers,
+    the default channel's worker rows that run (a stopped applier keeps its last run's rows, OFF:
+    it starts with the variable's value then, so nothing here); {} where the table is not
+    readable (MariaDB, no access to performance_schema)."""
+    import mysql.connector
+
+    try:
+        cur.execute("SELECT WORKER_ID, SERVICE_STATE FROM performance_schema.replication_applier_status_by_worker "
+                    "WHERE CHANNEL_NAME = ''")
+        rows = [(int(w or 0), _text(st)) for w, st in cur.fetchall()]
+    except mysql.connector.Error:
+        return {}
+    on = [w for w, st in rows if st == "ON"]
+    if not on:
+        return {}
+    # worker 0 alone: the single-threaded applier (replica_parallel_workers = 0, before 8.0.27's default)
+    return {"replica_parallel_workers": sum(1 for w in on if w > 0)}
+
+
+def _persisted(cur) -> dict:
+    """performance_schema.persisted_variables of the settings read, by current name ({} where the
+    table is not: MariaDB, 5.7)."""
+    import mysql.connector
+
+    try:
+        cur.execute("SELECT VARIABLE_NAME, VARIABLE_VALUE FROM performance_schema.persisted_variables")
+        rows = cur.fetchall()
+    except mysql.connector.Error:
+        return {}
+    out: dict = {}
+    for name, value in rows:
+        name = _text(name).lower()
+        if name in SETTINGS:
+            out.setdefault(_ALIASES.get(name, name), _text(value))
+    return out
 
 
 #: Variables whose VARIABLE_SOURCE is read (readable without privileges on MySQL 8.0+):
