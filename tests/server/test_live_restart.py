@@ -224,3 +224,22 @@ def test_persisted_but_not_running_is_pending(servers):
         assert w is None or w["current"] == "4"
     finally:
         rep.sql("SET PERSIST replica_parallel_workers = 4; RESET PERSIST")
+
+
+def test_every_host_command_states_this_host_s_cores(servers):
+    """Issue 71: the servers run on this host: each --host command without --cores uses and states
+    the CPUs their process may run on (here, this machine's), never a bound from their defaults."""
+    src, rep = servers
+    cores = len(os.sched_getaffinity(int(src.host_pid_file.read_text().strip())))
+    assert cores == os.cpu_count()
+    said = f"read on this host, where 127.0.0.1:{src.port} runs: its process (mysqld, pid "
+    doc = _advise(src)
+    assert doc["cost_model"]["cores"] == cores and doc["summary"]["assumptions"][0].startswith(
+        f"replica: {cores} cores, {said}")
+    sim = _cli(src, "simulate", str(src.binlog_files()[1]), "--workers", "1,4", "--no-progress")
+    assert sim.returncode == 0, sim.stderr
+    assert f"{cores} cores" in sim.stdout and f"note: the replica's cores: {cores}, {said}" in sim.stderr, sim
+    eta = _cli(rep, "eta", "--format", "json", "--sample", "0.5")
+    assert eta.returncode == 0, eta.stderr
+    notes = [n for line in eta.stdout.splitlines() for n in json.loads(line).get("notes", ())]
+    assert any(n.startswith(f"replica cores: {cores}, read on this host, where the replica runs") for n in notes), eta

@@ -163,22 +163,24 @@ def test_advise_reads_current_settings_from_the_server(server):
 
 
 
-def test_advise_reads_the_replica_s_cores_from_its_defaults(server):
-    """Issue 33: without --cores, a MySQL 8.4+ server whose innodb_read_io_threads is its compiled
-    default (half the logical processors it counts, at least 4) shows its cores; --cores wins."""
-    v = int(server.sql("SELECT @@innodb_read_io_threads").strip())
-    assert server.sql("SELECT VARIABLE_SOURCE FROM performance_schema.variables_info "
-                      "WHERE VARIABLE_NAME = 'innodb_read_io_threads'").strip() == "COMPILED"
-    expected, span = ((9, "at most 9") if v == 4 else (128, "128 or more") if v == 64 else (2 * v, f"{2 * v} or {2 * v + 1}"))
-    assert expected >= os.cpu_count() or v == 64   # what the server counts: this machine's processors
+def _server_cpus(server) -> int:
+    """The CPUs the server's process may run on, from its pid file (not the way lagadvisor finds it)."""
+    pid = int(server.host_pid_file.read_text().strip())
+    return len(os.sched_getaffinity(pid))
+
+
+def test_advise_reads_the_replica_s_cores_on_its_host(server):
+    """Issues 33 and 71: without --cores, a server on this host (127.0.0.1) has its process's CPUs,
+    not the bound its innodb_read_io_threads default shows (at most 9 here); --cores wins."""
+    expected = _server_cpus(server)
+    assert expected == os.cpu_count()
     r = _cli(server, "advise", "--from", "binlog.000002", "--format", "json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["cost_model"]["cores"] == expected
-    assert doc["summary"]["assumptions"][0] == (
-        f"replica: {expected} cores, read from 127.0.0.1:{server.port}: innodb_read_io_threads={v} at its compiled default (half "
-        f"the logical processors MySQL counts, at least 4): {span}, {expected} assumed (a container's CPU limit is "
-        "not in it; --cores to give them)")
+    assert doc["summary"]["assumptions"][0].startswith(
+        f"replica: {expected} cores, read on this host, where 127.0.0.1:{server.port} runs: its process (mysqld, pid ")
+    assert f"may run on {expected} CPUs (its affinity" in doc["summary"]["assumptions"][0]
     r = _cli(server, "advise", "--from", "binlog.000002", "--format", "json", "--cores", "6")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -200,17 +202,16 @@ def test_password_from_an_option_file(server, tmp_path):
 
 def test_a_fleet_entry_with_a_host_reads_its_cores_too(server, monkeypatch):
     """fleet builds each server's job as advise --host does: without the entry's cores, the ones
-    its defaults show; with them, those (fleet.build_job)."""
+    read on its host (it runs here); with them, those (fleet.build_job)."""
     from lagadvisor.fleet import build_job
     from lagadvisor.fleet.spec import ServerEntry
 
     monkeypatch.setenv("LAGADVISOR_PASSWORD", PASSWORD)
     monkeypatch.delenv("MYSQL_PWD", raising=False)
-    v = int(server.sql("SELECT @@innodb_read_io_threads").strip())
-    expected = 9 if v == 4 else 128 if v == 64 else 2 * v
+    expected = _server_cpus(server)
     binlogs = str(FIXTURES / "sysbench_oltp_write_only")
     job = build_job(ServerEntry("r1", binlogs, host="127.0.0.1", port=server.port, user=USER), "run")
     assert job.cost.cores == expected and not job.cores_given
-    assert job.cores_read.startswith(f"read from 127.0.0.1:{server.port}: innodb_read_io_threads={v} at its compiled default")
+    assert job.cores_read.startswith(f"read on this host, where 127.0.0.1:{server.port} runs: its process (mysqld")
     given = build_job(ServerEntry("r1", binlogs, cores=6, host="127.0.0.1", port=server.port, user=USER), "run")
     assert given.cost.cores == 6 and given.cores_given and given.cores_read == ""

@@ -161,13 +161,12 @@ def test_calibrate_host_live_least_privilege_and_missing_setup(tmp_path):
                 "WHERE NAME IN ('events_waits_current', 'events_waits_history_long'); "
                 "UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' "
                 "WHERE NAME='stage/sql/Waiting for dependent transaction to commit'")
-        # no --cores: a 9.x replica at its compiled innodb_read_io_threads shows them (server.cores)
+        # no --cores: the replica runs on this host, whose CPUs its process may use are read (server.cores)
         r, _sent = _watched(src, rep, 50_000, "--window", "4")
         assert r.returncode == 0, r.stderr
         assert "(2 workers, durable;" in r.stderr, r.stderr
-        v = int(rep.sql("SELECT @@innodb_read_io_threads").strip())
-        cores = 9 if v == 4 else 128 if v == 64 else 2 * v
-        read = f"read from the replica: innodb_read_io_threads={v} at its compiled default"
+        cores = len(os.sched_getaffinity(int(rep.host_pid_file.read_text().strip())))
+        read = "read on this host, where the replica runs: its process (mysqld, pid "
         assert f"lagadvisor: note: the replica's cores: {cores}, {read}" in r.stderr, r.stderr
         assert "were not given" not in r.stderr, r.stderr
         durable = json.loads(r.stdout)

@@ -293,6 +293,25 @@ def finite(value: float, what: str) -> None:
         raise ConfigError(f"{what} {value}: expected a finite number of seconds >= 0")
 
 
+def server_cores(cost, cores: int | None, srv):
+    """The cost model on the cores of the server ``srv`` (None: none asked for) where --cores is
+    not given: read on its host where it runs here, else what its defaults show
+    (:func:`..server.cores.replica_cores`); a note on stderr says where they came from, or what
+    is assumed (issue 71: every --host command states the cores it used)."""
+    if cores is not None or srv is None:
+        return cost
+    from ..server.cores import cores_of_server
+
+    where = srv.socket or f"{srv.host}:{srv.port}"
+    read = cores_of_server(srv)
+    if read is None:
+        err_console.print(f"lagadvisor: note: the replica's cores: {cost.cores}, assumed: the cost model's ({where} "
+                          "does not show them; give the replica's with --cores)", soft_wrap=True)
+        return cost
+    err_console.print(f"lagadvisor: note: the replica's cores: {read.cores}, {read.sentence(where)}", soft_wrap=True)
+    return replace(cost, cores=read.cores)
+
+
 def cost_model(path: str | None, cores: int | None):
     """The cost model from ``--cost-model`` (else the default), with ``--cores``."""
     from dataclasses import replace

@@ -104,7 +104,7 @@ def eta(
         cost = CostModel.from_file(cost_model) if cost_model else CostModel()
         conn = S.open_replica(srv)
         cfg = S.replica_config(conn)
-        cost, cores_note = _with_cores(cost, cores, S.replica_cores(conn) if cores is None else None)
+        cost, cores_note = _with_cores(cost, cores, S.replica_cores(conn, srv) if cores is None else None)
         first = S.snapshot(conn)
         start, local = (0, 0), False
         if source:

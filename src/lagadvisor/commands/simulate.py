@@ -10,7 +10,8 @@ import typer
 from ..cpus import usable_cpus
 from ..errors import ConfigError, LagAdvisorError
 from ..kinds import Applier, Policy, ReplicaMode
-from .common import Progress, console, cost_model as cost_model_of, fail, finite, int_list, read_inputs, read_warnings
+from .common import (Progress, console, cost_model as cost_model_of, fail, finite, int_list, read_inputs, read_warnings,
+                     server_cores)
 from .options import (ClockArgs, CoresOpt, CostModelOpt, FormatOpt, JobsOpt, OutputFormat, ProgressOpt,
                       RequiredFilesArg, ServerArgs, WindowArgs, grouped, policy_name)
 
@@ -85,6 +86,7 @@ def simulate(
         _check_applier(applier, mode, wl)
         cost = cost_model_of(cost_model, cores)
         inp = read_inputs(files, clock, binlog_window, server)
+        cost = server_cores(cost, cores, inp.server)
         run = prepare(inp.files, inp.options)
         _check_mode_fits(mode, run)
         with Progress(inp.files, progress) as bar:

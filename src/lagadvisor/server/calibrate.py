@@ -22,7 +22,7 @@ from ..cpus import usable_cpus
 from ..errors import ConfigError
 from ..sim.live import COMMIT_STAGE, DEPENDENCY_STAGE, FsyncTotals, LiveCalibration, LiveSample, fit_live
 from ..sim.model import CostModel
-from .cores import shown_by
+from .cores import replica_cores
 from .stream import list_files
 
 WORKER_THREAD = "thread/sql/replica_worker"
@@ -229,7 +229,8 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     try:
         watch = _watch(conn, window_s, poll_s, sleep, clock, on_start, on_tick)
         with conn.cursor() as cur:
-            shown = shown_by(cur, pymysql.err.MySQLError) if cores is None else None
+            shown = (replica_cores(cur, pymysql.err.MySQLError, settings.get("host"), settings.get("unix_socket"))
+                     if cores is None else None)
     except pymysql.err.MySQLError as err:
         raise ConfigError(f"reading the replica failed: {err.args[-1] if err.args else err}") from None
     finally:

@@ -19,7 +19,7 @@ from ..sim.eta import (Estimate, Prediction, Snapshot, caught_up, cpu_seconds, e
                        read_backlog)
 from ..sim.model import CostModel, ReplicaConfig
 from .connection import ServerOptions, as_text as _s, connect, pymysql_settings
-from .cores import shown_by
+from .cores import replica_cores as cores_of
 from .stream import list_files
 
 
@@ -77,13 +77,14 @@ def replica_config(conn) -> ReplicaConfig:
                          v.get("sync_binlog") == "1" and v.get("innodb_flush_log_at_trx_commit") == "1")
 
 
-def replica_cores(conn):
-    """The logical processors the replica's defaults show (:mod:`.cores`), or None."""
+def replica_cores(conn, opts: ServerOptions):
+    """The replica's logical processors: its host's where it runs here, else what its defaults
+    show (:func:`.cores.replica_cores`), or None."""
     import mysql.connector
 
     cur = conn.cursor()
     try:
-        return shown_by(cur, mysql.connector.Error)
+        return cores_of(cur, mysql.connector.Error, opts.host, opts.socket)
     finally:
         cur.close()
 

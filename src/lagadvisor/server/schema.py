@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..errors import SchemaError
 from ..schema.model import Catalog, Column, ForeignKey, Key, KeyPart, TableSchema
 from .connection import ServerOptions, as_text as _text, connect
-from .cores import ExposedCores, exposed_cores, variable_sources
+from .cores import ExposedCores, HostCores, exposed_cores, host_cores, on_this_host, variable_sources
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
 
@@ -196,6 +196,8 @@ class ServerSettings:
     running: dict = field(default_factory=dict)
     #: performance_schema.persisted_variables (SET PERSIST, SET PERSIST_ONLY), by current name.
     persisted: dict = field(default_factory=dict)
+    #: The server's CPUs read on this host, where it runs here (server.cores.host_cores); None: not here.
+    host_cores: HostCores | None = None
 
     def get(self, name: str) -> str | None:
         """The value in effect (see the class): None for a source's applier settings."""
@@ -254,14 +256,18 @@ class ServerSettings:
     def mariadb(self) -> bool:
         return "mariadb" in (self.version + " " + (self.get("version_comment") or "")).lower()
 
-    def cores(self) -> ExposedCores | None:
-        """The logical processors the server's defaults show (:mod:`.cores`), or None."""
+    def cores(self) -> HostCores | ExposedCores | None:
+        """The server's logical processors: read on this host where it runs here, else what its
+        defaults show (:mod:`.cores`), or None."""
+        if self.host_cores is not None:
+            return self.host_cores
         if self.mariadb:
             return None
         return exposed_cores(self.version, self.get("innodb_read_io_threads"), self.sources.get("innodb_read_io_threads"))
 
 
-def load_settings(conn, host: str) -> ServerSettings:
+def load_settings(conn, host: str, *, here: bool = False) -> ServerSettings:
+    """The server's settings (``here``: it runs on this host, whose CPUs are read too)."""
     import mysql.connector
 
     notes = []
@@ -292,10 +298,12 @@ def load_settings(conn, host: str) -> ServerSettings:
             (variables.get("version", ""), variables.get("version_comment", ""))).lower())
         running = _running(cur) if role == "replica" else {}
         persisted = _persisted(cur)
+        cores = host_cores(cur, mysql.connector.Error) if here else None
         cur.close()
     except mysql.connector.Error as err:
         raise SchemaError(f"cannot read server variables: {err}") from err
-    return ServerSettings(host, variables, replica, tuple(notes), channel, sources, role, running, persisted)
+    return ServerSettings(host, variables, replica, tuple(notes), channel, sources, role, running, persisted,
+                          cores)
 
 
 def _role(cur, replica: dict | None, channel: dict | None, notes: list, *, mariadb: bool) -> str | None:
@@ -392,6 +400,6 @@ def _channel(cur, notes: list) -> dict | None:
 def settings_from_server(opts: ServerOptions) -> ServerSettings:
     conn = connect(opts)
     try:
-        return load_settings(conn, f"{opts.host}:{opts.port}")
+        return load_settings(conn, f"{opts.host}:{opts.port}", here=on_this_host(opts.host, opts.socket))
     finally:
         conn.close()
