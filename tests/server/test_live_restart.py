@@ -243,3 +243,28 @@ def test_every_host_command_states_this_host_s_cores(servers):
     assert eta.returncode == 0, eta.stderr
     notes = [n for line in eta.stdout.splitlines() for n in json.loads(line).get("notes", ())]
     assert any(n.startswith(f"replica cores: {cores}, read on this host, where the replica runs") for n in notes), eta
+
+
+def test_replica_settings_given_feed_every_rule(servers):
+    """Issue 71: --replica-setting over what the server has: the baseline, the durability rule and
+    the workers rule all read the same effective values, the summary says which were given."""
+    _, rep = servers
+    rep.sql("SET GLOBAL sync_binlog = 0; SET GLOBAL innodb_flush_log_at_trx_commit = 2")
+    try:
+        relaxed = _advise(rep)
+        given = _advise(rep, "--replica-setting", "sync_binlog=1", "--replica-setting",
+                        "innodb_flush_log_at_trx_commit=1", "--replica-setting", "replica_parallel_workers=2")
+    finally:
+        rep.sql("SET GLOBAL sync_binlog = 1; SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+    assert relaxed["baseline"]["durable"] is False and relaxed["baseline"]["workers"] == 4
+    assert given["baseline"]["durable"] is True and given["baseline"]["workers"] == 2
+    everything = json.dumps(given["findings"]) + json.dumps(given["summary"])
+    assert "sync_binlog=0" not in everything.replace("sync_binlog=0, innodb_flush_log_at_trx_commit=2 while", ""), \
+        [f for f in given["findings"] if "sync_binlog=0" in json.dumps(f)]
+    by_id = {f["id"]: f for f in given["findings"]}
+    dur = by_id["replica_durability"]
+    assert dur["current"] == "sync_binlog=1, innodb_flush_log_at_trx_commit=1" and not dur["current_assumed"]
+    w = by_id.get("replica_parallel_workers")
+    assert w is None or w["current"] == "2"
+    said = [a for a in given["summary"]["assumptions"] if "given with --replica-setting" in a]
+    assert len(said) == 1 and "replica_parallel_workers, sync_binlog, innodb_flush_log_at_trx_commit" in said[0], said
