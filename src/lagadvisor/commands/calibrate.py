@@ -24,7 +24,12 @@ def calibrate(
     *,
     window: Annotated[Optional[float], typer.Option(
         "--window", help="With --host: seconds to watch the running replica (read-only: performance_schema "
-                         "and its own binlog; any worker count). Default 60.", min=1.0, max=86400.0)] = None,
+                         "and its own binlog; any worker count). Default 60. The run ends within about twice "
+                         "the window (at least the window + 5 s) plus the fit: the replica's binlog of the "
+                         "window is read for at most as long as the window.", min=1.0, max=86400.0)] = None,
+    nice: Annotated[int, typer.Option(min=0, max=19, help="With --host: lower this process's CPU priority by "
+                                                          "this much (0: not), so that its polls, reads and fit "
+                                                          "do not slow the applier on the replica's host.")] = 10,
     server: ServerArgs,
     durable: Annotated[bool, typer.Option("--durable/--relaxed",
         help="The replica's durability during that run (sync_binlog=1 and "
@@ -64,7 +69,7 @@ def calibrate(
                 raise LagAdvisorError("give either binlog files or --host (a running replica), not both")
             if workers != 1:
                 raise LagAdvisorError("--workers is for binlog files: with --host the replica's own worker count is read")
-            return _calibrate_live(srv, window or 60.0, base, cores, output)
+            return _calibrate_live(srv, window or 60.0, base, cores, output, nice)
         if window is not None:
             raise LagAdvisorError("--window needs --host (the running replica to watch)")
         if not files:
@@ -229,7 +234,8 @@ def _own_fsyncs(e: dict) -> str:
     return text
 
 
-def _calibrate_live(server, window: float, base: str | None, cores: int | None, output: str | None) -> None:
+def _calibrate_live(server, window: float, base: str | None, cores: int | None, output: str | None,
+                    nice: int = 10) -> None:
     """calibrate --host: the fit from a running replica (server.calibrate samples it, sim.live fits
     the sample), the model on stdout or -o, the evidence on stderr."""
     from ..server.calibrate import calibrate_live
@@ -238,7 +244,7 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
     try:
         output_path(output, [])
         result = calibrate_live(pymysql_settings_of(server), window, base=CostModel.from_file(base) if base else None,
-                                cores=cores, on_start=lambda s: err_console.print(
+                                cores=cores, nice=nice, on_start=lambda s: err_console.print(
                                     f"lagadvisor: watching the replica for {window:g} s (read-only; "
                                     f"{s['workers']} workers)"))
     except LagAdvisorError as err:
@@ -259,6 +265,8 @@ def _calibrate_live(server, window: float, base: str | None, cores: int | None, 
         f"{workers_text(e['workers'])}{_elsewhere(result.model)}"
         f"{'; redo and binlog fsyncs ' + e['fsync_overlap'] if e['durable'] else ''}{_own_fsyncs(e)})",
         soft_wrap=True)
+    if e.get("binlog_read_cut"):
+        err_console.print(f"lagadvisor: note: {e['binlog_read_cut']}", soft_wrap=True)
     for missing in e["optional_missing"]:
         err_console.print(f"lagadvisor: note: not read: {missing}", soft_wrap=True)
     _latencies_note(result.model, e)

@@ -2,7 +2,8 @@
 performance_schema polled and its own binlog streamed, into :class:`sim.live.LiveSample`, which
 :func:`sim.live.fit_live` fits (see sim/live.py for what is read and why).
 
-Needs (checked first; each missing item is one line saying how to enable it):
+Needs (checked first; a missing grant or setting is one line saying how to enable it, and every
+missing instrument, consumer and thread is named in one line with the one UPDATE enabling all):
 SELECT on ``performance_schema.*``, REPLICATION CLIENT (binlog position), REPLICATION SLAVE
 (the binlog stream); instruments ``transaction``, ``wait/io/file/innodb/innodb_log_file``,
 ``wait/io/file/sql/binlog`` and the two wait stages enabled and timed; consumers
@@ -21,6 +22,7 @@ from ..binlog import FileSummary
 from ..cpus import usable_cpus
 from ..errors import ConfigError
 from ..sim.live import COMMIT_STAGE, DEPENDENCY_STAGE, FsyncTotals, LiveCalibration, LiveSample, fit_live
+from ..sim.backlog import lower_priority
 from ..sim.model import CostModel
 from .cores import replica_cores
 from .stream import list_files
@@ -101,32 +103,72 @@ def check_setup(conn) -> dict:
         enabled = {n: (e, t) for n, e, t in _rows(
             cur, "SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME IN ("
                  + ", ".join(["%s"] * len(INSTRUMENTS)) + ")", INSTRUMENTS)}
-        for name in INSTRUMENTS:
-            if enabled.get(name) != ("YES", "YES"):
-                raise SetupError(
-                    f"performance_schema instrument {name} is not enabled and timed: UPDATE "
-                    f"performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' WHERE NAME='{name}' "
-                    f"(my.cnf: performance-schema-instrument='{name}=ON')")
         consumers = dict(_rows(cur, "SELECT NAME, ENABLED FROM performance_schema.setup_consumers"))
-        for name in CONSUMERS:
-            if consumers.get(name) != "YES":
-                raise SetupError(
-                    f"performance_schema consumer {name} is off: UPDATE performance_schema.setup_consumers SET "
-                    f"ENABLED='YES' WHERE NAME='{name}' (my.cnf: "
-                    f"performance-schema-consumer-{name.replace('_', '-')}=ON)")
+        threads = _rows(cur, "SELECT ENABLED FROM performance_schema.setup_threads WHERE NAME = %s", (WORKER_THREAD,))
+        problem = setup_missing([n for n in INSTRUMENTS if n in enabled and enabled[n] != ("YES", "YES")],
+                                [n for n in CONSUMERS if consumers.get(n) != "YES"],
+                                bool(threads) and threads[0][0] != "YES")
+        absent = [n for n in INSTRUMENTS if n not in enabled]
+        if absent:   # a release without them: nothing to enable
+            problem = (f"{problem} " if problem else "") + (
+                f"performance_schema has no instrument {', '.join(absent)}: this server cannot be calibrated live "
+                "(calibrate its binlog files instead)")
+        if problem is not None:
+            raise SetupError(problem)
+        # the running applier's workers (its worker rows), not a value set since it started
+        on = _rows(cur, "SELECT COUNT(*) FROM performance_schema.replication_applier_status_by_worker "
+                        "WHERE CHANNEL_NAME = '' AND SERVICE_STATE = 'ON' AND WORKER_ID > 0")
+        if on and int(on[0][0]):
+            settings["workers"] = int(on[0][0])
         settings["fsync_waits"] = all(consumers.get(name) == "YES" for name in FSYNC_CONSUMERS)
         settings["commit_stage"] = _timed(cur, COMMIT_STAGE)
         settings["dependency_stage"] = _timed(cur, DEPENDENCY_STAGE)
-        threads = _rows(cur, "SELECT ENABLED FROM performance_schema.setup_threads WHERE NAME = %s", (WORKER_THREAD,))
-        if threads and threads[0][0] != "YES":
-            raise SetupError(f"performance_schema does not instrument the applier workers: UPDATE "
-                             f"performance_schema.setup_threads SET ENABLED='YES' WHERE NAME='{WORKER_THREAD}' "
-                             "(then restart the replica's SQL thread)")
         running = _rows(cur, "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status")
         if not running or all(s != "ON" for (s,) in running):
             raise SetupError("the replica's applier is not running (START REPLICA SQL_THREAD): nothing to measure")
     settings["durable"] = int(settings["sync_binlog"]) == 1 and int(settings["flush_log"]) == 1
     return settings
+
+
+def setup_missing(instruments: list[str], consumers: list[str], workers_untracked: bool) -> str | None:
+    """Everything performance_schema lacks for a live calibration, in one line: the instruments
+    not enabled and timed, the consumers off, the workers' threads not instrumented; then the one
+    UPDATE that enables all of it (a multi-table UPDATE over the setup tables concerned: each
+    named row exists, so the join is never empty) and the my.cnf lines that keep it. None: nothing
+    missing."""
+    parts, tables, sets, wheres, cnf = [], [], [], [], []
+
+    def names(xs: list[str]) -> str:
+        return ", ".join(f"'{x}'" for x in xs)
+
+    if instruments:
+        parts.append(f"instrument{'s' if len(instruments) > 1 else ''} {', '.join(instruments)} not enabled and timed")
+        tables.append("performance_schema.setup_instruments i")
+        sets += ["i.ENABLED='YES'", "i.TIMED='YES'"]
+        wheres.append(f"i.NAME IN ({names(instruments)})")
+        cnf += [f"performance-schema-instrument='{n}=ON'" for n in instruments]
+    if consumers:
+        parts.append(f"consumer{'s' if len(consumers) > 1 else ''} {', '.join(consumers)} off")
+        tables.append("performance_schema.setup_consumers c")
+        sets.append("c.ENABLED='YES'")
+        wheres.append(f"c.NAME IN ({names(consumers)})")
+        cnf += [f"performance-schema-consumer-{n.replace('_', '-')}=ON" for n in consumers]
+    if workers_untracked:
+        parts.append(f"thread {WORKER_THREAD} not instrumented")
+        tables.append("performance_schema.setup_threads t")
+        sets.append("t.ENABLED='YES'")
+        wheres.append(f"t.NAME = '{WORKER_THREAD}'")
+    if not parts:
+        return None
+    if len(tables) == 1:   # one table: no alias needed
+        alias = tables[0].rsplit(" ", 1)[1] + "."
+        update = (f"UPDATE {tables[0].rsplit(' ', 1)[0]} SET {', '.join(x.replace(alias, '') for x in sets)} "
+                  f"WHERE {wheres[0].replace(alias, '')}")
+    else:
+        update = f"UPDATE {', '.join(tables)} SET {', '.join(sets)} WHERE {' AND '.join(wheres)}"
+    restart = "; then restart the replica's SQL thread (STOP/START REPLICA SQL_THREAD)" if workers_untracked else ""
+    keep = f" (my.cnf, to keep it: {'; '.join(cnf)})" if cnf else ""
+    return f"performance_schema lacks what calibrate reads: {'; '.join(parts)}. Enable all of it: {update};{restart}{keep}"
 
 
 def _file_io(cur) -> dict:
@@ -211,9 +253,15 @@ class _Watch:
     file1: str = ""
 
 
+#: The replica's binlog of the window is read for at most this share of the window (at least
+#: READ_MIN_S): with the window itself and the fit, calibrate --host ends within about twice its
+#: window (plus seconds); a cut read fits the transactions read, and the evidence says so.
+READ_SHARE, READ_MIN_S = 1.0, 5.0
+
+
 def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = None, cores: int | None = None,
                    poll_s: float = 0.5, sleep=time.sleep, clock=time.monotonic, on_start=None,
-                   on_tick=None) -> LiveCalibration:
+                   on_tick=None, nice: int = 10) -> LiveCalibration:
     """A cost model from ``window_s`` seconds of a running replica (``settings``: pymysql
     connection settings, :func:`server.connection.pymysql_settings`). Reads only; see the module
     docstring for what it needs, sim/live.py for what it reads. ``cores``: the replica's; None: the
@@ -222,6 +270,9 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     transactions)`` after each poll."""
     import pymysql
 
+    # its polls, the binlog read and the fit run beside the applier on the replica's host: at a
+    # lower CPU priority, as eta's backlog readers (threads started later inherit it)
+    lower_priority(nice)
     try:
         conn = pymysql.connect(autocommit=True, **settings)
     except pymysql.err.MySQLError as err:
@@ -236,7 +287,9 @@ def calibrate_live(settings: dict, window_s: float, *, base: CostModel | None = 
     finally:
         conn.close()
     chosen = cores or (shown.cores if shown is not None else None) or usable_cpus()
-    result = fit_live(_sample(settings, watch, window_s), base=base, cores=chosen)
+    sample, cut = _sample(settings, watch, window_s, clock() + max(READ_MIN_S, READ_SHARE * window_s), clock)
+    result = fit_live(sample, base=base, cores=chosen)
+    result.evidence["binlog_read_cut"] = cut
     result.evidence["cores"] = {"cores": chosen,
                                 "from": "--cores" if cores else "server" if shown is not None else "assumed",
                                 "how": shown.sentence() if shown is not None else None}
@@ -274,29 +327,36 @@ def _watch(conn, window_s: float, poll_s: float, sleep, clock, on_start, on_tick
     return w
 
 
-def _sample(settings: dict, w: _Watch, window_s: float) -> LiveSample:
-    """The window's transactions and fsyncs, and the replica's binlog over it, as the model's sample."""
+def _sample(settings: dict, w: _Watch, window_s: float, deadline: float = float("inf"),
+            clock=time.monotonic) -> tuple[LiveSample, str | None]:
+    """The window's transactions and fsyncs, and the replica's binlog over it, as the model's
+    sample; and, where the binlog read stopped at ``deadline``, how much it read."""
     window = {k: v for k, v in w.seen.items() if k not in w.seen_before}
     fsyncs = {k: f for k, f in w.fsyncs.items() if k not in w.fsyncs_before}
     files = list_files(settings, w.file0, w.file1)
-    shapes, commits = _applied(files, w.file0, w.pos0)
+    shapes, commits, cut = _applied(files, w.file0, w.pos0, deadline, clock)
     return LiveSample(window_s, w.server, window, w.waits, w.commit_stages, fsyncs,
                       FsyncTotals(w.io0.get(REDO, (0, 0)), w.io0.get(BINLOG, (0, 0))),
                       FsyncTotals(w.io1.get(REDO, (0, 0)), w.io1.get(BINLOG, (0, 0))),
                       shapes, tuple(commits), tuple(f.name for f in files), order_waits=w.order_waits,
-                      coordinator_waits=w.coordinator_waits)
+                      coordinator_waits=w.coordinator_waits), cut
 
 
-def _applied(files, file0: str, pos0: int) -> tuple[dict, list]:
+def _applied(files, file0: str, pos0: int, deadline: float = float("inf"),
+             clock=time.monotonic) -> tuple[dict, list, str | None]:
     """The window's transactions as the replica wrote them: GTID -> (inserts, updates, deletes,
-    bytes, events), and (original, immediate commit timestamp, GTID) of those applied with a lag."""
+    bytes, events), and (original, immediate commit timestamp, GTID) of those applied with a lag;
+    read until ``deadline`` (then: what was read, in words)."""
     shapes, commits = {}, []
     for f in files:
         for t in f.read_transactions(FileSummary(str(f)), selector=lambda tm: frozenset()):
+            if clock() > deadline:
+                return shapes, commits, (f"the replica's binlog of the window read for its time budget only: "
+                                         f"{len(shapes):,} transactions, up to {f.name}:{t.start_offset}")
             if f.name == file0 and t.start_offset < pos0 or not t.gtid or not t.rows:
                 continue
             if t.original_commit_timestamp and t.original_commit_timestamp != t.immediate_commit_timestamp:
                 commits.append((t.original_commit_timestamp, t.immediate_commit_timestamp, t.gtid))
             shapes[t.gtid] = (sum(s.inserts for s in t.tables), sum(s.updates for s in t.tables),
                               sum(s.deletes for s in t.tables), t.end_offset - t.start_offset, t.event_count)
-    return shapes, commits
+    return shapes, commits, None
