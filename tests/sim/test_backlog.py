@@ -190,7 +190,8 @@ def test_a_backlog_too_large_to_read_stays_a_sample_and_says_so():
 
     e = replace(e, cpu_s=1.25)
     text = "\n".join(render(e))
-    assert "estimated from 300 of the 2,000,000 transactions left (300 read in order" in text, text
+    assert "estimated from 300 of the 2,000,000 transactions left when the backlog was first read (300 read in order" \
+        in text, text
     assert "too many to read while they are applied" in text and "used 1.2 s of CPU" in text, text
 
 

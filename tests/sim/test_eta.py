@@ -48,11 +48,17 @@ def test_render_says_never_when_the_source_writes_faster():
     cur = Option("current", ReplicaConfig(4, True, True), 10.0, None, None, None, True)
     more = Option("workers=8", ReplicaConfig(8, True, True), 5.0, 720.0, 600.0, 800.0)
     e = Estimate(0.0, 5000, 100, 140.0, 100.0, 2.0, [cur, more],
-                 waits=[{"waiting_on": "commit order"}, {"waiting_on": "commit order"}, {"waiting_on": "fsync"}])
+                 waits=[{"thread": "coordinator", "waiting_on": "working"},
+                        {"thread": "worker", "waiting_on": "commit order"},
+                        {"thread": "worker", "waiting_on": "commit order"}, {"thread": "worker", "waiting_on": "fsync"},
+                        {"thread": "worker", "waiting_on": "coordinator"}])
     text = "\n".join(render(e))
     assert "falling behind by 40 trx/s: never catches up with 4 workers" in text
     assert "8 workers, durable, preserve_commit_order=ON: in 12.0 min" in text
-    assert "applier threads now: 2 commit order, 1 fsync" in text
+    # issue 71: one coordinator, as the server has; what left is counted once, with separators
+    assert ("applier threads now: 1 coordinator (working), 4 workers: 1 in an fsync, 2 waiting for commit "
+            "order, 1 waiting for the coordinator") in text, text
+    assert text.startswith("5,000 transactions left to apply")
 
 
 def _snap(at, executed_to, received_to):

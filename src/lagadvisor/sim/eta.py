@@ -337,7 +337,7 @@ def render(e: Estimate) -> list[str]:
         return [f"caught up at {time.strftime('%H:%M:%S', time.localtime(e.at))}: nothing left to apply"
                 f" (applied {e.apply_rate:.0f} trx/s)"] + [f"note: {n}" for n in e.notes if "caught up" not in n]
     clock = time.strftime("%H:%M:%S", time.localtime(e.at + cur.eta_s)) if cur.eta_s is not None else None
-    lines = [f"{e.left} transactions left to apply; applying {e.apply_rate:.0f} trx/s, receiving "
+    lines = [f"{e.left:,} transactions left to apply; applying {e.apply_rate:.0f} trx/s, receiving "
              f"{e.arrival_rate:.0f} trx/s"]
     if cur.eta_s is None:
         deficit = e.arrival_rate - e.apply_rate
@@ -349,14 +349,38 @@ def render(e: Estimate) -> list[str]:
         if not o.current:
             band = "" if o.eta_s is None else f" (band {fmt_s(o.low_s)} .. {fmt_s(o.high_s)})"
             lines.append(f"  {o.describe()}: {'in ' if o.eta_s is not None else ''}{fmt_s(o.eta_s)}{band}")
-    waits: dict[str, int] = {}
-    for w in e.waits:
-        waits[w["waiting_on"]] = waits.get(w["waiting_on"], 0) + 1
-    if waits:
-        lines.append("applier threads now: " + ", ".join(f"{n} {k}" for k, n in sorted(waits.items())))
+    threads = applier_threads(e.waits)
+    if threads:
+        lines.append(f"applier threads now: {threads}")
     lines += [f"note: {n}" for n in e.notes]
     lines += describe_basis(e)
     return lines
+
+
+#: What a thread waiting on each kind is doing, in words (server.eta._WAIT_KINDS).
+_DOING = {"coordinator": "waiting for the coordinator", "dependency": "waiting on a dependency",
+          "commit order": "waiting for commit order", "lock": "waiting on a lock", "fsync": "in an fsync",
+          "free worker": "waiting for a free worker", "working": "working", "idle": "idle"}
+
+
+def applier_threads(waits: list[dict]) -> str:
+    """The applier's threads as the server reports them (performance_schema.threads): the
+    coordinator, then the workers by what they do ("1 coordinator (working), 4 workers: 2 working,
+    2 waiting for the coordinator"); a row without its thread's role counts as a worker."""
+    coordinators = [w for w in waits if w.get("thread") == "coordinator"]
+    workers = [w for w in waits if w.get("thread") != "coordinator"]
+    parts = []
+    if coordinators:
+        doing = sorted({_DOING.get(w["waiting_on"], w["waiting_on"]) for w in coordinators})
+        parts.append(f"{len(coordinators)} coordinator ({', '.join(doing)})")
+    if workers:
+        kinds: dict[str, int] = {}
+        for w in workers:
+            k = _DOING.get(w["waiting_on"], w["waiting_on"])
+            kinds[k] = kinds.get(k, 0) + 1
+        parts.append(f"{len(workers)} worker{'s' if len(workers) > 1 else ''}: "
+                     + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
+    return ", ".join(parts)
 
 
 def describe_basis(e: Estimate) -> list[str]:
@@ -368,8 +392,10 @@ def describe_basis(e: Estimate) -> list[str]:
         where = (f"{b['head_transactions']:,} read in order from the applier's position"
                  + (f", {b['strata']} windows across the rest" if b.get("strata") else ", none beyond them"))
         full = b.get("full_read", "")
+        sample = (f"+-{b['sample_band']:.0%}" if b["sample_band"] >= 0.005 else "under 1%")
         out.append(f"estimated from {b['transactions_simulated']:,} of the {b['left_at_start']:,} transactions "
-                   f"left ({where}), extrapolated {how}: the sample alone is +-{b['sample_band']:.0%}"
+                   f"left when the backlog was first read ({where}), extrapolated {how}: the extrapolation's own "
+                   f"error is {sample} of that (the band above adds the applier's rate spread)"
                    + (f"; {full}" if full and full != "reading" else
                       f"; reading the rest ({b.get('transactions_read', 0):,} read)" if full == "reading" else ""))
     elif b.get("method") == "all":
