@@ -45,8 +45,11 @@ def test_8_0_to_8_4_the_commit_order_clock_becomes_writeset():
     assert defaults.catch_up_seconds < now.catch_up_seconds        # WRITESET lets more overlap
     assert any(c.startswith("the clock: binlog_transaction_dependency_tracking is removed in 8.4") for c in r.changes)
     assert any("removed in 8.4: binlog_transaction_dependency_tracking" in c for c in r.changes)
-    assert r.before[0].startswith("remove binlog_transaction_dependency_tracking from my.cnf")
-    assert "flags removed variables only" in r.before[0]
+    hop = next(b for b in r.before if b.startswith("upgrade 8.0.33 -> 8.4 LTS"))
+    assert "remove binlog_transaction_dependency_tracking from my.cnf" in hop and "flags removed variables" in hop
+    assert not any("mysql_native_password" in b for b in r.before)  # 8.4 keeps the plugin (disabled)
+    # the advised column is the plan, and the plan is the upgraded servers'
+    assert advised.config == a.plan.recommended and advised.catch_up_seconds == a.plan.recommended_seconds
     assert any("lagadvisor analyze" in s for s in r.after)
     assert a.offer is None  # asked: nothing to offer
 
@@ -58,11 +61,16 @@ def test_8_4_to_9_7_the_larger_history_re_derives_writeset():
     assert defaults.config.clock == "WRITESET" and defaults.ideal_speedup is None  # re-derived under a what-if
     line = next(c for c in r.changes if "binlog_transaction_dependency_history_size" in c)
     assert "25,000 -> 10,000,000" in line and "filled up" in line
-    assert not any(c.startswith("removed in") for c in r.changes)
+    assert [c for c in r.changes if c.startswith("removed in")] == [
+        "removed in 9.0: the mysql_native_password authentication plugin (a replica cannot log in to its source as a "
+        "user of that plugin)"]
     limits = " ".join(r.limits)
     assert "tables_without_primary_key" in limits and "foreign_key_parent_tables" in limits
     assert "ddl_barriers" in limits and "sql_generate_invisible_primary_key" in limits
     assert r.before[0].startswith("add primary keys to wl.t_nokey")
+    # 8.4 -> 9.7 crosses 9.0, which removes mysql_native_password: a step before that hop
+    hop = next(b for b in r.before if b.startswith("upgrade 8.4 -> 9.7 LTS"))
+    assert "mysql_native_password" in hop and "caching_sha2_password" in hop
 
 
 def test_9_7_to_26_7_names_the_change_stream_applier_and_what_is_unverified():
@@ -72,14 +80,14 @@ def test_9_7_to_26_7_names_the_change_stream_applier_and_what_is_unverified():
     applier = next(c for c in r.changes if c.startswith("applier:"))
     assert "APPLIER_VERSION" in applier and "documented semantics" in applier
     assert "history_size (26.7)" in r.unverified
-    assert any("Change Stream Applier" in s for s in r.after)
     assert any("19.2.4" in s for s in r.sources)
-    # the advised settings under the Change Stream Applier too, at the knee of its own curve
-    assert [row.applier for row in r.rows] == [Applier.MTA] * 3 + [Applier.CSA]
-    advised, csa = r.rows[2], r.rows[3]
-    assert (csa.config.clock, csa.config.durable, csa.config.preserve) == (
-        advised.config.clock, advised.config.durable, advised.config.preserve)
-    assert csa.label == "26.7 advised, CSA"
+    # the plan's applier in the advised column, the other one beside it at the same worker count
+    advised, other = r.rows[2], r.rows[3]
+    assert {advised.applier, other.applier} == {Applier.MTA, Applier.CSA}
+    assert (other.config.clock, other.config.workers, other.config.durable, other.config.preserve) == (
+        advised.config.clock, advised.config.workers, advised.config.durable, advised.config.preserve)
+    assert other.label == f"26.7 advised, {other.applier.upper()}"
+    assert any("Change Stream Applier" in s for s in r.after) == (advised.applier == Applier.CSA)
 
 
 def test_no_change_stream_applier_row_before_26_7():
@@ -95,16 +103,28 @@ def test_the_review_is_in_the_json_and_the_html(tmp_path):
     assert p.returncode == 0, p.stderr
     rv = json.loads(p.stdout)["review"]
     assert rv["target_version"] == "26.7" and len(rv["before_after"]) == 4
-    assert [row["applier"] for row in rv["before_after"]] == ["mta", "mta", "mta", "csa"]
+    assert sorted(row["applier"] for row in rv["before_after"][2:]) == ["csa", "mta"]
     assert "Pre-upgrade review: 9.7.4 → 26.7" in html.read_text()
 
 
-@pytest.mark.parametrize("bad", ["8", "8.x", "eight", "8.4.3.1", "-8.4"])
+@pytest.mark.parametrize("bad", ["8", "8.x", "eight", "8.4.3.1", "-8.4", "99.1", "9.8", "26.8"])
 def test_a_bad_target_version_is_a_one_line_usage_error(bad):
     p = subprocess.run([sys.executable, "-m", "lagadvisor", "advise", str(SYSBENCH), "--no-progress",
                         "--target-version", bad], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.count("\n") == 1 and "--target-version" in p.stderr
+    if bad in ("99.1", "9.8", "26.8"):  # a version, but no release the table knows: the error lists them
+        assert "known: 8.4, 9.0" in p.stderr and "26.10" in p.stderr
+
+
+def test_the_upgrade_path_goes_through_each_lts():
+    from lagadvisor.versions import upgrade_path
+
+    assert [r.label for r in upgrade_path((8, 0, 36), (8, 4, 0))] == ["8.4"]
+    assert [r.label for r in upgrade_path((8, 0, 36), (9, 7, 0))] == ["8.4", "9.7"]
+    assert [r.label for r in upgrade_path((8, 0, 36), (26, 7, 0))] == ["8.4", "9.7", "26.7"]
+    assert [r.label for r in upgrade_path((8, 4, 2), (9, 3, 0))] == ["9.3"]
+    assert [r.label for r in upgrade_path((9, 7, 4), (26, 10, 0))] == ["26.10"]
 
 
 def test_the_version_table():

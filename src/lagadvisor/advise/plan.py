@@ -307,7 +307,7 @@ def space(ctx: Context) -> Space:
         clocks = [(base_clock, base_history)]
     else:
         base_clock, base_history = cur.clock, None
-        clocks = [(cur.clock, None)] + [(pol, None) for pol in _switchable(ctx)]
+        clocks = [(cur.clock, None)] + [(pol, None) for pol in _switchable(ctx, cur.clock)]
     full = history_full(ctx)
     if full and not p.not_computed():
         size = base_history or p.history_size
@@ -322,13 +322,15 @@ def space(ctx: Context) -> Space:
     return Space(tuple(clocks), appliers, (cur.mode,), WORKERS, base)
 
 
-def _switchable(ctx: Context) -> list[Policy]:
+def _switchable(ctx: Context, now: Policy) -> list[Policy]:
     """The policies the source could switch to (its release has the variable), other than the
-    one it writes; none where WRITESET cannot be computed (no schema names the tables)."""
+    one it runs now (``now``: the recorded clock, or the one --current-version's release
+    writes); none where WRITESET cannot be computed (no schema names the tables)."""
     p = ctx.analysis.policies
     if p.not_computed():
         return []
-    return [pol for pol in ctx.policies if pol != p.written.name]
+    running = p.written.name if now == Policy.RECORDED else now
+    return [pol for pol in ctx.policies if pol != running]
 
 
 # -- the search ---------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ import html
 import json
 
 from ..advise import Advice
-from .advice import advice_json
+from ..advise.findings import change_words
+from .advice import advice_json, lag_target_words, plan_words
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -118,13 +119,24 @@ def _summary_html(sm: dict, plan: dict | None) -> str:
         cur, rec = sm["current"], sm["recommended"]
         rows.append(("now", f"{cur['catch_up_seconds']:,.3f} s catch-up, lag p99 {cur['lag_p99_seconds']:,.3f} s "
                             f"({cur['config']})"))
-        rows.append(("with the plan", f"{rec['catch_up_seconds']:,.3f} s catch-up ({-sm['gain']:+.1%}), lag p99 "
+        rows.append(("with the plan", f"{rec['catch_up_seconds']:,.3f} s catch-up "
+                                      f"({change_words(cur['catch_up_seconds'], rec['catch_up_seconds'])}), lag p99 "
                                       f"{rec['lag_p99_seconds']:,.3f} s ({rec['config']})"))
         for i, st in enumerate(plan["steps"] if plan else [], 1):
-            rows.append((f"step {i}", f"{st['setting']}: {st['from']} → {st['to']} ({-st['marginal_gain']:+.1%}"
-                                      + ("" if st["kept"] else ": left out, gains too little") + ")"))
+            how = "the upgrade" if st["by_upgrade"] else f"without it {st['catch_up_seconds_before']:,.3f} s"
+            rows.append((f"change {i}", f"{st['setting']}: {st['from']} → {st['to']} ({how})"))
+        if plan:
+            rows.append(("searched", plan_words(plan)))
+            for a in plan["alternatives"]:
+                if a["gain_over_plan"] >= 0.02:
+                    rows.append(("catch-up only" if a["key"] == "catch_up_durability" else "alternative",
+                                 f"{a['label']}: {a['catch_up_seconds']:,.3f} s "
+                                 f"({change_words(plan['recommended_catch_up_seconds'], a['catch_up_seconds'])} than "
+                                 f"the plan), {a['condition']}"))
         if sm.get("not_computed"):
             rows.append(("not computed", sm["not_computed"]))
+        if plan:
+            rows.append(("lag target", lag_target_words(plan)))
         rows.append(("bottleneck", sm["bottleneck"]["sentence"]))
     rows += [("checked", f"{line} (no change needed)") for line in sm["confirmed"]]
     rows += [("assumed" if i == 0 else "", a) for i, a in enumerate(sm["assumptions"])]
@@ -164,7 +176,7 @@ def _effect(e: dict) -> str:
     """A simulated effect (JSON form) in one line, as the text report writes it."""
     out = e["description"]
     if e["before"] is not None and e["after"] is not None:
-        out += f" — {e['metric']}: {e['before']:,.3f} → {e['after']:,.3f} (gain {e['gain']:.1%})"
+        out += f" — {e['metric']}: {e['before']:,.3f} → {e['after']:,.3f} ({change_words(e['before'], e['after'])})"
     if e["lag_p99_before_seconds"] is not None and e["lag_p99_after_seconds"] is not None:
         out += f"; lag p99 {e['lag_p99_before_seconds']:,.3f} s → {e['lag_p99_after_seconds']:,.3f} s"
     return out
@@ -172,7 +184,7 @@ def _effect(e: dict) -> str:
 
 def _alternative(a: dict) -> str:
     """A finding's stand-alone alternative with its condition, as the text report writes it."""
-    return f"{a['suggested']} {a['condition']}" + (f" (alone: {_effect(a['simulated_effect'])})"
+    return f"{a['suggested']} {a['condition']}" + (f" ({_effect(a['simulated_effect'])})"
                                                     if a["simulated_effect"] else "")
 
 
