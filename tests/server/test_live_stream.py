@@ -143,11 +143,14 @@ def test_cli_from_needs_host_and_errors_are_one_line(server):
 
 
 def test_advise_reads_current_settings_from_the_server(server):
-    server.sql("SET GLOBAL replica_parallel_workers = 3; SET GLOBAL sync_binlog = 0")
+    """A replica's settings (a replication channel, its applier stopped: the variables it starts
+    with) are read; a server without a channel is a source (tests/server/test_live_restart.py)."""
+    server.sql("SET GLOBAL replica_parallel_workers = 3; SET GLOBAL sync_binlog = 0; "
+               "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=1")
     try:
         r = _cli(server, "advise", "--from", "binlog.000002", "--format", "json")
     finally:
-        server.sql("SET GLOBAL replica_parallel_workers = 4; SET GLOBAL sync_binlog = 1")
+        server.sql("SET GLOBAL replica_parallel_workers = 4; SET GLOBAL sync_binlog = 1; RESET REPLICA ALL")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["input"]["settings_from"] == f"127.0.0.1:{server.port}"
