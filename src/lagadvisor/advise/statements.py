@@ -63,8 +63,9 @@ def persist(d: Dialect, name: str, value: str) -> Statements:
 
 def applier_change(d: Dialect, name: str, value: str) -> Statements:
     """A change of an applier setting, which takes effect when the applier restarts: MySQL stops
-    the SQL thread around it; MariaDB's slave_parallel_* need every replication thread stopped
-    (ER_SLAVE_MUST_STOP otherwise)."""
+    the SQL thread around it; MariaDB refuses a change of slave_parallel_* while the slave runs
+    (error 1198 on a real 10.11, which accepts it once the SQL thread is stopped): the whole slave
+    is stopped (STOP SLAVE)."""
     sql_thread = not d.mariadb
     return (d.stop(sql_thread), *persist(d, name, value), d.start(sql_thread))
 
