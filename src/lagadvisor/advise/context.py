@@ -254,7 +254,24 @@ class Context:
         if name in self.given:
             return self.given[name], "--replica-setting"
         v = self.settings.get(name) if self.settings else None
-        return (v, self.settings.host) if v is not None else (None, "")
+        if v is None:
+            return None, ""
+        origin = getattr(self.settings, "origin", None)
+        return v, (origin(name) if callable(origin) else self.settings.host)
+
+    def severity(self, gain: float, floor=None):
+        """The severity rule (``findings.severity_for``) with this replica's lag against its target."""
+        from .findings import Severity, severity_for
+
+        return severity_for(gain, floor or Severity.info, bool(self.plan is not None and self.plan.misses_target))
+
+    def dialect(self, before_upgrade: bool = False):
+        """The server statements are for (``statements.Dialect``): the target release after an
+        upgrade (the plan is the upgraded servers'), else the source's own."""
+        from .statements import Dialect
+
+        target = self.target_version if self.target_version is not None and not before_upgrade else self.version
+        return Dialect(tuple(target), self.mariadb)
 
     def plan_workers(self) -> int:
         """The worker count the plan runs (the baseline's where there is no plan)."""

@@ -94,7 +94,6 @@ def change_stream_applier(ctx: Context) -> list[Finding]:
     against the other one at the plan's worker count under the clock the target writes, catch-up
     and lag, with the prerequisites and the switch."""
     from .plan import lag_p99, seconds
-    from .rules import _sev, dialect
 
     t = ctx.target_version
     plan = ctx.plan
@@ -131,11 +130,11 @@ def change_stream_applier(ctx: Context) -> list[Finding]:
                         current_assumed=assumed, metrics=metrics)]
     stmts = tuple(f"-- first: {r.name} = {r.required} (now {r.current})" for r in unmet
                   if r.name in ("gtid_mode", "row-based binary logging")) + (
-        dialect(ctx).stop(sql_thread=False),
+        ctx.dialect().stop(sql_thread=False),
         f"CHANGE REPLICATION SOURCE TO APPLIER_VERSION = 2, APPLIER_WORKER_COUNT = {w}, SOURCE_AUTO_POSITION = 1, "
         "GTID_ONLY = 1, REQUIRE_ROW_FORMAT = 1, SOURCE_DELAY = 0;",
-        dialect(ctx).start(sql_thread=False))
-    return [Finding(FindingId.CHANGE_STREAM_APPLIER, _sev(ctx, eff.gain),
+        ctx.dialect().start(sql_thread=False))
+    return [Finding(FindingId.CHANGE_STREAM_APPLIER, ctx.severity(eff.gain),
                     f"After the upgrade to {'.'.join(map(str, t))}: the Change Stream Applier, "
                     f"{change_words(mta, csa)}" + (f" ({len(unmet)} prerequisite(s) not met)" if unmet else ""),
                     "APPLIER_VERSION", current, "2", evidence, eff, statements=stmts,

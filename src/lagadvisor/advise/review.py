@@ -284,11 +284,10 @@ def _native_password(ctx: Context) -> str:
 def _after(ctx: Context, old: Release, new: Release, plan: Plan, rows: list[Row]) -> list[str]:
     """The steps after the upgrade, in order: the plan's settings where they differ from the
     target's defaults, each as the statements the target runs."""
-    from .rules import dialect
     from .statements import applier_change, persist
 
     at, adv = plan.defaults, plan.recommended
-    d = dialect(ctx)
+    d = ctx.dialect()
     out = []
     if adv.workers != at.workers and adv.applier == Applier.MTA:
         out.append(" ".join(applier_change(d, "replica_parallel_workers", str(adv.workers)))

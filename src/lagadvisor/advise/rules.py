@@ -49,15 +49,11 @@ def _current(ctx: Context, name: str, default: str) -> tuple[str, bool]:
 
 
 def _sev(ctx: Context, gain: float, floor: Severity = Severity.info) -> Severity:
-    """The severity rule (findings.severity_for) with this replica's lag against its target."""
-    return severity_for(gain, floor, bool(ctx.plan is not None and ctx.plan.misses_target))
+    return ctx.severity(gain, floor)
 
 
 def dialect(ctx: Context, before_upgrade: bool = False) -> Dialect:
-    """The server the statements are for: the target release after an upgrade (the plan is the
-    upgraded servers'), else the source's own."""
-    target = ctx.target_version if ctx.target_version is not None and not before_upgrade else ctx.version
-    return Dialect(tuple(target), ctx.mariadb)
+    return ctx.dialect(before_upgrade)
 
 
 def _step(ctx: Context, fid: Id):

@@ -75,7 +75,9 @@ def build_job(entry: ServerEntry, run_id: str) -> ServerJob:
     opts = ClockOptions(history_size=entry.history_size, commit_order=entry.commit_order, catalog=catalog)
     target = parse_version(entry.target_version) if entry.target_version else None
     return ServerJob(entry.name, tuple(files), opts, cost, settings, run_id, target, cores_given=bool(entry.cores),
-                     cores_read=exposed.sentence(settings.host) if exposed is not None else "", copies=tuple(copies))
+                     cores_read=exposed.sentence(settings.host) if exposed is not None else "", copies=tuple(copies),
+                     reproduce=(("--schema", entry.schema) if entry.schema and resolved is None else ())
+                     + (("--cost-model", entry.cost_model) if entry.cost_model else ()))
 
 
 def fleet(entries: list[ServerEntry], client) -> FleetRun:

@@ -67,6 +67,7 @@ class ServerJob:
     cores_given: bool = False       # the entry named the replica's cores (advise --cores)
     cores_read: str = ""            # not named: how the server's settings showed them (server.cores)
     copies: tuple[str, ...] = ()    # the byte-identical copies left out of files (inputs.distinct_files)
+    reproduce: tuple[str, ...] = ()  # the simulate options besides a configuration's (advise's reproduce)
 
 
 @dataclass(frozen=True)
@@ -398,7 +399,7 @@ def _advise(job: ServerJob, v: Verdict, parts: list[FilePart], start: float) -> 
     what_ifs, waited = _what_ifs_per_file(job, v, catalogs)
     ctx = replace(context_of(locals_, analysis, graph, facts, job.cost, job.settings, job.options),
                   target_version=job.target_version, what_ifs=what_ifs, cores_given=job.cores_given,
-                  cores_read=job.cores_read)
+                  cores_read=job.cores_read, reproduce=job.reproduce + ("--cores", str(job.cost.cores)))
     advice = advise_context(ctx)
     # the same context (its caches shared) naming the files as given
     advice = replace(advice, context=replace(ctx, paths=list(job.files)))

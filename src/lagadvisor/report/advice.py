@@ -162,13 +162,12 @@ def mycnf(advice: Advice) -> str:
     release with --target-version): source and replica apart, only variables that release has
     (``advise.statements``), and the settings meant only while the replica catches up as
     comments (SET GLOBAL, then revert), never as settings."""
-    from ..advise.rules import dialect
     from ..advise.statements import mycnf as accepted
     from ..kinds import FindingId
     from ..versions import short
 
     ctx = advice.context
-    d = dialect(ctx)
+    d = ctx.dialect()
     sections: dict[str, list[str]] = {"source": [], "replica": [], "catch_up": []}
     seen: set[str] = set()
     dropped: list[str] = []
