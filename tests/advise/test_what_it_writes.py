@@ -175,11 +175,6 @@ def test_tracking_written_for_8_0():
     assert persist(d, TRACKING, "WRITESET") == (f"SET PERSIST {TRACKING} = 'WRITESET';",)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "advise.rules.dependency_tracking takes the current value from the binlog's writer (WRITESET), not "
-    "from --current-version's release (COMMIT_ORDER, the plan's current clock): the plan's step "
-    "COMMIT_ORDER -> WRITESET becomes a finding with current == suggested, dropped as a confirmation, "
-    "so no SQL and no my.cnf line carry it"))
 def test_the_plan_s_tracking_step_is_written_for_8_0():
     args = [SYSBENCH, "--current-version", "8.0.36"]
     doc = _json(*args)

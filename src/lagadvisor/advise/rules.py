@@ -29,6 +29,8 @@ LARGE_TRX_ROWS = 10_000          # rows in one transaction
 LARGE_TRX_BYTES = 16 << 20       # bytes of one transaction
 LARGE_TRX_SHARE = 0.05           # or: one transaction is this share of the whole apply time
 LARGE_TRX_MIN_US = 50_000        # ... and takes at least this long to apply
+#: Invisible columns (ALTER TABLE ... INVISIBLE): MySQL 8.0.23 (8.0 manual, 13.1.20.10 'Invisible Columns').
+INVISIBLE_COLUMNS_SINCE = (8, 0, 23)
 HOT_ROW_SHARE = 0.05             # a row key behind this share of all row conflicts
 
 
@@ -90,7 +92,9 @@ def dependency_tracking(ctx: Context) -> list[Finding]:
     if note:
         evidence += f"; {note}"
     rec = ctx.plan.recommended
-    cur, assumed = _current(ctx, "binlog_transaction_dependency_tracking", written)
+    now = ctx.plan.current.clock  # the recorded clock, or the policy --current-version's release runs
+    cur, assumed = _current(ctx, "binlog_transaction_dependency_tracking",
+                            written if now == Policy.RECORDED else str(now))
     metrics = {"ideal_parallelism": ideal}
     step = _step(ctx, Id.DEPENDENCY_TRACKING)
     target = ctx.target_version
@@ -389,10 +393,12 @@ def missing_primary_keys(ctx: Context) -> list[Finding]:
                      "; it also ends the full scans a row-based replica makes to find the rows of each "
                      f"UPDATE/DELETE on a table without any index ({ctx.cost.scan_row_us:g} us per row "
                      "scanned, bench/keyless_apply.py)" if scanned else ""), before=before, after=after)
-    gipk = ("-- MariaDB: no generated invisible primary keys; add a key to new tables" if ctx.mariadb else
-            f"SET PERSIST sql_generate_invisible_primary_key = ON;  -- {short(GIPK_SINCE)}+, for tables created later")
+    d = dialect(ctx, before_upgrade=True)
+    gipk = (("-- MariaDB: no generated invisible primary keys; add a key to new tables",) if ctx.mariadb else
+            persist(d, "sql_generate_invisible_primary_key", "ON"))
+    invisible = "INVISIBLE " if not ctx.mariadb and ctx.version >= INVISIBLE_COLUMNS_SINCE else ""
     stmts = tuple(f"ALTER TABLE {_q(n)} ADD COLUMN my_row_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT "
-                  "INVISIBLE PRIMARY KEY FIRST;" for n in names) + (gipk,)
+                  f"{invisible}PRIMARY KEY FIRST;" for n in names) + gipk
     return [Finding(Id.TABLES_WITHOUT_PRIMARY_KEY, _sev(ctx, eff.gain, Severity.warning),
                     f"{len(names)} table(s) without a primary key: " + ", ".join(names),
                     "PRIMARY KEY", "none", "add a primary key (or a generated invisible one)",
@@ -697,9 +703,9 @@ def durability(ctx: Context) -> list[Finding]:
 
 
 def _set_statement(ctx: Context, name: str, value: str) -> str:
-    """The permanent change of a source variable, in the form the source's release accepts."""
-    return " ".join(persist(dialect(ctx), name, value)) if not ctx.mariadb else \
-        f"SET GLOBAL {name} = '{value}';"
+    """The permanent change of a source variable, in the form the source's release accepts (one
+    line: MariaDB's and 5.7's SET GLOBAL with the my.cnf reminder as its comment)."""
+    return " ".join(persist(dialect(ctx), name, value))
 
 
 def row_format(ctx: Context) -> list[Finding]:
