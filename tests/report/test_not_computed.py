@@ -55,3 +55,38 @@ def test_a_full_schema_leaves_nothing_marked():
                           str(MINIMAL / "schema.sql"), "--no-progress", "--format", "json"],
                          capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "not_computed" not in json.loads(out)["policies"]
+
+
+def _run(command: str, *args: str) -> str:
+    quiet = ["--no-progress"] if command != "graph" else []
+    p = subprocess.run([sys.executable, "-m", "lagadvisor", command, str(MINIMAL), *PAST_DDL, *quiet, *args],
+                       capture_output=True, text=True, cwd=ROOT, env={"COLUMNS": "100", **_env()})
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_simulate_and_graph_mark_their_writeset_rows_too():
+    """Every command that prints a policy row marks it when WRITESET was not computed (issue 70):
+    simulate's WRITESET rows and graph's WRITESET clock, in text and JSON; with the schema, none."""
+    out = _run("simulate", "--catch-up", "--workers", "1,4")
+    assert "WRITESET*" in out and "WS_SESSION*" in out and "COMMIT_ORDER*" not in out
+    assert "not computed for 647 of 648 transactions" in " ".join(out.split())
+    doc = json.loads(_run("simulate", "--catch-up", "--workers", "4", "--format", "json"))
+    assert doc["not_computed"]["policies"] == ["WRITESET", "WRITESET_SESSION"]
+    assert {r["policy"]: r["not_computed"] for r in doc["results"]} == {
+        "COMMIT_ORDER": False, "WRITESET": True, "WRITESET_SESSION": True}
+    out = _run("graph")
+    assert out.startswith("WRITESET*:") and "not computed for 647 of 648" in " ".join(out.split())
+    assert "not_computed" in json.loads(_run("graph", "--format", "json"))
+    assert "not_computed" not in json.loads(_run("graph", "--policy", "COMMIT_ORDER", "--format", "json"))
+    with_schema = _run("simulate", "--catch-up", "--workers", "4", "--schema", str(MINIMAL / "schema.sql"))
+    assert "not computed for 9 of 648 transactions" in " ".join(with_schema.split())  # wl.t_tmp, as analyze
+
+
+def test_simulate_and_graph_leave_computed_rows_unmarked():
+    """The whole file with the schema: every writeset computed, nothing marked."""
+    schema = ["--schema", str(MINIMAL / "schema.sql")]
+    for command, args in (("simulate", ["--catch-up", "--workers", "4", "--no-progress"]), ("graph", [])):
+        p = subprocess.run([sys.executable, "-m", "lagadvisor", command, str(MINIMAL), *schema, *args, "--format",
+                            "json"], capture_output=True, text=True, cwd=ROOT, check=True)
+        assert "not_computed" not in json.loads(p.stdout), command

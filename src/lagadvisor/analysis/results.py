@@ -266,12 +266,17 @@ class PolicyResults:
 
     def not_computed_note(self, total: int) -> str | None:
         """The sentence that marks the WRITESET rows, with how to get them (None: computed)."""
-        n = self.not_computed()
-        if not n:
-            return None
-        return (f"WRITESET and WRITESET_SESSION not computed for {n:,} of {total:,} transactions: their "
-                f"tables' keys are unknown (row metadata below FULL, no schema names them), so these rows repeat the "
-                f"commit-order input; {NOT_COMPUTED_HOW}")
+        return not_computed_note(self.not_computed(), total)
+
+
+def not_computed_note(n: int, total: int) -> str | None:
+    """The sentence that marks the WRITESET rows of a read where ``n`` of ``total`` transactions'
+    writesets were not computed, with how to get them (None: all computed)."""
+    if not n:
+        return None
+    return (f"WRITESET and WRITESET_SESSION not computed for {n:,} of {total:,} transactions: their "
+            f"tables' keys are unknown (row metadata below FULL, no schema names them), so these rows repeat the "
+            f"commit-order input; {NOT_COMPUTED_HOW}")
 
 
 #: How to get the WRITESET clocks of a MINIMAL-metadata binlog.

@@ -49,6 +49,7 @@ def graph(
     from ..depgraph.graph import hot_rows_max, write_graph
     from ..depgraph.read import prepare
     from ..depgraph.read import build_graph
+    from ..analysis.results import not_computed_note
     from ..report.commands import graph_doc, render_graph
     from ..sim.model import CostModel
 
@@ -61,7 +62,7 @@ def graph(
         output_path(dot, inp.files, "--dot")
         run = prepare(inp.files, inp.options)
         with Progress(inp.files, True) as bar:
-            s, summaries = build_graph(inp.files, run, inp.options, policy, CostModel().graph_weights(), kept,
+            s, summaries, unknown = build_graph(inp.files, run, inp.options, policy, CostModel().graph_weights(), kept,
                             on_progress=bar.on_progress, on_transaction=bar.on_transaction)
         for option, path, as_dot in (("--graphml", graphml, False), ("--dot", dot, True)):
             if path:
@@ -71,7 +72,10 @@ def graph(
                     raise LagAdvisorError(f"{option} {path}: cannot write the graph: {err.strerror or err}") from None
     except LagAdvisorError as err:
         raise fail(err) from None
-    doc = graph_doc(s, policy, top)
+    from ..analysis.results import WRITESET_POLICIES
+
+    note = not_computed_note(unknown, s.transactions) if policy in WRITESET_POLICIES else None
+    doc = graph_doc(s, policy, top, note)
     if output_format == OutputFormat.json:
         print(json.dumps(doc, indent=2, sort_keys=True))
     else:

@@ -62,6 +62,7 @@ def simulate(
     time, speedup, lag against the source's commit timeline, worker utilisation."""
     from ..depgraph.read import prepare
     from ..depgraph.policies import POLICIES
+    from ..analysis.results import not_computed_note
     from ..report.commands import render_simulate, simulate_doc
     from ..sim.facts import read_facts
     from ..sim.model import ReplicaConfig
@@ -108,14 +109,16 @@ def simulate(
                 r.policy = mode.value
     except LagAdvisorError as err:
         raise fail(err) from None
+    note = not_computed_note(getattr(got, "not_computed", 0), len(facts))
     if output_format == OutputFormat.json:
         print(json.dumps(simulate_doc(rows, transactions=len(facts), catch_up=catch_up, durable=durable,
                                       mode=mode.value, cost=cost, window_s=window_s, written_by=run.written.name,
-                                      applier=applier),
+                                      applier=applier, not_computed=note),
                          indent=2, sort_keys=True))
     else:
         render_simulate(rows, console(), transactions=len(facts), durable=durable,
-                        preserve_commit_order=preserve_commit_order, cost=cost, catch_up=catch_up, applier=applier)
+                        preserve_commit_order=preserve_commit_order, cost=cost, catch_up=catch_up, applier=applier,
+                        not_computed=note)
     read_warnings(got.summaries)
 
 

@@ -415,8 +415,9 @@ def run_clocks(paths, run: ClockRun, options: ClockOptions | None = None) -> Ite
 
 
 def build_graph(paths: list[str], run: ClockRun, options: ClockOptions, policy: str, weights: Weights, keep: range,
-                on_progress=None, on_transaction=None) -> tuple[GraphSummary, tuple[FileSummary, ...]]:
-    """The graph of a run (``run`` from :func:`prepare`) and the read's file summaries:
+                on_progress=None, on_transaction=None) -> tuple[GraphSummary, tuple[FileSummary, ...], int]:
+    """The graph of a run (``run`` from :func:`prepare`), the read's file summaries and the
+    transactions whose writeset was not computed (their tables' keys unknown):
     built by the native core while it reads when it can (``on_progress(file, offset)`` now and
     then), else by :class:`~.graph.GraphBuilder` over the reference's read
     (``on_transaction(t)`` for each)."""
@@ -425,7 +426,7 @@ def build_graph(paths: list[str], run: ClockRun, options: ClockOptions, policy: 
 
     ask = GraphRequest(policy, tuple(weights), keep, hot_rows_max())
     r = read(ReadRequest(tuple(paths), options, run, Collectors(graph=ask, observe=observe), on_progress=on_progress))
-    return r.graph, r.summaries
+    return r.graph, r.summaries, dict(r.notes.fallbacks).get("unknown_schema", 0) if r.notes is not None else 0
 
 
 __all__ = ["ClockNotes", "Collectors", "GraphRequest", "NativeRead", "Observe", "ReadPolicy", "ReadRequest",

@@ -12,7 +12,7 @@ from ..sim.model import CSA_MODEL
 
 
 def simulate_doc(rows, *, transactions: int, catch_up: bool, durable: bool, mode: str, cost, window_s: float,
-                 written_by: str, applier: Applier = Applier.MTA) -> dict:
+                 written_by: str, applier: Applier = Applier.MTA, not_computed: str | None = None) -> dict:
     """``simulate --format json``; ``applier`` and ``applier_model`` only for the CSA (absent: the
     MTA, so the MTA's documents stay as they were)."""
     results = [{**r.as_json(), "apply_seconds_band": cost.time_band_json(r.apply_seconds, r.workers)} for r in rows]
@@ -21,11 +21,17 @@ def simulate_doc(rows, *, transactions: int, catch_up: bool, durable: bool, mode
            "window_seconds": window_s if not catch_up else 0, "written_by": written_by, "results": results}
     if applier is Applier.CSA:
         doc.update(applier=applier.value, applier_model=CSA_MODEL)
+    if not_computed:  # only then: the WRITESET rows repeat the commit-order input
+        from ..analysis.results import WRITESET_POLICIES
+
+        doc["not_computed"] = {"policies": list(WRITESET_POLICIES), "note": not_computed}
+        for r in results:
+            r["not_computed"] = r["policy"] in WRITESET_POLICIES
     return doc
 
 
 def render_simulate(rows, console: Console, *, transactions: int, durable: bool, preserve_commit_order: str,
-                    cost, catch_up: bool, applier: Applier = Applier.MTA) -> None:
+                    cost, catch_up: bool, applier: Applier = Applier.MTA, not_computed: str | None = None) -> None:
     """The policy x workers table (a calibrated model's error band in the apply column's head),
     then the worst lag windows when there are any, then where the cost model comes from."""
     from .tables import simulate_table, window_table
@@ -35,7 +41,8 @@ def render_simulate(rows, console: Console, *, transactions: int, durable: bool,
                                        f"{'durable' if durable else 'relaxed'}, preserve_commit_order="
                                        f"{preserve_commit_order}, {cores} cores"
                                        + ("; catch-up" if catch_up else "; arrivals at source commit times"),
-                                 bands=[cost.band_at(r.workers) for r in rows], catch_up=catch_up))
+                                 bands=[cost.band_at(r.workers) for r in rows], catch_up=catch_up,
+                                 not_computed=not_computed))
     wt = window_table(rows)
     if wt is not None:
         console.print(wt)
@@ -54,8 +61,9 @@ def render_simulate(rows, console: Console, *, transactions: int, durable: bool,
                       markup=False)
 
 
-def graph_doc(s, policy: str, top: int) -> dict:
-    """``graph --format json`` from a ``depgraph.graph.GraphSummary``."""
+def graph_doc(s, policy: str, top: int, not_computed: str | None = None) -> dict:
+    """``graph --format json`` from a ``depgraph.graph.GraphSummary`` (``not_computed``: the
+    sentence saying the policy's writesets were not computed for some transactions)."""
     def ranked(counter, name):
         return [{name: str(k), "dependencies": n} for k, n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:top]]
 
@@ -64,15 +72,19 @@ def graph_doc(s, policy: str, top: int) -> dict:
             "serial_seconds": round(s.serial_us / 1e6, 6), "parallelism": round(s.parallelism, 4),
             "conflicts": s.conflicts, "hot_rows": ranked(s.hot_rows, "key"), "hot_tables": ranked(s.hot_tables, "table"),
             "hot_rows_error": s.hot_rows_error,
-            "kept": {"nodes": s.graph.number_of_nodes(), "edges": s.graph.number_of_edges()}}
+            "kept": {"nodes": s.graph.number_of_nodes(), "edges": s.graph.number_of_edges()},
+            **({"not_computed": not_computed} if not_computed else {})}
 
 
 def render_graph(doc: dict, s, console: Console, hot_rows_max: int) -> None:
     from .tables import hot_table
 
-    console.print(f"{doc['policy']}: {s.transactions:,} transactions, critical path {s.depth:,} transactions / "
+    mark = "*" if doc.get("not_computed") else ""
+    console.print(f"{doc['policy']}{mark}: {s.transactions:,} transactions, critical path {s.depth:,} transactions / "
                   f"{s.critical_path_us / 1e6:,.3f} s of {s.serial_us / 1e6:,.3f} s serial apply "
                   f"(parallelism {s.parallelism:,.2f}x), widest level {s.width:,}, {s.conflicts:,} row conflicts")
+    if mark:
+        console.print(f"* {doc['not_computed']}")
     for title, items, col in (("hot rows", doc["hot_rows"], "key"), ("hot tables", doc["hot_tables"], "table")):
         console.print(hot_table(title, items, col))
     if s.hot_rows_error:

@@ -76,19 +76,28 @@ def policy_caption(names) -> str | None:
     return "; ".join(f"{POLICY_SHORT[n]} = {n}" for n in sorted(set(names)) if n in POLICY_SHORT) or None
 
 
-def simulate_table(rows, title: str, bands: list[float] | None = None, *, catch_up: bool = True) -> Table:
+def simulate_table(rows, title: str, bands: list[float] | None = None, *, catch_up: bool = True,
+                   not_computed: str | None = None) -> Table:
     """``simulate``'s result: one row per policy and worker count (``bands``: a calibrated cost
     model's relative error bands of the apply times at the rows' worker counts, the narrowest and
     the widest shown in their column's head). The speedup (against the same policy's one worker)
     only in catch-up mode: where transactions arrive at the source's commit times, the apply time
     is bounded by the source's own timeline and every speedup reads about 1.00x (issue 72); the
-    caption says so."""
+    caption says so. ``not_computed``: the sentence that marks the WRITESET rows ``*`` (their
+    writesets not computed: the rows repeat the commit-order input)."""
+    from ..analysis.results import WRITESET_POLICIES
+
+    def label(policy) -> str:
+        return policy_label(policy, True) + ("*" if not_computed and policy in WRITESET_POLICIES else "")
+
     notes = [policy_caption(r.policy for r in rows)]
+    if not_computed and any(r.policy in WRITESET_POLICIES for r in rows):
+        notes.append(f"* {not_computed}")
     if not catch_up:
         notes.append("no speedup column: transactions arrive at the source's commit times, so the apply time "
                      "is bounded by the source's own timeline; --catch-up simulates a backlog")
     tab = compact_table(title, "; ".join(n for n in notes if n) or None)
-    label_column(tab, "policy", (policy_label(r.policy, True) for r in rows))
+    label_column(tab, "policy", (label(r.policy) for r in rows))
     pct = sorted({round(b * 100) for b in bands or () if b > 0})
     apply_head = ("apply\ns" if not pct else f"apply s\n+-{pct[0]}%" if len(pct) == 1
                   else f"apply s\n+-{pct[0]}-{pct[-1]}%")
@@ -97,7 +106,7 @@ def simulate_table(rows, title: str, bands: list[float] | None = None, *, catch_
         number_column(tab, header)
     for r in rows:
         cells = [f"{r.speedup:.2f}x"] if catch_up else []
-        tab.add_row(policy_label(r.policy, True), str(r.workers), seconds(r.apply_seconds), *cells,
+        tab.add_row(label(r.policy), str(r.workers), seconds(r.apply_seconds), *cells,
                     seconds(r.lag_p99_seconds), seconds(r.lag_max_seconds), f"{r.utilisation:.0%}",
                     seconds(r.dependency_wait_seconds))
     return tab

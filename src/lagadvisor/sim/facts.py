@@ -29,6 +29,13 @@ class FactsRead:
     facts: object
     summaries: tuple[FileSummary, ...]
     applied: tuple = ()
+    not_computed: int = 0   # transactions whose writeset could not be computed (Fallback.UNKNOWN_SCHEMA)
+
+
+def not_computed_of(notes) -> int:
+    """The transactions of a read whose WRITESET clocks repeat the commit-order input because
+    their tables' keys are unknown (``AnalysisPolicies.not_computed``'s count, from the read's notes)."""
+    return dict(notes.fallbacks).get("unknown_schema", 0) if notes is not None else 0
 
 
 #: Transactions the reference gathers before it hands them to a store as columns.
@@ -78,9 +85,9 @@ def read_facts(paths: list[str], options: ClockOptions, run: ClockRun, on_progre
                                     observe=ref.observe), on_progress=on_progress))
     if r.native is not None:
         ref.store.close()
-        return FactsRead(store, r.summaries, r.notes.applied)
+        return FactsRead(store, r.summaries, r.notes.applied, not_computed_of(r.notes))
     store.close()
-    return FactsRead(ref.done(), r.summaries, r.notes.applied)
+    return FactsRead(ref.done(), r.summaries, r.notes.applied, not_computed_of(r.notes))
 
 
 def fact_columns(paths: list[str], options: ClockOptions, run: ClockRun, policy: ReadPolicy = ReadPolicy()):
@@ -92,7 +99,7 @@ def fact_columns(paths: list[str], options: ClockOptions, run: ClockRun, policy:
     if r is None:
         return None
     facts = FactColumns.from_native(r.native.facts) if r.native is not None else ref.facts
-    return FactsRead(facts, r.summaries, r.notes.applied)
+    return FactsRead(facts, r.summaries, r.notes.applied, not_computed_of(r.notes))
 
 
 def reference_facts(paths: list[str], run: ClockRun, options: ClockOptions | None = None) -> list[TrxFacts]:

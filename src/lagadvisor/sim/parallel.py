@@ -25,11 +25,12 @@ from .build import TrxFacts
 from .facts import FactColumns, FactsRead, fact_columns, read_facts
 
 
-def _read_one(args: tuple[str, ClockOptions]) -> tuple[object, list, list]:
-    """(facts of one file as FactColumns or a TrxFacts list, the DDL it applied, its summaries)."""
+def _read_one(args: tuple[str, ClockOptions]) -> tuple[object, list, list, int]:
+    """(facts of one file as FactColumns or a TrxFacts list, the DDL it applied, its summaries, its
+    transactions whose writeset was not computed)."""
     path, opts = args
     got = fact_columns([path], opts, prepare([path], opts))
-    return got.facts, list(got.applied), list(got.summaries)
+    return got.facts, list(got.applied), list(got.summaries), got.not_computed
 
 
 def _numbered(part, index: int) -> list[TrxFacts]:
@@ -54,6 +55,7 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
     from .store import FactStore
 
     summaries: list = []
+    not_computed = 0
     store = FactStore()   # the parts in file order, spilled past its limit
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
         initial = opts.catalog if opts.catalog is not None else Catalog()
@@ -62,7 +64,8 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
             if opts.use_binlog_ddl and current is not None:
                 # an earlier file changed the schema: read this one again from that schema
                 part = pool.submit(_read_one, (paths[i], replace(opts, catalog=copy.deepcopy(current)))).result()
-            cols, ddl, summaries_i = part
+            cols, ddl, summaries_i, unknown = part
+            not_computed += unknown
             if opts.use_binlog_ddl and ddl and i + 1 < len(paths):
                 current = current if current is not None else copy.deepcopy(initial)
                 for db, query in ddl:
@@ -76,7 +79,7 @@ def read_facts_parallel(paths: list[str], options: ClockOptions, run: ClockRun, 
             cols.file_idx[:] = array("q", [i]) * len(cols)
             store.add(cols)
     note_chain(summaries)
-    return FactsRead(store, tuple(summaries))
+    return FactsRead(store, tuple(summaries), not_computed=not_computed)
 
 
 __all__ = ["read_facts_parallel"]
