@@ -127,7 +127,11 @@ def test_mariadb_advice_uses_mariadb_defaults_and_syntax():
         assert workers["statements"][0] == "STOP SLAVE;" and workers["statements"][-1] == "START SLAVE;"
     dur = next(f for f in doc["findings"] if f["id"] == "replica_durability")
     assert any("MASTER_USE_GTID" in s for s in dur["statements"])
-    assert "MariaDB's defaults" in " ".join(doc["summary"]["assumptions"])
+    assumed = " ".join(doc["summary"]["assumptions"])
+    assert "MariaDB's defaults" in assumed and "slave_parallel_threads=0" in assumed
+    # MariaDB's words: its variables, no MySQL-only setting or version
+    assert "replica_parallel_workers" not in assumed and "preserve_commit_order" not in assumed
+    assert "8.4" not in assumed and "MySQL does not" not in assumed
 
 
 def test_mariadb_modes_are_distinct_rows_with_distinct_schedules():

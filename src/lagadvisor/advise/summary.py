@@ -97,8 +97,11 @@ def cores_assumption(ctx) -> str:
     if ctx.cores_read:
         return f"replica: {n} cores, {ctx.cores_read}"
     if ctx.cores_given is False:
-        why = ("its settings do not show them: MySQL before 8.4, or innodb_read_io_threads not at its default"
-               if ctx.settings is not None else "MySQL does not report its host's cores; --host on 8.4+ may show them")
+        server = "MariaDB" if ctx.mariadb else "MySQL"
+        why = (("its settings do not show them" + ("" if ctx.mariadb else
+                                                    ": MySQL before 8.4, or innodb_read_io_threads not at its default"))
+               if ctx.settings is not None else
+               f"{server} does not report its host's cores" + ("" if ctx.mariadb else "; --host on 8.4+ may show them"))
         return f"replica: {n} cores, assumed: the cost model's ({why}; give the replica's with --cores)"
     return f"replica: {n} cores (the cost model's; --cores to change)"
 
@@ -125,15 +128,28 @@ def schema_costs_assumption(ctx) -> str:
             f"{c.index_entry_us:g} us and {extra_checks:,} checks at {c.fk_check_us:g} us")
 
 
+def _mariadb_name(name: str) -> str:
+    """A replica setting as MariaDB names it."""
+    return {"replica_parallel_workers": "slave_parallel_threads"}.get(name, name)
+
+
 def assumptions(advice: Advice) -> list[str]:
     ctx = advice.context
     b = ctx.baseline
     w = max(b.workers, 1)
     out = [cores_assumption(ctx)]
-    settings = (f"{b.workers} workers, {'durable (sync_binlog=1, innodb_flush_log_at_trx_commit=1)' if b.durable else 'relaxed durability'}, "
-                f"preserve_commit_order={'ON' if b.preserve_commit_order else 'OFF'}")
+    durability = ("durable (sync_binlog=1, innodb_flush_log_at_trx_commit=1)" if b.durable else "relaxed durability")
+    if ctx.mariadb:  # MariaDB's names: its parallel applier always commits in order
+        from ..kinds import ReplicaMode
+
+        settings = (f"slave_parallel_threads={b.workers}, slave_parallel_mode={ReplicaMode(b.mode).parallel_mode}, "
+                    f"{durability}")
+    else:
+        settings = (f"{b.workers} workers, {durability}, "
+                    f"preserve_commit_order={'ON' if b.preserve_commit_order else 'OFF'}")
+    named = [_mariadb_name(n) if ctx.mariadb else n for n in b.assumed]
     if b.given:
-        rest = (f"; {', '.join(b.assumed)} assumed at {'MariaDB' if ctx.mariadb else 'MySQL'}'s defaults"
+        rest = (f"; {', '.join(named)} assumed at {'MariaDB' if ctx.mariadb else 'MySQL'}'s defaults"
                 if b.assumed else "")
         src = f"read from {ctx.settings.host}" if ctx.settings is not None else "not read from a server"
         out.append(f"replica settings: {settings}; {', '.join(b.given)} given with --replica-setting; the rest "
@@ -142,13 +158,14 @@ def assumptions(advice: Advice) -> list[str]:
         out.append(f"replica settings read from {ctx.settings.host}: {settings}")
     else:
         src = "MariaDB" if ctx.mariadb else "MySQL"
-        out.append(f"replica settings: {settings}; {', '.join(b.assumed) or 'all'} assumed at {src}'s defaults "
+        out.append(f"replica settings: {settings}; {', '.join(named) or 'all'} assumed at {src}'s defaults "
                    "(--host reads them)")
     # issue 71: the server's role (a source has no applier) and its values not yet in effect
     if ctx.settings is not None:
         out.extend(ctx.settings.lines())
     if b.workers == 0:
-        out.append("0 workers is the single-threaded applier: simulated as one worker (the same time in this model)")
+        out.append(("slave_parallel_threads=0" if ctx.mariadb else "0 workers")
+                   + " is the single-threaded applier: simulated as one worker (the same time in this model)")
     out.append(f"cost model: {cost_model_origin(ctx.cost)}")
     out.append(schema_costs_assumption(ctx))
     if ctx.scans:
