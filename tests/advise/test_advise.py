@@ -150,7 +150,6 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path):
     out = dom.stdout
     # the inline script ran and drew all four charts from the embedded data
     assert 'data-charts-rendered="4"' in out
-    import re
 
     for chart in ("speedup", "lag", "histogram", "hot-tables"):
         m = re.search(rf'<figure id="chart-{chart}">(.*?)</figure>', out, re.S)
@@ -158,6 +157,19 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path):
         svg = m.group(1)
         assert "<svg" in svg and ("<polyline" in svg or "<rect" in svg), chart
     assert out.count('class="bar"') >= 2 and out.count('class="series"') >= 2
+    # the speedup chart says which durability its curves are for (the same clock gives very
+    # different speedups durable and relaxed)
+    caption = re.search(r'<figure id="chart-speedup"><figcaption>(.*?)</figcaption>', out, re.S).group(1)
+    assert "durable replica: sync_binlog=1, innodb_flush_log_at_trx_commit=1" in caption, caption
+    # the y axes tick at round numbers: steps of 1, 2 or 5 times a power of ten, from 0
+    for chart in ("speedup", "lag", "histogram", "hot-tables"):
+        svg = re.search(rf'<figure id="chart-{chart}">(.*?)</figure>', out, re.S).group(1)
+        ticks = [float(t.replace(",", "")) for t in re.findall(r'class="ytick"[^>]*>([^<]+)<', svg)]
+        assert len(ticks) >= 3 and ticks[0] == 0, (chart, ticks)
+        step = ticks[1] - ticks[0]
+        mantissa = step / 10 ** __import__("math").floor(__import__("math").log10(step))
+        assert round(mantissa, 6) in (1, 2, 5), (chart, ticks)
+        assert all(abs((b - a) - step) <= step * 1e-6 for a, b in zip(ticks, ticks[1:])), (chart, ticks)
     no_pk, parents = _expected_tables()
     for t in no_pk | parents:
         assert t in out

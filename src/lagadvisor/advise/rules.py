@@ -654,10 +654,13 @@ def ddl_barriers(ctx: Context) -> list[Finding]:
     barriers = ctx.analysis.total.recorded.barriers
     eff = Effect("DDL applies alone: it waits for every earlier transaction and blocks every later one; "
                  "the cost model does not price the DDL itself", before=before, after=before)
-    return [Finding(Id.DDL_BARRIERS, Severity.info, f"{t.ddl:,} DDL statement(s) act as barriers",
+    return [Finding(Id.DDL_BARRIERS, Severity.info, f"{t.ddl:,} DDL statement(s) apply alone",
                     "schema changes", None, "run schema changes off-peak or with an online schema change tool",
-                    f"{t.ddl:,} DDL transactions; {barriers:,} barriers in the recorded clock; "
-                    f"{len(ddl_seqs):,} transactions without row changes", eff, where="application",
+                    f"{t.ddl:,} DDL transactions, each applied alone on the replica (the applier waits for every "
+                    f"earlier transaction before it, and every later one waits for it); {len(ddl_seqs):,} "
+                    f"transactions without row changes; in the recorded clock, {barriers:,} transaction"
+                    f"{'s have' if barriers != 1 else ' has'} last_committed 0 (a wait for every earlier one)",
+                    eff, where="application",
                     metrics={"ddl": t.ddl, "barriers": barriers, "policies": list(written)})]
 
 

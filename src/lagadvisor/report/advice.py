@@ -42,8 +42,10 @@ def charts(advice: Advice) -> dict:
     buckets = sorted({r["distance"] for rows in hist.values() for r in rows}, key=_bucket_order)
     hot = [{"table": t, "dependencies": n}
            for t, n in sorted(ctx.graph.hot_tables.items(), key=lambda kv: (-kv[1], kv[0]))[:10]]
-    return {"speedup": curves, "lag": lag, "distance_histogram": hist, "distance_buckets": buckets,
-            "hot_tables": hot}
+    durability = ("durable replica: sync_binlog=1, innodb_flush_log_at_trx_commit=1" if b.durable else
+                  "relaxed replica: sync_binlog=0, innodb_flush_log_at_trx_commit=2")
+    return {"speedup": curves, "speedup_durability": durability, "lag": lag, "distance_histogram": hist,
+            "distance_buckets": buckets, "hot_tables": hot}
 
 
 def _bucket_order(label: str) -> float:

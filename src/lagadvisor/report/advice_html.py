@@ -39,6 +39,9 @@ function tick(v){ const a = Math.abs(v); if (a === 0) return '0';
   if (a >= 10) return String(Math.round(v * 10) / 10);
   if (a >= 1) return String(Math.round(v * 100) / 100);
   return String(+v.toPrecision(2)); }
+function nice(raw){ if (!(raw > 0)) return 1; const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  const f = raw / p; return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p; }
+function top(v){ const st = nice(v / 4); return Math.ceil(v / st - 1e-9) * st || 1; }
 function frame(id){ const fig = document.getElementById(id);
   const svg = el('svg', {viewBox: `0 0 ${W} ${H}`, class: 'chart', 'data-chart': id.replace('chart-','')}, fig);
   return svg; }
@@ -52,9 +55,10 @@ function axes(svg, xs, ys, xlabel, ylabel, xlog){
   const fy = v => y0 - (ymax > ymin ? (v - ymin) / (ymax - ymin) : 0) * (y0 - y1);
   el('line', {x1: x0, y1: y0, x2: x1, y2: y0, stroke: '#333'}, svg);
   el('line', {x1: x0, y1: y0, x2: x0, y2: y1, stroke: '#333'}, svg);
-  for (let i = 0; i <= 4; i++){ const v = ymin + (ymax - ymin) * i / 4, y = fy(v);
+  const ystep = nice((ymax - ymin) / 4);
+  for (let v = ymin; v <= ymax + ystep * 1e-9; v += ystep){ const y = fy(v);
     el('line', {x1: x0 - 4, y1: y, x2: x1, y2: y, stroke: '#eee'}, svg);
-    el('text', {x: x0 - 6, y: y + 4, 'text-anchor': 'end', 'font-size': 10}, svg, tick(v)); }
+    el('text', {x: x0 - 6, y: y + 4, 'text-anchor': 'end', 'font-size': 10, class: 'ytick'}, svg, tick(v)); }
   el('text', {x: (x0 + x1) / 2, y: H - 6, 'text-anchor': 'middle', 'font-size': 11}, svg, xlabel);
   if (!xlog && !ticksOff) for (let i = 0; i <= 4; i++){ const v = xmin + (xmax - xmin) * i / 4;
     el('text', {x: fx(v), y: y0 + 14, 'text-anchor': 'middle', 'font-size': 10}, svg, tick(v)); }
@@ -70,7 +74,7 @@ function lines(id, series, xlabel, ylabel, xlog){
   const pts = names.flatMap(n => series[n]);
   if (!pts.length){ el('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle'}, svg, 'no data'); return 0; }
   const xs = pts.map(p => p[0]), ys = pts.map(p => p[1]);
-  const a = axes(svg, [Math.min(...xs), Math.max(...xs)], [0, Math.max(...ys) * 1.05 || 1], xlabel, ylabel, xlog);
+  const a = axes(svg, [Math.min(...xs), Math.max(...xs)], [0, top(Math.max(...ys))], xlabel, ylabel, xlog);
   if (xlog) [...new Set(xs)].forEach(v => el('text', {x: a.fx(v), y: a.y0 + 14, 'text-anchor': 'middle',
                                                       'font-size': 10}, svg, v));
   names.forEach((n, i) => { const c = COLORS[i % COLORS.length];
@@ -81,12 +85,13 @@ function lines(id, series, xlabel, ylabel, xlog){
     if (series[n].length <= 12) series[n].forEach(p => el('circle', {cx: a.fx(p[0]), cy: a.fy(p[1]), r: 3,
                                                                       fill: c}, svg)); });
   legend(id, names); return pts.length; }
-function bars(id, groups, cats, xlabel, ylabel){
+function bars(id, groups, cats, xlabel, ylabel, empty){
   M = {l: 56, r: 12, t: 12, b: 78}; ticksOff = true;
   const svg = frame(id); const names = Object.keys(groups);
   const vals = names.flatMap(n => cats.map(c => groups[n][c] || 0));
-  if (!cats.length){ el('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle'}, svg, 'no data'); return 0; }
-  const a = axes(svg, [0, cats.length], [0, Math.max(...vals) * 1.05 || 1], xlabel, ylabel, false);
+  if (!cats.length){ el('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'empty'}, svg,
+                        empty || 'no data'); M = {l: 56, r: 12, t: 12, b: 40}; ticksOff = false; return 0; }
+  const a = axes(svg, [0, cats.length], [0, top(Math.max(...vals))], xlabel, ylabel, false);
   const bw = (a.x1 - a.x0) / cats.length, inner = bw * 0.8 / Math.max(1, names.length);
   cats.forEach((c, j) => { const tx = a.x0 + bw * (j + .5), ty = a.y0 + 10;
     el('text', {x: tx, y: ty, 'text-anchor': 'end', 'font-size': 9, transform: `rotate(-35 ${tx} ${ty})`},
@@ -104,7 +109,8 @@ for (const k in C.distance_histogram){ hg[k] = {}; C.distance_histogram[k].forEa
   hg[k][r.distance] = r.transactions; }); }
 if (bars('chart-histogram', hg, cats, 'sequence_number - last_committed', 'transactions') >= 0) drawn++;
 const ht = {dependencies: {}}; C.hot_tables.forEach(r => { ht.dependencies[r.table] = r.dependencies; });
-if (bars('chart-hot-tables', ht, C.hot_tables.map(r => r.table), 'table', 'row conflicts') >= 0) drawn++;
+if (bars('chart-hot-tables', ht, C.hot_tables.map(r => r.table), 'table', 'row conflicts',
+         'no row conflicts under WRITESET: no table is hot') >= 0) drawn++;
 document.body.setAttribute('data-charts-rendered', String(drawn));
 })();
 """
@@ -232,7 +238,8 @@ def render_html(advice: Advice) -> str:
             + "</table></div>")
     parts += [
         "<h2>Charts</h2><div class='charts'>",
-        "<figure id='chart-speedup'><figcaption>Simulated speedup by workers, per clock (catch-up)</figcaption></figure>",
+        "<figure id='chart-speedup'><figcaption>Simulated speedup by workers, per clock (catch-up, "
+        f"{esc(doc['charts']['speedup_durability'])})</figcaption></figure>",
         "<figure id='chart-lag'><figcaption>Simulated lag over time (arrivals at source commit times)</figcaption></figure>",
         "<figure id='chart-histogram'><figcaption>Dependency distance (sequence_number - last_committed)</figcaption></figure>",
         "<figure id='chart-hot-tables'><figcaption>Hot tables: row conflicts under WRITESET</figcaption></figure>",
