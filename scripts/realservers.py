@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 #: Host packages the fixtures need (installed only if missing).
-HOST_PACKAGES = ("debootstrap", "sysbench", "mariadb-server", "mariadb-client", "chromium")
+HOST_PACKAGES = ("debootstrap", "sysbench", "mariadb-server", "mariadb-client", "chromium", "strace")
 #: Packages debootstrap puts into the sid chroot besides the minbase set.
 CHROOT_INCLUDE = ("mysql-server-core", "mysql-client-core")
 CHROOT_SUITE = "sid"

@@ -68,6 +68,33 @@ def need(available: bool, what: str) -> None:
     pytest.skip(msg)
 
 
+REQUIRE_NATIVE = os.environ.get("LAGADVISOR_REQUIRE_NATIVE") == "1"
+
+
+def native_missing(attr: str | None = None) -> bool:
+    """Whether the native core (or its function ``attr``) is missing here."""
+    from lagadvisor import native
+
+    mod = native.load()
+    return mod is None or (attr is not None and not hasattr(mod, attr))
+
+
+def skip_without_native(attr: str | None = None):
+    """The mark of a test of the native core: it skips where the core (or ``attr``) is not built,
+    but under ``LAGADVISOR_REQUIRE_NATIVE=1`` (the test command) it runs, and fails without it."""
+    return pytest.mark.skipif(native_missing(attr) and not REQUIRE_NATIVE,
+                              reason=f"native core{f' function {attr}' if attr else ''} not built")
+
+
+def need_native(attr: str | None = None) -> None:
+    """Inside a test: skip without the native core (or ``attr``), fail under ``LAGADVISOR_REQUIRE_NATIVE=1``."""
+    if native_missing(attr):
+        what = f"the native core{f' function {attr}' if attr else ''}"
+        if REQUIRE_NATIVE:
+            pytest.fail(f"{what} is required (LAGADVISOR_REQUIRE_NATIVE=1)", pytrace=False)
+        pytest.skip(f"{what} not built")
+
+
 def server_name(base: str) -> str:
     """A name for a server a test starts, unique to this test process: two test runs at once
     (helpers, a developer next to CI) must not share a data directory in the chroot."""

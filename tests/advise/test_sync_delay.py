@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, fixture_context, run_advise
+from conftest import CORPUS, fixture_context, run_advise, skip_without_native
 from lagadvisor.advise.rules import DelayedGroups, delayed_facts, delayed_groups, delayed_recorded
 from lagadvisor.kinds import Policy, WhatIfChange, WhatIfKey
 from lagadvisor.sim import engine
 from lagadvisor.sim.build import TrxFacts
 
-native = pytest.mark.skipif(not hasattr(engine.NATIVE, "sim_delayed_recorded"), reason="native core not built")
+native = skip_without_native("sim_delayed_recorded")
 
 
 def _facts(rows) -> list[TrxFacts]:

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from conftest import fixture_dirs
+from conftest import fixture_dirs, skip_without_native
 from lagadvisor.advise.context import gather
 from lagadvisor.depgraph.pipeline import ClockOptions
 from lagadvisor.depgraph.read import prepare
@@ -24,7 +24,7 @@ from lagadvisor.sim.model import CostModel
 from lagadvisor.sim.store import ReplayedFacts
 from lagadvisor.writeset.tracker import WhatIf
 
-pytestmark = pytest.mark.skipif(load() is None or not hasattr(load(), "WsReplay"), reason="native core not built")
+pytestmark = skip_without_native("WsReplay")
 
 MYSQL = [d for d in fixture_dirs() if not d.name.startswith("mariadb")]
 

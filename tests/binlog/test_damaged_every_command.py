@@ -21,7 +21,7 @@ import json
 
 import pytest
 
-from conftest import CORPUS, DAMAGED, FIXTURES, ROOT, run_lagadvisor
+from conftest import CORPUS, DAMAGED, FIXTURES, ROOT, need_native, run_lagadvisor
 
 TIMEOUT_S = 10.0
 RSS_LIMIT_KB = 200 * 1024
@@ -216,8 +216,8 @@ def test_every_command_ends_with_one_line_or_a_warning(source, name, command, na
 def test_jobs_with_a_1gib_event_length_stays_small(native):
     """``analyze --jobs 2``: the files are read on forked processes; the event length of
     0x40000000 in a 4 KB file still sizes no allocation (peak RSS of the whole tree)."""
-    if native and not _native_available():
-        pytest.skip("native core not built")
+    if native:
+        need_native()
     bad = DAMAGED / "event-length-1GiB.binlog"
     good = FIXTURES / "single_minimal_image" / "binlog.000001"
     code, lines = check(["analyze", "--no-progress", "--jobs", "2", str(good), str(bad)], str(bad), native)

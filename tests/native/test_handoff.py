@@ -12,13 +12,13 @@ from multiprocessing import get_context
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, skip_without_native
 from lagadvisor import native
 from lagadvisor.analysis.analyze import analyze
 from lagadvisor.depgraph.pipeline import ClockOptions, OpenFiles
 from lagadvisor.depgraph.read import detect_written_policy
 
-pytestmark = pytest.mark.skipif(native.load() is None, reason="the native core is not built")
+pytestmark = skip_without_native()
 
 A = FIXTURES / "single_full" / "binlog.000001"
 B = FIXTURES / "sysbench_oltp_write_only" / "binlog.000001"

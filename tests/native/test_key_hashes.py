@@ -11,12 +11,12 @@ import pytest
 from int_boundaries import WIDTHS, boundaries
 from lagadvisor.native import load
 from lagadvisor.writeset.extract import number_key
+from conftest import need_native
 
 
 def test_native_number_keys_equal_the_reference():
+    need_native()
     native = load()
-    if native is None:
-        pytest.skip("native core not built")
     for kind, unsigned in itertools.product(WIDTHS, (False, True)):
         for v in boundaries(WIDTHS[kind], unsigned):
             assert native.number_key_hash(v) == hash(number_key(v)), v

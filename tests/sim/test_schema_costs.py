@@ -10,6 +10,7 @@ from array import array
 import pytest
 
 from lagadvisor.sim.model import CostModel, extra_fk_checks, extra_index_entries
+from conftest import need_native
 
 
 @pytest.mark.parametrize("entries,ins,upd,dele,extra", [
@@ -41,8 +42,7 @@ def test_apply_prices_only_the_extra():
 def test_native_input_prices_the_same():
     from lagadvisor.sim.engine import NATIVE
 
-    if NATIVE is None:
-        pytest.skip("the native core is not built")
+    need_native()
     rows = [(1, 2, 1, 0, 6), (1, 2, 1, 3, 16), (0, 1, 0, 2, 0), (2, 0, 0, 1, 1), (0, 0, 3, 0, 40)]
     cols = {n: array("q", v) for n, v in zip(("inserts", "updates", "deletes", "fk_checks", "index_entries"),
                                              zip(*rows))}

@@ -18,6 +18,7 @@ from lagadvisor.sim.engine import ENTERED, PREFIX, SPECIFIC, SimInput, SimTrx, s
 from lagadvisor.sim.model import CostModel, ReplicaConfig
 from lagadvisor.sim.run import lag_stats
 from lagadvisor.sim.windows import lag_windows
+from conftest import skip_without_native
 
 try:
     from lagadvisor import _native
@@ -216,7 +217,7 @@ def test_a_mariadb_run_too_long_for_memory_spills_and_simulates_the_same(tmp_pat
         assert outs[0] == outs[1], args
 
 
-@pytest.mark.skipif(engine.NATIVE is None, reason="the chunked inputs are the native engine's")
+@skip_without_native()
 @pytest.mark.parametrize("mode", ["database", "mariadb_conservative", "mariadb_optimistic", "mariadb_aggressive"])
 def test_the_other_modes_stream_their_input_chunk_by_chunk(mode, tmp_path, monkeypatch):
     """The DATABASE and MariaDB modes' input, built chunk by chunk from a spilled store of a real
