@@ -283,7 +283,7 @@ def main() -> int:
     print("\n".join(lines))
     print(summary)
     if not args.no_docs:
-        write_table("calibration.md", "live-calibrate", "\n".join(lines),
+        write_table("accuracy.md", "live-calibrate", "\n".join(lines),
                     conditions(f"{os.cpu_count()} cores; {summary}; results in {out.name}"))
     return 0
 

@@ -495,7 +495,7 @@ def test_calibrate_check_summary_of_the_committed_calibrations():
 def test_calibrate_check_combined_calibrations_of_run_5():
     """calibrate_check.py --combine: each cell's calibrations of every kept round pooled with
     calibrate --combine and checked at every worker count; run 5 kept five rounds of the seven
-    cells whose binlogs came back whole (docs/accuracy.md, "The fifth and sixth device runs")."""
+    cells whose binlogs came back whole (docs/accuracy.md, "calibrate on one 16-worker catch-up")."""
     import json
 
     check = _load("calibrate_check")
@@ -793,7 +793,7 @@ def test_a_catch_ups_own_commit_span_is_its_applying_time():
 def test_advise_check_against_the_pooled_knees():
     """advise_check.py --pooled: each advise output's count against the knee of the runs' pooled
     speedups (the fewest workers reaching 90% of the best); on the six committed runs every cell's
-    count is within one step (docs/accuracy.md, "The replica's start grows with its workers")."""
+    count is within one step (docs/accuracy.md, "advise on 16 cores")."""
     import json
 
     check = _load("advise_check")

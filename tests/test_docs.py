@@ -94,6 +94,42 @@ def test_links_resolve(page):
             assert anchor in _anchors(dest), (page.name, target)
 
 
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December")
+#: What a heading of the evidence pages must not name (issue 73: docs describe what is; the runs,
+#: sessions and machine loans that produced a figure are history, kept in git).
+_HISTORY = re.compile(r"\d{4}-\d{2}-\d{2}|\b(?:%s)\b|(?i:session|\bruns? \d|loan|device)" % "|".join(_MONTHS))
+
+
+def _headings(path: Path) -> list[str]:
+    out, fence = [], False
+    for line in _text(path).splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        if not fence and line.startswith("#"):
+            out.append(line)
+    return out
+
+
+def test_accuracy_is_a_statement_not_a_lab_notebook():
+    """Issue 73: docs/accuracy.md states what is checked, against what, the current result, how to
+    rerun it and the limits, in under 600 lines; no heading of it or of docs/calibration.md names a
+    date, a session, a run, a machine loan or the device."""
+    assert len(_text(DOCS / "accuracy.md").splitlines()) < 600
+    for page in ("accuracy.md", "calibration.md"):
+        dated = [h for h in _headings(DOCS / page) if _HISTORY.search(h)]
+        assert dated == [], (page, dated)
+
+
+def test_the_history_pattern_catches_what_it_should():
+    for heading in ("### The seventh device run (2026-11-28): held out", "### Runs of November",
+                    "### A note (fifteenth session)", "## Run 5 against run 6", "### Held out on another loan"):
+        assert _HISTORY.search(heading), heading
+    for heading in ("## Many cores: the 16-core lab", "### The built-in model on the seven runs",
+                    "### What a unique index costs: its duplicate scan, not its entries", "### Where it may be off"):
+        assert not _HISTORY.search(heading), heading
+
+
 def _bench_writes() -> list[tuple[str, str, str]]:
     """(script, page, marker) of every write_table call in bench/."""
     out = []

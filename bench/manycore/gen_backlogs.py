@@ -361,8 +361,8 @@ def doc_trx(groups: int) -> Callable[[random.Random, int], Trx]:
     return trx
 
 
-#: What the coordinator's read costs per byte of an event (docs/accuracy.md, "The coordinator's
-#: cost: per event, not per byte"): ``doc5`` and ``doc500``, the same transactions and events with
+#: What the coordinator's read costs per byte of an event (docs/accuracy.md, "The coordinator
+#: reads per event, not per byte"): ``doc5`` and ``doc500``, the same transactions and events with
 #: a ``doc`` of 59 and 5,999 characters (about 1 kB and 37 kB of binlog a transaction). Generated
 #: only by name (``--only doc5,doc500 --out DIR``).
 DOC_WORKLOADS = {f"doc{g}": Workload(f"doc{g}", f"2 updates, a delete and an insert on 4 tables x 2k rows with a "

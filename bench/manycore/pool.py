@@ -3,7 +3,7 @@
 and worker count, against the model's predicted speedups (each run's compare.py rows).
 
 One device run has three rounds per cell, and two runs on two loans of the same VM type agreed
-within 15% on 30 of 50 multi-worker speedups (docs/accuracy.md, "The second device run"): a
+within 15% on 30 of 50 multi-worker speedups (docs/accuracy.md, "What the machine's noise allows"): a
 single run's median carries that loan's noise. Pooling the runs' rounds estimates the VM type's
 speedup instead; each round's speedup is already relative to its own one-worker run, so rounds
 of runs that applied a slightly different share of a backlog pool as ratios. The prediction is

@@ -2,7 +2,7 @@
 """What the replica waited on during a stall of its catch-up (issue 33).
 
 The kept 16-worker binlogs of the fifth device run show commit gaps of 100.2-100.3 ms with
-transactions in flight (docs/accuracy.md, "The fifth and sixth device runs"): they made two of
+transactions in flight (docs/accuracy.md, "The replica's stalls"): they made two of
 five rounds' catch-ups 30% slower. This probe repeats one workload's catch-up on a replica of the
 lab's kit (lab.py's reset and timed catch-up, on this machine or the device) with
 performance_schema's wait history on, reads each catch-up's own binlog for its longest commit

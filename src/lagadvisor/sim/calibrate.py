@@ -489,7 +489,7 @@ def held_out_band(samples: list[tuple[float, int, int, int, int]], stall_mads: f
       :data:`BAND_RESAMPLES` resamples (the residuals' spread: a low R^2 widens it).
 
     It says how far the calibration's own data disagree with themselves; a workload of another
-    shape, or another day of the machine, can be further off (docs/calibration.md, issue 15's table)."""
+    shape, or another day of the machine, can be further off (docs/accuracy.md, "Live calibration checked")."""
     import random
 
     n = len(samples)

@@ -78,7 +78,7 @@ class CostModel:
     VM, kernel 6.18, ext4 on a virtual disk: ``MACHINE``), measured and fitted by the many-core lab
     (bench/manycore/, docs/accuracy.md "Many cores"); give a replica's own with ``calibrate``."""
 
-    # The events (2026-11-28, fifteenth session, docs/accuracy.md "What an event costs"): the
+    # The events (docs/accuracy.md "What an event costs"): the
     # coordinator's read and the workers' apply are priced per binlog event (TrxFacts.events), as
     # measured on the statement twins (gen_backlogs.py stmt1/stmt16: the same 16 row updates a
     # transaction in 1 or 16 statements, 5 or 35 events; lab.py --quick on the 2-core VM,
@@ -93,7 +93,7 @@ class CostModel:
     # was worse, 0.0383, with the insert and delete costs at 0), the coordinator 15.1 us a
     # transaction and 1.75 an event (its instrumented read, 4.3 us an event on 16 cores and 2.5 on
     # the twins, is inflated by the timers: the instrumented catch-ups took 0.03-0.30 s longer).
-    # The coordinator and the bytes (2026-11-28, docs/accuracy.md "The coordinator reads per event,
+    # The coordinator and the bytes (docs/accuracy.md "The coordinator reads per event,
     # not per byte"): dispatch_byte_us and byte_us are measured on the doc twins (bench/manycore/
     # gen_backlogs.py doc5/doc500: the same 11 events a transaction, 1.0 and 36.7 kB; lab.py
     # --quick on the 2-core VM, bench/doc_twins_2core.json): the coordinator's "Reading event from
@@ -162,7 +162,7 @@ class CostModel:
     # the uniform backlog (timeline.py), whose transactions are all the same statements; added after
     # the fits above and not refitted with it (docs/accuracy.md "The spread of one transaction").
     # scan_row_us is bench/keyless_apply.py's (2 cores: the lab has no table without an index).
-    # fk_check_us and index_entry_us (2026-11-29, twentieth session; no device; docs/accuracy.md
+    # fk_check_us and index_entry_us (docs/accuracy.md
     # "Index entries and foreign-key checks, priced past the lab's"): the lab cannot fit them (in
     # its one foreign-key backlog every check is an insert's, and its per-row costs carry its
     # shapes' index work; refits with them, 29.9 us a check, 19.4 and 2.38 us an entry, scored no
