@@ -132,11 +132,21 @@ pub struct Config {
     pub preserve_commit_order: bool,
     pub durable: bool,
     pub pending_jobs_size_max: i64,
-    /// The Change Stream Applier (engine.py's module docstring): workers read their
-    /// transaction's events, no pending-jobs limit, and with commit order preserved a worker is
-    /// free once it has applied its transaction. Read from `ReplicaConfig.applier`.
+    /// The Change Stream Applier (engine.py's module docstring, after the MySQL source's
+    /// `Csa_service::run`, `Dependency_adapter_lwm::solve` and `Scheduler`): at most
+    /// `csa_in_flight_limit` transactions in flight, each started once the low-water mark reaches
+    /// its need, in (need, index) order; workers read their transaction's events, no
+    /// pending-jobs limit, and with commit order preserved a worker is free once it has applied
+    /// its transaction. Read from `ReplicaConfig.applier`.
     #[pyo3(attribute("applier"), from_py_with = "applier_of")]
     pub csa: bool,
+}
+
+/// engine.py `csa_in_flight_limit`: `std::min(4 * n_workers, 2048)` (csa_service.cpp
+/// `Csa_service::run`; context/tune.h `scheduler_max_task_number_factor`,
+/// `csa_session_default_cache_size`).
+fn csa_in_flight_limit(workers: i64) -> i64 {
+    (4 * workers).min(2048)
 }
 
 impl Config {
@@ -215,8 +225,22 @@ struct Sim {
     worker_of: Vec<i64>,
     /// engine.py ``prev_worker``: the last dispatched transaction's worker (-1: none yet).
     prev_worker: i64,
-    /// engine.py ``extra`` of the dispatch in flight (CSA: added when its worker starts).
-    dispatch_extra: f64,
+    /// engine.py ``limit``: the CSA's transactions in flight at most (`csa_in_flight_limit`).
+    limit: i64,
+    /// engine.py ``in_flight``: the CSA's transactions enqueued and not committed.
+    in_flight: i64,
+    /// engine.py ``held``: the transaction the CSA's reader has read and not enqueued (-1: none).
+    held: i64,
+    /// engine.py ``waiting``: the CSA's enqueued transactions the LWM has not reached, by
+    /// (need, global index).
+    waiting: BinaryHeap<Reverse<(i64, u64)>>,
+    /// engine.py ``waiting_other``: enqueued SPECIFIC/ENTERED needs not met, in index order.
+    waiting_other: Vec<u64>,
+    /// engine.py ``pool``: handed to the CSA's worker pool, first in first out (global indices).
+    pool: VecDeque<u64>,
+    /// engine.py ``sched_wake``: when the scheduler thread hands out what a commit made ready
+    /// (-1: no wake-up pending).
+    sched_wake: f64,
     /// engine.py ``SimResult.switches``.
     switches: i64,
     /// engine.py ``ScaledWork``'s ``spread``: each transaction's worker CPU times the factor its
@@ -310,7 +334,13 @@ impl Sim {
             free_ids: (0..cfg.workers).map(Reverse).collect(),
             worker_of: Vec::new(),
             prev_worker: -1,
-            dispatch_extra: 0.0,
+            limit: csa_in_flight_limit(cfg.workers),
+            in_flight: 0,
+            held: -1,
+            waiting: BinaryHeap::new(),
+            waiting_other: Vec::new(),
+            pool: VecDeque::new(),
+            sched_wake: -1.0,
             switches: 0,
             spread,
             sync_us: if cfg.durable { cost.flush_us } else { 0.0 },
@@ -559,9 +589,117 @@ impl Sim {
         }
     }
 
+    /// engine.py `release`: every waiting transaction the LWM has reached goes to the pool, in
+    /// (need, index) order (`Scheduler::run_main_thread`).
+    fn release(&mut self) {
+        while let Some(&Reverse((nd, i))) = self.waiting.peek() {
+            if nd > self.lwm {
+                break;
+            }
+            self.waiting.pop();
+            self.pool.push_back(i);
+        }
+        if !self.waiting_other.is_empty() {
+            let others = std::mem::take(&mut self.waiting_other);
+            for &j in &others {
+                if self.ready(j as usize) {
+                    self.pool.push_back(j);
+                }
+            }
+            self.waiting_other = others.into_iter().filter(|&j| !self.ready(j as usize)).collect();
+        }
+    }
+
+    /// engine.py: whether the scheduler has something to hand out.
+    fn csa_any_ready(&self) -> bool {
+        if let Some(&Reverse((nd, _))) = self.waiting.peek() {
+            if nd <= self.lwm {
+                return true;
+            }
+        }
+        self.waiting_other.iter().any(|&j| self.ready(j as usize))
+    }
+
+    /// engine.py `try_csa`: the scheduler thread's hand-out, the workers taking from the pool,
+    /// then the reader (`Csa_service::run`: `ensure_space`, enqueue, read the next); true when
+    /// the reader would read a transaction not given yet.
+    fn try_csa(&mut self, now: f64) -> bool {
+        self.spinning = false;
+        if self.csa_any_ready() {
+            if self.cost.wakeup_us <= 0.0 {
+                self.release();
+            } else if self.sched_wake < 0.0 {
+                self.sched_wake = now + self.cost.wakeup_us;
+                self.push(self.sched_wake, WAKE, -1, 0, 0);
+            } else if now >= self.sched_wake {
+                self.sched_wake = -1.0;
+                self.release();
+            }
+        }
+        if self.held >= 0 && !self.coord_busy {
+            if self.in_flight >= self.limit {
+                // ensure_space: a yield loop
+                if self.coord_blocked_since.is_none() {
+                    // a wait on the clock if any task waits for it
+                    self.coord_blocked_since = Some(now);
+                    self.blocked_on_dep = !self.waiting.is_empty() || !self.waiting_other.is_empty();
+                }
+                self.spinning = true;
+            } else {
+                if let Some(since) = self.coord_blocked_since.take() {
+                    if self.blocked_on_dep {
+                        self.dependency_wait_us += now - since;
+                    } else {
+                        self.worker_wait_us += now - since;
+                    }
+                }
+                self.in_flight += 1;
+                let h = self.held as usize;
+                let nd = self.need[self.at(h)];
+                if self.ready(h) && self.sched_wake < 0.0 {
+                    self.pool.push_back(h as u64);
+                } else if self.need_kind[self.at(h)] == PREFIX {
+                    self.waiting.push(Reverse((nd, h as u64)));
+                } else {
+                    self.waiting_other.push(h as u64);
+                }
+                self.held = -1;
+            }
+        }
+        while !self.free_ids.is_empty() {
+            let Some(g) = self.pool.pop_front() else { break };
+            let i = g as usize;
+            let extra = self.take_worker(i);
+            let li = self.at(i);
+            self.start_t[li] = now;
+            let w = self.cost.dispatch_event_us * self.events[li] as f64
+                + self.cost.dispatch_byte_us * self.nbytes[li] as f64
+                + (self.work[li] + extra);
+            self.run_cpu(w, APPLY_DONE, i as i64, 0, 0);
+        }
+        if self.held >= 0 || self.coord_busy {
+            return false;
+        }
+        if self.coord_next >= self.n {
+            return !self.last;
+        }
+        let i = self.coord_next;
+        let arrival = self.arrival[self.at(i)];
+        if arrival > now {
+            self.push(arrival, WAKE, -1, 0, 0);
+            return false;
+        }
+        self.coord_busy = true;
+        self.run_cpu(self.cost.dispatch_us, DISPATCH_DONE, i as i64, 0, 0);
+        false
+    }
+
     /// engine.py `try_coordinator`; true when it would look at a transaction not given yet
     /// (the run pauses there until the next chunk).
     fn try_coordinator(&mut self, now: f64) -> bool {
+        if self.cfg.csa {
+            return self.try_csa(now);
+        }
         self.spinning = false;
         if self.coord_busy {
             return false;
@@ -580,7 +718,7 @@ impl Sim {
         let reason = if !self.ready(i) {
             1
         } else if self.free_ids.is_empty()
-            || (!self.cfg.csa && self.pending != 0 && self.pending + nb > self.cfg.pending_jobs_size_max)
+            || (self.pending != 0 && self.pending + nb > self.cfg.pending_jobs_size_max)
         {
             2
         } else {
@@ -616,11 +754,6 @@ impl Sim {
         }
         let extra = self.take_worker(i);
         self.coord_busy = true;
-        if self.cfg.csa {
-            self.dispatch_extra = extra;
-            self.run_cpu(self.cost.dispatch_us, DISPATCH_DONE, i as i64, 0, 0);
-            return false;
-        }
         // engine.py: the MTA's worker applies the events as the coordinator reads them; the
         // apply cannot end before the read.
         let read = self.cost.coordinator_us(nb, self.events[self.at(i)]);
@@ -767,6 +900,7 @@ impl Sim {
     fn commit(&mut self, i: usize, now: f64) {
         let li = self.at(i);
         self.committed[li] = true;
+        self.in_flight -= 1;
         if !self.cfg.release_at_apply() {
             self.busy_us += now - self.start_t[li];
             self.free_ids.push(Reverse(self.worker_of[li]));
@@ -795,23 +929,19 @@ impl Sim {
         match ev.kind {
             DISPATCH_DONE => {
                 let i = ev.i as usize;
-                let li = self.at(i);
                 self.coord_busy = false;
                 self.coord_next = i + 1;
                 if self.cfg.csa {
-                    // the worker reads its transaction's events itself, then applies them
-                    self.pending += self.nbytes[li];
-                    self.start_t[li] = now;
-                    let w = self.cost.dispatch_event_us * self.events[li] as f64
-                        + self.cost.dispatch_byte_us * self.nbytes[li] as f64
-                        + (self.work[li] + self.dispatch_extra);
-                    self.run_cpu(w, APPLY_DONE, ev.i, 0, 0);
+                    // read: enqueued once there is room (try_csa)
+                    self.held = ev.i;
                 }
             }
             APPLY_DONE => {
                 let i = ev.i as usize;
                 let li = self.at(i);
-                self.pending -= self.nbytes[li];
+                if !self.cfg.csa {
+                    self.pending -= self.nbytes[li];
+                }
                 self.applied[li] = true;
                 if self.cfg.release_at_apply() {
                     // CSA: the worker takes the next ready transaction

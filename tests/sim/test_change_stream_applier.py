@@ -1,7 +1,8 @@
 """The Change Stream Applier (``ReplicaConfig.applier = Applier.CSA``) against the MTA on the
 fixtures: faster where workers wait for their commit turn, the same where dependencies serialize
-the stream. The model is the documented semantics (sim/engine.py's docstring, MySQL 26.7 manual
-19.2.4); the margins below are read from the model's mechanics, stated with each test.
+the stream. The model is the documented semantics (MySQL 26.7 manual 19.2.4) scheduled as the
+MySQL source does (sim/engine.py's docstring; tests/sim/test_csa_scheduler.py); the margins below
+are read from the model's mechanics, stated with each test.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 from conftest import FIXTURES, fixture_facts
@@ -32,9 +34,11 @@ def test_csa_is_faster_where_workers_wait_for_their_commit_turn():
     the flush stage, the binlog fsync): 4 transactions in flight at most, commit groups of about
     one (>= n/2 groups), and the coordinator waits for a free worker most of the run. Under the
     CSA the worker is free once it has applied; applied transactions queue in commit order,
-    groups grow (at most 0.6 as many: the model gives 1,255 against 2,220 of 2,509 transactions)
-    and the fsyncs are shared: catch-up at least 20% shorter (the model gives 33%: 0.390 s ->
-    0.261 s)."""
+    groups grow (at most 0.6 as many: the model gives 903 against 2,113 of 2,509 transactions)
+    and the fsyncs are shared: catch-up at least 20% shorter (the model gives 29%: 0.397 s ->
+    0.283 s). What bounds the groups is the source's in-flight limit (Csa_service::run's
+    ensure_space, 4 x 4 = 16 transactions enqueued and not committed): the reader waits there, not
+    for a worker, and no group holds more than 16."""
     facts = fixture_facts("sysbench_oltp_write_only")
     cost = CostModel()
     inp = build.logical_clock(facts, "recorded", cost, catch_up=True)
@@ -44,7 +48,7 @@ def test_csa_is_faster_where_workers_wait_for_their_commit_turn():
     # the mechanism: the MTA's workers are held through the commit, the CSA's are not
     assert mta.flushes >= n / 2 and csa.flushes <= 0.6 * mta.flushes, (n, mta.flushes, csa.flushes)
     assert mta.worker_wait_us >= 0.5 * mta.apply_us
-    assert csa.worker_wait_us <= 0.5 * mta.worker_wait_us
+    assert max(Counter(csa.commit_us).values()) <= 16
     # the commit order is kept: commits in source order under both
     assert list(csa.commit_us) == sorted(csa.commit_us)
 
@@ -102,7 +106,9 @@ def test_simulate_applier_csa_names_it_and_its_model():
     assert doc["results"][0]["apply_seconds"] < 0.8 * m["results"][0]["apply_seconds"]
     text = _simulate("--applier", "csa", "--policy", "recorded", "--workers", "4", "--catch-up")
     assert text.returncode == 0, text.stderr
-    assert "documented semantics" in text.stdout and "no 26.x server" in " ".join(text.stdout.split())
+    said = " ".join(text.stdout.split())
+    assert "documented semantics" in said and "no 26.x server" in said
+    assert "mysql/mysql-server commit 312d9ed" in said and "Dependency_adapter_lwm::solve" in said
 
 
 @pytest.mark.parametrize("args, message", [(("--workers", "0,2"), "APPLIER_WORKER_COUNT"),

@@ -49,25 +49,47 @@ the one before to commit, stays on the worker its predecessor freed (``SimResult
 counts the others).
 
 The Change Stream Applier (``ReplicaConfig.applier = Applier.CSA``; MySQL 26.7+, ``CHANGE
-REPLICATION SOURCE TO APPLIER_VERSION=2``) is modelled from its documented semantics only, since
-no 26.x server runs here. MySQL 26.7 Reference Manual, 19.2.4 "Change Stream Applier"
-(dev.mysql.com/doc/refman/26.7/en/change-stream-applier.html) says it takes dependencies from the
-same last_committed/sequence_number, so the same ``need`` columns. With
-replica_preserve_commit_order ON, "the apply and commit phases are scheduled separately. A
-transaction that has finished applying waits for its turn to register for commit, but the worker
-that applied it can process another ready transaction": the worker is freed at APPLY_DONE, not at
-its commit, and the transaction still enters the commit stage in source order (``enter_in_order``,
-unchanged). With it OFF the manual describes no separation: the worker holds the transaction
-through its commit, as the MTA's does. "CSA workers can read transaction events from the relay
-log in parallel": the coordinator's read (``dispatch_event_us * events + dispatch_byte_us * nbytes``) moves into the
-worker's CPU job (processor-shared, so parallel), and the scheduler's serial cost per transaction
-is ``dispatch_us`` alone. 19.2.4.2 "Change Stream Applier Limitations": no
-replica_pending_jobs_size_max (its replacement, APPLIER_EVENT_MEMORY_LIMIT, is not modelled: the
-manual's pages read for this give no default). The manual does not say whether the commit, once
-its turn comes, needs a worker again; here it does not (the group commit's leader does it).
-What the manual does not describe stays the MTA's: the scheduler hands transactions out in
-relay-log order, waits for a free worker the same way, and the commit pipeline is the same group
-commit.
+REPLICATION SOURCE TO APPLIER_VERSION=2``) follows its scheduler in the public MySQL source,
+mysql/mysql-server commit 312d9ed741ea (``CSA_SOURCE``). The reader (sql/changestreams/apply/
+service/csa_service.cpp ``Csa_service::run``) takes transactions in relay-log order, each
+``dispatch_us`` of serial CPU; before it enqueues one it calls ``Scheduler::ensure_space``
+(libs/mysql/scheduler/scheduler.cpp), a yield loop (it spins, as the MTA's coordinator does for a
+free worker) until fewer than ``min(4 * workers, 2048)`` transactions are in flight
+(``tune::scheduler_max_task_number_factor`` = 4 times ``n_workers``, at most
+``tune::csa_session_default_cache_size``, context/tune.h; :func:`csa_in_flight_limit`): a
+transaction is in flight from its enqueue until its last phase ends (``Repeatable_task_state``'s
+destructor, scheduled_task.cpp), here until it commits. Its start is a low-water mark:
+``Dependency_adapter_lwm::solve`` (sql/changestreams/apply/scheduler/dependency_adapter_lwm.h)
+gives it a delay, the LWM it needs: ``last_committed`` 0 or a break in ``sequence_number`` is a
+barrier (delay = its own task id: every transaction before it complete), else the task id of its
+``last_committed`` plus one, not below the last barrier's. The input's ``need`` (PREFIX) is that
+delay minus one (sim/build.py ``logical_clock``), except that the builder floors it at the first
+transaction of the source's binlog file, not at the last barrier: the two differ only after a
+barrier inside one file (``last_committed`` 0 or a sequence gap mid-file). The LWM
+(``Clock_lwm_registry::tick``, clock_lwm_registry.cpp) counts the transactions completed in order,
+ticked in ``Scheduler::callback`` (scheduler_impl.hpp) when a task's last phase ends: its commit,
+``lwm`` here. Enqueued transactions wait in a queue ordered by (delay, task id) (``m_tasks``,
+``Task_schedule::has_higher_priority``); ``Scheduler::run_main_thread`` hands every one whose delay
+the LWM has reached to the worker pool, in that order, so a transaction that waits does not hold
+back those behind it (the MTA's coordinator does); the pool's workers take them first in, first
+out. The scheduler thread sleeps on a condition (``m_cv_scheduler``): a commit that moves the LWM
+wakes it (``notify_scheduler``) and it hands out what became ready ``wakeup_us`` later, as the
+MTA's coordinator wakes from ``wait_for_last_committed_trx``; a transaction whose delay is reached
+when it is enqueued goes to the pool at once. With replica_preserve_commit_order ON a transaction
+is a ``Transaction_order_schedule`` (transaction_order_schedule.cpp) of two phases: the apply
+(``Job_applier::run_phase``, which stops at the commit event and detaches) frees the worker, and
+the commit phase follows the commit order (``Commit_order_clock``; ``enter_in_order``, unchanged);
+with it OFF a ``Delayed_schedule`` of one phase: the worker holds the transaction through its
+commit. The worker reads its transaction's events itself (``Job_applier::run_phase`` fetches them),
+so the read (``dispatch_event_us * events + dispatch_byte_us * nbytes``) is in the worker's CPU
+job, before its apply. The reader's wait at the limit counts as ``dependency_wait_us`` when some
+transaction in flight waits for the LWM as it begins, else as ``worker_wait_us``. Not modelled: the
+commit phase is dispatched to a pool thread again (``Job_applier::commit``; here the group commit's
+leader commits, no worker is taken), the scheduler thread's own CPU, APPLIER_EVENT_MEMORY_LIMIT
+(``Resource_map``); no replica_pending_jobs_size_max (MySQL 26.7 Reference Manual 19.2.4.2). The
+commit pipeline is the MTA's group commit. The CSA takes PREFIX needs only (LOGICAL_CLOCK: simulate
+refuses other modes; a SPECIFIC or ENTERED need, which no CSA input has, is handed out once met, in
+index order, after the PREFIX ones).
 
 This module is the reference. ``native/src/sim.rs`` replays it event for event (same queue
 order, same float operations in the same order) and :func:`simulate` uses it when the
@@ -93,6 +115,19 @@ from ..native.loader import extension, require
 from .model import CostModel, ReplicaConfig
 
 PREFIX, SPECIFIC, ENTERED = 0, 1, 2
+
+#: The MySQL source the CSA's scheduling follows (module docstring): repository and commit.
+CSA_SOURCE = "mysql/mysql-server@312d9ed741eada25dc95432484ef492311aa5c9c"
+#: sql/changestreams/apply/context/tune.h: ``scheduler_max_task_number_factor`` (tasks in flight
+#: per worker) and ``csa_session_default_cache_size`` (the cap on that product).
+CSA_TASKS_PER_WORKER = 4
+CSA_MAX_TASKS = 2048
+
+
+def csa_in_flight_limit(workers: int) -> int:
+    """The CSA's transactions in flight at most (csa_service.cpp ``Csa_service::run``: the
+    scheduler's ``allowed_task_count``, ``std::min(4 * n_workers, 2048)``)."""
+    return min(CSA_TASKS_PER_WORKER * workers, CSA_MAX_TASKS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,10 +413,18 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
     sync_us = cost.flush_us if cfg.durable else 0.0
     redo_us = cost.redo_flush_us if cfg.durable else 0.0
     fsync_byte = cost.fsync_byte_us if cfg.durable else 0.0
-    # The Change Stream Applier (module docstring): the worker reads its transaction's events
-    # (per byte) and, with commit order preserved, is free again once it has applied it.
+    # The Change Stream Applier (module docstring): the reader enqueues while fewer than the
+    # limit are in flight, the scheduler hands out what the LWM allows, the worker reads its
+    # transaction's events and, with commit order preserved, is free again once it has applied it.
     csa = Applier(cfg.applier) is Applier.CSA
     release_at_apply = csa and cfg.preserve_commit_order
+    limit = csa_in_flight_limit(cfg.workers)
+    in_flight = 0            # enqueued, not committed (Scheduler::m_scheduled_tasks_cnt)
+    held = -1                # read by the reader, not enqueued yet (ensure_space)
+    waiting: list = []       # (need, i): enqueued, the LWM short of it (Scheduler::m_tasks)
+    waiting_other: list = []  # enqueued SPECIFIC/ENTERED needs not met, in index order (not the CSA's)
+    pool: deque = deque()    # handed to the worker pool, first in first out
+    sched_wake = -1.0        # when the scheduler thread hands out what a commit made ready
     committed = bytearray(n)
     entered = bytearray(n)
     applied = bytearray(n)
@@ -452,8 +495,68 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             return switch_us
         return 0.0
 
+    def release() -> None:
+        """Scheduler::run_main_thread: every waiting transaction the LWM has reached goes to the
+        pool, in (delay, task id) order."""
+        while waiting and waiting[0][0] <= lwm:
+            pool.append(heapq.heappop(waiting)[1])
+        if waiting_other:
+            pool.extend(j for j in waiting_other if ready(j))
+            waiting_other[:] = [j for j in waiting_other if not ready(j)]
+
+    def try_csa(now: float) -> None:
+        """The CSA: the scheduler thread's hand-out, the workers taking from the pool, then the
+        reader (Csa_service::run: ensure_space, enqueue, read the next)."""
+        nonlocal sched_wake, held, in_flight, coord_busy, coord_blocked_since, blocked_on, spinning
+        spinning = False
+        if (waiting and waiting[0][0] <= lwm) or any(ready(j) for j in waiting_other):
+            if cost.wakeup_us <= 0:
+                release()
+            elif sched_wake < 0:
+                sched_wake = now + cost.wakeup_us
+                push(sched_wake, WAKE)
+            elif now >= sched_wake:
+                sched_wake = -1.0
+                release()
+        if held >= 0 and not coord_busy:
+            if in_flight >= limit:   # ensure_space: a yield loop
+                if coord_blocked_since is None:   # a wait on the clock if any task waits for it
+                    coord_blocked_since, blocked_on = now, "dep" if waiting or waiting_other else "worker"
+                spinning = True
+            else:
+                if coord_blocked_since is not None:
+                    if blocked_on == "dep":
+                        res.dependency_wait_us += now - coord_blocked_since
+                    else:
+                        res.worker_wait_us += now - coord_blocked_since
+                    coord_blocked_since = None
+                in_flight += 1
+                if ready(held) and sched_wake < 0:
+                    pool.append(held)
+                elif need_kind[held] == PREFIX:
+                    heapq.heappush(waiting, (need[held], held))
+                else:
+                    waiting_other.append(held)
+                held = -1
+        while pool and free_ids:
+            i = pool.popleft()
+            extra = take_worker(i)
+            start_t[i] = now
+            run_cpu(now, cost.dispatch_event_us * events[i] + cost.dispatch_byte_us * nbytes[i]
+                    + (work_us[i] + extra), APPLY_DONE, i)
+        if held >= 0 or coord_busy or coord_next >= n:
+            return
+        if arrival_us[coord_next] > now:
+            push(arrival_us[coord_next], WAKE)
+            return
+        coord_busy = True
+        run_cpu(now, cost.dispatch_us, DISPATCH_DONE, coord_next)
+
     def try_coordinator(now: float) -> None:
         nonlocal coord_busy, coord_blocked_since, blocked_on, spinning, dep_sleep, wake_at, pending
+        if csa:
+            try_csa(now)
+            return
         spinning = False
         if coord_busy or coord_next >= n:
             return
@@ -465,7 +568,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             reason = "dep"
         elif not free_ids:
             reason = "worker"
-        elif not csa and pending and pending + nbytes[coord_next] > cfg.pending_jobs_size_max:
+        elif pending and pending + nbytes[coord_next] > cfg.pending_jobs_size_max:
             reason = "worker"
         if reason:
             if coord_blocked_since is None:
@@ -493,9 +596,6 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             coord_blocked_since = None
         extra = take_worker(coord_next)
         coord_busy = True
-        if csa:
-            run_cpu(now, cost.dispatch_us, DISPATCH_DONE, coord_next, extra)
-            return
         # The MTA's worker is assigned at the transaction's first event and applies each event as
         # the coordinator queues it: the read and the apply run at once, and the apply cannot end
         # before the read (one processor-shared rate: the longer of the two jobs ends last).
@@ -605,8 +705,9 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
         start_flush(now)
 
     def commit(i: int, now: float) -> None:
-        nonlocal lwm
+        nonlocal lwm, in_flight
         committed[i] = 1
+        in_flight -= 1
         commit_t[i] = now
         if not release_at_apply:
             res.busy_us += now - start_t[i]
@@ -629,17 +730,15 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
                 return
 
     def handle(kind: int, i: int, data, now: float) -> None:
-        nonlocal coord_busy, pending, coord_next, commit_busy
+        nonlocal coord_busy, pending, coord_next, commit_busy, held
         if kind == DISPATCH_DONE:
             coord_busy = False
             coord_next = i + 1
-            if csa:  # the worker reads its transaction's events itself, then applies them
-                pending += nbytes[i]
-                start_t[i] = now
-                run_cpu(now, cost.dispatch_event_us * events[i] + cost.dispatch_byte_us * nbytes[i]
-                        + (work_us[i] + data), APPLY_DONE, i)
+            if csa:  # read: enqueued once there is room (try_csa)
+                held = i
         elif kind == APPLY_DONE:
-            pending -= nbytes[i]
+            if not csa:
+                pending -= nbytes[i]
             applied[i] = 1
             if release_at_apply:  # CSA: the worker takes the next ready transaction
                 res.busy_us += now - start_t[i]

@@ -645,7 +645,11 @@ class ReplicaConfig:
                                          # Applier of 26.7+ (documented semantics: sim.engine)
 
 
-#: Said wherever the Change Stream Applier's simulated numbers are shown (issue 36): its model
-#: is the manual's description (sim.engine), not a measurement.
-CSA_MODEL = ("Change Stream Applier (MySQL 26.7+, APPLIER_VERSION=2): modelled from its documented semantics "
-             "(MySQL 26.7 Reference Manual, 19.2.4); no 26.x server could be run to measure it")
+#: Said wherever the Change Stream Applier's simulated numbers are shown (issue 36, 74): its
+#: scheduling follows the MySQL source at a named commit (sim.engine's docstring, CSA_SOURCE),
+#: not a measurement.
+CSA_MODEL = ("Change Stream Applier (MySQL 26.7+, APPLIER_VERSION=2): its documented semantics (MySQL 26.7 "
+             "Reference Manual, 19.2.4) scheduled as in the MySQL source, mysql/mysql-server commit 312d9ed "
+             "(Dependency_adapter_lwm::solve, Csa_service::run: a transaction starts once the low-water mark "
+             "of those committed in order reaches its last_committed; at most 4 x workers in flight); no 26.x "
+             "server could be run to measure it")
