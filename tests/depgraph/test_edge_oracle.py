@@ -460,7 +460,7 @@ def test_statement_logging_is_advised_against(edge_binlogs):
     assert "from 8.4 a session whose binlog_format is not ROW gets no writeset" in f.evidence
     assert f.statements == ("SET PERSIST binlog_format = 'ROW';",)
     assert any(line.startswith("Statement-based logging keeps WRITESET from tracking") for line in a.review.limits)
-    assert a.review.before[0].startswith("SET PERSIST binlog_format = 'ROW' on the source")
+    assert a.review.before[0].startswith("SET PERSIST binlog_format = 'ROW'; on the source")
 
 
 def test_minimal_row_metadata_follows_the_binlog_s_ddl(minimal_metadata_binlogs):
