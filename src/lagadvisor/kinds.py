@@ -30,8 +30,8 @@ class _Value(str, Enum):
 class Applier(_Value):
     """The replica's applier. ``mta``: the multi-threaded applier of 5.7 to 9.x (a coordinator
     dispatches to ``replica_parallel_workers``; rpl_rli_pdb.cc, rpl_mta_submode.cc). ``csa``: the
-    Change Stream Applier of 26.7+ (``CHANGE REPLICATION SOURCE TO APPLIER_VERSION=2``), modelled
-    from its documented semantics only: no 26.x server runs here."""
+    Change Stream Applier of 26.7+ (``CHANGE REPLICATION SOURCE TO APPLIER_VERSION=2``), scheduled
+    as the MySQL source does (``sim.model.CSA_MODEL``): no 26.x server runs here."""
 
     MTA = "mta"
     CSA = "csa"

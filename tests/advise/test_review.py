@@ -78,7 +78,7 @@ def test_9_7_to_26_7_names_the_change_stream_applier_and_what_is_unverified():
     assert r.current == (9, 7, 4) and r.current_from == "binlog"
     assert r.rows[0].config == r.rows[1].config  # same clock, history and defaults: nothing else moves
     applier = next(c for c in r.changes if c.startswith("applier:"))
-    assert "APPLIER_VERSION" in applier and "documented semantics" in applier
+    assert "APPLIER_VERSION" in applier and "MySQL source" in applier and "312d9ed" in applier
     assert "history_size (26.7)" in r.unverified
     assert any("19.2.4" in s for s in r.sources)
     # the plan's applier in the advised column, the other one beside it at the same worker count

@@ -3,12 +3,12 @@ prerequisites and the SQL to switch a channel to it, for an upgrade review whose
 later (``Context.target_version``).
 
 What the rule reads, all from the MySQL 26.7 Reference Manual: 19.2.4 "Change Stream Applier"
-(the semantics ``sim.engine`` models), 19.2.4.1 "Configuring the Change Stream Applier" (the
+(the semantics; ``sim.engine`` schedules as the MySQL source does, ``sim.model.CSA_MODEL``), 19.2.4.1 "Configuring the Change Stream Applier" (the
 prerequisites and the ``CHANGE REPLICATION SOURCE TO APPLIER_VERSION = 2, APPLIER_WORKER_COUNT =
 N`` statement between ``STOP REPLICA`` and ``START REPLICA``), 19.2.4.2 "Change Stream Applier
 Limitations" (no ASSIGN_GTIDS_TO_ANONYMOUS_TRANSACTIONS) and 19.2.4.3 "Monitoring" (the channel's
 APPLIER_VERSION in performance_schema.replication_applier_configuration). No 26.x server runs
-here: the simulated effect is the model of the documented semantics, and the finding says so.
+here: the simulated effect is the model, and the finding says so.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from ..kinds import Applier, FindingId, Policy
 from ..sim.model import CSA_MODEL
 from .context import Context
 from .plan import CSA_SINCE
+
+#: What the CSA's simulated numbers stand on, in the finding's metrics.
+CSA_SOURCE_WORDS = "scheduled as in the MySQL source (mysql-server commit 312d9ed); no 26.x server measured"
 from .findings import Effect, Finding, Severity, change_words
 
 
@@ -117,7 +120,7 @@ def change_stream_applier(ctx: Context) -> list[Finding]:
                 "preserved a worker that has applied a transaction takes the next one instead of waiting "
                 "for its commit turn, and workers read the relay log in parallel")
     metrics = {"workers": w, "mta_seconds": round(mta, 6), "csa_seconds": round(csa, 6),
-               "target_version": ".".join(map(str, t)), "model": "documented semantics",
+               "target_version": ".".join(map(str, t)), "model": CSA_SOURCE_WORDS,
                "prerequisites": [r.as_json() for r in reqs]}
     if rec.applier != Applier.CSA:
         why = (f"the CSA is {change_words(mta, csa)} at the plan's {w} workers: within the plan's "

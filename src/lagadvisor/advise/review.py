@@ -40,7 +40,7 @@ class Row:
     catch_up_seconds: float
     lag_p99_seconds: float
     not_computed: bool = False       # a WRITESET clock of a MINIMAL-metadata binlog without a schema
-    applier: Applier = Applier.MTA   # the CSA row of a 26.7+ target: its documented semantics (sim.engine)
+    applier: Applier = Applier.MTA   # the CSA row of a 26.7+ target (sim.engine, sim.model.CSA_MODEL)
 
     def as_json(self) -> dict:
         return {"label": self.label, "config": self.config.describe(), "clock": self.config.clock,
@@ -190,7 +190,8 @@ def _changes(ctx: Context, old: Release, new: Release, rows: list[Row]) -> list[
     if new.applier_options and not old.applier_options:
         out.append(f"applier: {short(new.first)} adds the Change Stream Applier (CHANGE REPLICATION SOURCE TO "
                    f"{', '.join(new.applier_options)}; APPLIER_VERSION=1, the multi-threaded applier, stays the "
-                   "default of a new channel); its model here is the documented semantics: no 26.x server ran")
+                   "default of a new channel); modelled here from the MySQL source's scheduler (commit 312d9ed) and "
+                   "its manual: no 26.x server ran")
     if not out:
         out.append("nothing that matters to the applier or the clock changes between these versions")
     return out

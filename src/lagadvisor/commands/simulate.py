@@ -49,8 +49,8 @@ def simulate(
                                             "default since 10.5) or mariadb_aggressive.")] = Mode.LOGICAL_CLOCK,
     applier: Annotated[Applier, typer.Option(
         help="mta (the multi-threaded applier of 5.7 to 9.x) or csa: MySQL 26.7+'s Change Stream Applier "
-             "(APPLIER_VERSION=2; --workers = APPLIER_WORKER_COUNT), modelled from its documented semantics "
-             "(no 26.x server measured).")] = Applier.MTA,
+             "(APPLIER_VERSION=2; --workers = APPLIER_WORKER_COUNT), scheduled as the MySQL source does "
+             "(mysql-server commit 312d9ed; no 26.x server measured).")] = Applier.MTA,
     output_format: FormatOpt = OutputFormat.text,
     clock: ClockArgs,
     binlog_window: WindowArgs,

@@ -642,7 +642,7 @@ class ReplicaConfig:
     pending_jobs_size_max: int = 128 * 1024 * 1024   # replica_parallel_pending_jobs_size_max... bytes
     mode: ReplicaMode = ReplicaMode.LOGICAL_CLOCK  # how the applier schedules (kinds.ReplicaMode)
     applier: Applier = Applier.MTA       # mta: the multi-threaded applier; csa: the Change Stream
-                                         # Applier of 26.7+ (documented semantics: sim.engine)
+                                         # Applier of 26.7+ (sim.engine, CSA_MODEL)
 
 
 #: Said wherever the Change Stream Applier's simulated numbers are shown (issue 36, 74): its
