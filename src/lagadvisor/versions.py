@@ -302,4 +302,6 @@ def upgrade_path(old: Version, new: Version) -> list[Release]:
     3.2 'Upgrade Paths', Table 3.1: from an LTS series to the next LTS series, or to an innovation
     release before the next LTS; an innovation release after the next LTS takes two steps)."""
     hops = [r for r in RELEASES if r.lts and old[:2] < r.first[:2] < new[:2]]
+    if old[0] < 8 and new[:2] > (8, 0):  # 5.7: "upgrade first to a MySQL 8.0 bugfix release (8.0.34 or later)"
+        hops.insert(0, replace(release((8, 0, 34)), first=(8, 0, 34), label="8.0.34"))
     return [*hops, release(new)]

@@ -35,6 +35,9 @@ AS_80 = (8, 0, 36)
 
 
 def _files(d) -> list[str]:
+    """A fixture directory's binlogs, or the one file named."""
+    if d.is_file():
+        return [str(d)]
     return sorted(str(p) for p in d.iterdir() if p.suffix[1:].isdigit())
 
 
@@ -43,7 +46,7 @@ def _gathered(directory: str, cores: int, schema: bool):
     from pathlib import Path
 
     d = Path(directory)
-    sql = d / "schema.sql"
+    sql = (d if d.is_dir() else d.parent) / "schema.sql"
     args = ClockArgs(schema=str(sql) if schema and sql.exists() else None)
     cost = replace(CostModel(), cores=cores)
     ctx = gather(_files(d), clock_options(args), cost, None)
@@ -86,7 +89,9 @@ def contradictions(advice) -> list[str]:
     ctx = advice.context
     w = str(rec.workers)
     every = {"text": text, "html": page, "mycnf": cnf, "json": json.dumps(doc)}
-    workers_name = "slave_parallel_threads" if ctx.mariadb else "replica_parallel_workers"
+    workers_name = ("slave_parallel_threads" if ctx.mariadb else
+                    "slave_parallel_workers" if tuple(ctx.target_version or ctx.version) < (8, 0, 26)
+                    else "replica_parallel_workers")
     for where, body in every.items():
         for n in _numbers(rf"{workers_name} = (\d+)", body) - {w}:
             if f"{workers_name} = {n} (no change needed)" in body and n == w:
@@ -131,6 +136,8 @@ def contradictions(advice) -> list[str]:
                 out.append(f"my.cnf: {name} does not exist in MySQL {server}")
         for fnd in advice.findings:
             for st in fnd.statements:
+                if not st.strip():
+                    out.append(f"SQL of {fnd.id}: an empty statement")
                 m = re.match(r"SET (?:PERSIST|GLOBAL) (\w+)", st)
                 if m and not accepts(server, m.group(1)):
                     out.append(f"SQL of {fnd.id}: {m.group(1)} does not exist in MySQL {server}")
@@ -194,14 +201,20 @@ def test_one_answer_per_setting(directory, target, current, schema, cores):
 
 
 def _im_cases():
+    """The real 8.0.33 binlog (im_service, with its schema) and a 5.7.21 one (connector_java):
+    every target each can upgrade to."""
+    out = []
     d = CORPUS / "im_service"
-    if not (d / "binlog.000009").exists():
-        return []
-    return [(d, t) for t in _targets((8, 0, 33))]
+    if (d / "binlog.000009").exists():
+        out += [(d, t) for t in _targets((8, 0, 33))]
+    f = CORPUS / "connector_java" / "mysql-bin.checksum-crc32"
+    if f.exists():
+        out += [(f, t) for t in _targets((5, 7, 21))]
+    return out
 
 
-@pytest.mark.parametrize("case", corpus_params(_im_cases(), ids=lambda c: "none" if c[1] is None else
-                                               ".".join(map(str, c[1][:2]))))
+@pytest.mark.parametrize("case", corpus_params(_im_cases(), ids=lambda c: c[0].name.split(".")[0] + "-" + (
+    "none" if c[1] is None else ".".join(map(str, c[1][:2])))))
 @pytest.mark.parametrize("schema", [True, False], ids=["schema", "no-schema"])
 @pytest.mark.parametrize("cores", CORES)
 def test_one_answer_on_the_real_8_0_binlog(case, schema, cores):

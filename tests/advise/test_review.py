@@ -125,6 +125,20 @@ def test_the_upgrade_path_goes_through_each_lts():
     assert [r.label for r in upgrade_path((8, 0, 36), (26, 7, 0))] == ["8.4", "9.7", "26.7"]
     assert [r.label for r in upgrade_path((8, 4, 2), (9, 3, 0))] == ["9.3"]
     assert [r.label for r in upgrade_path((9, 7, 4), (26, 10, 0))] == ["26.10"]
+    # 5.7 goes to an 8.0 bugfix release (8.0.34 or later) first (3.2 'Upgrade Paths')
+    assert [r.label for r in upgrade_path((5, 7, 21), (8, 4, 0))] == ["8.0.34", "8.4"]
+
+
+def test_a_5_7_server_gets_its_own_names_and_no_variable_it_lacks():
+    from lagadvisor.advise.statements import Dialect, applier_change, mycnf, persist
+
+    d = Dialect((5, 7, 21))
+    assert applier_change(d, "replica_parallel_workers", "8") == (
+        "STOP SLAVE SQL_THREAD;", "SET GLOBAL slave_parallel_workers = 8;",
+        "-- and slave_parallel_workers = 8 in my.cnf, to survive a restart", "START SLAVE SQL_THREAD;")
+    assert persist(d, "binlog_row_metadata", "FULL") == ()  # 8.0.1+
+    assert mycnf(d, (("replica_parallel_workers", "8"), ("binlog_row_metadata", "FULL"))) == (
+        (("slave_parallel_workers", "8"),), ("binlog_row_metadata",))
 
 
 def test_the_version_table():

@@ -252,17 +252,17 @@ def _before(ctx: Context, old: Release, new: Release, findings: list, hops: list
             out.append(f"set {name} explicitly if you rely on its current default ({a})")
     prev = ctx.version
     for n, hop in enumerate(hops, 1):
-        what = [f"remove {name} from my.cnf (removed in {r.label}: a my.cnf that sets it stops the server)"
-                for name, r in removed_between(prev, hop.first)]
-        if prev < NATIVE_PASSWORD_REMOVED <= hop.first:
-            what.append(_native_password(ctx))
+        removed = [f"remove {name} from my.cnf (removed in {r.label}: a my.cnf that sets it stops the server)"
+                   for name, r in removed_between(prev, hop.first)]
+        what = removed + ([_native_password(ctx)] if prev < NATIVE_PASSWORD_REMOVED <= hop.first else [])
         where = (f"hop {n} of {len(hops)}: " if len(hops) > 1 else "") + \
             f"upgrade {short(prev)} -> {hop.label}{' LTS' if hop.lts else ''}"
         if len(hops) > 1 and n == 1:
-            where += " (the supported path goes through each LTS series)"
+            where += (" (5.7 upgrades to an 8.0 bugfix release first, then through each LTS series)"
+                      if prev < (8, 0, 0) else " (the supported path goes through each LTS series)")
         out.append(where + ("; before it: " + "; ".join(what) if what else "")
                    + ("; MySQL's upgrade checker (util.checkForServerUpgrade) flags removed variables, not what the "
-                      "new clock does to lag" if what else ""))
+                      "new clock does to lag" if removed else ""))
         prev = hop.first
     out.append("at each hop, upgrade the replicas before the source: a replica may run a newer release than its "
                "source, not an older one")
@@ -275,8 +275,9 @@ def _native_password(ctx: Context) -> str:
     user = None
     if ctx.settings is not None and ctx.settings.replica:
         user = ctx.settings.replica.get("Source_User") or ctx.settings.replica.get("Master_User")
-    who = f"the replication user {user!s}" if user else "every replication user"
-    return (f"{who} must not authenticate with mysql_native_password (removed in 9.0.0): on the source, "
+    who = f"the replication user {user!s}" if user else "no replication user"
+    verb = "must not authenticate" if user else "may authenticate"
+    return (f"{who} {verb} with mysql_native_password (removed in 9.0.0): on the source, "
             "SELECT user, host FROM mysql.user WHERE plugin = 'mysql_native_password'; then ALTER USER ... "
             "IDENTIFIED WITH caching_sha2_password BY '...'; and give the replica SOURCE_SSL = 1 or "
             "GET_SOURCE_PUBLIC_KEY = 1")

@@ -140,7 +140,7 @@ def parallel_workers(ctx: Context) -> list[Finding]:
     plan, b = ctx.plan, ctx.baseline
     rec = plan.recommended
     c = curve(ctx, rec)
-    name = "slave_parallel_threads" if ctx.mariadb else "replica_parallel_workers"
+    name = "slave_parallel_threads" if ctx.mariadb else dialect(ctx).name("replica_parallel_workers")
     cur, assumed = _current(ctx, name if ctx.mariadb else "replica_parallel_workers", str(b.workers))
     one = c[1]
     fastest = min(c, key=lambda w: (round(c[w], 9), w))
@@ -159,7 +159,8 @@ def parallel_workers(ctx: Context) -> list[Finding]:
     d = dialect(ctx)
     return [Finding(Id.REPLICA_PARALLEL_WORKERS, _sev(ctx, eff.gain), f"Run {rec.workers} applier "
                     f"{'threads' if ctx.mariadb else 'workers'}", name, cur, str(rec.workers), evidence, eff,
-                    statements=applier_change(d, name, str(rec.workers)), mycnf=((name, str(rec.workers)),),
+                    statements=applier_change(d, "slave_parallel_threads" if ctx.mariadb else "replica_parallel_workers",
+                                              str(rec.workers)), mycnf=((name, str(rec.workers)),),
                     current_assumed=assumed, metrics=metrics)]
 
 
@@ -726,15 +727,18 @@ def row_format(ctx: Context) -> list[Finding]:
     if meta and meta != {"FULL"}:
         cur = ctx.settings.get("binlog_row_metadata") if ctx.settings else None
         cur = cur or ", ".join(sorted(meta))
+        has = ctx.mariadb or dialect(ctx, before_upgrade=True).has("binlog_row_metadata")
         if cur.upper() != "FULL":
             out.append(Finding(
                 Id.BINLOG_ROW_METADATA, exactness, "Row metadata below FULL hides key definitions",
-                "binlog_row_metadata", cur, "FULL",
+                "binlog_row_metadata", cur if has else f"none ({short(ctx.version)} has no binlog_row_metadata)",
+                "FULL" if has else "FULL (MySQL 8.0.1+; until then --schema or --host)",
                 f"row metadata in the files: {', '.join(sorted(meta))}; FULL table maps name the columns and "
                 "the primary key, so writesets can be computed without a schema"
                 + (": " + "; ".join(f"{c} ({n:,} transactions)" for c, n in key_gaps[:3]) if key_gaps else ""),
-                None, where="source", statements=(_set_statement(ctx, "binlog_row_metadata", "FULL"),),
-                mycnf=(("binlog_row_metadata", "FULL"),), current_assumed=ctx.settings is None))
+                None, where="source",
+                statements=(_set_statement(ctx, "binlog_row_metadata", "FULL"),) if has else (),
+                mycnf=(("binlog_row_metadata", "FULL"),) if has else (), current_assumed=ctx.settings is None))
     if image_gaps:
         cur = ctx.settings.get("binlog_row_image") if ctx.settings else None
         # NOBLOB leaves out a BLOB/TEXT column the row did not change, a unique key's too

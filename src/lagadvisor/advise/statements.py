@@ -28,7 +28,8 @@ class Dialect:
         return not self.mariadb and self.version >= (8, 0, 0)
 
     def has(self, name: str) -> bool:
-        return self.mariadb or accepts(self.version, name)
+        """Whether this server has the variable, under the name it gives it (``name``)."""
+        return self.mariadb or accepts(self.version, self.name(name))
 
     def name(self, name: str) -> str:
         """A replica variable as this server names it (``slave_`` before MySQL 8.0.26)."""

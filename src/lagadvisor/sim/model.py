@@ -384,8 +384,9 @@ class CostModel:
         default = CostModel()
         costs = replace(self, measured_on=default.measured_on)
         if costs == default:
-            return (f"built-in default (measured on a {default.cores}-core MySQL 9.7 replica; not calibrated to "
-                    "yours: `lagadvisor calibrate`)")
+            return (f"built-in default (measured on a {default.cores}-core MySQL 9.7 replica; it assumes your "
+                    f"replica has {default.cores} cores: --cores N gives yours; not calibrated to yours: "
+                    "`lagadvisor calibrate`)")
         if replace(costs, cores=default.cores) == default:
             return (f"built-in default with cores set to {self.cores} (measured on {default.cores} cores; not "
                     "calibrated to your replica)")
