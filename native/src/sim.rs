@@ -1617,7 +1617,8 @@ fn sim_base_columns<'py>(
 
 /// `sim.build.logical_clock`'s needs over fact columns: for each transaction the last one it
 /// waits for (a barrier at a file change, a gap or step back in sequence numbers, or a
-/// last_committed of 0; otherwise the transaction last_committed names, within its segment).
+/// last_committed of 0, or a last_committed not below its own sequence number; otherwise the
+/// transaction last_committed names, not before the last barrier: the segment).
 /// For one chunk of a run: `offset` is the chunk's first global index and `state` (previous
 /// file, previous sequence number, segment start) carries over from the chunk before;
 /// returns the needs and the state after the chunk.
@@ -1635,12 +1636,14 @@ fn sim_clock_needs<'py>(py: Python<'py>, file_idx: &[u8], seq: &[u8], last_commi
     for k in 0..n {
         let i = offset + k as i64;
         let (lc, s) = (lcs[k], sq[k]);
-        let barrier = if fi[k] != prev_file {
+        // `sets_barrier`: a new file, last_committed 0 or a break in sequence numbers moves the
+        // floor (solve's id_after_barrier); a last_committed not below its own sequence number
+        // is a barrier for itself only (`is_barrier`)
+        let sets = fi[k] != prev_file || lc <= 0 || s != prev_seq + 1;
+        if sets {
             seg_start = i;
-            true
-        } else {
-            lc <= 0 || s != prev_seq + 1 || s <= lc
-        };
+        }
+        let barrier = sets || s <= lc;
         prev_file = fi[k];
         prev_seq = s;
         let need = if barrier || i == 0 { i - 1 } else { (seg_start - 1).max(i - (s - lc)) };

@@ -15,18 +15,23 @@ engines (the Python reference and native/src/sim.rs, to the bit):
   waits does not hold back those behind it.
 
 Each test fails on the manual-only model this replaced (a coordinator that handed transactions
-out in relay-log order, blocked on the head, with no in-flight limit).
+out in relay-log order, blocked on the head, with no in-flight limit). The mid-file barrier
+tests on the builder's input (sim/build.py ``logical_clock`` and sim.rs ``sim_clock_needs``) fail
+on its earlier floor, the first transaction of the binlog file where the source's is the last
+barrier.
 """
 
 from __future__ import annotations
 
 import os
+from array import array
 from collections import Counter
 from dataclasses import replace
 
 import pytest
 
 from lagadvisor.kinds import Applier
+from lagadvisor.sim.build import TrxFacts, logical_clock
 from lagadvisor.sim.engine import SimInput, SimTrx, csa_in_flight_limit, simulate_native, simulate_python
 from lagadvisor.sim.model import CostModel, ReplicaConfig
 
@@ -191,3 +196,74 @@ def test_engines_agree_on_the_constructed_clocks(workers, preserve):
             assert (a.apply_us, list(a.commit_us), a.busy_us, a.worker_wait_us, a.flushes, a.commit_groups,
                     a.switches) == (b.apply_us, list(b.commit_us), b.busy_us, b.worker_wait_us, b.flushes,
                                     b.commit_groups, b.switches)
+
+
+def _facts(clock: list[tuple[int, int]]) -> list[TrxFacts]:
+    """One binlog file of ``(sequence_number, last_committed)``, the same on every clock."""
+    return [TrxFacts(0, seq, (lc, lc, lc, lc), 0, 0, 0, 0, 0, (), None, events=1) for seq, lc in clock]
+
+
+def built(clock: list[tuple[int, int]], work: list[float]) -> SimInput:
+    """sim/build.py ``logical_clock``'s input for the clock, each transaction's apply ``work``
+    us: the Python loop and native/src/sim.rs ``sim_clock_needs`` (which the builder uses on fact
+    columns) give the same needs."""
+    inp = replace(logical_clock(_facts(clock), "recorded", COST, catch_up=True), work_us=array("d", work))
+    if _native is None or not hasattr(_native, "sim_clock_needs"):
+        if os.environ.get("LAGADVISOR_REQUIRE_NATIVE") == "1":
+            pytest.fail("lagadvisor._native is not built")
+        return inp
+    cols = ([0] * len(clock), [s for s, _ in clock], [lc for _, lc in clock])
+    native = array("q")
+    native.frombytes(_native.sim_clock_needs(*(array("q", c).tobytes() for c in cols))[0])
+    assert native == inp.need
+    return inp
+
+
+# A barrier mid-file at T4 (last_committed 0, or sequence numbers 5 and 6 missing), T5 pointing
+# back at T0, before it; T6 and T7 point at T5 and at T4, after it.
+def _mid_file_clock(kind: str) -> list[tuple[int, int]]:
+    head = [(1, 0), (2, 1), (3, 2), (4, 1)]
+    if kind == "last_committed_0":
+        return head + [(5, 0), (6, 1), (7, 6), (8, 5)]
+    return head + [(7, 1), (8, 1), (9, 8), (10, 7)]   # "sequence_gap"
+
+
+@pytest.mark.parametrize("kind", ["last_committed_0", "sequence_gap"])
+def test_the_builder_floors_a_need_at_the_last_barrier(kind):
+    """``solve`` sets ``id_after_barrier`` at a barrier inside a file, and a later
+    ``last_committed`` that points before it is not found: its delay is the barrier's. The builder
+    (both loops) gives T5 T4's floor, 3, as ``solve`` does; it floored at the file's first
+    transaction (T5 needed T0, and across the gap T5's arithmetic fell before T0)."""
+    clock = _mid_file_clock(kind)
+    assert solve(clock) == [-1, 0, 1, 0, 3, 3, 5, 4]
+    assert list(built(clock, [1.0] * len(clock)).need) == solve(clock)
+
+
+@pytest.mark.parametrize("engine", list(engines()))
+@pytest.mark.parametrize("kind", ["last_committed_0", "sequence_gap"])
+def test_a_transaction_after_a_mid_file_barrier_waits_for_it(engine, kind):
+    """As ``test_a_barrier_waits_for_every_earlier_transaction``, from the builder's input: T1 is
+    long (1 ms); T5's ``last_committed`` names T0, before the barrier T4, so T5 starts only once
+    T0-T3 are complete, after T1, as T4 does; T3, before the barrier, still does not wait. Both
+    engines give the same times."""
+    clock = _mid_file_clock(kind)
+    inp = built(clock, [1.0, 1000.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0])
+    res = run(engine, inp, csa(4))
+    c = res.commit_us
+    assert c[3] < c[1]
+    assert min(c[4], c[5]) > max(c[0], c[1], c[2], c[3])
+    if engine == "native":
+        py = simulate_python(inp, csa(4), COST)
+        assert (list(c), res.apply_us, res.busy_us) == (list(py.commit_us), py.apply_us, py.busy_us)
+
+
+def test_last_committed_not_below_its_own_sequence_number():
+    """T4's ``last_committed`` is its own sequence number. The MTA makes it a new group
+    (rpl_mta_submode.cc ``schedule_next_event``: ER_RPL_INCONSISTENT_TIMESTAMPS_IN_TRX, its clock
+    ``SEQ_UNINIT``); ``solve`` finds no such parent and gives it the last barrier's delay, without
+    setting a barrier. The builder's need serves both appliers: T4 waits for every transaction
+    before it (the MTA's rule, where the CSA would start it at once), and the floor of those after
+    it stays at the last barrier (the CSA's): T5, pointing at T0, needs T0 only, as in ``solve``."""
+    clock = [(1, 0), (2, 1), (3, 2), (4, 1), (5, 5), (6, 1)]
+    assert solve(clock) == [-1, 0, 1, 0, -1, 0]
+    assert list(built(clock, [1.0] * len(clock)).need) == [-1, 0, 1, 0, 3, 0]

@@ -199,17 +199,33 @@ def base_columns(facts: list[TrxFacts], cost: CostModel, *, catch_up: bool) -> B
             array("q", [f.nbytes for f in facts]), array("q", [f.events for f in facts]))
 
 
+def sets_barrier(lc: int, seq: int, prev_seq: int | None) -> bool:
+    """Whether a transaction is a barrier that later ones cannot look past: the first of a file
+    (``prev_seq`` None: ``start_new_group``), ``last_committed`` 0 or a break in sequence numbers.
+    The CSA's ``Dependency_adapter_lwm::solve`` (dependency_adapter_lwm.h) sets
+    ``id_after_barrier`` there, so a later ``last_committed`` that points before it waits for it
+    (:func:`logical_clock`'s floor)."""
+    return prev_seq is None or lc <= 0 or seq != prev_seq + 1
+
+
 def is_barrier(lc: int, seq: int, prev_seq: int | None) -> bool:
-    """Whether the logical clock makes a transaction wait for every one before it: the first of a
-    file (``prev_seq`` None: ``start_new_group``), ``last_committed`` 0, a gap in sequence numbers
-    or a ``last_committed`` not below its own (rpl_mta_submode.cc ``schedule_next_event``)."""
-    return prev_seq is None or lc <= 0 or seq != prev_seq + 1 or seq <= lc
+    """Whether the logical clock makes a transaction wait for every one before it: a barrier
+    (:func:`sets_barrier`) or a ``last_committed`` not below its own sequence number
+    (rpl_mta_submode.cc ``schedule_next_event`` makes that one a new group: its clock is
+    ``SEQ_UNINIT``). The CSA's ``solve`` does not find such a parent and falls back to the last
+    barrier; the need column serves both appliers, so this one transaction keeps the MTA's rule
+    (a later one's floor is the CSA's: this is no barrier for them)."""
+    return sets_barrier(lc, seq, prev_seq) or seq <= lc
 
 
 def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_up: bool,
                   base: Base | None = None) -> SimInput:
     """LOGICAL_CLOCK scheduling input for one clock (``recorded`` or a policy name); *base*
-    reuses :func:`base_columns` across clocks."""
+    reuses :func:`base_columns` across clocks. A barrier (:func:`is_barrier`) needs every
+    transaction before it; another needs the one its ``last_committed`` names, counted back
+    from its own sequence number, floored at the last barrier (:func:`sets_barrier`): the
+    CSA's delay less one (``Dependency_adapter_lwm::solve``). The MTA hands transactions out in
+    order, so for it the floor changes nothing."""
     k = CLOCKS.index(clock)
     cols, native = _native_columns(facts)
     if cols is not None:
@@ -225,9 +241,10 @@ def logical_clock(facts: list[TrxFacts], clock: str, cost: CostModel, *, catch_u
     for i, f in enumerate(facts):
         lc = f.clocks[k]
         seq = f.seq
-        if f.file_idx != prev_file:
-            seg_start = i  # source rotation: start_new_group()
-        barrier = is_barrier(lc, seq, prev_seq if f.file_idx == prev_file else None)
+        prev = prev_seq if f.file_idx == prev_file else None   # a new file: start_new_group()
+        if sets_barrier(lc, seq, prev):
+            seg_start = i  # the last barrier (solve's id_after_barrier): the floor of those after it
+        barrier = is_barrier(lc, seq, prev)
         prev_file, prev_seq = f.file_idx, seq
         if barrier or i == 0:
             needs[i] = i - 1
