@@ -63,9 +63,10 @@ destructor, scheduled_task.cpp), here until it commits. Its start is a low-water
 gives it a delay, the LWM it needs: ``last_committed`` 0 or a break in ``sequence_number`` is a
 barrier (delay = its own task id: every transaction before it complete), else the task id of its
 ``last_committed`` plus one, not below the last barrier's. The input's ``need`` (PREFIX) is that
-delay minus one (sim/build.py ``logical_clock``), except that the builder floors it at the first
-transaction of the source's binlog file, not at the last barrier: the two differ only after a
-barrier inside one file (``last_committed`` 0 or a sequence gap mid-file). The LWM
+delay minus one (sim/build.py ``logical_clock``, floored at the last barrier as ``solve`` floors
+it), except for a ``last_committed`` not below its own ``sequence_number``, which the builder
+keeps a barrier for that one transaction (the MTA's rule, ``schedule_next_event``) where the CSA
+falls back to the last barrier: more cautious for that transaction only. The LWM
 (``Clock_lwm_registry::tick``, clock_lwm_registry.cpp) counts the transactions completed in order,
 ticked in ``Scheduler::callback`` (scheduler_impl.hpp) when a task's last phase ends: its commit,
 ``lwm`` here. Enqueued transactions wait in a queue ordered by (delay, task id) (``m_tasks``,
