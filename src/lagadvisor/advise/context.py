@@ -41,7 +41,6 @@ DEFAULT_WORKERS = REPLICA_DEFAULTS.replica_parallel_workers
 #: The default lag target (advise --lag-target): a finding is critical only when the replica, as it
 #: runs now, has a simulated lag p99 above it.
 LAG_TARGET_S = 1.0
-KNEE_SHARE = 0.9             # the knee: fewest workers reaching 90% of the best simulated speedup
 
 
 @dataclass(frozen=True)
@@ -227,17 +226,6 @@ class Context:
     def curve(self, clock: Policy, **kw) -> dict[int, float]:
         """Simulated catch-up seconds by worker count."""
         return {w: self.seconds(clock, w, **kw) for w in WORKERS}
-
-    def knee(self, clock: Policy, **kw) -> int:
-        c = self.curve(clock, **kw)
-        one, best = c[1], min(c.values())
-        if best <= 0 or one <= best:
-            return 1
-        target = KNEE_SHARE * (one / best)
-        for w in WORKERS:
-            if one / c[w] >= target:
-                return w
-        return WORKERS[-1]
 
     @property
     def policies(self) -> tuple[Policy, ...]:

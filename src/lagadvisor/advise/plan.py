@@ -155,9 +155,6 @@ class Plan:
         """The replica as it runs now misses the lag target (lag p99 above it)."""
         return self.current_lag_p99 > self.lag_target_s
 
-    def kept(self) -> list[Step]:
-        return list(self.steps)
-
     def alternative(self, key: str) -> Alternative | None:
         return next((a for a in self.alternatives if a.key == key), None)
 

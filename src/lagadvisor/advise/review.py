@@ -125,7 +125,7 @@ def review(ctx: Context, plan: Plan | None, findings: list) -> Review | None:
                   tuple(_after(ctx, old, new, plan, rows)), tuple(unverified), tuple(SOURCES[k] for k in sorted(used)))
 
 
-def _row(ctx: Context, label: str, c: Config, applier: Applier | None = None) -> Row:
+def _row(ctx: Context, label: str, c: Config) -> Row:
     history = c.history if c.history is not None else ctx.analysis.policies.history_size
     if c.clock == Policy.RECORDED:
         ideal: float | None = ctx.analysis.total.recorded.ideal_speedup

@@ -19,7 +19,7 @@ from ..versions import GIPK_SINCE, WRITESET_ONLY_SINCE, short, writeset_only
 from ..writeset.tracker import WhatIf
 from .context import WORKERS, Context
 from .csa import change_stream_applier
-from .findings import MIN_GAIN, Alternative, Effect, Finding, Severity, change_words, severity_for
+from .findings import MIN_GAIN, Alternative, Effect, Finding, Severity, change_words
 from .plan import Config, curve, lag_p99, seconds as plan_seconds
 from .statements import Dialect, applier_change, catch_up_durability, persist
 

@@ -233,7 +233,7 @@ def summary(advice: Advice) -> dict:
         recommended={"config": plan.recommended.describe(), "catch_up_seconds": round(plan.recommended_seconds, 6),
                      "catch_up_seconds_band": cost.time_band_json(plan.recommended_seconds, plan.recommended.workers),
                      "lag_p99_seconds": round(plan.recommended_lag_p99, 6),
-                     "changes": [f"{s.setting}: {s.before} -> {s.after}" for s in plan.kept()]},
+                     "changes": [f"{s.setting}: {s.before} -> {s.after}" for s in plan.steps]},
         gain=round(plan.gain, 4),
         worst_window=worst_window(advice),
         bottleneck={"name": cur_b.name, "sentence": cur_b.sentence(plan.current, cores),

@@ -483,6 +483,17 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             return bool(committed[nd])
         return entered_upto >= nd
 
+    def end_wait(now: float) -> None:
+        """The coordinator (the CSA's reader) stops waiting: its wait counts as a dependency
+        wait or a wait for a worker (its slot), as it began."""
+        nonlocal coord_blocked_since
+        if coord_blocked_since is not None:
+            if blocked_on == "dep":
+                res.dependency_wait_us += now - coord_blocked_since
+            else:
+                res.worker_wait_us += now - coord_blocked_since
+            coord_blocked_since = None
+
     def take_worker(i: int) -> float:
         """Give transaction ``i`` the lowest-numbered free worker; the switch's CPU (0 on its
         predecessor's worker, or for the first transaction)."""
@@ -525,12 +536,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
                     coord_blocked_since, blocked_on = now, "dep" if waiting or waiting_other else "worker"
                 spinning = True
             else:
-                if coord_blocked_since is not None:
-                    if blocked_on == "dep":
-                        res.dependency_wait_us += now - coord_blocked_since
-                    else:
-                        res.worker_wait_us += now - coord_blocked_since
-                    coord_blocked_since = None
+                end_wait(now)
                 in_flight += 1
                 if ready(held) and sched_wake < 0:
                     pool.append(held)
@@ -589,12 +595,7 @@ def simulate_python(inp: SimInput, cfg: ReplicaConfig, cost: CostModel) -> SimRe
             if now < wake_at:
                 return
         dep_sleep, wake_at = False, -1.0
-        if coord_blocked_since is not None:
-            if blocked_on == "dep":
-                res.dependency_wait_us += now - coord_blocked_since
-            else:
-                res.worker_wait_us += now - coord_blocked_since
-            coord_blocked_since = None
+        end_wait(now)
         extra = take_worker(coord_next)
         coord_busy = True
         # The MTA's worker is assigned at the transaction's first event and applies each event as
